@@ -1,0 +1,1 @@
+"""Reads sweeps from MLflow and writes mean ± std over seeds tables."""

@@ -1,0 +1,57 @@
+"""Fetch the trial runs of a sweep from MLflow into one pandas DataFrame (one row per run)."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from sentsweep.errors import InputError
+
+
+def _client(tracking_uri: str):
+    from mlflow.tracking import MlflowClient
+
+    return MlflowClient(tracking_uri=tracking_uri)
+
+
+def latest_sweep_run_id(tracking_uri: str, experiment_name: str) -> str:
+    """The parent run id of the most recently started sweep of the experiment."""
+    client = _client(tracking_uri)
+    experiment = client.get_experiment_by_name(experiment_name)
+    if experiment is None:
+        raise InputError(f"no MLflow experiment named {experiment_name!r} at {tracking_uri}")
+    parents = client.search_runs(
+        [experiment.experiment_id], "tags.role = 'sweep'", order_by=["attributes.start_time DESC"], max_results=1
+    )
+    if not parents:
+        raise InputError(f"experiment {experiment_name!r} at {tracking_uri} has no sweep run")
+    return parents[0].info.run_id
+
+
+def fetch_trial_runs(tracking_uri: str, experiment_name: str, sweep_run_id: str | None = None) -> pd.DataFrame:
+    """Trial runs of one sweep (or of every sweep when `sweep_run_id` is None), fetched page by page.
+
+    Columns: run_id, status, seed, config_hash, failure_reason, params.<name>, metrics.<name>.
+    """
+    client = _client(tracking_uri)
+    experiment = client.get_experiment_by_name(experiment_name)
+    if experiment is None:
+        raise InputError(f"no MLflow experiment named {experiment_name!r} at {tracking_uri}")
+    query = "tags.role != 'sweep'" if sweep_run_id is None else f"tags.sweep_run_id = '{sweep_run_id}'"
+    rows, token = [], None
+    while True:
+        page = client.search_runs([experiment.experiment_id], query, max_results=10_000, page_token=token)
+        for run in page:
+            row = {
+                "run_id": run.info.run_id,
+                "status": run.info.status,
+                "seed": run.data.tags.get("seed"),
+                "config_hash": run.data.tags.get("config_hash"),
+                "failure_reason": run.data.tags.get("failure_reason"),
+            }
+            row.update({f"params.{k}": v for k, v in run.data.params.items()})
+            row.update({f"metrics.{k}": v for k, v in run.data.metrics.items()})
+            rows.append(row)
+        token = page.token
+        if not token:
+            break
+    return pd.DataFrame(rows)

@@ -1,0 +1,35 @@
+"""Turn sweep axes into Ray Tune param spaces: an exact grid, or Optuna-sampled ranges; both times seeds.
+
+An axis is a param name with its values: a list (grid mode: every value, crossed with every other axis) or
+a Ray Tune domain such as `tune.uniform(0.1, 0.9)` (Optuna mode: sampled by `OptunaSearch`).
+"""
+
+from __future__ import annotations
+
+from ray import tune
+from ray.tune.search.sample import Categorical, Domain, Float, Integer
+
+
+def grid_param_space(constants: dict, axes: dict[str, list], seeds: list[int]) -> dict:
+    """Every combination of the axes' values, each run once per seed."""
+    space = dict(constants)
+    space.update({name: tune.grid_search(list(values)) for name, values in axes.items()})
+    space["seed"] = tune.grid_search(list(seeds))
+    return space
+
+
+def sampled_param_space(constants: dict, domains: dict[str, Domain], seeds: list[int]) -> dict:
+    """Constants and sampled domains; the seeds ride along and `Repeater` picks one per repeat."""
+    space = dict(constants)
+    space.update(domains)
+    space["seeds"] = list(seeds)
+    return space
+
+
+def values_to_validate(axis) -> list:
+    """The values of an axis worth checking before launch: all of a list or a choice, the bounds of a range."""
+    if isinstance(axis, Categorical):
+        return list(axis.categories)
+    if isinstance(axis, (Float, Integer)):
+        return [axis.lower, axis.upper]
+    return list(axis)

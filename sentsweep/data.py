@@ -1,0 +1,170 @@
+"""Readers for the data formats the sweeps consume.
+
+- plain-text corpus: one sentence per line;
+- STS benchmark format (tab-separated: genre, file, year, id, score, sentence1, sentence2[, extra...]);
+- SICK format (tab-separated with a header naming sentence_A, sentence_B, relatedness_score[, SemEval_set]);
+- any Hugging Face `datasets` source (hub name or local path) with sentence1 / sentence2 / score columns.
+
+Every reader fails with an `InputError` naming the file, the line and the problem.
+"""
+
+from __future__ import annotations
+
+import csv
+from dataclasses import dataclass
+from pathlib import Path
+
+from sentsweep.errors import InputError
+
+STS_BENCHMARK_SPLIT_FILES = {"train": "sts-train.csv", "dev": "sts-dev.csv", "test": "sts-test.csv"}
+SICK_SPLIT_NAMES = {"train": "TRAIN", "dev": "TRIAL", "test": "TEST"}
+
+
+@dataclass(frozen=True)
+class ScoredPairs:
+    """Sentence pairs with a gold similarity score each, and where they came from."""
+
+    sentences1: list[str]
+    sentences2: list[str]
+    scores: list[float]
+    source: str
+
+    def __len__(self) -> int:
+        return len(self.scores)
+
+
+def _read_lines(path: str | Path) -> list[str]:
+    """Return the file's lines decoded as UTF-8, or fail naming the file and the first undecodable line."""
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(f"data file not found: {path}")
+    raw = path.read_bytes()
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line_number = raw[: error.start].count(b"\n") + 1
+        raise InputError(
+            f"{path}, line {line_number}: not valid UTF-8 (byte {raw[error.start]:#04x} at offset {error.start})"
+        ) from None
+    return text.splitlines()
+
+
+def read_corpus(path: str | Path) -> list[str]:
+    """Sentences of a one-sentence-per-line text file, blank lines skipped; an empty corpus is an error."""
+    sentences = [line.strip() for line in _read_lines(path)]
+    sentences = [sentence for sentence in sentences if sentence]
+    if not sentences:
+        raise InputError(f"empty corpus: {path} has no non-blank line")
+    return sentences
+
+
+def _parse_score(value: str, path: Path, line_number: int) -> float:
+    try:
+        return float(value)
+    except ValueError:
+        raise InputError(f"{path}, line {line_number}: score {value!r} is not a number") from None
+
+
+def read_sts_benchmark_file(path: str | Path) -> ScoredPairs:
+    """Read one STS benchmark file: score in column 5, sentences in columns 6 and 7 (1-based)."""
+    path = Path(path)
+    sentences1, sentences2, scores = [], [], []
+    for line_number, line in enumerate(_read_lines(path), start=1):
+        if not line.strip():
+            continue
+        columns = next(csv.reader([line], delimiter="\t", quoting=csv.QUOTE_NONE))
+        if len(columns) < 7:
+            raise InputError(
+                f"{path}, line {line_number}: expected at least 7 tab-separated columns "
+                f"(score in 5, sentences in 6 and 7), found {len(columns)}"
+            )
+        scores.append(_parse_score(columns[4], path, line_number))
+        sentences1.append(columns[5])
+        sentences2.append(columns[6])
+    if not scores:
+        raise InputError(f"{path}: empty file, no scored pairs")
+    return ScoredPairs(sentences1, sentences2, scores, source=str(path))
+
+
+def read_sick_file(path: str | Path, split: str | None = None) -> ScoredPairs:
+    """Read a SICK file; with `split` (train/dev/test) keep only rows whose SemEval_set matches it."""
+    path = Path(path)
+    lines = _read_lines(path)
+    if not lines or not lines[0].strip():
+        raise InputError(f"{path}: empty file, expected a SICK header line")
+    header = lines[0].split("\t")
+    required = ["sentence_A", "sentence_B", "relatedness_score"]
+    missing = [name for name in required if name not in header]
+    if missing:
+        raise InputError(f"{path}, line 1: SICK header lacks column(s) {', '.join(missing)}")
+    if split is not None:
+        if split not in SICK_SPLIT_NAMES:
+            raise InputError(f"unknown SICK split {split!r}; expected one of {sorted(SICK_SPLIT_NAMES)}")
+        if "SemEval_set" not in header:
+            raise InputError(f"{path}, line 1: no SemEval_set column, so split {split!r} cannot be selected")
+    index = {name: header.index(name) for name in header}
+    sentences1, sentences2, scores = [], [], []
+    for line_number, line in enumerate(lines[1:], start=2):
+        if not line.strip():
+            continue
+        columns = line.split("\t")
+        if len(columns) < len(header):
+            raise InputError(f"{path}, line {line_number}: expected {len(header)} columns, found {len(columns)}")
+        if split is not None and columns[index["SemEval_set"]] != SICK_SPLIT_NAMES[split]:
+            continue
+        scores.append(_parse_score(columns[index["relatedness_score"]], path, line_number))
+        sentences1.append(columns[index["sentence_A"]])
+        sentences2.append(columns[index["sentence_B"]])
+    if not scores:
+        raise InputError(f"{path}: no scored pairs" + (f" in split {split!r}" if split else ""))
+    return ScoredPairs(sentences1, sentences2, scores, source=f"{path}" + (f"[{split}]" if split else ""))
+
+
+def sts_benchmark_files(sts_dir: str | Path) -> dict[str, Path]:
+    """Paths of the train/dev/test files of an STS benchmark folder; a missing file is an error."""
+    sts_dir = Path(sts_dir)
+    if not sts_dir.is_dir():
+        raise InputError(f"STS folder not found: {sts_dir}")
+    files = {split: sts_dir / name for split, name in STS_BENCHMARK_SPLIT_FILES.items()}
+    for split in ("dev", "test"):
+        if not files[split].is_file():
+            raise InputError(f"STS folder {sts_dir} lacks its {split} file {files[split].name}")
+    return files
+
+
+def load_hf_scored_pairs(name_or_path: str, split: str) -> ScoredPairs:
+    """Scored pairs from a `datasets` source: a hub name, a local dataset script/folder or a saved dataset."""
+    import datasets
+
+    path = Path(name_or_path)
+    try:
+        if (path / "dataset_info.json").is_file() or (path / "dataset_dict.json").is_file():
+            dataset = datasets.load_from_disk(str(path))
+            dataset = dataset[split] if isinstance(dataset, datasets.DatasetDict) else dataset
+        else:
+            dataset = datasets.load_dataset(name_or_path, split=split)
+    except Exception as error:  # datasets raises many types; the user needs the name and the cause
+        raise InputError(f"cannot load dataset {name_or_path!r} split {split!r}: {error}") from error
+    score_column = "score" if "score" in dataset.column_names else "label"
+    missing = [c for c in ("sentence1", "sentence2", score_column) if c not in dataset.column_names]
+    if missing:
+        raise InputError(
+            f"dataset {name_or_path!r} lacks column(s) {', '.join(missing)}; has {dataset.column_names}"
+        )
+    return ScoredPairs(
+        list(dataset["sentence1"]),
+        list(dataset["sentence2"]),
+        [float(s) for s in dataset[score_column]],
+        source=f"{name_or_path}[{split}]",
+    )
+
+
+def read_scored_pairs(path: str | Path, data_format: str = "stsb", split: str | None = None) -> ScoredPairs:
+    """Dispatch on the format name: 'stsb' (STS benchmark), 'sick' or 'hf' (a `datasets` source)."""
+    if data_format == "stsb":
+        return read_sts_benchmark_file(path)
+    if data_format == "sick":
+        return read_sick_file(path, split)
+    if data_format == "hf":
+        return load_hf_scored_pairs(str(path), split or "test")
+    raise InputError(f"unknown data format {data_format!r}; expected one of stsb, sick, hf")

@@ -1,0 +1,64 @@
+"""Semantic textual similarity evaluation: Spearman's rank correlation x 100 between cosine and gold scores."""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from sentsweep.data import ScoredPairs
+
+
+def average_ranks(values: np.ndarray) -> np.ndarray:
+    """Ranks 1..n of `values`, ties sharing the mean of the ranks they span (the convention of Spearman's rho)."""
+    values = np.asarray(values, dtype=np.float64)
+    order = np.argsort(values, kind="mergesort")
+    sorted_values = values[order]
+    # Start index of each run of equal values, and the average 1-based rank of that run.
+    run_starts = np.flatnonzero(np.r_[True, sorted_values[1:] != sorted_values[:-1]])
+    run_ends = np.r_[run_starts[1:], len(values)]
+    run_ranks = (run_starts + run_ends + 1) / 2.0
+    ranks = np.empty(len(values), dtype=np.float64)
+    ranks[order] = np.repeat(run_ranks, run_ends - run_starts)
+    return ranks
+
+
+def spearman(predicted: np.ndarray, gold: np.ndarray) -> float:
+    """Spearman's rho: the Pearson correlation of the average ranks of `predicted` and `gold`."""
+    rank_predicted = average_ranks(predicted)
+    rank_gold = average_ranks(gold)
+    rank_predicted -= rank_predicted.mean()
+    rank_gold -= rank_gold.mean()
+    return float((rank_predicted @ rank_gold) / np.sqrt((rank_predicted @ rank_predicted) * (rank_gold @ rank_gold)))
+
+
+def cosine_similarities(embeddings1: torch.Tensor, embeddings2: torch.Tensor) -> np.ndarray:
+    """Row-wise cosine similarity of two equally shaped embedding matrices."""
+    return torch.nn.functional.cosine_similarity(embeddings1.double(), embeddings2.double(), dim=1).cpu().numpy()
+
+
+def encode(model, sentences: list[str], batch_size: int = 64) -> torch.Tensor:
+    """Sentence embeddings of `sentences`, in order, with the model in eval mode (no dropout)."""
+    return model.encode(sentences, batch_size=batch_size, convert_to_tensor=True, show_progress_bar=False)
+
+
+class StsEvaluator:
+    """Scores a model on scored pairs: 100 x Spearman(cosine(u_i, v_i), gold_i)."""
+
+    def __init__(self, pairs: ScoredPairs, batch_size: int = 64) -> None:
+        self.pairs = pairs
+        self.batch_size = batch_size
+
+    def embed(self, model) -> tuple[torch.Tensor, torch.Tensor]:
+        """Embeddings of both sides; every distinct sentence is encoded once."""
+        unique = list(dict.fromkeys(self.pairs.sentences1 + self.pairs.sentences2))
+        position = {sentence: index for index, sentence in enumerate(unique)}
+        embeddings = encode(model, unique, self.batch_size)
+        first = embeddings[[position[s] for s in self.pairs.sentences1]]
+        second = embeddings[[position[s] for s in self.pairs.sentences2]]
+        return first, second
+
+    def __call__(self, model) -> float:
+        was_training = model.training
+        first, second = self.embed(model)
+        model.train(was_training)
+        return 100.0 * spearman(cosine_similarities(first, second), np.asarray(self.pairs.scores))

@@ -1,0 +1,106 @@
+"""Sentence-encoder loading (hub name or local path) with a chosen pooling, and a tiny random BERT for tests.
+
+A model is a sentence-transformers `SentenceTransformer` made of a Transformer module and a Pooling module.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from sentsweep.errors import InputError
+from sentsweep.noise import split_words
+
+POOLING_MODES = ("cls", "mean", "max")
+SPECIAL_TOKENS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+
+
+def check_pooling(pooling: str) -> str:
+    """Return `pooling` if it is one of POOLING_MODES; otherwise raise an `InputError` naming it."""
+    if pooling not in POOLING_MODES:
+        raise InputError(f"unknown pooling {pooling!r}; expected one of {', '.join(POOLING_MODES)}")
+    return pooling
+
+
+def check_model_source(name_or_path: str) -> str:
+    """Return a usable model source: an existing local folder (made absolute) or a hub name.
+
+    A local-looking path that does not exist, or a folder without a `config.json`, is an `InputError`.
+    """
+    path = Path(name_or_path).expanduser()
+    if path.exists():
+        if not (path / "config.json").is_file():
+            raise InputError(f"model folder {name_or_path!r} has no config.json (not a transformers model)")
+        return str(path.resolve())
+    # A hub name is "name" or "organisation/name"; anything else is a path.
+    if name_or_path.startswith((".", "/", "~")) or name_or_path.count("/") > 1:
+        raise InputError(f"model path {name_or_path!r} does not exist")
+    return name_or_path
+
+
+def _quiet_transformers() -> None:
+    import transformers
+
+    transformers.logging.set_verbosity_error()
+    transformers.utils.logging.disable_progress_bar()
+
+
+def load_sentence_model(
+    name_or_path: str, pooling: str | None = "cls", max_seq_length: int = 128, device: str | None = None
+):
+    """A SentenceTransformer for `name_or_path` with `pooling` over the last layer.
+
+    `pooling=None` keeps the model's own sentence-transformers configuration (its pooling and any
+    normalisation), which is how a published model is evaluated as released.
+    """
+    from sentence_transformers import SentenceTransformer
+    from sentence_transformers.base.modules import Transformer
+    from sentence_transformers.sentence_transformer.modules import Pooling
+
+    _quiet_transformers()
+    source = check_model_source(name_or_path)
+    if pooling is None:
+        model = SentenceTransformer(source, device=device or "cpu")
+        model.max_seq_length = max_seq_length
+        return model
+    check_pooling(pooling)
+    transformer = Transformer(source, max_seq_length=max_seq_length)
+    pooling_module = Pooling(transformer.get_embedding_dimension(), pooling_mode=pooling)
+    return SentenceTransformer(modules=[transformer, pooling_module], device=device or "cpu")
+
+
+def build_tiny_model(
+    output_dir: str | Path,
+    sentences: list[str],
+    hidden_size: int = 32,
+    num_layers: int = 2,
+    num_heads: int = 2,
+    seed: int = 0,
+) -> Path:
+    """Write a tiny randomly initialised BERT (with its MLM head) and a word-level tokenizer to `output_dir`.
+
+    The vocabulary is every lower-cased word of `sentences` plus single characters as word pieces, so any
+    text tokenizes without [UNK] for the characters seen. No network access is needed.
+    """
+    import torch
+    from transformers import BertConfig, BertForMaskedLM, BertTokenizerFast
+
+    _quiet_transformers()
+    output_dir = Path(output_dir)
+    words = sorted({word.lower() for sentence in sentences for word in split_words(sentence)})
+    characters = sorted({character for word in words for character in word})
+    pieces = SPECIAL_TOKENS + words + [c for c in characters if c not in words] + [f"##{c}" for c in characters]
+    vocabulary = {token: index for index, token in enumerate(dict.fromkeys(pieces))}
+    tokenizer = BertTokenizerFast(vocab=vocabulary, do_lower_case=True)
+    config = BertConfig(
+        vocab_size=len(vocabulary),
+        hidden_size=hidden_size,
+        num_hidden_layers=num_layers,
+        num_attention_heads=num_heads,
+        intermediate_size=2 * hidden_size,
+        max_position_embeddings=128,
+        pad_token_id=vocabulary["[PAD]"],
+    )
+    torch.manual_seed(seed)
+    BertForMaskedLM(config).save_pretrained(output_dir)
+    tokenizer.save_pretrained(output_dir)
+    return output_dir

@@ -1,0 +1,161 @@
+"""MLflow tracking of a sweep: one parent run per sweep, one child run per trial, logged from the driver.
+
+The driver-side Ray Tune callback means trials need no route to the tracking server, a retried trial keeps
+its one run (looked up by its Ray trial id), and SQLite sees a single writer.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import subprocess
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+from ray.tune import Callback
+from ray.tune.result import AUTO_RESULT_KEYS
+
+from search_spaces.seeds import TRIAL_INDEX_KEY, resolve_seed
+from sentsweep.errors import InputError
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_DB_FILE = "mlflow.db"
+IGNORED_RESULT_KEYS = set(AUTO_RESULT_KEYS) | {"done", "trial_id", "experiment_tag", "should_checkpoint"}
+# Config entries that are bookkeeping, not hyperparameters.
+NON_PARAM_KEYS = {TRIAL_INDEX_KEY, "seeds"}
+
+
+def resolve_tracking_uri(option: str | None = None) -> str:
+    """The tracking URI: the option, else MLFLOW_TRACKING_URI, else a SQLite file in the working directory."""
+    return option or os.environ.get("MLFLOW_TRACKING_URI") or f"sqlite:///{Path.cwd() / DEFAULT_DB_FILE}"
+
+
+def check_tracking_reachable(uri: str, timeout_s: float = 5.0) -> None:
+    """Fail with an `InputError` naming `uri` unless its store can be reached now."""
+    if uri.startswith(("http://", "https://")):
+        try:
+            with urllib.request.urlopen(uri.rstrip("/") + "/health", timeout=timeout_s) as response:
+                if response.status != 200:
+                    raise InputError(f"MLflow tracking server {uri} answered /health with {response.status}")
+        except (urllib.error.URLError, OSError) as error:
+            raise InputError(f"MLflow tracking server {uri} is unreachable: {error}") from None
+    elif uri.startswith("sqlite:///"):
+        folder = Path(uri[len("sqlite:///"):]).parent
+        if not folder.is_dir() or not os.access(folder, os.W_OK):
+            raise InputError(f"MLflow SQLite store {uri}: folder {folder} does not exist or is not writable")
+
+
+def config_hash(config: dict) -> str:
+    """Hash of a trial's hyperparameters without its seed: the trials of one config over seeds share it."""
+    params = {k: v for k, v in config.items() if k not in NON_PARAM_KEYS | {"seed"}}
+    return hashlib.sha1(json.dumps(params, sort_keys=True, default=str).encode()).hexdigest()[:12]
+
+
+def code_version() -> str:
+    """The project's git commit (with '-dirty' for uncommitted changes), or 'unknown' outside a checkout."""
+    try:
+        commit = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], cwd=PROJECT_ROOT, capture_output=True, text=True, check=True
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"], cwd=PROJECT_ROOT, capture_output=True, text=True
+        ).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return commit + ("-dirty" if dirty else "")
+
+
+def trial_params(config: dict) -> dict:
+    """The config entries logged as MLflow params (the seed included)."""
+    params = {k: v for k, v in config.items() if k not in NON_PARAM_KEYS}
+    params["seed"] = resolve_seed(config)
+    return params
+
+
+class SweepTracker(Callback):
+    """Ray Tune callback: a parent MLflow run for the sweep and exactly one child run per trial."""
+
+    def __init__(self, tracking_uri: str, experiment_name: str, sweep_name: str, method: str) -> None:
+        from mlflow.tracking import MlflowClient
+
+        self.client = MlflowClient(tracking_uri=tracking_uri)
+        self.tracking_uri = tracking_uri
+        self.sweep_name = sweep_name
+        self.method = method
+        experiment = self.client.get_experiment_by_name(experiment_name)
+        self.experiment_id = (
+            experiment.experiment_id if experiment else self.client.create_experiment(experiment_name)
+        )
+        self.version = code_version()
+        self.parent_run_id = self.client.create_run(
+            self.experiment_id,
+            run_name=f"{sweep_name}-{time.strftime('%Y%m%d-%H%M%S')}",
+            tags={"sweep": sweep_name, "method": method, "code_version": self.version, "role": "sweep"},
+        ).info.run_id
+        self._run_ids: dict[str, str] = {}
+
+    def log_sweep_metrics(self, metrics: dict) -> None:
+        """Metrics of the sweep as a whole (for example the untrained baseline), on the parent run."""
+        for key, value in metrics.items():
+            self.client.log_metric(self.parent_run_id, key, value)
+
+    def _run_id(self, trial) -> str:
+        if trial.trial_id in self._run_ids:
+            return self._run_ids[trial.trial_id]
+        config = trial.config
+        tags = {
+            "mlflow.parentRunId": self.parent_run_id,
+            "sweep": self.sweep_name,
+            "sweep_run_id": self.parent_run_id,
+            "method": self.method,
+            "seed": str(resolve_seed(config)),
+            "config_hash": config_hash(config),
+            "code_version": self.version,
+            "ray_trial_id": trial.trial_id,
+            "selected_on": "dev",
+        }
+        run_id = self.client.create_run(
+            self.experiment_id, run_name=f"{self.method}-{trial.trial_id}", tags=tags
+        ).info.run_id
+        from mlflow.entities import Param
+
+        params = [Param(k, json.dumps(v) if isinstance(v, (list, dict)) else str(v)) for k, v in trial_params(config).items()]
+        self.client.log_batch(run_id, params=params)
+        self.client.log_dict(run_id, trial_params(config), "config.json")
+        self._run_ids[trial.trial_id] = run_id
+        return run_id
+
+    def on_trial_start(self, iteration, trials, trial, **info):
+        self._run_id(trial)
+
+    def on_trial_result(self, iteration, trials, trial, result, **info):
+        from mlflow.entities import Metric
+
+        run_id = self._run_id(trial)
+        step = int(result.get("step", result.get("training_iteration", 0)))
+        now = int(time.time() * 1000)
+        metrics = [
+            Metric(key, float(value), now, step)
+            for key, value in result.items()
+            if key not in IGNORED_RESULT_KEYS
+            and isinstance(value, (int, float))
+            and not isinstance(value, bool)
+            and math.isfinite(value)
+        ]
+        self.client.log_batch(run_id, metrics=metrics)
+
+    def on_trial_complete(self, iteration, trials, trial, **info):
+        self.client.set_terminated(self._run_id(trial), status="FINISHED")
+
+    def on_trial_error(self, iteration, trials, trial, **info):
+        run_id = self._run_id(trial)
+        reason = str(getattr(trial, "error_msg", None) or "trial raised an error")
+        self.client.set_tag(run_id, "failure_reason", reason[-5000:])
+        self.client.set_terminated(run_id, status="FAILED")
+
+    def on_experiment_end(self, trials, **info):
+        self.client.set_terminated(self.parent_run_id, status="FINISHED")

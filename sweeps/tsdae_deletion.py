@@ -1,0 +1,52 @@
+"""TSDAE deletion ratio x pooling ablation (TSDAE paper, appendix A, tables 6 and 7).
+
+    python sweeps/tsdae_deletion.py --quick                       # minutes, tiny model, demo data
+    python sweeps/tsdae_deletion.py --model bert-base-uncased --corpus nli_sentences.txt \
+        --sts-dir data/stsbenchmark --gpus-per-trial 0.5           # the paper's setting
+"""
+
+import sys
+
+from search_spaces.tsdae import (
+    PAPER_DELETION_RATIOS,
+    PAPER_POOLINGS,
+    PAPER_SEEDS,
+    deletion_pooling_grid,
+    deletion_pooling_ranges,
+)
+from sentsweep.launcher import SweepDefinition, run_sweep
+
+
+def add_arguments(parser):
+    parser.add_argument("--ratios", type=float, nargs="+", help="deletion ratios (grid mode)")
+    parser.add_argument("--poolings", nargs="+", help="pooling modes: cls mean max")
+    parser.add_argument("--ratio-range", type=float, nargs=2, default=[0.1, 0.9], help="Optuna range")
+
+
+def grid_axes(args):
+    ratios = args.ratios or ([0.3, 0.6] if args.quick else PAPER_DELETION_RATIOS)
+    poolings = args.poolings or (["cls", "mean"] if args.quick else PAPER_POOLINGS)
+    return deletion_pooling_grid(ratios, poolings)
+
+
+def sampled_axes(args):
+    return deletion_pooling_ranges(*args.ratio_range, args.poolings or PAPER_POOLINGS)
+
+
+DEFINITION = SweepDefinition(
+    name="tsdae_deletion",
+    method="tsdae",
+    description=__doc__.splitlines()[0],
+    # Appendix A: 30K steps, evaluation every 1.5K, batch size 8, AdamW at a constant 3e-5, tied decoder.
+    constants=dict(
+        noise_type="delete", tie_decoder=True, lr=3e-5, batch_size=8, max_steps=30_000, eval_steps=1_500,
+        max_seq_length=128, seeds=PAPER_SEEDS,
+    ),
+    quick_constants=dict(lr=1e-3, max_steps=60, eval_steps=20, max_seq_length=32, seeds=2),
+    grid_axes=grid_axes,
+    sampled_axes=sampled_axes,
+    add_arguments=add_arguments,
+)
+
+if __name__ == "__main__":
+    sys.exit(run_sweep(DEFINITION))

@@ -1,0 +1,165 @@
+"""The training loop every unsupervised trainable shares.
+
+AdamW at a constant learning rate over shuffled mini-batches of the corpus; every `eval_steps` steps (and at
+step 0, the untrained model) the STS dev score is computed; when it improves, the test score of that
+checkpoint is computed too, so test is only ever reported for the dev-selected checkpoint. Each evaluation
+is reported together with a checkpoint from which the trial resumes exactly: batches, noise and dropout are
+seeded from (seed, step), not from state carried across steps.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import tempfile
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+import torch
+
+from search_spaces.seeds import resolve_seed
+from sentsweep.data import read_corpus, read_scored_pairs
+from sentsweep.evaluation import StsEvaluator
+from trainables.session import TuneSession
+
+CHECKPOINT_FILE = "trial_state.pt"
+
+
+@dataclass
+class TrainingSetup:
+    """What a method contributes to the shared loop.
+
+    model: the SentenceTransformer that is evaluated; module: everything optimised and checkpointed (it
+    contains the model); batch_loss(sentences, rng): the method's loss on one batch of raw sentences.
+    """
+
+    model: torch.nn.Module
+    module: torch.nn.Module
+    batch_loss: Callable[[list[str], random.Random], torch.Tensor]
+
+
+@dataclass
+class Progress:
+    step: int = 0
+    best_sts_dev: float = -math.inf
+    sts_test_at_best_dev: float = math.nan
+    best_step: int = -1
+
+
+def seed_everything(seed: int) -> None:
+    random.seed(seed)
+    np.random.seed(seed % 2**32)
+    torch.manual_seed(seed)
+
+
+def step_seed(seed: int, step: int) -> int:
+    """A seed for everything random in one step, independent of how the trial got there (resume-exact)."""
+    return (seed * 1_000_003 + step) % 2**63
+
+
+class BatchSchedule:
+    """Mini-batch `step` of a corpus walked epoch by epoch, each epoch in its own seeded permutation."""
+
+    def __init__(self, corpus: list[str], batch_size: int, seed: int) -> None:
+        self.corpus = corpus
+        self.batch_size = batch_size
+        self.seed = seed
+        self._permutations: dict[int, list[int]] = {}
+
+    def _permutation(self, epoch: int) -> list[int]:
+        if epoch not in self._permutations:
+            order = list(range(len(self.corpus)))
+            random.Random(step_seed(self.seed, -1 - epoch)).shuffle(order)
+            self._permutations = {epoch: order}
+        return self._permutations[epoch]
+
+    def batch(self, step: int) -> list[str]:
+        positions = range(step * self.batch_size, (step + 1) * self.batch_size)
+        size = len(self.corpus)
+        return [self.corpus[self._permutation(p // size)[p % size]] for p in positions]
+
+
+def sample_corpus(corpus: list[str], sample_size: int | None, seed: int) -> list[str]:
+    """The first `sample_size` sentences of a seeded shuffle (all sentences when None or larger)."""
+    if sample_size is None or sample_size >= len(corpus):
+        return corpus
+    return random.Random(seed).sample(corpus, sample_size)
+
+
+def run_trial(config: dict, build_setup: Callable[[dict], TrainingSetup], session=None) -> Progress:
+    """Train one configuration to `max_steps`, evaluating, reporting and checkpointing as described above."""
+    session = session or TuneSession()
+    seed = resolve_seed(config)
+    seed_everything(seed)
+    corpus = sample_corpus(read_corpus(config["corpus"]), config.get("sample_size"), seed)
+    dev = StsEvaluator(read_scored_pairs(config["dev_file"], config.get("eval_format", "stsb"), "dev"))
+    test = StsEvaluator(read_scored_pairs(config["test_file"], config.get("eval_format", "stsb"), "test"))
+    setup = build_setup(config)
+    setup.module.train()
+    optimizer = torch.optim.AdamW(setup.module.parameters(), lr=config["lr"])
+    progress = Progress()
+
+    checkpoint_dir = session.latest_checkpoint_dir()
+    if checkpoint_dir is not None:
+        state = torch.load(Path(checkpoint_dir) / CHECKPOINT_FILE, weights_only=False)
+        setup.module.load_state_dict(state["module"])
+        optimizer.load_state_dict(state["optimizer"])
+        progress = Progress(**state["progress"])
+        resumed_at = progress.step
+    else:
+        resumed_at = None
+
+    schedule = BatchSchedule(corpus, config["batch_size"], seed)
+    max_steps, eval_steps = config["max_steps"], config["eval_steps"]
+    losses: list[float] = []
+    while True:
+        at_eval = progress.step % eval_steps == 0 or progress.step == max_steps
+        if at_eval and progress.step != resumed_at:
+            metrics = _evaluate(setup.model, dev, test, progress)
+            if losses:
+                metrics["train_loss"] = float(np.mean(losses))
+                losses = []
+            with tempfile.TemporaryDirectory() as directory:
+                torch.save(
+                    {
+                        "module": setup.module.state_dict(),
+                        "optimizer": optimizer.state_dict(),
+                        "progress": asdict(progress),
+                    },
+                    Path(directory) / CHECKPOINT_FILE,
+                )
+                session.report(metrics, Path(directory))
+        if progress.step >= max_steps:
+            return progress
+        torch.manual_seed(step_seed(seed, progress.step))
+        loss = setup.batch_loss(schedule.batch(progress.step), random.Random(step_seed(seed, progress.step)))
+        if not torch.isfinite(loss):
+            raise FloatingPointError(f"loss is {loss.item()} at step {progress.step}")
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad(set_to_none=True)
+        losses.append(loss.item())
+        progress.step += 1
+
+
+def _evaluate(model, dev: StsEvaluator, test: StsEvaluator, progress: Progress) -> dict:
+    """Score dev; on a new best, score test for this checkpoint. Returns the metrics to report."""
+    sts_dev = dev(model)
+    if sts_dev > progress.best_sts_dev:
+        progress.best_sts_dev = sts_dev
+        progress.sts_test_at_best_dev = test(model)
+        progress.best_step = progress.step
+    return {
+        "step": progress.step,
+        "sts_dev": sts_dev,
+        "best_sts_dev": progress.best_sts_dev,
+        "sts_test_at_best_dev": progress.sts_test_at_best_dev,
+        "best_step": progress.best_step,
+    }
+
+
+def move_features(features: dict, device) -> dict:
+    """Tokenized features on `device` (non-tensor entries such as 'modality' left as they are)."""
+    return {key: value.to(device) if torch.is_tensor(value) else value for key, value in features.items()}
