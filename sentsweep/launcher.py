@@ -105,9 +105,7 @@ def resolve_settings(definition: SweepDefinition, args: argparse.Namespace) -> t
 
     if args.model:
         constants["model"] = check_model_source(args.model)
-    elif args.quick:
-        constants["model"] = str(_tiny_model(Path(args.output_dir), corpus))
-    else:
+    elif not args.quick:
         raise InputError("--model is required without --quick (a hub name or a local folder)")
     seeds = parse_seeds(args.seeds or str(constants.pop("seeds")))
     constants.pop("seeds", None)
@@ -183,6 +181,8 @@ def _run(definition: SweepDefinition, args: argparse.Namespace) -> int:
     validate_axes(definition, constants, axes)
     tracking_uri = resolve_tracking_uri(args.tracking_uri)
     check_tracking_reachable(tracking_uri)
+    if "model" not in constants:  # --quick without --model: every check passed, now build the tiny model
+        constants["model"] = str(_tiny_model(Path(args.output_dir), Path(constants["corpus"])))
 
     baseline = baseline_scores(constants)
     print(

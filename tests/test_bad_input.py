@@ -1,0 +1,69 @@
+"""Bad input fails before Ray starts or MLflow is written, with a message naming the bad value."""
+
+import re
+import socket
+
+import pytest
+import ray
+
+from sentsweep.errors import InputError
+from trainables import get_method
+from tests.test_sweep_end_to_end import load_sweep
+
+
+@pytest.fixture()
+def run_quick(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    module = load_sweep()
+
+    def run(*extra):
+        code = module.run_sweep(module.DEFINITION, ["--quick", "--output-dir", str(tmp_path / "out"), *extra])
+        return code, capsys.readouterr().err
+
+    yield run
+    assert not ray.is_initialized()
+    assert not (tmp_path / "mlflow.db").exists()
+    assert not (tmp_path / "out").exists()  # not even the tiny model was built
+
+
+def closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        (["--poolings", "cls", "avg"], "unknown pooling 'avg'"),
+        (["--ratios", "0.3", "1.0"], r"noise ratio 1.0 is outside \[0, 1\)"),
+        (["--ratios", "-0.2"], "noise ratio -0.2 is outside"),
+        (["--search", "optuna", "--ratio-range", "0.1", "1.2"], "noise ratio 1.2 is outside"),
+        (["--corpus", "missing.txt"], "data file not found: .*missing.txt"),
+        (["--sts-dir", "."], "lacks its dev file sts-dev.csv"),
+        (["--model", "./no/such/model"], "model path './no/such/model' does not exist"),
+        (["--seeds", "two"], "seeds 'two'"),
+        (["--sample-sizes", "0"], "sample size 0 must be positive"),
+    ],
+)
+def test_bad_option_fails_before_launch(run_quick, extra, message):
+    code, err = run_quick(*extra)
+    assert code == 2
+    assert re.search(message, err), err
+
+
+def test_empty_corpus_is_named(run_quick, tmp_path):
+    (tmp_path / "empty.txt").write_text("\n\n", encoding="utf-8")
+    code, err = run_quick("--corpus", str(tmp_path / "empty.txt"))
+    assert code == 2 and "empty corpus" in err and "empty.txt" in err
+
+
+def test_unreachable_tracking_server_is_named(run_quick):
+    uri = f"http://127.0.0.1:{closed_port()}"
+    code, err = run_quick("--tracking-uri", uri)
+    assert code == 2 and f"MLflow tracking server {uri} is unreachable" in err
+
+
+def test_unknown_method_is_named():
+    with pytest.raises(InputError, match="unknown method 'tsdea'; expected one of tsdae"):
+        get_method("tsdea")

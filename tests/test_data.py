@@ -1,0 +1,84 @@
+"""Readers of the corpus, STS benchmark and SICK formats, and their errors on malformed files."""
+
+import pytest
+
+from sentsweep.data import read_corpus, read_sick_file, read_sts_benchmark_file, sts_benchmark_files
+from sentsweep.demo_data import DEMO_DIR, generate
+from sentsweep.errors import InputError
+
+
+def test_sts_benchmark_row_takes_score_from_column_5_and_sentences_from_6_and_7(tmp_path):
+    path = tmp_path / "sts.csv"
+    # The public file has extra trailing columns on some rows, and quotes that are not CSV quoting.
+    path.write_text(
+        'main-captions\tMSRvid\t2012test\t0024\t2.500\tA girl is "styling" her hair.\tA girl is brushing her hair.\n'
+        "main-news\theadlines\t2013\t0001\t0.8\tOne.\tTwo.\tsource-a\tsource-b\n",
+        encoding="utf-8",
+    )
+    pairs = read_sts_benchmark_file(path)
+    assert pairs.scores == [2.5, 0.8]
+    assert pairs.sentences1 == ['A girl is "styling" her hair.', "One."]
+    assert pairs.sentences2 == ["A girl is brushing her hair.", "Two."]
+
+
+def test_sick_reads_by_header_and_selects_split(tmp_path):
+    path = tmp_path / "SICK.txt"
+    path.write_text(
+        "pair_ID\tsentence_A\tsentence_B\tentailment_label\trelatedness_score\tSemEval_set\n"
+        "1\tA dog runs.\tA dog is running.\tENTAILMENT\t4.9\tTRAIN\n"
+        "2\tA man sings.\tA cat sleeps.\tNEUTRAL\t1.2\tTEST\n"
+        "3\tKids play.\tChildren play.\tENTAILMENT\t4.5\tTRIAL\n",
+        encoding="utf-8",
+    )
+    assert read_sick_file(path).scores == [4.9, 1.2, 4.5]
+    test = read_sick_file(path, "test")
+    assert (test.sentences1, test.sentences2, test.scores) == (["A man sings."], ["A cat sleeps."], [1.2])
+    assert read_sick_file(path, "dev").scores == [4.5]
+
+
+@pytest.mark.parametrize(
+    "content, expected",
+    [
+        ("g\tf\ty\t1\t3.0\tonly one sentence\n", "line 1: expected at least 7 tab-separated columns"),
+        ("g\tf\ty\t1\t3.0\ta\tb\ng\tf\ty\t2\thigh\ta\tb\n", "line 2: score 'high' is not a number"),
+        ("", "empty file"),
+    ],
+)
+def test_malformed_sts_file_names_file_line_and_problem(tmp_path, content, expected):
+    path = tmp_path / "bad.csv"
+    path.write_text(content, encoding="utf-8")
+    with pytest.raises(InputError, match=expected) as error:
+        read_sts_benchmark_file(path)
+    assert str(path) in str(error.value)
+
+
+def test_wrong_encoding_names_the_line(tmp_path):
+    path = tmp_path / "latin1.csv"
+    path.write_bytes("g\tf\ty\t1\t3.0\ta\tb\ng\tf\ty\t2\t1.0\tcaf\u00e9\tb\n".encode("latin-1"))
+    with pytest.raises(InputError, match=r"latin1.csv, line 2: not valid UTF-8"):
+        read_sts_benchmark_file(path)
+
+
+def test_sick_without_required_column_is_named(tmp_path):
+    path = tmp_path / "SICK.txt"
+    path.write_text("pair_ID\tsentence_A\tsentence_B\n1\ta\tb\n", encoding="utf-8")
+    with pytest.raises(InputError, match="lacks column\\(s\\) relatedness_score"):
+        read_sick_file(path)
+
+
+def test_empty_corpus_and_missing_files_are_errors(tmp_path):
+    empty = tmp_path / "empty.txt"
+    empty.write_text("\n  \n", encoding="utf-8")
+    with pytest.raises(InputError, match="empty corpus: .*empty.txt"):
+        read_corpus(empty)
+    with pytest.raises(InputError, match="data file not found: .*nope.txt"):
+        read_corpus(tmp_path / "nope.txt")
+    with pytest.raises(InputError, match="lacks its dev file sts-dev.csv"):
+        sts_benchmark_files(tmp_path)
+
+
+def test_shipped_demo_data_is_what_the_generator_writes():
+    for name, text in generate().items():
+        assert (DEMO_DIR / name).read_text(encoding="utf-8") == text
+    assert len(read_corpus(DEMO_DIR / "corpus.txt")) == 400
+    assert len(read_sts_benchmark_file(DEMO_DIR / "sts-test.csv")) == 150

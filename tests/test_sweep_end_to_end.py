@@ -1,0 +1,118 @@
+"""The quick TSDAE deletion sweep, end to end on local Ray and a SQLite MLflow store."""
+
+import importlib.util
+from pathlib import Path
+
+import numpy as np
+import pytest
+import ray
+from mlflow.tracking import MlflowClient
+
+import analysis.__main__ as analysis_cli
+from analysis.runs import latest_sweep_run_id
+
+SWEEP_SCRIPT = Path(__file__).resolve().parents[1] / "sweeps" / "tsdae_deletion.py"
+
+
+def load_sweep(path=SWEEP_SCRIPT):
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def quick_sweep(tmp_path_factory):
+    """Run `sweeps/tsdae_deletion.py --quick` once; yield (tracking uri, parent run id, printed output)."""
+    workdir = tmp_path_factory.mktemp("quick-sweep")
+    uri = f"sqlite:///{workdir / 'mlflow.db'}"
+    module = load_sweep()
+    import contextlib
+    import io
+
+    output = io.StringIO()
+    with contextlib.redirect_stdout(output):
+        code = module.run_sweep(
+            module.DEFINITION, ["--quick", "--tracking-uri", uri, "--output-dir", str(workdir / "out")]
+        )
+    ray.shutdown()
+    assert code == 0, output.getvalue()
+    yield uri, latest_sweep_run_id(uri, "tsdae_deletion"), output.getvalue()
+
+
+def child_runs(uri, parent):
+    client = MlflowClient(uri)
+    experiment = client.get_experiment_by_name("tsdae_deletion")
+    return client.search_runs([experiment.experiment_id], f"tags.sweep_run_id = '{parent}'")
+
+
+def test_every_trial_has_exactly_one_finished_run_with_params_tags_and_curve(quick_sweep):
+    uri, parent, _ = quick_sweep
+    runs = child_runs(uri, parent)
+    assert len(runs) == 2 * 2 * 2
+    assert len({r.data.tags["ray_trial_id"] for r in runs}) == 8
+    assert {(r.data.params["noise_ratio"], r.data.params["pooling"], r.data.params["seed"]) for r in runs} == {
+        (ratio, pooling, seed) for ratio in ("0.3", "0.6") for pooling in ("cls", "mean") for seed in ("0", "1")
+    }
+    client = MlflowClient(uri)
+    for run in runs:
+        assert run.info.status == "FINISHED"
+        assert run.data.tags["mlflow.parentRunId"] == parent
+        for tag in ("sweep", "method", "seed", "config_hash", "code_version"):
+            assert run.data.tags[tag]
+        history = client.get_metric_history(run.info.run_id, "sts_dev")
+        assert sorted(m.step for m in history) == [0, 20, 40, 60]
+    hashes = {}
+    for run in runs:
+        hashes.setdefault((run.data.params["noise_ratio"], run.data.params["pooling"]), set()).add(
+            run.data.tags["config_hash"]
+        )
+    assert all(len(h) == 1 for h in hashes.values())  # seeds of one config share it
+    assert len(set().union(*hashes.values())) == 4  # configs differ
+
+
+def test_printed_table_equals_a_direct_computation_from_the_runs(quick_sweep):
+    uri, parent, printed = quick_sweep
+    runs = child_runs(uri, parent)
+    for ratio in ("0.3", "0.6"):
+        for pooling in ("cls", "mean"):
+            cell = [r for r in runs if (r.data.params["noise_ratio"], r.data.params["pooling"]) == (ratio, pooling)]
+            values = np.array([r.data.metrics["sts_test_at_best_dev"] for r in cell])
+            dev = np.array([r.data.metrics["best_sts_dev"] for r in cell])
+            row = (
+                f"| {ratio} | {pooling} | {values.mean():.2f} ± {values.std(ddof=1):.2f} | 2 | "
+                f"{dev.mean():.2f} ± {dev.std(ddof=1):.2f} | 2 |"
+            )
+            assert row in printed
+
+
+def test_analysis_command_reproduces_the_table_and_writes_csv(quick_sweep, tmp_path, capsys):
+    uri, parent, _ = quick_sweep
+    csv_path = tmp_path / "table.csv"
+    code = analysis_cli.main(
+        ["--experiment", "tsdae_deletion", "--tracking-uri", uri, "--group-by", "noise_ratio", "pooling",
+         "--metrics", "sts_test_at_best_dev", "--csv", str(csv_path)]
+    )
+    assert code == 0
+    out = capsys.readouterr().out
+    import pandas as pd
+
+    table = pd.read_csv(csv_path)
+    runs = child_runs(uri, parent)
+    for _, row in table.iterrows():
+        cell = [
+            r.data.metrics["sts_test_at_best_dev"]
+            for r in runs
+            if float(r.data.params["noise_ratio"]) == row["noise_ratio"] and r.data.params["pooling"] == row["pooling"]
+        ]
+        assert row["sts_test_at_best_dev_mean"] == pytest.approx(np.mean(cell), abs=1e-9)
+        assert row["sts_test_at_best_dev_std"] == pytest.approx(np.std(cell, ddof=1), abs=1e-9)
+        assert row["sts_test_at_best_dev_n"] == 2
+        assert f"| {row['noise_ratio']} | {row['pooling']} | {np.mean(cell):.2f} ± " in out
+    assert "8 finished runs; 0 failed" in out
+
+
+def test_untrained_baseline_is_printed_and_logged_on_the_sweep_run(quick_sweep):
+    uri, parent, printed = quick_sweep
+    metrics = MlflowClient(uri).get_run(parent).data.metrics
+    assert f"test {metrics['untrained_sts_test']:.2f}" in printed

@@ -1,0 +1,82 @@
+"""TSDAE on the tiny model: the loss decreases, tying shares weights, seeds reproduce, resume is exact."""
+
+import random
+
+import torch
+
+from trainables.session import LocalSession
+from trainables.tsdae import build_tsdae, train_tsdae
+
+
+def test_tsdae_loss_decreases_over_30_steps(tsdae_config):
+    torch.manual_seed(0)
+    setup = build_tsdae(tsdae_config)
+    optimizer = torch.optim.AdamW(setup.module.parameters(), lr=1e-3)
+    batch = ["A man is playing a guitar in the park.", "A dog carries a ball on the beach."] * 4
+    losses = []
+    for step in range(30):
+        loss = setup.batch_loss(batch, random.Random(step))
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+        losses.append(loss.item())
+    assert sum(losses[-5:]) / 5 < 0.8 * sum(losses[:5]) / 5, losses
+
+
+def test_tied_decoder_shares_encoder_weights_and_untied_does_not(tsdae_config):
+    tied = build_tsdae(tsdae_config)
+    untied = build_tsdae(tsdae_config | {"tie_decoder": False})
+    count = lambda module: sum(p.numel() for p in module.parameters())  # noqa: E731 - shared params count once
+    encoder = tied.model[0].auto_model
+    # Untied adds a whole second copy of the encoder stack (the decoder has no pooler layer).
+    assert count(untied.module) - count(tied.module) == count(encoder) - count(encoder.pooler)
+    tied_decoder_query = tied.module.decoder.bert.encoder.layer[0].attention.self.query.weight
+    encoder_query = tied.model[0].auto_model.encoder.layer[0].attention.self.query.weight
+    assert tied_decoder_query is encoder_query
+    untied_decoder_query = untied.module.decoder.bert.encoder.layer[0].attention.self.query.weight
+    assert untied_decoder_query is not untied.model[0].auto_model.encoder.layer[0].attention.self.query.weight
+
+
+def test_decoder_gradient_reaches_the_encoder_only_through_the_sentence_vector(tsdae_config):
+    setup = build_tsdae(tsdae_config | {"tie_decoder": False})
+    loss = setup.batch_loss(["A man is playing a guitar.", "A cat eats an apple."], random.Random(0))
+    loss.backward()
+    encoder = setup.model[0].auto_model
+    assert encoder.embeddings.word_embeddings.weight.grad.abs().sum() > 0
+    # CLS pooling: only position 0 of the last layer feeds the decoder, so the last layer's output dense
+    # weights get gradient only through the [CLS] row; the decoder's cross-attention gets gradient too.
+    cross = setup.module.decoder.bert.encoder.layer[0].crossattention.self.key.weight
+    assert cross.grad.abs().sum() > 0
+
+
+def test_same_seed_gives_the_same_final_metric_twice(tsdae_config):
+    first, second = LocalSession(), LocalSession()
+    train_tsdae(tsdae_config, first)
+    train_tsdae(tsdae_config, second)
+    assert first.reports == second.reports
+    assert [r["step"] for r in first.reports] == [0, 10, 20, 30, 40]
+    other_seed = LocalSession()
+    train_tsdae(tsdae_config | {"seed": 1}, other_seed)
+    assert other_seed.reports[-1]["sts_dev"] != first.reports[-1]["sts_dev"]
+
+
+def test_resume_from_a_checkpoint_continues_exactly(tsdae_config):
+    uninterrupted = LocalSession()
+    train_tsdae(tsdae_config, uninterrupted)
+    interrupted = LocalSession()
+    train_tsdae(tsdae_config | {"max_steps": 20}, interrupted)  # stops at step 20 with its checkpoint
+    resumed = LocalSession(resume_from=interrupted.checkpoint_dir)
+    train_tsdae(tsdae_config, resumed)
+    assert [r["step"] for r in resumed.reports] == [30, 40]
+    assert resumed.reports == uninterrupted.reports[-2:]
+
+
+def test_test_score_is_only_computed_for_the_dev_selected_checkpoint(tsdae_config):
+    session = LocalSession()
+    train_tsdae(tsdae_config, session)
+    best = max(session.reports, key=lambda r: r["sts_dev"])
+    final = session.reports[-1]
+    assert final["best_sts_dev"] == best["sts_dev"]
+    assert final["best_step"] == best["step"]
+    assert final["sts_test_at_best_dev"] == best["sts_test_at_best_dev"]
+    assert "sts_test" not in final
