@@ -45,12 +45,17 @@ def _quiet_transformers() -> None:
 
 
 def load_sentence_model(
-    name_or_path: str, pooling: str | None = "cls", max_seq_length: int = 128, device: str | None = None
+    name_or_path: str,
+    pooling: str | None = "cls",
+    max_seq_length: int = 128,
+    device: str | None = None,
+    dropout_free: bool = False,
 ):
     """A SentenceTransformer for `name_or_path` with `pooling` over the last layer.
 
     `pooling=None` keeps the model's own sentence-transformers configuration (its pooling and any
-    normalisation), which is how a published model is evaluated as released.
+    normalisation), which is how a published model is evaluated as released. `dropout_free` sets the
+    transformer's dropout probabilities to 0 (ConSERT trains without the encoder's dropout).
     """
     from sentence_transformers import SentenceTransformer
     from sentence_transformers.base.modules import Transformer
@@ -63,7 +68,8 @@ def load_sentence_model(
         model.max_seq_length = max_seq_length
         return model
     check_pooling(pooling)
-    transformer = Transformer(source, max_seq_length=max_seq_length)
+    no_dropout = {"hidden_dropout_prob": 0.0, "attention_probs_dropout_prob": 0.0} if dropout_free else {}
+    transformer = Transformer(source, max_seq_length=max_seq_length, config_kwargs=no_dropout)
     pooling_module = Pooling(transformer.get_embedding_dimension(), pooling_mode=pooling)
     return SentenceTransformer(modules=[transformer, pooling_module], device=device or "cpu")
 

@@ -5,7 +5,8 @@ import random
 import torch
 
 from trainables.session import LocalSession
-from trainables.tsdae import build_tsdae, train_tsdae
+from trainables.unsupervised import build_unsupervised as build_tsdae
+from trainables.unsupervised import train_unsupervised as train_tsdae
 
 
 def test_tsdae_loss_decreases_over_30_steps(tsdae_config):
@@ -30,10 +31,10 @@ def test_tied_decoder_shares_encoder_weights_and_untied_does_not(tsdae_config):
     encoder = tied.model[0].auto_model
     # Untied adds a whole second copy of the encoder stack (the decoder has no pooler layer).
     assert count(untied.module) - count(tied.module) == count(encoder) - count(encoder.pooler)
-    tied_decoder_query = tied.module.decoder.bert.encoder.layer[0].attention.self.query.weight
+    tied_decoder_query = tied.module["tsdae"].decoder.bert.encoder.layer[0].attention.self.query.weight
     encoder_query = tied.model[0].auto_model.encoder.layer[0].attention.self.query.weight
     assert tied_decoder_query is encoder_query
-    untied_decoder_query = untied.module.decoder.bert.encoder.layer[0].attention.self.query.weight
+    untied_decoder_query = untied.module["tsdae"].decoder.bert.encoder.layer[0].attention.self.query.weight
     assert untied_decoder_query is not untied.model[0].auto_model.encoder.layer[0].attention.self.query.weight
 
 
@@ -45,7 +46,7 @@ def test_decoder_gradient_reaches_the_encoder_only_through_the_sentence_vector(t
     assert encoder.embeddings.word_embeddings.weight.grad.abs().sum() > 0
     # CLS pooling: only position 0 of the last layer feeds the decoder, so the last layer's output dense
     # weights get gradient only through the [CLS] row; the decoder's cross-attention gets gradient too.
-    cross = setup.module.decoder.bert.encoder.layer[0].crossattention.self.key.weight
+    cross = setup.module["tsdae"].decoder.bert.encoder.layer[0].crossattention.self.key.weight
     assert cross.grad.abs().sum() > 0
 
 

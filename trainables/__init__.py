@@ -1,19 +1,15 @@
-"""Ray Tune trainables, one per method family, registered by method name."""
+"""Ray Tune trainables, one per method family, looked up by method name."""
 
 from __future__ import annotations
 
-from sentsweep.errors import InputError
-
-
-def _registry() -> dict:
-    from trainables.tsdae import train_tsdae, validate_tsdae_config
-
-    return {"tsdae": (train_tsdae, validate_tsdae_config)}
-
 
 def get_method(name: str):
-    """(trainable, validate_config) of a method; an unknown name is an `InputError` listing the known ones."""
-    registry = _registry()
-    if name not in registry:
-        raise InputError(f"unknown method {name!r}; expected one of {', '.join(sorted(registry))}")
-    return registry[name]
+    """(trainable, validate_config) for a method name; an unknown name is an `InputError` listing the known ones.
+
+    Unsupervised methods: an objective of trainables.objectives or two joined by '+' (for example 'mlm+nm').
+    """
+    from trainables.objectives import parse_method, validate_config
+    from trainables.unsupervised import train_unsupervised
+
+    parse_method(name)
+    return train_unsupervised, validate_config

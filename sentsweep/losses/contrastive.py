@@ -1,0 +1,54 @@
+"""In-batch contrastive objectives written here: Noise Matching and ConSERT's NT-Xent.
+
+(SimCSE and Contrastive Tension come from sentence-transformers: MultipleNegativesRankingLoss over (x, x)
+pairs and ContrastiveTensionLossInBatchNegatives.)
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+
+def info_nce(anchors: Tensor, positives: Tensor, temperature: float) -> Tensor:
+    """Mean over i of -log softmax_j(cos(a_i, p_j) / tau)[i]: in-batch negatives, one direction."""
+    scores = F.normalize(anchors, dim=-1) @ F.normalize(positives, dim=-1).T / temperature
+    return F.cross_entropy(scores, torch.arange(len(scores), device=scores.device))
+
+
+def nt_xent(view1: Tensor, view2: Tensor, temperature: float) -> Tensor:
+    """NT-Xent (SimCLR; ConSERT eq. 3.2) over 2N views: each view's positive is its twin, the other 2N - 2 are negatives.
+
+        L = 1/(2N) sum_k -log exp(cos(z_k, z_k+) / tau) / sum_{m != k} exp(cos(z_k, z_m) / tau)
+    """
+    views = F.normalize(torch.cat([view1, view2]), dim=-1)
+    scores = views @ views.T / temperature
+    scores.fill_diagonal_(float("-inf"))
+    n = len(view1)
+    twins = torch.cat([torch.arange(n, 2 * n), torch.arange(0, n)]).to(scores.device)
+    return F.cross_entropy(scores, twins)
+
+
+class NoiseMatchingLoss(nn.Module):
+    """Noise Matching (thesis 000, section 4.2.3): the noised copy of a sentence is pulled to the original.
+
+    With h_i = f(x_i) for the original and h_i+ = f(T(x_i)) for its deletion-noised copy,
+
+        L = 1/N sum_i -log exp(cos(sg(h_i), h_i+) / tau) / sum_j exp(cos(sg(h_i), h_j+) / tau)
+
+    sg is the stop-gradient: the original is a fixed target, so the model learns that T(x) is similar to x
+    (every token of T(x) is in x) but is never pushed to make x similar to its subsequence T(x).
+    Both passes run with dropout, as SimCSE's do.
+    """
+
+    def __init__(self, model: nn.Module, temperature: float = 0.05) -> None:
+        super().__init__()
+        self.model = model
+        self.temperature = temperature
+
+    def forward(self, original_features: dict, noised_features: dict) -> Tensor:
+        with torch.no_grad():
+            targets = self.model(original_features)["sentence_embedding"]
+        noised = self.model(noised_features)["sentence_embedding"]
+        return info_nce(targets, noised, self.temperature)

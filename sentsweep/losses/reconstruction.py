@@ -1,0 +1,130 @@
+"""Reconstruction objectives on a shared sentence encoder f (thesis 001, chapter 3; TSDAE paper).
+
+- ClmAutoEncoderLoss (eq. 3.4): a causal Transformer decoder whose cross-attention sees only [f(x)]
+  predicts x left to right:  L = -1/N sum_i sum_t log P(x_t | x_<t, f(x_i)).
+- MlmAutoEncoderLoss (eq. 3.5): a bidirectional decoder reads a heavily masked copy of x whose first
+  (CLS) input embedding is replaced by f(x), and predicts the masked tokens:
+  L = -1/N sum_i sum_{m in M_i} log P(x_m | f(x_i), x \\ M_i).
+- MaskedLanguageModelingLoss: BERT's MLM on the encoder itself, through a language-model head.
+
+The decoders are `decoder_layers`-layer copies of the encoder's architecture, initialised from the first
+layers of the same checkpoint (the thesis uses 2 layers).
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+
+def _load_head_model(model_path: str, auto_class, **config_overrides):
+    from transformers import AutoConfig
+
+    config = AutoConfig.from_pretrained(model_path)
+    for key, value in config_overrides.items():
+        setattr(config, key, value)
+    return auto_class.from_pretrained(model_path, config=config)
+
+
+def special_or_padding(tokenizer, features: dict) -> Tensor:
+    """1 where a token is special ([CLS], [SEP], ...) or padding, else 0: the tokens never masked."""
+    special = [tokenizer.get_special_tokens_mask(ids, already_has_special_tokens=True)
+               for ids in features["input_ids"].tolist()]
+    return features["input_ids"].new_tensor(special).bool() | (features["attention_mask"] == 0)
+
+
+def mask_tokens(input_ids: Tensor, never_mask: Tensor, probability: float, mask_token_id: int, generator,
+                vocabulary_size: int | None = None) -> tuple[Tensor, Tensor]:
+    """(masked input ids, labels): each maskable token is chosen with `probability`, at least one per row.
+
+    Chosen tokens become [MASK]; with `vocabulary_size` given, BERT's recipe instead: 80% [MASK], 10% a random
+    token, 10% unchanged. Labels are the original ids at chosen positions and -100 elsewhere.
+    """
+    candidates = ~never_mask
+    chosen = (torch.rand(input_ids.shape, generator=generator).to(input_ids.device) < probability) & candidates
+    for row in range(len(input_ids)):  # never a row with nothing to predict
+        if not chosen[row].any() and candidates[row].any():
+            positions = candidates[row].nonzero().flatten()
+            chosen[row, positions[torch.randint(len(positions), (1,), generator=generator)]] = True
+    labels = torch.where(chosen, input_ids, torch.full_like(input_ids, -100))
+    replacement = torch.full_like(input_ids, mask_token_id)
+    if vocabulary_size is not None:
+        draw = torch.rand(input_ids.shape, generator=generator).to(input_ids.device)
+        random_ids = torch.randint(vocabulary_size, input_ids.shape, generator=generator).to(input_ids.device)
+        replacement = torch.where(draw < 0.8, replacement, torch.where(draw < 0.9, random_ids, input_ids))
+    return torch.where(chosen, replacement, input_ids), labels
+
+
+class ClmAutoEncoderLoss(nn.Module):
+    """CLM auto-encoder (see module docstring); no input noise, so x~ = x unlike TSDAE."""
+
+    def __init__(self, model: nn.Module, model_path: str, decoder_layers: int = 2) -> None:
+        from transformers import AutoModelForCausalLM
+
+        super().__init__()
+        self.model = model
+        self.decoder = _load_head_model(
+            model_path, AutoModelForCausalLM, is_decoder=True, add_cross_attention=True, num_hidden_layers=decoder_layers
+        )
+        self.pad_token_id = model.tokenizer.pad_token_id
+
+    def forward(self, features: dict) -> Tensor:
+        sentence = self.model(dict(features))["sentence_embedding"]
+        input_ids = features["input_ids"]
+        logits = self.decoder(
+            input_ids=input_ids[:, :-1],
+            attention_mask=features["attention_mask"][:, :-1],
+            encoder_hidden_states=sentence[:, None],
+            use_cache=False,
+        ).logits
+        return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), input_ids[:, 1:].reshape(-1),
+                               ignore_index=self.pad_token_id)
+
+
+class MlmAutoEncoderLoss(nn.Module):
+    """MLM auto-encoder (see module docstring): position 0 of the decoder input carries f(x)."""
+
+    def __init__(self, model: nn.Module, model_path: str, decoder_layers: int = 2, mask_ratio: float = 0.8) -> None:
+        from transformers import AutoModelForMaskedLM
+
+        super().__init__()
+        self.model = model
+        self.decoder = _load_head_model(model_path, AutoModelForMaskedLM, num_hidden_layers=decoder_layers)
+        self.mask_ratio = mask_ratio
+        self.mask_token_id = model.tokenizer.mask_token_id
+
+    def forward(self, features: dict, generator) -> Tensor:
+        sentence = self.model(dict(features))["sentence_embedding"]
+        never_mask = special_or_padding(self.model.tokenizer, features)
+        masked_ids, labels = mask_tokens(features["input_ids"], never_mask, self.mask_ratio, self.mask_token_id, generator)
+        inputs_embeds = self.decoder.get_input_embeddings()(masked_ids)
+        inputs_embeds = torch.cat([sentence[:, None], inputs_embeds[:, 1:]], dim=1)
+        return self.decoder(inputs_embeds=inputs_embeds, attention_mask=features["attention_mask"], labels=labels).loss
+
+
+class MaskedLanguageModelingLoss(nn.Module):
+    """BERT's MLM (15%, 80/10/10) on the encoder itself: L = -1/|M| sum_{m in M} log P(x_m | x \\ M)."""
+
+    def __init__(self, model: nn.Module, model_path: str, probability: float = 0.15) -> None:
+        from transformers import AutoModelForMaskedLM
+
+        super().__init__()
+        self.model = model
+        mlm = AutoModelForMaskedLM.from_pretrained(model_path)
+        encoder = model[0].auto_model
+        # Keep the checkpoint's LM head, but run it on the shared encoder's token states; its output
+        # projection is tied to the shared encoder's input embeddings, as in BERT.
+        self.lm_head = getattr(mlm, {"bert": "cls", "roberta": "lm_head"}.get(mlm.base_model_prefix, "cls"))
+        mlm.get_output_embeddings().weight = encoder.get_input_embeddings().weight
+        self.probability = probability
+        self.mask_token_id = model.tokenizer.mask_token_id
+
+    def forward(self, features: dict, generator) -> Tensor:
+        encoder = self.model[0].auto_model
+        never_mask = special_or_padding(self.model.tokenizer, features)
+        masked_ids, labels = mask_tokens(features["input_ids"], never_mask, self.probability, self.mask_token_id,
+                                         generator, vocabulary_size=len(self.model.tokenizer))
+        states = encoder(input_ids=masked_ids, attention_mask=features["attention_mask"]).last_hidden_state
+        logits = self.lm_head(states)
+        return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), labels.reshape(-1), ignore_index=-100)
