@@ -1,8 +1,13 @@
-"""`python -m analysis`: a mean ± std over seeds table of a sweep logged in MLflow.
+"""`python -m analysis`: comparison tables and plots of sweeps logged in MLflow.
 
-Example:
-    python -m analysis --experiment tsdae_deletion --group-by noise_ratio pooling \
-        --metrics sts_test_at_best_dev best_sts_dev --csv table.csv
+    python -m analysis table --experiment nm_weight --rows method pooling --columns w \\
+        --metrics sts_test_at_best_dev --latex table.tex --csv table.csv
+    python -m analysis table --experiment tsdae_deletion --rows noise_ratio pooling
+    python -m analysis compare --experiment nm_weight --metric sts_test_at_best_dev \\
+        --first method=mlm+nm w=0.1 --second method=tsdae+nm w=0.1
+    python -m analysis plot --experiment sample_size --x sample_size --lines method --log-x --output plot.png
+
+Runs are those of the experiment's latest sweep unless --sweep-run-id or --all-sweeps says otherwise.
 """
 
 from __future__ import annotations
@@ -10,40 +15,111 @@ from __future__ import annotations
 import argparse
 import sys
 
-from analysis.runs import fetch_trial_runs, latest_sweep_run_id
-from analysis.tables import aggregate, to_markdown
 from sentsweep.errors import InputError
 from sentsweep.tracking import resolve_tracking_uri
+
+DEFAULT_METRICS = ["sts_test_at_best_dev", "best_sts_dev"]
+
+
+def _common(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--experiment", required=True, help="MLflow experiment (a sweep's name)")
+    parser.add_argument("--tracking-uri", default=None, help="default: MLFLOW_TRACKING_URI or ./mlflow.db")
+    which = parser.add_mutually_exclusive_group()
+    which.add_argument("--sweep-run-id", default=None, help="parent run of one sweep (default: the latest)")
+    which.add_argument("--all-sweeps", action="store_true", help="pool the runs of every sweep of the experiment")
 
 
 def parse_args(argv=None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m analysis", description=__doc__.splitlines()[0])
-    parser.add_argument("--experiment", required=True, help="MLflow experiment (the sweep's name)")
-    parser.add_argument("--group-by", nargs="+", required=True, help="params that define a table row")
-    parser.add_argument("--metrics", nargs="+", default=["sts_test_at_best_dev", "best_sts_dev"])
-    parser.add_argument("--tracking-uri", default=None, help="default: MLFLOW_TRACKING_URI or ./mlflow.db")
-    which = parser.add_mutually_exclusive_group()
-    which.add_argument("--sweep-run-id", default=None, help="parent run of one sweep (default: the latest)")
-    which.add_argument("--all-sweeps", action="store_true", help="pool the runs of every sweep")
-    parser.add_argument("--csv", default=None, help="also write the table as CSV to this path")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    table = commands.add_parser("table", help="mean ± std over seeds, best marked (Markdown, LaTeX, CSV)")
+    _common(table)
+    table.add_argument("--rows", nargs="+", required=True, help="params that define a row")
+    table.add_argument("--columns", default=None, help="a param whose values become columns (one metric)")
+    table.add_argument("--metrics", nargs="+", default=DEFAULT_METRICS)
+    table.add_argument("--lower-is-better", action="store_true")
+    table.add_argument("--csv", help="write every cell with its bootstrap CI and p-value to this CSV")
+    table.add_argument("--latex", help="write a booktabs LaTeX table to this file")
+
+    comparison = commands.add_parser("compare", help="t-test of two configurations over seeds")
+    _common(comparison)
+    comparison.add_argument("--metric", default=DEFAULT_METRICS[0])
+    comparison.add_argument("--first", nargs="+", required=True, help="param=value ... of the first config")
+    comparison.add_argument("--second", nargs="+", required=True, help="param=value ... of the second config")
+
+    plot = commands.add_parser("plot", help="metric vs a param, mean ± std band, one line per group")
+    _common(plot)
+    plot.add_argument("--x", required=True)
+    plot.add_argument("--metric", default=DEFAULT_METRICS[0])
+    plot.add_argument("--lines", default=None, help="param that separates the lines (e.g. method)")
+    plot.add_argument("--log-x", action="store_true")
+    plot.add_argument("--output", required=True, help="PNG path; a PDF is written beside it")
     return parser.parse_args(argv)
+
+
+def fetch(args):
+    from analysis.runs import fetch_trial_runs, latest_sweep_run_id
+
+    uri = resolve_tracking_uri(args.tracking_uri)
+    sweep = None if args.all_sweeps else (args.sweep_run_id or latest_sweep_run_id(uri, args.experiment))
+    return fetch_trial_runs(uri, args.experiment, sweep)
+
+
+def _select(runs, assignments: list[str]):
+    chosen = runs[runs["status"] == "FINISHED"]
+    for assignment in assignments:
+        name, _, value = assignment.partition("=")
+        if f"params.{name}" not in chosen:
+            raise InputError(f"runs have no param {name!r}")
+        column = chosen[f"params.{name}"]
+        numeric = _to_float(value)
+        chosen = chosen[column.map(_to_float) == numeric] if numeric is not None else chosen[column == value]
+    return chosen
+
+
+def _to_float(value):
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return None
 
 
 def main(argv=None) -> int:
     args = parse_args(argv)
-    uri = resolve_tracking_uri(args.tracking_uri)
     try:
-        sweep = None if args.all_sweeps else (args.sweep_run_id or latest_sweep_run_id(uri, args.experiment))
-        runs = fetch_trial_runs(uri, args.experiment, sweep)
-        table, left_out = aggregate(runs, args.group_by, args.metrics)
+        runs = fetch(args)
+        if args.command == "table":
+            from analysis.tables import build_table, to_frame, to_latex, to_markdown
+
+            table = build_table(runs, args.rows, args.metrics, args.columns, not args.lower_is_better)
+            print(to_markdown(table))
+            if args.csv:
+                to_frame(table).to_csv(args.csv, index=False)
+                print(f"CSV written to {args.csv}")
+            if args.latex:
+                with open(args.latex, "w", encoding="utf-8") as handle:
+                    handle.write(to_latex(table) + "\n")
+                print(f"LaTeX written to {args.latex}")
+        elif args.command == "compare":
+            from analysis.significance import compare
+
+            first, second = (_select(runs, side) for side in (args.first, args.second))
+            values = [dict(zip(s["seed"], s[f"metrics.{args.metric}"].astype(float))) for s in (first, second)]
+            if min(len(v) for v in values) < 2:
+                raise InputError(f"need at least 2 seeds per side, found {[len(v) for v in values]}")
+            result = compare(*values)
+            print(f"{' '.join(args.first)}: mean {sum(values[0].values()) / len(values[0]):.2f} (n={len(values[0])})")
+            print(f"{' '.join(args.second)}: mean {sum(values[1].values()) / len(values[1]):.2f} (n={len(values[1])})")
+            print(f"{result.test}-test over {result.n} seeds: t = {result.statistic:.3f}, p = {result.p_value:.4f}")
+        else:
+            from analysis.plots import plot_metric
+
+            paths = plot_metric(runs, args.x, args.metric, args.lines, args.output, args.log_x)
+            print("wrote " + ", ".join(map(str, paths)))
     except InputError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
-    print(to_markdown(table, args.group_by, args.metrics))
-    print(f"\n{len(runs) - left_out} finished runs; {left_out} failed or unfinished runs left out.")
-    if args.csv:
-        table.to_csv(args.csv, index=False)
-        print(f"CSV written to {args.csv}")
     return 0
 
 

@@ -1,8 +1,12 @@
-"""Run a sweep: parse options, check every input, then launch Ray Tune with MLflow tracking and print the table.
+"""Run a sweep: parse options, check every input, then launch Ray Tune with MLflow tracking and print tables.
 
 Each script in sweeps/ describes its experiment with a `SweepDefinition` and calls `run_sweep`. Everything
 that can be wrong with the input (unknown method or pooling, a ratio outside [0, 1), a missing or malformed
 data file, an empty corpus, an unreachable tracking server) fails here, before Ray starts.
+
+A sweep has one stage (a grid or an Optuna search over its axes) or several run one after the other: the
+greedy search of the TSDAE paper (appendix A), where each stage fixes the best value of its axes on dev
+(mean over seeds of the selection metric) before the next stage starts.
 """
 
 from __future__ import annotations
@@ -19,22 +23,30 @@ from sentsweep.errors import InputError
 from sentsweep.models import check_model_source
 
 DEFAULT_OUTPUT_DIR = Path("sweep_outputs")
+SCHEDULERS = ("fifo", "asha", "median")
+
+
+@dataclass
+class Stage:
+    """One stage of a sweep: its name and the axes it sweeps, {param: values} (grid) or {param: domain}."""
+
+    name: str
+    axes: Callable[[argparse.Namespace], dict]
 
 
 @dataclass
 class SweepDefinition:
-    """An experiment: its name, method, fixed settings, and how its axes come from the options.
+    """An experiment: its name, fixed settings (full and --quick), and its stages.
 
-    grid_axes(args) and sampled_axes(args) return {param: values} and {param: Ray Tune domain}.
+    `sampled_axes(args)`, where given, returns {param: Ray Tune domain} for `--search optuna` (one stage).
     """
 
     name: str
-    method: str
     description: str
     constants: dict
     quick_constants: dict
-    grid_axes: Callable[[argparse.Namespace], dict]
-    sampled_axes: Callable[[argparse.Namespace], dict]
+    stages: list[Stage]
+    sampled_axes: Callable[[argparse.Namespace], dict] | None = None
     add_arguments: Callable[[argparse.ArgumentParser], None] = lambda parser: None
     selection_metric: str = "best_sts_dev"
     table_metrics: list[str] = field(default_factory=lambda: ["sts_test_at_best_dev", "best_sts_dev"])
@@ -61,14 +73,17 @@ def build_parser(definition: SweepDefinition) -> argparse.ArgumentParser:
     parser.add_argument("--tracking-uri", help="MLflow tracking URI (default: MLFLOW_TRACKING_URI or ./mlflow.db)")
     parser.add_argument("--experiment", help="MLflow experiment name (default: the sweep's name)")
     parser.add_argument("--output-dir", default=str(DEFAULT_OUTPUT_DIR), help="Ray results and the tiny model")
+    parser.add_argument("--storage-path", help="Ray Tune storage (shared path or s3://...; default OUTPUT_DIR/ray)")
     parser.add_argument("--cpus-per-trial", type=float, default=1.0)
-    parser.add_argument("--gpus-per-trial", type=float, default=0.0)
+    parser.add_argument("--gpus-per-trial", type=float, default=0.0, help="fractions share a GPU, e.g. 0.25")
     parser.add_argument("--max-failures", type=int, default=2, help="retries of a failed trial from its checkpoint")
+    parser.add_argument("--scheduler", choices=SCHEDULERS, default="fifo", help="early stopping on the dev metric")
+    parser.add_argument("--resume", action="store_true", help="continue the latest unfinished sweep of the experiment")
     definition.add_arguments(parser)
     return parser
 
 
-def _positive(values, name: str) -> None:
+def _check_positive(values, name: str) -> None:
     for value in values or []:
         if value <= 0:
             raise InputError(f"{name} {value!r} must be positive")
@@ -81,20 +96,25 @@ def resolve_settings(definition: SweepDefinition, args: argparse.Namespace) -> t
     constants = dict(definition.constants)
     if args.quick:
         constants.update(definition.quick_constants)
-    constants["method"] = definition.method
     for option in ("lr", "max_steps", "eval_steps", "max_seq_length"):
         if getattr(args, option) is not None:
             constants[option] = getattr(args, option)
-    _positive([constants["max_steps"], constants["eval_steps"], constants["batch_size"]], "steps/batch size")
-    _positive(args.sample_sizes, "sample size")
-    _positive(args.batch_sizes, "batch size")
+    _check_positive([constants["max_steps"], constants["eval_steps"], constants["batch_size"]], "steps/batch size")
+    _check_positive(args.batch_sizes, "batch size")
+    _check_positive(args.sample_sizes, "sample size")
+    _check_positive([args.cpus_per_trial], "cpus per trial")
+    if args.gpus_per_trial < 0:
+        raise InputError(f"gpus per trial {args.gpus_per_trial!r} must be >= 0")
 
     corpus = Path(args.corpus or CORPUS_FILE).resolve()
-    read_corpus(corpus)
+    corpus_size = len(read_corpus(corpus))
+    for size in args.sample_sizes or []:
+        if size > corpus_size:
+            raise InputError(f"sample size {size} exceeds the corpus's {corpus_size} sentences ({corpus})")
     constants["corpus"] = str(corpus)
     if args.sick_file:
-        constants.update(eval_format="sick", dev_file=str(Path(args.sick_file).resolve()))
-        constants["test_file"] = constants["dev_file"]
+        sick = str(Path(args.sick_file).resolve())
+        constants.update(eval_format="sick", dev_file=sick, test_file=sick)
     elif args.hf_sts:
         constants.update(eval_format="hf", dev_file=args.hf_sts, test_file=args.hf_sts)
     else:
@@ -112,6 +132,35 @@ def resolve_settings(definition: SweepDefinition, args: argparse.Namespace) -> t
     return constants, seeds
 
 
+def stage_axes(definition: SweepDefinition, args: argparse.Namespace) -> list[tuple[str, dict]]:
+    """[(stage name, axes)]: the definition's stages, or its Optuna ranges; plus sample/batch size axes."""
+    if args.search == "optuna":
+        if definition.sampled_axes is None:
+            raise InputError(f"sweep {definition.name!r} has no Optuna search space; use --search grid")
+        stages = [("optuna", definition.sampled_axes(args))]
+    else:
+        stages = [(stage.name, stage.axes(args)) for stage in definition.stages]
+    for name, values in (("sample_size", args.sample_sizes), ("batch_size", args.batch_sizes)):
+        if values:
+            for _, axes in stages:
+                axes[name] = list(values)
+    return stages
+
+
+def validate_axes(constants: dict, stages: list[tuple[str, dict]]) -> None:
+    """Check every value every axis can take with its method's own validation, before anything runs."""
+    from search_spaces.spaces import values_to_validate
+    from trainables import get_method
+
+    for _, axes in stages:
+        first_point = constants | {name: values_to_validate(axis)[0] for name, axis in axes.items()}
+        for name, axis in axes.items():
+            for value in values_to_validate(axis):
+                point = first_point | {name: value}
+                _, validate_config = get_method(point["method"])
+                validate_config(point)
+
+
 def _tiny_model(output_dir: Path, corpus: Path) -> Path:
     from sentsweep.models import build_tiny_model
 
@@ -125,27 +174,6 @@ def read_corpus_pairs_text() -> list[str]:
     """The sentences of the shipped demo pairs, so the tiny model's vocabulary covers evaluation text."""
     pairs = [read_scored_pairs(DEMO_DIR / f"sts-{split}.csv") for split in ("dev", "test")]
     return [sentence for p in pairs for sentence in p.sentences1 + p.sentences2]
-
-
-def build_axes(definition: SweepDefinition, args: argparse.Namespace) -> dict:
-    """The swept params: the experiment's own, plus sample size and batch size when given several values."""
-    axes = definition.grid_axes(args) if args.search == "grid" else definition.sampled_axes(args)
-    for name, values in (("sample_size", args.sample_sizes), ("batch_size", args.batch_sizes)):
-        if values:
-            axes[name] = list(values)
-    return axes
-
-
-def validate_axes(definition: SweepDefinition, constants: dict, axes: dict) -> None:
-    """Check every value an axis can take with the method's own validation, before anything runs."""
-    from search_spaces.spaces import values_to_validate
-    from trainables import get_method
-
-    _, validate_config = get_method(definition.method)
-    first_point = constants | {name: values_to_validate(axis)[0] for name, axis in axes.items()}
-    for name, axis in axes.items():
-        for value in values_to_validate(axis):
-            validate_config(first_point | {name: value})
 
 
 def baseline_scores(constants: dict) -> dict:
@@ -173,12 +201,10 @@ def run_sweep(definition: SweepDefinition, argv=None) -> int:
 
 def _run(definition: SweepDefinition, args: argparse.Namespace) -> int:
     from sentsweep.tracking import check_tracking_reachable, resolve_tracking_uri
-    from trainables import get_method
 
-    trainable, _ = get_method(definition.method)
     constants, seeds = resolve_settings(definition, args)
-    axes = build_axes(definition, args)
-    validate_axes(definition, constants, axes)
+    stages = stage_axes(definition, args)
+    validate_axes(constants, stages)
     tracking_uri = resolve_tracking_uri(args.tracking_uri)
     check_tracking_reachable(tracking_uri)
     if "model" not in constants:  # --quick without --model: every check passed, now build the tiny model
@@ -189,56 +215,115 @@ def _run(definition: SweepDefinition, args: argparse.Namespace) -> int:
         f"untrained model {constants['model']}: STS dev {baseline['untrained_sts_dev']:.2f}, "
         f"test {baseline['untrained_sts_test']:.2f} (Spearman x 100 of cosine)"
     )
-    results = launch(definition, args, trainable, constants, axes, seeds, tracking_uri, baseline)
-    print(results)
+    SweepRunner(definition, args, tracking_uri, seeds).run(constants, stages, baseline)
     return 0
 
 
-def launch(definition, args, trainable, constants, axes, seeds, tracking_uri, baseline) -> str:
-    """Run the trials on Ray (joining a running cluster if there is one) and return the results table."""
-    import ray
-    from ray import tune
-    from ray.tune.search import Repeater
-    from ray.tune.search.optuna import OptunaSearch
+class SweepRunner:
+    """Runs the stages of one sweep on Ray Tune, logging to one MLflow parent run, and prints each table."""
 
-    from analysis.runs import fetch_trial_runs
-    from analysis.tables import aggregate, to_markdown
-    from search_spaces.spaces import grid_param_space, sampled_param_space
-    from sentsweep.tracking import SweepTracker
+    def __init__(self, definition: SweepDefinition, args: argparse.Namespace, tracking_uri: str, seeds: list[int]):
+        self.definition = definition
+        self.args = args
+        self.tracking_uri = tracking_uri
+        self.seeds = seeds
+        self.experiment = args.experiment or definition.name
+        self.storage_path = args.storage_path or str(Path(args.output_dir, "ray").resolve())
 
-    experiment = args.experiment or definition.name
-    tracker = SweepTracker(tracking_uri, experiment, definition.name, definition.method)
-    tracker.log_sweep_metrics(baseline)
-    if args.search == "grid":
-        param_space = grid_param_space(constants, axes, seeds)
-        tune_config = tune.TuneConfig(num_samples=1)
-    else:
-        param_space = sampled_param_space(constants, axes, seeds)
-        searcher = Repeater(
-            OptunaSearch(metric=definition.selection_metric, mode="max", seed=0), repeat=len(seeds), set_index=True
+    def run(self, constants: dict, stages: list[tuple[str, dict]], baseline: dict) -> None:
+        import ray
+
+        from sentsweep.tracking import SweepTracker
+
+        tracker = SweepTracker(self.tracking_uri, self.experiment, self.definition.name, resume=self.args.resume)
+        tracker.log_sweep_metrics(baseline)
+        ray.init(ignore_reinit_error=True, include_dashboard=False, log_to_driver=False)
+        for index, (stage_name, axes) in enumerate(stages):
+            stage_constants = constants | ({"stage": stage_name} if len(stages) > 1 else {})
+            self._fit(tracker, f"{self.definition.name}-{tracker.parent_run_id[:8]}-{index}", stage_constants, axes)
+            table, best = self._table(tracker.parent_run_id, axes, stage_name if len(stages) > 1 else None)
+            title = f"stage {index + 1}/{len(stages)} '{stage_name}'" if len(stages) > 1 else self.definition.name
+            print(f"\n{title}: mean ± std over seeds (MLflow experiment {self.experiment!r}, "
+                  f"sweep run {tracker.parent_run_id})\n\n{table}")
+            if len(stages) > 1:
+                print(f"best on dev ({self.definition.selection_metric}, mean over seeds): {best}")
+                constants = constants | best
+        tracker.finish()
+
+    def _fit(self, tracker, run_name: str, constants: dict, axes: dict) -> None:
+        from ray import tune
+        from ray.tune.search import Repeater
+        from ray.tune.search.optuna import OptunaSearch
+
+        from search_spaces.spaces import grid_param_space, sampled_param_space
+        from trainables.unsupervised import train_unsupervised
+
+        metric = self.definition.selection_metric
+        scheduler = make_scheduler(self.args.scheduler, metric)
+        if self.args.search == "grid":
+            param_space = grid_param_space(constants, axes, self.seeds)
+            tune_config = tune.TuneConfig(num_samples=1, scheduler=scheduler, reuse_actors=True)
+        else:
+            param_space = sampled_param_space(constants, axes, self.seeds)
+            searcher = Repeater(OptunaSearch(metric=metric, mode="max", seed=0), repeat=len(self.seeds))
+            tune_config = tune.TuneConfig(
+                search_alg=searcher, num_samples=self.args.num_configs * len(self.seeds), scheduler=scheduler,
+                reuse_actors=True,
+            )
+        trainable = tune.with_resources(
+            train_unsupervised, {"cpu": self.args.cpus_per_trial, "gpu": self.args.gpus_per_trial}
         )
-        tune_config = tune.TuneConfig(search_alg=searcher, num_samples=args.num_configs * len(seeds))
-    ray.init(ignore_reinit_error=True, include_dashboard=False, log_to_driver=False)
-    resources = {"cpu": args.cpus_per_trial, "gpu": args.gpus_per_trial}
-    tuner = tune.Tuner(
-        tune.with_resources(trainable, resources),
-        param_space=param_space,
-        tune_config=tune_config,
-        run_config=tune.RunConfig(
-            name=f"{definition.name}-{tracker.parent_run_id[:8]}",
-            storage_path=str(Path(args.output_dir, "ray").resolve()),
-            callbacks=[tracker],
-            failure_config=tune.FailureConfig(max_failures=args.max_failures),
-            checkpoint_config=tune.CheckpointConfig(num_to_keep=1),
-            verbose=1,
-        ),
-    )
-    tuner.fit()
-    group_by = list(axes)
-    runs = fetch_trial_runs(tracking_uri, experiment, tracker.parent_run_id)
-    table, left_out = aggregate(runs, group_by, definition.table_metrics)
-    return (
-        f"\n{definition.name}: mean ± std over seeds (MLflow experiment {experiment!r}, "
-        f"sweep run {tracker.parent_run_id})\n\n{to_markdown(table, group_by, definition.table_metrics)}\n\n"
-        f"{len(runs) - left_out} finished trial runs; {left_out} failed or unfinished left out."
-    )
+        experiment_path = f"{self.storage_path.rstrip('/')}/{run_name}"
+        if self.args.resume and tune.Tuner.can_restore(experiment_path):
+            tuner = tune.Tuner.restore(
+                experiment_path, trainable, resume_errored=True, param_space=param_space
+            )
+        else:
+            tuner = tune.Tuner(
+                trainable,
+                param_space=param_space,
+                tune_config=tune_config,
+                run_config=tune.RunConfig(
+                    name=run_name,
+                    storage_path=self.storage_path,
+                    callbacks=[tracker],
+                    failure_config=tune.FailureConfig(max_failures=self.args.max_failures),
+                    checkpoint_config=tune.CheckpointConfig(num_to_keep=1),
+                    verbose=1,
+                ),
+            )
+        tuner.fit()
+
+    def _table(self, parent_run_id: str, axes: dict, stage: str | None) -> tuple[str, dict]:
+        """(the stage's Markdown table, the best values of its axes by mean selection metric over seeds)."""
+        from analysis.runs import fetch_trial_runs
+        from analysis.tables import build_table, to_markdown
+
+        runs = fetch_trial_runs(self.tracking_uri, self.experiment, parent_run_id)
+        if stage is not None:
+            runs = runs[runs["params.stage"] == stage]
+        group_by = list(axes)
+        metrics = list(dict.fromkeys(self.definition.table_metrics + [self.definition.selection_metric]))
+        table = build_table(runs, group_by, metrics)
+        best = dict(zip(group_by, map(_python_value, table.best[self.definition.selection_metric])))
+        return to_markdown(table), best
+
+
+def _python_value(value):
+    """A table cell back as the plain Python value a config holds (numpy scalars and 'True' strings undone)."""
+    if hasattr(value, "item"):
+        value = value.item()
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return {"True": True, "False": False}.get(value, value) if isinstance(value, str) else value
+
+
+def make_scheduler(name: str, metric: str):
+    """Ray Tune's early-stopping scheduler by name, on the dev metric (None for fifo: every trial runs out)."""
+    from ray.tune.schedulers import ASHAScheduler, MedianStoppingRule
+
+    if name == "asha":
+        return ASHAScheduler(metric=metric, mode="max", grace_period=2, reduction_factor=2)
+    if name == "median":
+        return MedianStoppingRule(metric=metric, mode="max", grace_period=2, min_samples_required=2)
+    return None

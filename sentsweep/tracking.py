@@ -77,25 +77,36 @@ def trial_params(config: dict) -> dict:
 
 
 class SweepTracker(Callback):
-    """Ray Tune callback: a parent MLflow run for the sweep and exactly one child run per trial."""
+    """Ray Tune callback: a parent MLflow run for the sweep and exactly one child run per trial.
 
-    def __init__(self, tracking_uri: str, experiment_name: str, sweep_name: str, method: str) -> None:
+    With `resume`, the latest unfinished parent run of this sweep is reused, and a trial that already has
+    a run (found by its Ray trial id) keeps logging to it, so a resumed sweep has no duplicate runs.
+    """
+
+    def __init__(self, tracking_uri: str, experiment_name: str, sweep_name: str, resume: bool = False) -> None:
         from mlflow.tracking import MlflowClient
 
         self.client = MlflowClient(tracking_uri=tracking_uri)
-        self.tracking_uri = tracking_uri
         self.sweep_name = sweep_name
-        self.method = method
         experiment = self.client.get_experiment_by_name(experiment_name)
         self.experiment_id = (
             experiment.experiment_id if experiment else self.client.create_experiment(experiment_name)
         )
         self.version = code_version()
-        self.parent_run_id = self.client.create_run(
-            self.experiment_id,
-            run_name=f"{sweep_name}-{time.strftime('%Y%m%d-%H%M%S')}",
-            tags={"sweep": sweep_name, "method": method, "code_version": self.version, "role": "sweep"},
-        ).info.run_id
+        unfinished = self.client.search_runs(
+            [self.experiment_id],
+            f"tags.role = 'sweep' and tags.sweep = '{sweep_name}' and attributes.status = 'RUNNING'",
+            order_by=["attributes.start_time DESC"],
+            max_results=1,
+        ) if resume else []
+        if unfinished:
+            self.parent_run_id = unfinished[0].info.run_id
+        else:
+            self.parent_run_id = self.client.create_run(
+                self.experiment_id,
+                run_name=f"{sweep_name}-{time.strftime('%Y%m%d-%H%M%S')}",
+                tags={"sweep": sweep_name, "code_version": self.version, "role": "sweep"},
+            ).info.run_id
         self._run_ids: dict[str, str] = {}
 
     def log_sweep_metrics(self, metrics: dict) -> None:
@@ -103,15 +114,34 @@ class SweepTracker(Callback):
         for key, value in metrics.items():
             self.client.log_metric(self.parent_run_id, key, value)
 
+    def _existing_run_id(self, trial_id: str) -> str | None:
+        runs = self.client.search_runs(
+            [self.experiment_id],
+            f"tags.sweep_run_id = '{self.parent_run_id}' and tags.ray_trial_id = '{trial_id}'",
+            max_results=1,
+        )
+        return runs[0].info.run_id if runs else None
+
     def _run_id(self, trial) -> str:
         if trial.trial_id in self._run_ids:
             return self._run_ids[trial.trial_id]
+        run_id = self._existing_run_id(trial.trial_id)
+        if run_id is None:
+            run_id = self._create_trial_run(trial)
+        else:
+            self.client.update_run(run_id, status="RUNNING")
+        self._run_ids[trial.trial_id] = run_id
+        return run_id
+
+    def _create_trial_run(self, trial) -> str:
+        from mlflow.entities import Param
+
         config = trial.config
         tags = {
             "mlflow.parentRunId": self.parent_run_id,
             "sweep": self.sweep_name,
             "sweep_run_id": self.parent_run_id,
-            "method": self.method,
+            "method": str(config.get("method")),
             "seed": str(resolve_seed(config)),
             "config_hash": config_hash(config),
             "code_version": self.version,
@@ -119,14 +149,13 @@ class SweepTracker(Callback):
             "selected_on": "dev",
         }
         run_id = self.client.create_run(
-            self.experiment_id, run_name=f"{self.method}-{trial.trial_id}", tags=tags
+            self.experiment_id, run_name=f"{config.get('method')}-{trial.trial_id}", tags=tags
         ).info.run_id
-        from mlflow.entities import Param
-
-        params = [Param(k, json.dumps(v) if isinstance(v, (list, dict)) else str(v)) for k, v in trial_params(config).items()]
-        self.client.log_batch(run_id, params=params)
-        self.client.log_dict(run_id, trial_params(config), "config.json")
-        self._run_ids[trial.trial_id] = run_id
+        params = trial_params(config)
+        self.client.log_batch(
+            run_id, params=[Param(k, json.dumps(v) if isinstance(v, (list, dict)) else str(v)) for k, v in params.items()]
+        )
+        self.client.log_dict(run_id, params, "config.json")
         return run_id
 
     def on_trial_start(self, iteration, trials, trial, **info):
@@ -149,7 +178,12 @@ class SweepTracker(Callback):
         self.client.log_batch(run_id, metrics=metrics)
 
     def on_trial_complete(self, iteration, trials, trial, **info):
-        self.client.set_terminated(self._run_id(trial), status="FINISHED")
+        run_id = self._run_id(trial)
+        if _stopped_early(trial):
+            self.client.set_tag(run_id, "stopped_early", "true")
+            self.client.set_terminated(run_id, status="KILLED")
+        else:
+            self.client.set_terminated(run_id, status="FINISHED")
 
     def on_trial_error(self, iteration, trials, trial, **info):
         run_id = self._run_id(trial)
@@ -157,5 +191,12 @@ class SweepTracker(Callback):
         self.client.set_tag(run_id, "failure_reason", reason[-5000:])
         self.client.set_terminated(run_id, status="FAILED")
 
-    def on_experiment_end(self, trials, **info):
+    def finish(self) -> None:
+        """Mark the sweep's parent run finished (after its last stage)."""
         self.client.set_terminated(self.parent_run_id, status="FINISHED")
+
+
+def _stopped_early(trial) -> bool:
+    """A trial ended by a scheduler before its last step (ASHA, median stopping)."""
+    config, result = trial.config, trial.last_result
+    return "step" in result and "max_steps" in config and result["step"] < config["max_steps"]

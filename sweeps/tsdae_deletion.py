@@ -1,7 +1,7 @@
 """TSDAE deletion ratio x pooling ablation (TSDAE paper, appendix A, tables 6 and 7).
 
     python sweeps/tsdae_deletion.py --quick                       # minutes, tiny model, demo data
-    python sweeps/tsdae_deletion.py --model bert-base-uncased --corpus nli_sentences.txt \
+    python sweeps/tsdae_deletion.py --model bert-base-uncased --corpus nli_sentences.txt \\
         --sts-dir data/stsbenchmark --gpus-per-trial 0.5           # the paper's setting
 """
 
@@ -10,11 +10,12 @@ import sys
 from search_spaces.tsdae import (
     PAPER_DELETION_RATIOS,
     PAPER_POOLINGS,
-    PAPER_SEEDS,
+    PAPER_SETTINGS,
+    QUICK_SETTINGS,
     deletion_pooling_grid,
     deletion_pooling_ranges,
 )
-from sentsweep.launcher import SweepDefinition, run_sweep
+from sentsweep.launcher import Stage, SweepDefinition, run_sweep
 
 
 def add_arguments(parser):
@@ -35,15 +36,10 @@ def sampled_axes(args):
 
 DEFINITION = SweepDefinition(
     name="tsdae_deletion",
-    method="tsdae",
     description=__doc__.splitlines()[0],
-    # Appendix A: 30K steps, evaluation every 1.5K, batch size 8, AdamW at a constant 3e-5, tied decoder.
-    constants=dict(
-        noise_type="delete", tie_decoder=True, lr=3e-5, batch_size=8, max_steps=30_000, eval_steps=1_500,
-        max_seq_length=128, seeds=PAPER_SEEDS,
-    ),
-    quick_constants=dict(lr=1e-3, max_steps=60, eval_steps=20, max_seq_length=32, seeds=2),
-    grid_axes=grid_axes,
+    constants=PAPER_SETTINGS,
+    quick_constants=QUICK_SETTINGS | {"max_steps": 60},
+    stages=[Stage("deletion_ratio x pooling", grid_axes)],
     sampled_axes=sampled_axes,
     add_arguments=add_arguments,
 )

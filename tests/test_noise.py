@@ -42,3 +42,50 @@ def test_zero_ratio_keeps_every_word():
 def test_ratio_outside_unit_interval_is_named(bad):
     with pytest.raises(InputError, match=repr(bad).replace(".", r"\.")):
         check_ratio(bad)
+
+
+SENTENCE = "A young man is playing an old guitar in the quiet park today ."
+
+
+def noisy_words(noise_type, ratio, seed=0):
+    from sentsweep.noise import WordNoise
+
+    noise = WordNoise(noise_type, ratio, vocabulary=("zebra", "piano"), mask_token="[MASK]")
+    return split_words(noise(SENTENCE, random.Random(seed)))
+
+
+def test_swap_moves_about_ratio_of_the_words_and_keeps_them_all():
+    words = split_words(SENTENCE)
+    moved = [noisy_words("swap", 0.5, seed) for seed in range(200)]
+    assert all(sorted(m) == sorted(words) for m in moved)
+    changed = sum(sum(a != b for a, b in zip(m, words)) for m in moved) / (200 * len(words))
+    assert 0.3 < changed <= 0.5  # round(0.5 * 13) = 6 of 13 words are shuffled; some land where they were
+
+
+def test_insert_adds_round_ratio_n_vocabulary_words():
+    words = split_words(SENTENCE)
+    noisy = noisy_words("insert", 0.3)
+    inserted = [w for w in noisy if w in ("zebra", "piano")]
+    assert len(inserted) == round(0.3 * len(words))
+    assert [w for w in noisy if w not in ("zebra", "piano")] == words  # the original words keep their order
+
+
+@pytest.mark.parametrize("noise_type, marker", [("replace", ("zebra", "piano")), ("mask", ("MASK",))])
+def test_replace_and_mask_change_about_ratio_of_the_words(noise_type, marker):
+    words = split_words(SENTENCE)
+    total = changed = 0
+    for seed in range(300):
+        noisy = noisy_words(noise_type, 0.3, seed)
+        if noise_type == "mask":  # "[MASK]" splits into "[", "MASK", "]"
+            noisy = " ".join(noisy).replace("[ MASK ]", "MASK").split()
+        assert len(noisy) == len(words)
+        changed += sum(w in marker for w in noisy)
+        total += len(words)
+    assert abs(changed / total - 0.3) < 0.03
+
+
+def test_unknown_noise_type_is_named():
+    from sentsweep.noise import WordNoise
+
+    with pytest.raises(InputError, match="unknown noise type 'blur'"):
+        WordNoise("blur", 0.3)

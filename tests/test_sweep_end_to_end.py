@@ -71,45 +71,60 @@ def test_every_trial_has_exactly_one_finished_run_with_params_tags_and_curve(qui
     assert len(set().union(*hashes.values())) == 4  # configs differ
 
 
+def plain(text: str) -> str:
+    """A printed table without its best-marking (bold and dagger)."""
+    return text.replace("**", "").replace("†", "")
+
+
 def test_printed_table_equals_a_direct_computation_from_the_runs(quick_sweep):
     uri, parent, printed = quick_sweep
     runs = child_runs(uri, parent)
+    best_dev = max(
+        np.mean([r.data.metrics["best_sts_dev"] for r in runs if (r.data.params["noise_ratio"], r.data.params["pooling"]) == key])
+        for key in {(r.data.params["noise_ratio"], r.data.params["pooling"]) for r in runs}
+    )
     for ratio in ("0.3", "0.6"):
         for pooling in ("cls", "mean"):
             cell = [r for r in runs if (r.data.params["noise_ratio"], r.data.params["pooling"]) == (ratio, pooling)]
             values = np.array([r.data.metrics["sts_test_at_best_dev"] for r in cell])
             dev = np.array([r.data.metrics["best_sts_dev"] for r in cell])
             row = (
-                f"| {ratio} | {pooling} | {values.mean():.2f} ± {values.std(ddof=1):.2f} | 2 | "
-                f"{dev.mean():.2f} ± {dev.std(ddof=1):.2f} | 2 |"
+                f"| {ratio} | {pooling} | {values.mean():.2f} ± {values.std(ddof=1):.2f} | "
+                f"{dev.mean():.2f} ± {dev.std(ddof=1):.2f} |"
             )
-            assert row in printed
+            assert row in plain(printed)
+            if dev.mean() == best_dev:
+                assert f"**{dev.mean():.2f} ± {dev.std(ddof=1):.2f}**" in printed  # best per column in bold
+    assert "n=2 unless shown" in printed
 
 
-def test_analysis_command_reproduces_the_table_and_writes_csv(quick_sweep, tmp_path, capsys):
-    uri, parent, _ = quick_sweep
-    csv_path = tmp_path / "table.csv"
+def test_analysis_command_reproduces_the_table_and_writes_csv_and_latex(quick_sweep, tmp_path, capsys):
+    uri, parent, printed = quick_sweep
+    csv_path, latex_path = tmp_path / "table.csv", tmp_path / "table.tex"
     code = analysis_cli.main(
-        ["--experiment", "tsdae_deletion", "--tracking-uri", uri, "--group-by", "noise_ratio", "pooling",
-         "--metrics", "sts_test_at_best_dev", "--csv", str(csv_path)]
+        ["table", "--experiment", "tsdae_deletion", "--tracking-uri", uri, "--rows", "noise_ratio", "pooling",
+         "--csv", str(csv_path), "--latex", str(latex_path)]
     )
     assert code == 0
     out = capsys.readouterr().out
+    table_lines = [line for line in out.splitlines() if line.startswith("| 0.")]
+    assert len(table_lines) == 4 and all(line in printed for line in table_lines)
     import pandas as pd
 
-    table = pd.read_csv(csv_path)
+    frame = pd.read_csv(csv_path)
     runs = child_runs(uri, parent)
-    for _, row in table.iterrows():
+    for _, row in frame.iterrows():
         cell = [
-            r.data.metrics["sts_test_at_best_dev"]
+            r.data.metrics[row["metric"]]
             for r in runs
             if float(r.data.params["noise_ratio"]) == row["noise_ratio"] and r.data.params["pooling"] == row["pooling"]
         ]
-        assert row["sts_test_at_best_dev_mean"] == pytest.approx(np.mean(cell), abs=1e-9)
-        assert row["sts_test_at_best_dev_std"] == pytest.approx(np.std(cell, ddof=1), abs=1e-9)
-        assert row["sts_test_at_best_dev_n"] == 2
-        assert f"| {row['noise_ratio']} | {row['pooling']} | {np.mean(cell):.2f} ± " in out
-    assert "8 finished runs; 0 failed" in out
+        assert row["mean"] == pytest.approx(np.mean(cell), abs=1e-9)
+        assert row["std"] == pytest.approx(np.std(cell, ddof=1), abs=1e-9)
+        assert row["n"] == 2
+    latex = latex_path.read_text(encoding="utf-8")
+    assert "\\toprule" in latex and "\\bottomrule" in latex and "$\\pm$" in latex and "\\textbf{" in latex
+    assert "Runs left out: none" in out
 
 
 def test_untrained_baseline_is_printed_and_logged_on_the_sweep_run(quick_sweep):

@@ -1,0 +1,153 @@
+"""Every unsupervised objective on the tiny model: the loss decreases and the gradients follow the definition."""
+
+import random
+
+import pytest
+import torch
+
+from sentsweep.demo_data import CORPUS_FILE
+from sentsweep.errors import InputError
+from sentsweep.losses.consert import ConsertLoss, augment_embeddings, check_augmentations
+from sentsweep.losses.contrastive import info_nce
+from sentsweep.losses.reconstruction import mask_tokens
+from sentsweep.models import load_sentence_model
+from trainables.objectives import OBJECTIVE_DEFAULTS, validate_config
+from trainables.unsupervised import build_unsupervised
+
+BATCH = CORPUS_FILE.read_text(encoding="utf-8").splitlines()[:16]
+METHODS = list(OBJECTIVE_DEFAULTS) + ["mlm+nm", "tsdae+nm", "simcse+clm_ae", "simcse+mlm_ae"]
+
+
+@pytest.fixture()
+def base_config(tiny_model_dir):
+    return dict(model=str(tiny_model_dir), corpus=str(CORPUS_FILE), pooling="mean", max_seq_length=32, w=0.5)
+
+
+def features(model, texts):
+    return model.preprocess(texts)
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_loss_decreases_over_30_steps(base_config, method):
+    torch.manual_seed(0)
+    setup = build_unsupervised(base_config | {"method": method})
+    setup.module.train()
+    optimizer = torch.optim.AdamW(setup.module.parameters(), lr=1e-3)
+    losses = []
+    for step in range(30):
+        loss = setup.batch_loss(BATCH, random.Random(step))
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+        losses.append(loss.item())
+    assert sum(losses[-5:]) < 0.9 * sum(losses[:5]), losses
+
+
+def test_noise_matching_has_no_gradient_through_the_original_branch(base_config):
+    setup = build_unsupervised(base_config | {"method": "nm", "noise_ratio": 0.0})
+    model = setup.model
+    model.eval()  # no dropout, and T(x) = x at ratio 0: both branches see the very same embedding
+    params = [p for p in model.parameters() if p.requires_grad]
+    setup.batch_loss(BATCH, random.Random(0)).backward()
+    nm_grads = [torch.zeros_like(p) if p.grad is None else p.grad.clone() for p in params]
+
+    def grads(stop_gradient):
+        embedding = model(features(model, BATCH))["sentence_embedding"]
+        target = embedding.detach() if stop_gradient else embedding
+        result = torch.autograd.grad(info_nce(target, embedding, 0.05), params, allow_unused=True)
+        return [torch.zeros_like(p) if g is None else g for p, g in zip(params, result)]
+
+    with_sg, without_sg = grads(True), grads(False)
+    assert all(torch.allclose(a, b, atol=1e-6) for a, b in zip(nm_grads, with_sg))
+    assert not all(torch.allclose(a, b, atol=1e-6) for a, b in zip(nm_grads, without_sg))
+
+
+def test_simcse_two_passes_differ_only_by_dropout(base_config):
+    setup = build_unsupervised(base_config | {"method": "simcse"})
+    setup.module.train()  # as the training loop does
+    model = setup.model
+    outputs = []
+    hook = model.register_forward_hook(lambda module, args, output: outputs.append(output["sentence_embedding"]))
+    try:
+        setup.batch_loss(BATCH, random.Random(0))
+        assert len(outputs) == 2 and not torch.allclose(outputs[0], outputs[1])  # two dropout masks
+        model.eval()
+        outputs.clear()
+        setup.batch_loss(BATCH, random.Random(0))
+        assert len(outputs) == 2 and torch.equal(outputs[0], outputs[1])  # no dropout: identical
+    finally:
+        hook.remove()
+
+
+def test_second_objective_gets_gradient_only_with_positive_weight(base_config):
+    for weight, expect_gradient in ((0.0, False), (0.01, True)):
+        setup = build_unsupervised(base_config | {"method": "simcse+clm_ae", "w": weight})
+        setup.batch_loss(BATCH, random.Random(0)).backward()
+        decoder_grad = setup.module["clm_ae"].decoder.cls.predictions.transform.dense.weight.grad
+        assert (decoder_grad is not None and decoder_grad.abs().sum() > 0) == expect_gradient
+
+
+def test_consert_cutoffs_remove_exactly_their_share():
+    generator = torch.Generator().manual_seed(0)
+    embeddings = torch.randn(3, 10, 20) + 5  # no accidental zeros
+    mask = torch.tensor([[1] * 10, [1] * 6 + [0] * 4, [1] * 10])
+    rows = augment_embeddings(embeddings, mask, "token_cutoff", 0.3, generator)
+    assert [(rows[i].abs().sum(1) == 0).sum().item() for i in range(3)] == [3, 2, 3]
+    columns = augment_embeddings(embeddings, mask, "feature_cutoff", 0.25, generator)
+    assert [(columns[i].abs().sum(0) == 0).sum().item() for i in range(3)] == [5, 5, 5]
+    dropped = augment_embeddings(embeddings, mask, "dropout", 0.5, generator)
+    assert 0.4 < (dropped == 0).float().mean().item() < 0.6
+    kept = dropped != 0
+    assert torch.allclose(dropped[kept], 2 * embeddings[kept])
+
+
+@pytest.mark.parametrize("augmentation", ["token_shuffle", "token_cutoff", "feature_cutoff", "dropout"])
+def test_consert_views_differ_from_the_plain_embedding(tiny_model_dir, augmentation):
+    model = load_sentence_model(str(tiny_model_dir), "mean", 32, dropout_free=True)
+    loss = ConsertLoss(model, augmentation, ratio=0.3)
+    batch = features(model, BATCH[:4])
+    plain = model(dict(batch))["sentence_embedding"]
+    assert torch.equal(plain, model(dict(batch))["sentence_embedding"])  # dropout-free encoder
+    view = loss.view(batch, augmentation, torch.Generator().manual_seed(0))
+    again = loss.view(batch, augmentation, torch.Generator().manual_seed(0))
+    assert torch.equal(view, again)
+    assert not torch.allclose(view, plain)
+    assert torch.equal(plain, model(dict(batch))["sentence_embedding"])  # hooks removed afterwards
+
+
+def test_mask_tokens_respects_special_tokens_and_labels():
+    generator = torch.Generator().manual_seed(0)
+    ids = torch.arange(5, 105).repeat(50, 1)
+    never = torch.zeros_like(ids, dtype=torch.bool)
+    never[:, 0] = never[:, -1] = True
+    masked, labels = mask_tokens(ids, never, 0.15, 4, generator, vocabulary_size=200)
+    chosen = labels != -100
+    assert not chosen[:, 0].any() and not chosen[:, -1].any()
+    assert torch.equal(labels[chosen], ids[chosen])
+    assert 0.13 < chosen.float().mean() < 0.17
+    share_masked = (masked[chosen] == 4).float().mean()
+    share_unchanged = (masked[chosen] == ids[chosen]).float().mean()
+    assert 0.75 < share_masked < 0.85 and 0.06 < share_unchanged < 0.14
+    short = mask_tokens(ids[:, :3], never[:, :3], 0.0, 4, generator)[1]
+    assert ((short != -100).sum(1) == 1).all()  # at least one prediction per row
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        ({"method": "simcse+bogus"}, "unknown method 'simcse\\+bogus'"),
+        ({"method": "mlm+nm", "w": -0.1}, "weight w -0.1"),
+        ({"method": "consert", "augmentations": "token_shuffle,crop"}, "unknown 'crop'"),
+        ({"method": "tsdae", "noise_type": "blur"}, "unknown noise type 'blur'"),
+        ({"method": "simcse", "temperature": 0}, "temperature 0 must be > 0"),
+        ({"method": "nm", "pooling": "sum"}, "unknown pooling 'sum'"),
+    ],
+)
+def test_bad_method_settings_are_named(base_config, change, message):
+    with pytest.raises(InputError, match=message):
+        validate_config(base_config | change)
+
+
+def test_augmentation_pairs():
+    assert check_augmentations("dropout") == ("dropout", "dropout")
+    assert check_augmentations("token_shuffle,feature_cutoff") == ("token_shuffle", "feature_cutoff")

@@ -1,0 +1,84 @@
+"""Every sweep script's --quick mode finishes on the demo data, and its table can be printed again."""
+
+import contextlib
+import io
+from pathlib import Path
+
+import pytest
+import ray
+from mlflow.tracking import MlflowClient
+
+import analysis.__main__ as analysis_cli
+from analysis.runs import fetch_trial_runs, latest_sweep_run_id
+from tests.test_sweep_end_to_end import load_sweep
+
+SWEEPS = Path(__file__).resolve().parents[1] / "sweeps"
+
+
+@pytest.fixture(scope="module")
+def workdir(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("sweeps")
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    yield folder
+    ray.shutdown()
+
+
+def run_quick(name, workdir, *extra):
+    module = load_sweep(SWEEPS / f"{name}.py")
+    uri = f"sqlite:///{workdir / 'mlflow.db'}"
+    output = io.StringIO()
+    with contextlib.redirect_stdout(output):
+        code = module.run_sweep(
+            module.DEFINITION, ["--quick", "--tracking-uri", uri, "--output-dir", str(workdir / "out"), *extra]
+        )
+    assert code == 0, output.getvalue()
+    return uri, output.getvalue()
+
+
+@pytest.mark.parametrize(
+    "name, group_by, rows",
+    [
+        ("nm_weight", ["method", "w", "pooling"], 8),
+        ("multitask_weight", ["method", "w"], 4),
+        ("sample_size", ["method", "sample_size"], 4),
+        ("batch_size", ["method", "batch_size"], 4),
+        ("learning_rate", ["method", "lr"], 4),
+    ],
+)
+def test_quick_sweep_prints_its_table_and_analysis_reprints_it(workdir, capsys, name, group_by, rows):
+    uri, printed = run_quick(name, workdir)
+    header = "| " + " | ".join(group_by) + " | sts_test_at_best_dev | best_sts_dev |"
+    assert header in printed
+    assert "Runs left out: none" in printed
+    capsys.readouterr()
+    assert analysis_cli.main(["table", "--experiment", name, "--tracking-uri", uri, "--rows", *group_by]) == 0
+    table = capsys.readouterr().out
+    body = [line for line in table.splitlines() if line.startswith("| ") and "---" not in line][1:]
+    assert len(body) == rows
+    assert all(line in printed for line in body)  # the analysis command reproduces the sweep's own table
+
+
+def test_greedy_search_carries_each_stage_best_into_the_next(workdir):
+    uri, printed = run_quick("tsdae_noise", workdir)
+    runs = fetch_trial_runs(uri, "tsdae_noise", latest_sweep_run_id(uri, "tsdae_noise"))
+    stages = ["noise_type", "noise_ratio", "pooling", "tie_decoder"]
+    assert set(runs["params.stage"]) == set(stages)
+    for earlier, later in zip(stages, stages[1:]):
+        done = runs[runs["params.stage"] == earlier]
+        means = done.groupby(f"params.{earlier}")["metrics.best_sts_dev"].mean()
+        best = means.idxmax()
+        used = set(runs[runs["params.stage"] == later][f"params.{earlier}"])
+        assert used == {best}, (earlier, means, used)
+    assert printed.count("best on dev") == 4
+
+
+def test_optuna_search_repeats_each_sampled_config_over_the_seeds(workdir):
+    uri, printed = run_quick("learning_rate", workdir, "--search", "optuna", "--num-configs", "3")
+    client = MlflowClient(uri)
+    runs = fetch_trial_runs(uri, "learning_rate", latest_sweep_run_id(uri, "learning_rate"))
+    assert len(runs) == 3 * 2
+    by_config = runs.groupby("config_hash")["seed"].apply(sorted)
+    assert len(by_config) == 3 and all(seeds == ["0", "1"] for seeds in by_config)
+    lrs = runs["params.lr"].astype(float)
+    assert ((lrs >= 1e-6) & (lrs <= 1e-3)).all()
+    assert client.get_experiment_by_name("learning_rate") is not None
