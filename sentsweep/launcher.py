@@ -12,6 +12,7 @@ greedy search of the TSDAE paper (appendix A), where each stage fixes the best v
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -66,6 +67,8 @@ def build_parser(definition: SweepDefinition) -> argparse.ArgumentParser:
     parser.add_argument("--num-configs", type=int, default=8, help="configs Optuna samples (each run per seed)")
     parser.add_argument("--sample-sizes", type=int, nargs="+", help="training corpus sizes, an axis")
     parser.add_argument("--batch-sizes", type=int, nargs="+", help="batch sizes, an axis")
+    parser.add_argument("--set", nargs="+", default=[], metavar="KEY=VALUE",
+                        help="override fixed settings, values as JSON: --set temperature=0.1 tie_decoder=false")
     parser.add_argument("--lr", type=float)
     parser.add_argument("--max-steps", type=int)
     parser.add_argument("--eval-steps", type=int)
@@ -73,7 +76,8 @@ def build_parser(definition: SweepDefinition) -> argparse.ArgumentParser:
     parser.add_argument("--tracking-uri", help="MLflow tracking URI (default: MLFLOW_TRACKING_URI or ./mlflow.db)")
     parser.add_argument("--experiment", help="MLflow experiment name (default: the sweep's name)")
     parser.add_argument("--output-dir", default=str(DEFAULT_OUTPUT_DIR), help="Ray results and the tiny model")
-    parser.add_argument("--storage-path", help="Ray Tune storage (shared path or s3://...; default OUTPUT_DIR/ray)")
+    parser.add_argument("--storage-path", help="Ray Tune storage, shared by all nodes (NFS path or s3://...; "
+                        "default: SENTSWEEP_STORAGE_PATH, else OUTPUT_DIR/ray)")
     parser.add_argument("--cpus-per-trial", type=float, default=1.0)
     parser.add_argument("--gpus-per-trial", type=float, default=0.0, help="fractions share a GPU, e.g. 0.25")
     parser.add_argument("--max-failures", type=int, default=2, help="retries of a failed trial from its checkpoint")
@@ -81,6 +85,22 @@ def build_parser(definition: SweepDefinition) -> argparse.ArgumentParser:
     parser.add_argument("--resume", action="store_true", help="continue the latest unfinished sweep of the experiment")
     definition.add_arguments(parser)
     return parser
+
+
+def parse_assignments(assignments: list[str]) -> dict:
+    """KEY=VALUE strings as a dict, each VALUE read as JSON when it parses (numbers, true/false) else as text."""
+    import json
+
+    parsed = {}
+    for assignment in assignments:
+        key, separator, value = assignment.partition("=")
+        if not separator or not key:
+            raise InputError(f"--set {assignment!r}: expected KEY=VALUE")
+        try:
+            parsed[key] = json.loads(value)
+        except json.JSONDecodeError:
+            parsed[key] = value
+    return parsed
 
 
 def _check_positive(values, name: str) -> None:
@@ -99,6 +119,7 @@ def resolve_settings(definition: SweepDefinition, args: argparse.Namespace) -> t
     for option in ("lr", "max_steps", "eval_steps", "max_seq_length"):
         if getattr(args, option) is not None:
             constants[option] = getattr(args, option)
+    constants.update(parse_assignments(args.set))
     _check_positive([constants["max_steps"], constants["eval_steps"], constants["batch_size"]], "steps/batch size")
     _check_positive(args.batch_sizes, "batch size")
     _check_positive(args.sample_sizes, "sample size")
@@ -215,8 +236,7 @@ def _run(definition: SweepDefinition, args: argparse.Namespace) -> int:
         f"untrained model {constants['model']}: STS dev {baseline['untrained_sts_dev']:.2f}, "
         f"test {baseline['untrained_sts_test']:.2f} (Spearman x 100 of cosine)"
     )
-    SweepRunner(definition, args, tracking_uri, seeds).run(constants, stages, baseline)
-    return 0
+    return SweepRunner(definition, args, tracking_uri, seeds).run(constants, stages, baseline)
 
 
 class SweepRunner:
@@ -228,27 +248,40 @@ class SweepRunner:
         self.tracking_uri = tracking_uri
         self.seeds = seeds
         self.experiment = args.experiment or definition.name
-        self.storage_path = args.storage_path or str(Path(args.output_dir, "ray").resolve())
+        self.storage_path = (
+            args.storage_path or os.environ.get("SENTSWEEP_STORAGE_PATH") or str(Path(args.output_dir, "ray").resolve())
+        )
 
-    def run(self, constants: dict, stages: list[tuple[str, dict]], baseline: dict) -> None:
+    def run(self, constants: dict, stages: list[tuple[str, dict]], baseline: dict) -> int:
+        """Run every stage; returns the exit code (3 when results could only be queued, not written)."""
         import ray
 
         from sentsweep.tracking import SweepTracker
 
-        tracker = SweepTracker(self.tracking_uri, self.experiment, self.definition.name, resume=self.args.resume)
+        tracker = SweepTracker(self.tracking_uri, self.experiment, self.definition.name,
+                               pending_dir=self.args.output_dir, resume=self.args.resume)
         tracker.log_sweep_metrics(baseline)
         ray.init(ignore_reinit_error=True, include_dashboard=False, log_to_driver=False)
         for index, (stage_name, axes) in enumerate(stages):
             stage_constants = constants | ({"stage": stage_name} if len(stages) > 1 else {})
             self._fit(tracker, f"{self.definition.name}-{tracker.parent_run_id[:8]}-{index}", stage_constants, axes)
+            if not tracker.writer.flush(attempts=6, wait_s=5.0):
+                print(f"error: MLflow at {self.tracking_uri} is unreachable; {tracker.writer.pending} results are "
+                      f"saved in {tracker.writer.pending_file}; write them later with\n"
+                      f"  python -m sentsweep.mlflow_writer {tracker.writer.pending_file}", file=sys.stderr)
+                return 3
             table, best = self._table(tracker.parent_run_id, axes, stage_name if len(stages) > 1 else None)
             title = f"stage {index + 1}/{len(stages)} '{stage_name}'" if len(stages) > 1 else self.definition.name
             print(f"\n{title}: mean ± std over seeds (MLflow experiment {self.experiment!r}, "
                   f"sweep run {tracker.parent_run_id})\n\n{table}")
+            if best is None:
+                print("error: no trial of this stage finished; see the failure_reason tags in MLflow", file=sys.stderr)
+                return 1
             if len(stages) > 1:
                 print(f"best on dev ({self.definition.selection_metric}, mean over seeds): {best}")
                 constants = constants | best
         tracker.finish()
+        return 0
 
     def _fit(self, tracker, run_name: str, constants: dict, axes: dict) -> None:
         from ray import tune
@@ -305,7 +338,8 @@ class SweepRunner:
         group_by = list(axes)
         metrics = list(dict.fromkeys(self.definition.table_metrics + [self.definition.selection_metric]))
         table = build_table(runs, group_by, metrics)
-        best = dict(zip(group_by, map(_python_value, table.best[self.definition.selection_metric])))
+        best_row = table.best.get(self.definition.selection_metric)
+        best = None if best_row is None else dict(zip(group_by, map(_python_value, best_row)))
         return to_markdown(table), best
 
 

@@ -21,6 +21,7 @@ from ray.tune.result import AUTO_RESULT_KEYS
 
 from search_spaces.seeds import TRIAL_INDEX_KEY, resolve_seed
 from sentsweep.errors import InputError
+from sentsweep.mlflow_writer import QueuedMlflowWriter
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_DB_FILE = "mlflow.db"
@@ -80,21 +81,21 @@ class SweepTracker(Callback):
     """Ray Tune callback: a parent MLflow run for the sweep and exactly one child run per trial.
 
     With `resume`, the latest unfinished parent run of this sweep is reused, and a trial that already has
-    a run (found by its Ray trial id) keeps logging to it, so a resumed sweep has no duplicate runs.
+    a run (found by its Ray trial id) keeps logging to it, so a resumed sweep has no duplicate runs. Writes
+    go through a `QueuedMlflowWriter`, so a tracking server lost mid-sweep loses no result.
     """
 
-    def __init__(self, tracking_uri: str, experiment_name: str, sweep_name: str, resume: bool = False) -> None:
+    def __init__(self, tracking_uri: str, experiment_name: str, sweep_name: str, pending_dir: str | Path,
+                 resume: bool = False) -> None:
         from mlflow.tracking import MlflowClient
 
-        self.client = MlflowClient(tracking_uri=tracking_uri)
+        client = MlflowClient(tracking_uri=tracking_uri)
         self.sweep_name = sweep_name
-        experiment = self.client.get_experiment_by_name(experiment_name)
-        self.experiment_id = (
-            experiment.experiment_id if experiment else self.client.create_experiment(experiment_name)
-        )
+        experiment = client.get_experiment_by_name(experiment_name)
+        experiment_id = experiment.experiment_id if experiment else client.create_experiment(experiment_name)
         self.version = code_version()
-        unfinished = self.client.search_runs(
-            [self.experiment_id],
+        unfinished = client.search_runs(
+            [experiment_id],
             f"tags.role = 'sweep' and tags.sweep = '{sweep_name}' and attributes.status = 'RUNNING'",
             order_by=["attributes.start_time DESC"],
             max_results=1,
@@ -102,98 +103,82 @@ class SweepTracker(Callback):
         if unfinished:
             self.parent_run_id = unfinished[0].info.run_id
         else:
-            self.parent_run_id = self.client.create_run(
-                self.experiment_id,
+            self.parent_run_id = client.create_run(
+                experiment_id,
                 run_name=f"{sweep_name}-{time.strftime('%Y%m%d-%H%M%S')}",
                 tags={"sweep": sweep_name, "code_version": self.version, "role": "sweep"},
             ).info.run_id
-        self._run_ids: dict[str, str] = {}
+        self.writer = QueuedMlflowWriter(
+            tracking_uri, experiment_id, self.parent_run_id,
+            Path(pending_dir) / f"mlflow-pending-{self.parent_run_id[:8]}.jsonl",
+        )
 
     def log_sweep_metrics(self, metrics: dict) -> None:
         """Metrics of the sweep as a whole (for example the untrained baseline), on the parent run."""
         for key, value in metrics.items():
-            self.client.log_metric(self.parent_run_id, key, value)
-
-    def _existing_run_id(self, trial_id: str) -> str | None:
-        runs = self.client.search_runs(
-            [self.experiment_id],
-            f"tags.sweep_run_id = '{self.parent_run_id}' and tags.ray_trial_id = '{trial_id}'",
-            max_results=1,
-        )
-        return runs[0].info.run_id if runs else None
-
-    def _run_id(self, trial) -> str:
-        if trial.trial_id in self._run_ids:
-            return self._run_ids[trial.trial_id]
-        run_id = self._existing_run_id(trial.trial_id)
-        if run_id is None:
-            run_id = self._create_trial_run(trial)
-        else:
-            self.client.update_run(run_id, status="RUNNING")
-        self._run_ids[trial.trial_id] = run_id
-        return run_id
-
-    def _create_trial_run(self, trial) -> str:
-        from mlflow.entities import Param
-
-        config = trial.config
-        tags = {
-            "mlflow.parentRunId": self.parent_run_id,
-            "sweep": self.sweep_name,
-            "sweep_run_id": self.parent_run_id,
-            "method": str(config.get("method")),
-            "seed": str(resolve_seed(config)),
-            "config_hash": config_hash(config),
-            "code_version": self.version,
-            "ray_trial_id": trial.trial_id,
-            "selected_on": "dev",
-        }
-        run_id = self.client.create_run(
-            self.experiment_id, run_name=f"{config.get('method')}-{trial.trial_id}", tags=tags
-        ).info.run_id
-        params = trial_params(config)
-        self.client.log_batch(
-            run_id, params=[Param(k, json.dumps(v) if isinstance(v, (list, dict)) else str(v)) for k, v in params.items()]
-        )
-        self.client.log_dict(run_id, params, "config.json")
-        return run_id
+            self.writer.client.log_metric(self.parent_run_id, key, value)
 
     def on_trial_start(self, iteration, trials, trial, **info):
-        self._run_id(trial)
+        config = trial.config
+        params = trial_params(config)
+        self.writer.submit({
+            "op": "create",
+            "trial": trial.trial_id,
+            "name": f"{config.get('method')}-{trial.trial_id}",
+            "tags": {
+                "mlflow.parentRunId": self.parent_run_id,
+                "sweep": self.sweep_name,
+                "sweep_run_id": self.parent_run_id,
+                "method": str(config.get("method")),
+                "seed": str(resolve_seed(config)),
+                "config_hash": config_hash(config),
+                "code_version": self.version,
+                "ray_trial_id": trial.trial_id,
+                "selected_on": "dev",
+            },
+            "params": {k: json.dumps(v) if isinstance(v, (list, dict)) else str(v) for k, v in params.items()},
+            "config": json.loads(json.dumps(params, default=str)),
+        })
 
     def on_trial_result(self, iteration, trials, trial, result, **info):
-        from mlflow.entities import Metric
-
-        run_id = self._run_id(trial)
         step = int(result.get("step", result.get("training_iteration", 0)))
         now = int(time.time() * 1000)
         metrics = [
-            Metric(key, float(value), now, step)
+            (key, float(value), now, step)
             for key, value in result.items()
             if key not in IGNORED_RESULT_KEYS
             and isinstance(value, (int, float))
             and not isinstance(value, bool)
             and math.isfinite(value)
         ]
-        self.client.log_batch(run_id, metrics=metrics)
+        self.writer.submit({"op": "metrics", "trial": trial.trial_id, "metrics": metrics})
 
     def on_trial_complete(self, iteration, trials, trial, **info):
-        run_id = self._run_id(trial)
         if _stopped_early(trial):
-            self.client.set_tag(run_id, "stopped_early", "true")
-            self.client.set_terminated(run_id, status="KILLED")
+            self.writer.submit({"op": "tag", "trial": trial.trial_id, "key": "stopped_early", "value": "true"})
+            self.writer.submit({"op": "terminate", "trial": trial.trial_id, "status": "KILLED"})
         else:
-            self.client.set_terminated(run_id, status="FINISHED")
+            self.writer.submit({"op": "terminate", "trial": trial.trial_id, "status": "FINISHED"})
 
     def on_trial_error(self, iteration, trials, trial, **info):
-        run_id = self._run_id(trial)
-        reason = str(getattr(trial, "error_msg", None) or "trial raised an error")
-        self.client.set_tag(run_id, "failure_reason", reason[-5000:])
-        self.client.set_terminated(run_id, status="FAILED")
+        reason = _error_text(trial)
+        self.writer.submit({"op": "tag", "trial": trial.trial_id, "key": "failure_reason", "value": reason})
+        self.writer.submit({"op": "terminate", "trial": trial.trial_id, "status": "FAILED"})
 
-    def finish(self) -> None:
-        """Mark the sweep's parent run finished (after its last stage)."""
-        self.client.set_terminated(self.parent_run_id, status="FINISHED")
+    def finish(self, attempts: int = 6, wait_s: float = 5.0) -> bool:
+        """Write what is still queued and mark the sweep's parent run finished; False if the store stayed away."""
+        if not self.writer.flush(attempts=attempts, wait_s=wait_s):
+            return False
+        self.writer.client.set_terminated(self.parent_run_id, status="FINISHED")
+        return True
+
+
+def _error_text(trial) -> str:
+    """The trial's traceback from the error file Ray Tune writes beside it (the last failure's tail)."""
+    path = trial.error_file
+    if path and Path(path).is_file():
+        return Path(path).read_text(encoding="utf-8", errors="replace").strip()[-5000:]
+    return "trial raised an error (no error file)"
 
 
 def _stopped_early(trial) -> bool:

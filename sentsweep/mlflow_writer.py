@@ -1,0 +1,177 @@
+"""Ordered, loss-free writes of trial results to MLflow, surviving a tracking server that goes away.
+
+Every write is an operation on a trial (create its run, log metrics, set a tag, terminate it). Operations
+are applied in order; when the store cannot be reached they stay queued, mirrored to a JSON-lines file,
+and are retried on later writes (at most every `retry_interval_s`) and at the end of the sweep. Whatever is
+still queued then can be replayed later:
+
+    python -m sentsweep.mlflow_writer PENDING_FILE [--tracking-uri URI]
+
+Runs are found again by their Ray trial id tag, so applying an operation twice never duplicates a run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import sys
+import time
+from pathlib import Path
+
+logger = logging.getLogger(__name__)
+
+
+def _store_reachable(uri: str) -> bool:
+    from sentsweep.errors import InputError
+    from sentsweep.tracking import check_tracking_reachable
+
+    try:
+        check_tracking_reachable(uri, timeout_s=3.0)
+        return True
+    except InputError:
+        return False
+
+
+class QueuedMlflowWriter:
+    """Applies trial operations to one sweep's MLflow runs in order, queueing them while the store is down."""
+
+    def __init__(self, tracking_uri: str, experiment_id: str, parent_run_id: str, pending_file: str | Path,
+                 retry_interval_s: float = 5.0) -> None:
+        self.tracking_uri = tracking_uri
+        self.experiment_id = experiment_id
+        self.parent_run_id = parent_run_id
+        self.pending_file = Path(pending_file)
+        self.retry_interval_s = retry_interval_s
+        self.queue: list[dict] = []
+        self._run_ids: dict[str, str] = {}
+        self._last_failure = 0.0
+        self._client = None
+        if tracking_uri.startswith("http"):
+            # Fail fast and queue, rather than let the client's own retries stall the sweep for minutes.
+            os.environ.setdefault("MLFLOW_HTTP_REQUEST_MAX_RETRIES", "1")
+            os.environ.setdefault("MLFLOW_HTTP_REQUEST_BACKOFF_FACTOR", "1")
+            os.environ.setdefault("MLFLOW_HTTP_REQUEST_TIMEOUT", "10")
+
+    def __getstate__(self) -> dict:  # picklable for Ray Tune's experiment state
+        state = self.__dict__.copy()
+        state["_client"] = None
+        return state
+
+    @property
+    def client(self):
+        if self._client is None:
+            from mlflow.tracking import MlflowClient
+
+            self._client = MlflowClient(tracking_uri=self.tracking_uri)
+        return self._client
+
+    @property
+    def pending(self) -> int:
+        return len(self.queue)
+
+    def submit(self, operation: dict) -> None:
+        """Queue `operation` and apply everything queued, unless the store failed less than a retry interval ago."""
+        self.queue.append(operation)
+        if self.queue[:-1] and time.monotonic() - self._last_failure < self.retry_interval_s:
+            self._save()
+            return
+        self.flush()
+
+    def flush(self, attempts: int = 1, wait_s: float = 0.0) -> bool:
+        """Apply queued operations in order; True when none is left."""
+        for attempt in range(attempts):
+            while self.queue:
+                try:
+                    self._apply(self.queue[0])
+                except Exception as error:  # noqa: BLE001 - any store failure: decide below
+                    if _store_reachable(self.tracking_uri):
+                        logger.error("MLflow rejected %s: %s", self.queue[0], error)
+                        self._reject(self.queue.pop(0), error)
+                        continue
+                    self._last_failure = time.monotonic()
+                    break
+                self.queue.pop(0)
+            self._save()
+            if not self.queue:
+                return True
+            if attempt + 1 < attempts:
+                time.sleep(wait_s)
+        return False
+
+    def _save(self) -> None:
+        if self.queue:
+            self.pending_file.parent.mkdir(parents=True, exist_ok=True)
+            header = {"tracking_uri": self.tracking_uri, "experiment_id": self.experiment_id,
+                      "parent_run_id": self.parent_run_id}
+            lines = [json.dumps(header)] + [json.dumps(op) for op in self.queue]
+            self.pending_file.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        elif self.pending_file.exists():
+            self.pending_file.unlink()
+
+    def _reject(self, operation: dict, error: Exception) -> None:
+        rejected = self.pending_file.with_suffix(".rejected.jsonl")
+        with rejected.open("a", encoding="utf-8") as handle:
+            handle.write(json.dumps({"operation": operation, "error": str(error)}) + "\n")
+
+    def _run_id(self, trial_id: str) -> str | None:
+        if trial_id not in self._run_ids:
+            runs = self.client.search_runs(
+                [self.experiment_id],
+                f"tags.sweep_run_id = '{self.parent_run_id}' and tags.ray_trial_id = '{trial_id}'",
+                max_results=1,
+            )
+            if runs:
+                self._run_ids[trial_id] = runs[0].info.run_id
+        return self._run_ids.get(trial_id)
+
+    def _apply(self, operation: dict) -> None:
+        from mlflow.entities import Metric, Param
+
+        kind, trial_id = operation["op"], operation["trial"]
+        run_id = self._run_id(trial_id)
+        if kind == "create":
+            if run_id is None:
+                run = self.client.create_run(self.experiment_id, run_name=operation["name"], tags=operation["tags"])
+                run_id = self._run_ids[trial_id] = run.info.run_id
+                params = [Param(k, v) for k, v in operation["params"].items()]
+                self.client.log_batch(run_id, params=params)
+                self.client.log_dict(run_id, operation["config"], "config.json")
+            else:  # a retried or resumed trial keeps its run
+                self.client.update_run(run_id, status="RUNNING")
+        elif run_id is None:
+            raise KeyError(f"no MLflow run for trial {trial_id}")
+        elif kind == "metrics":
+            self.client.log_batch(run_id, metrics=[Metric(*m) for m in operation["metrics"]])
+        elif kind == "tag":
+            self.client.set_tag(run_id, operation["key"], operation["value"])
+        elif kind == "terminate":
+            self.client.set_terminated(run_id, status=operation["status"])
+        else:
+            raise ValueError(f"unknown operation {kind!r}")
+
+
+def replay(pending_file: str | Path, tracking_uri: str | None = None) -> int:
+    """Apply the operations saved in `pending_file`; returns how many are still pending."""
+    lines = Path(pending_file).read_text(encoding="utf-8").splitlines()
+    header = json.loads(lines[0])
+    writer = QueuedMlflowWriter(tracking_uri or header["tracking_uri"], header["experiment_id"],
+                                header["parent_run_id"], pending_file)
+    writer.queue = [json.loads(line) for line in lines[1:]]
+    writer.flush()
+    return writer.pending
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m sentsweep.mlflow_writer", description="replay queued writes")
+    parser.add_argument("pending_file")
+    parser.add_argument("--tracking-uri", default=None, help="default: the URI the sweep used")
+    args = parser.parse_args(argv)
+    left = replay(args.pending_file, args.tracking_uri)
+    print(f"{left} operations still pending" if left else "all queued operations written")
+    return 1 if left else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

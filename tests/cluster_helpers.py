@@ -1,0 +1,113 @@
+"""Real components for the distributed tests: Ray nodes started with `ray start`, an MLflow server on loopback."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+PROJECT = Path(__file__).resolve().parents[1]
+BIN = Path(sys.executable).parent
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def wait_until(condition, timeout_s: float, interval_s: float = 0.5, what: str = "condition"):
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(interval_s)
+    raise TimeoutError(f"timed out after {timeout_s} s waiting for {what}")
+
+
+class RayCluster:
+    """A head node and worker nodes on this machine, each its own `ray start --block` process group."""
+
+    def __init__(self, head_cpus: float, head_gpus: int = 0) -> None:
+        self.port = free_port()
+        self.address = f"127.0.0.1:{self.port}"
+        self.nodes: list[subprocess.Popen] = []
+        self._start(["--head", f"--port={self.port}", "--node-ip-address=127.0.0.1", f"--num-cpus={head_cpus}",
+                     f"--num-gpus={head_gpus}", "--include-dashboard=false"])
+        wait_until(self._ready, 60, what="the Ray head")
+
+    def _ready(self) -> bool:
+        result = subprocess.run([str(BIN / "ray"), "status", f"--address={self.address}"], capture_output=True)
+        return result.returncode == 0
+
+    def _start(self, arguments: list[str]) -> subprocess.Popen:
+        env = os.environ | {"RAY_USAGE_STATS_ENABLED": "0"}
+        node = subprocess.Popen([str(BIN / "ray"), "start", "--block", "--disable-usage-stats", *arguments],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True, env=env)
+        self.nodes.append(node)
+        return node
+
+    def add_worker(self, cpus: float) -> subprocess.Popen:
+        node = self._start([f"--address={self.address}", "--node-ip-address=127.0.0.1", f"--num-cpus={cpus}"])
+        time.sleep(5)
+        return node
+
+    @staticmethod
+    def kill(node: subprocess.Popen) -> None:
+        os.killpg(node.pid, signal.SIGKILL)
+        node.wait()
+
+    def stop(self) -> None:
+        for node in reversed(self.nodes):
+            if node.poll() is None:
+                os.killpg(node.pid, signal.SIGKILL)
+                node.wait()
+        subprocess.run([str(BIN / "ray"), "stop", "--force"], capture_output=True)
+
+
+class MlflowServer:
+    """`mlflow server` on 127.0.0.1 with a SQLite store; can be killed and started again on the same port."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.port = free_port()
+        self.uri = f"http://127.0.0.1:{self.port}"
+        self.process: subprocess.Popen | None = None
+        self.start()
+
+    def start(self) -> None:
+        self.process = subprocess.Popen(
+            [str(BIN / "mlflow"), "server", "--backend-store-uri", f"sqlite:///{self.folder / 'server.db'}",
+             "--artifacts-destination", str(self.folder / "artifacts"), "--host", "127.0.0.1",
+             "--port", str(self.port), "--workers", "1"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+        )
+        wait_until(self.healthy, 120, what="the MLflow server")
+
+    def healthy(self) -> bool:
+        try:
+            with urllib.request.urlopen(self.uri + "/health", timeout=2) as response:
+                return response.status == 200
+        except OSError:
+            return False
+
+    def kill(self) -> None:
+        os.killpg(self.process.pid, signal.SIGKILL)
+        self.process.wait()
+
+
+def start_sweep(script: str, workdir: Path, *arguments: str, env: dict | None = None) -> subprocess.Popen:
+    """A sweep script as its own process (the driver), output to workdir/driver.log."""
+    log = open(workdir / "driver.log", "ab")
+    return subprocess.Popen(
+        [sys.executable, str(PROJECT / "sweeps" / script), "--quick", "--output-dir", str(workdir / "out"),
+         *arguments],
+        cwd=workdir, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+        env=os.environ | {"PYTHONUNBUFFERED": "1", "RAY_USAGE_STATS_ENABLED": "0"} | (env or {}),
+    )

@@ -1,0 +1,161 @@
+"""Distributed and fault tolerant, with real components: Ray nodes from `ray start`, an MLflow server on 127.0.0.1.
+
+Each test drives a sweep script as its own process (the driver), as `ray submit` would on a head node.
+"""
+
+import os
+import signal
+import time
+
+import pytest
+import yaml
+from mlflow.tracking import MlflowClient
+
+from analysis.runs import fetch_trial_runs, latest_sweep_run_id
+from tests.cluster_helpers import PROJECT, MlflowServer, RayCluster, start_sweep, wait_until
+
+EXPECTED_STEPS = [0, 20, 40, 60]
+
+
+@pytest.fixture()
+def cluster_factory():
+    clusters = []
+
+    def make(**kwargs):
+        cluster = RayCluster(**kwargs)
+        clusters.append(cluster)
+        return cluster
+
+    yield make
+    for cluster in clusters:
+        cluster.stop()
+
+
+def trial_runs(uri, experiment="tsdae_deletion"):
+    client = MlflowClient(uri)
+    found = client.get_experiment_by_name(experiment)
+    if found is None:
+        return []
+    return [r for r in client.search_runs([found.experiment_id], "tags.role != 'sweep'")
+            if r.data.tags.get("sweep_run_id")]
+
+
+def assert_one_complete_run_per_trial(uri, expected_trials=8):
+    runs = trial_runs(uri)
+    assert len(runs) == expected_trials
+    assert len({r.data.tags["ray_trial_id"] for r in runs}) == expected_trials
+    client = MlflowClient(uri)
+    for run in runs:
+        assert run.info.status == "FINISHED", run.data.tags.get("failure_reason")
+        steps = sorted({m.step for m in client.get_metric_history(run.info.run_id, "sts_dev")})
+        assert steps == EXPECTED_STEPS
+    return runs
+
+
+@pytest.mark.parametrize("path", ["cluster.yaml", "cluster-onprem.yaml"])
+def test_cluster_configs_pass_the_cluster_launcher_schema(path):
+    from ray.autoscaler._private.util import prepare_config, validate_config
+
+    config = prepare_config(yaml.safe_load((PROJECT / path).read_text()))
+    validate_config(config)
+    commands = " ".join(config["head_start_ray_commands"])
+    assert "mlflow server" in commands and "--host 127.0.0.1" in commands
+    assert any("pip install" in c and "sentsweep" in c for c in config["setup_commands"])
+    assert any("SENTSWEEP_STORAGE_PATH" in c for c in config["setup_commands"])
+
+
+def test_sweep_survives_a_killed_worker_node(cluster_factory, tmp_path):
+    cluster = cluster_factory(head_cpus=0)  # every trial runs on a worker node
+    first_worker = cluster.add_worker(cpus=2)
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    driver = start_sweep("tsdae_deletion.py", tmp_path, "--tracking-uri", uri, "--max-failures", "3",
+                         env={"RAY_ADDRESS": cluster.address})
+    wait_until(lambda: len(trial_runs(uri)) >= 2, 240, what="trials running on the first worker")
+    cluster.kill(first_worker)
+    cluster.add_worker(cpus=2)
+    assert driver.wait(timeout=400) == 0, (tmp_path / "driver.log").read_text()[-3000:]
+    assert_one_complete_run_per_trial(uri)
+    errors = list((tmp_path / "out" / "ray").rglob("error.txt"))
+    assert errors, "no trial was running on the killed worker"
+
+
+def finished_runs(uri):
+    return [r for r in trial_runs(uri) if r.info.status == "FINISHED"]
+
+
+def at_least(count: int, runs: list):
+    return runs if len(runs) >= count else None
+
+
+def table_lines(log: str) -> list[str]:
+    return [line for line in log.splitlines() if line.startswith("| 0.")]
+
+
+def test_killed_driver_resumes_without_rerunning_finished_trials(cluster_factory, tmp_path):
+    cluster = cluster_factory(head_cpus=2)
+    env = {"RAY_ADDRESS": cluster.address, "TUNE_GLOBAL_CHECKPOINT_S": "1"}
+    reference_dir, crash_dir = tmp_path / "reference", tmp_path / "crash"
+    reference_dir.mkdir(), crash_dir.mkdir()
+    reference = start_sweep("tsdae_deletion.py", reference_dir, "--tracking-uri",
+                            f"sqlite:///{reference_dir / 'mlflow.db'}", env=env)
+    assert reference.wait(timeout=400) == 0
+    uri = f"sqlite:///{crash_dir / 'mlflow.db'}"
+    driver = start_sweep("tsdae_deletion.py", crash_dir, "--tracking-uri", uri, env=env)
+    finished = wait_until(lambda: at_least(3, finished_runs(uri)), 300, what="3 finished trials")
+    time.sleep(3)  # let Tune write its experiment state after those trials
+    os.killpg(driver.pid, signal.SIGKILL)
+    driver.wait()
+    killed_at = time.time() * 1000
+    assert len(finished_runs(uri)) < 8
+    resumed = start_sweep("tsdae_deletion.py", crash_dir, "--tracking-uri", uri, "--resume", env=env)
+    assert resumed.wait(timeout=400) == 0, (crash_dir / "driver.log").read_text()[-3000:]
+    runs = {r.info.run_id: r for r in assert_one_complete_run_per_trial(uri)}
+    for run in finished:  # finished before the crash: not run again (its end time is unchanged)
+        assert runs[run.info.run_id].info.end_time == run.info.end_time < killed_at
+    log = (crash_dir / "driver.log").read_text()
+    assert table_lines(log) and table_lines(log) == table_lines((reference_dir / "driver.log").read_text())
+    parent = latest_sweep_run_id(uri, "tsdae_deletion")
+    assert MlflowClient(uri).get_run(parent).info.status == "FINISHED"
+    assert len(fetch_trial_runs(uri, "tsdae_deletion", None)) == 8  # one sweep, no second parent's runs
+
+
+def max_overlap(runs) -> int:
+    events = sorted([(r.info.start_time, 1) for r in runs] + [(r.info.end_time, -1) for r in runs])
+    running = peak = 0
+    for _, change in events:
+        running += change
+        peak = max(peak, running)
+    return peak
+
+
+@pytest.mark.parametrize("gpus_per_trial, expected", [(0.25, 4), (1.0, 1)])
+def test_fractional_gpus_pack_trials_onto_one_gpu(cluster_factory, tmp_path, gpus_per_trial, expected):
+    cluster = cluster_factory(head_cpus=2, head_gpus=1)  # Ray is told of one GPU
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    driver = start_sweep("tsdae_deletion.py", tmp_path, "--tracking-uri", uri, "--gpus-per-trial",
+                         str(gpus_per_trial), "--cpus-per-trial", "0.25", env={"RAY_ADDRESS": cluster.address})
+    assert driver.wait(timeout=400) == 0, (tmp_path / "driver.log").read_text()[-3000:]
+    runs = assert_one_complete_run_per_trial(uri)
+    assert max_overlap(runs) == expected
+
+
+def test_mlflow_server_lost_mid_sweep_loses_no_result(tmp_path):
+    server = MlflowServer(tmp_path)
+    try:
+        driver = start_sweep("tsdae_deletion.py", tmp_path, "--tracking-uri", server.uri)
+        wait_until(lambda: len(trial_runs(server.uri)) >= 1, 240, what="the first trial run")
+        server.kill()
+        time.sleep(10)  # trials go on; their results queue on the driver
+        server.start()
+        assert driver.wait(timeout=400) == 0, (tmp_path / "driver.log").read_text()[-3000:]
+        assert_one_complete_run_per_trial(server.uri)
+        assert not list((tmp_path / "out").glob("mlflow-pending-*.jsonl"))
+    finally:
+        server.kill()
+
+
+def test_unreachable_server_at_start_fails_before_any_trial(tmp_path):
+    driver = start_sweep("tsdae_deletion.py", tmp_path, "--tracking-uri", "http://127.0.0.1:9")
+    assert driver.wait(timeout=120) == 2
+    assert "MLflow tracking server http://127.0.0.1:9 is unreachable" in (tmp_path / "driver.log").read_text()
+    assert not (tmp_path / "out").exists()

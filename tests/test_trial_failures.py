@@ -1,0 +1,59 @@
+"""A trial whose loss turns NaN fails alone, recorded in MLflow; early-stopped trials are counted, not averaged."""
+
+import contextlib
+import io
+
+import ray
+from mlflow.tracking import MlflowClient
+
+from analysis.runs import fetch_trial_runs, latest_sweep_run_id
+from search_spaces.tsdae import QUICK_SETTINGS
+from sentsweep.launcher import Stage, SweepDefinition, run_sweep
+
+
+def run(definition, workdir, *extra):
+    uri = f"sqlite:///{workdir / 'mlflow.db'}"
+    output = io.StringIO()
+    with contextlib.redirect_stdout(output):
+        code = run_sweep(definition, ["--quick", "--tracking-uri", uri, "--output-dir", str(workdir / "out"), *extra])
+    ray.shutdown()
+    return code, uri, output.getvalue()
+
+
+def test_nan_loss_fails_its_trial_with_the_reason_and_the_sweep_goes_on(tmp_path):
+    definition = SweepDefinition(
+        name="temperature",
+        description="SimCSE temperature, one value so small that the logits overflow",
+        constants=dict(method="simcse", pooling="mean", batch_size=8, seeds=2),
+        quick_constants=QUICK_SETTINGS | {"max_steps": 20, "eval_steps": 10},
+        stages=[Stage("temperature", lambda args: {"temperature": [0.05, 1e-300]})],
+    )
+    code, uri, printed = run(definition, tmp_path, "--max-failures", "0")
+    assert code == 0
+    runs = fetch_trial_runs(uri, "temperature", latest_sweep_run_id(uri, "temperature"))
+    failed = runs[runs["status"] == "FAILED"]
+    assert len(runs) == 4 and len(failed) == 2
+    assert set(failed["params.temperature"]) == {"1e-300"}
+    assert all("loss is nan" in reason for reason in failed["failure_reason"])
+    assert "Runs left out: 2 failed." in printed
+    assert "| 0.05 |" in printed and "| 1e-300 |" not in printed
+
+
+def test_asha_stops_trials_early_and_the_table_counts_them(tmp_path):
+    definition = SweepDefinition(
+        name="asha",
+        description="TSDAE deletion ratios under ASHA",
+        constants=dict(method="tsdae", noise_type="delete", pooling="cls", tie_decoder=True, batch_size=8, seeds=2),
+        quick_constants=QUICK_SETTINGS | {"max_steps": 80, "eval_steps": 10},
+        stages=[Stage("ratio", lambda args: {"noise_ratio": [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8]})],
+    )
+    code, uri, printed = run(definition, tmp_path, "--scheduler", "asha", "--seeds", "1")
+    assert code == 0
+    runs = fetch_trial_runs(uri, "asha", latest_sweep_run_id(uri, "asha"))
+    stopped = runs[runs["status"] == "KILLED"]
+    assert len(runs) == 8 and 0 < len(stopped) < 8
+    client = MlflowClient(uri)
+    for run_id in stopped["run_id"]:
+        stopped_run = client.get_run(run_id)
+        assert stopped_run.data.tags["stopped_early"] == "true" and stopped_run.data.metrics["step"] < 80
+    assert f"Runs left out: {len(stopped)} stopped early." in printed
