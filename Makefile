@@ -11,7 +11,7 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install -q -e '.[dev]'
 	touch $(STAMP)
 
-.PHONY: install demo test
+.PHONY: install demo test report benchmarks
 install: $(STAMP)
 
 demo: $(STAMP)
@@ -19,3 +19,14 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(PY) -m pytest -q tests
+
+# The example report under docs/: a quick NM-weight sweep, then its table and plot.
+report: $(STAMP)
+	mkdir -p sweep_outputs
+	$(PY) sweeps/nm_weight.py --quick --tracking-uri sqlite:///sweep_outputs/report.db
+	$(PY) -m analysis report --experiment nm_weight --tracking-uri sqlite:///sweep_outputs/report.db \
+		--rows method pooling --columns w --lines method pooling --log-x --output docs/example_report.md
+
+# Speed goals as ratios against references measured in the same run.
+benchmarks: $(STAMP)
+	$(PY) -m benchmarks.run_all

@@ -6,6 +6,8 @@
     python -m analysis compare --experiment nm_weight --metric sts_test_at_best_dev \\
         --first method=mlm+nm w=0.1 --second method=tsdae+nm w=0.1
     python -m analysis plot --experiment sample_size --x sample_size --lines method --log-x --output plot.png
+    python -m analysis report --experiment nm_weight --rows method pooling --columns w --lines method \
+        --log-x --output docs/example_report.md
 
 Runs are those of the experiment's latest sweep unless --sweep-run-id or --all-sweeps says otherwise.
 """
@@ -52,9 +54,18 @@ def parse_args(argv=None) -> argparse.Namespace:
     _common(plot)
     plot.add_argument("--x", required=True)
     plot.add_argument("--metric", default=DEFAULT_METRICS[0])
-    plot.add_argument("--lines", default=None, help="param that separates the lines (e.g. method)")
+    plot.add_argument("--lines", nargs="+", default=None, help="params that separate the lines (e.g. method)")
     plot.add_argument("--log-x", action="store_true")
     plot.add_argument("--output", required=True, help="PNG path; a PDF is written beside it")
+
+    report = commands.add_parser("report", help="a Markdown report: the table, a plot, the LaTeX source")
+    _common(report)
+    report.add_argument("--rows", nargs="+", required=True)
+    report.add_argument("--columns", required=True, help="the swept param (columns of the table, x of the plot)")
+    report.add_argument("--metric", default=DEFAULT_METRICS[0])
+    report.add_argument("--lines", nargs="+", default=None, help="params that separate the plot's lines")
+    report.add_argument("--log-x", action="store_true")
+    report.add_argument("--output", required=True, help="the report's Markdown path; the plot goes beside it")
     return parser.parse_args(argv)
 
 
@@ -112,11 +123,15 @@ def main(argv=None) -> int:
             print(f"{' '.join(args.first)}: mean {sum(values[0].values()) / len(values[0]):.2f} (n={len(values[0])})")
             print(f"{' '.join(args.second)}: mean {sum(values[1].values()) / len(values[1]):.2f} (n={len(values[1])})")
             print(f"{result.test}-test over {result.n} seeds: t = {result.statistic:.3f}, p = {result.p_value:.4f}")
-        else:
+        elif args.command == "plot":
             from analysis.plots import plot_metric
 
             paths = plot_metric(runs, args.x, args.metric, args.lines, args.output, args.log_x)
             print("wrote " + ", ".join(map(str, paths)))
+        else:
+            from analysis.report import write_report
+
+            print(f"wrote {write_report(runs, args)}")
     except InputError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2

@@ -9,22 +9,26 @@ import pandas as pd
 from sentsweep.errors import InputError
 
 
-def plot_metric(runs: pd.DataFrame, x: str, metric: str, lines: str | None, output: str | Path,
+def plot_metric(runs: pd.DataFrame, x: str, metric: str, lines: list[str] | None, output: str | Path,
                 log_x: bool = False, title: str | None = None) -> list[Path]:
-    """Write `output` as PNG and PDF (same stem); returns both paths. Only finished runs are plotted."""
+    """Write `output` as PNG and PDF (same stem); returns both paths. Only finished runs are plotted.
+
+    `lines` are the params whose value combination makes one line (all runs on one line when None).
+    """
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    for column in [f"params.{x}", f"metrics.{metric}"] + ([f"params.{lines}"] if lines else []):
+    lines = list(lines or [])
+    for column in [f"params.{x}", f"metrics.{metric}"] + [f"params.{name}" for name in lines]:
         if column not in runs:
             raise InputError(f"runs have no {column.replace('.', ' ', 1)!r}")
     finished = runs[runs["status"] == "FINISHED"]
     frame = pd.DataFrame({
         "x": pd.to_numeric(finished[f"params.{x}"], errors="raise"),
         "y": finished[f"metrics.{metric}"].astype(float),
-        "line": finished[f"params.{lines}"] if lines else metric,
+        "line": finished[[f"params.{name}" for name in lines]].astype(str).agg(" ".join, axis=1) if lines else metric,
     })
     figure, axes = plt.subplots(figsize=(6, 4))
     for name, group in frame.groupby("line", sort=True):
@@ -39,7 +43,7 @@ def plot_metric(runs: pd.DataFrame, x: str, metric: str, lines: str | None, outp
     axes.set_title(title or f"{metric} vs {x}")
     axes.grid(alpha=0.3)
     if lines:
-        axes.legend(title=lines)
+        axes.legend(title=" ".join(lines))
     figure.tight_layout()
     stem = Path(output).with_suffix("")
     stem.parent.mkdir(parents=True, exist_ok=True)

@@ -36,11 +36,14 @@ def fetch_trial_runs(tracking_uri: str, experiment_name: str, sweep_run_id: str 
     experiment = client.get_experiment_by_name(experiment_name)
     if experiment is None:
         raise InputError(f"no MLflow experiment named {experiment_name!r} at {tracking_uri}")
-    query = "tags.role != 'sweep'" if sweep_run_id is None else f"tags.sweep_run_id = '{sweep_run_id}'"
+    # A missing tag matches no filter in MLflow, so "every sweep" is filtered here rather than in the query.
+    query = "" if sweep_run_id is None else f"tags.sweep_run_id = '{sweep_run_id}'"
     rows, token = [], None
     while True:
         page = client.search_runs([experiment.experiment_id], query, max_results=10_000, page_token=token)
         for run in page:
+            if "sweep_run_id" not in run.data.tags:
+                continue  # a sweep's parent run, not a trial
             row = {
                 "run_id": run.info.run_id,
                 "status": run.info.status,

@@ -62,3 +62,30 @@ class StsEvaluator:
         first, second = self.embed(model)
         model.train(was_training)
         return 100.0 * spearman(cosine_similarities(first, second), np.asarray(self.pairs.scores))
+
+
+def nearest_neighbours(queries: torch.Tensor, corpus: torch.Tensor, k: int, query_batch: int = 256,
+                       corpus_batch: int = 50_000) -> tuple[torch.Tensor, torch.Tensor]:
+    """Exact top-k cosine neighbours of each query in `corpus`: (scores, indices), best first.
+
+    Scores are computed block by block (query_batch x corpus_batch at a time) and merged into a running
+    top-k, so memory stays bounded however large the corpus is.
+    """
+    queries = torch.nn.functional.normalize(queries.float(), dim=-1)
+    corpus = torch.nn.functional.normalize(corpus.float(), dim=-1)
+    k = min(k, len(corpus))
+    all_scores, all_indices = [], []
+    for q_start in range(0, len(queries), query_batch):
+        block = queries[q_start:q_start + query_batch]
+        best_scores = torch.full((len(block), k), -float("inf"))
+        best_indices = torch.zeros((len(block), k), dtype=torch.long)
+        for c_start in range(0, len(corpus), corpus_batch):
+            scores = block @ corpus[c_start:c_start + corpus_batch].T
+            top = scores.topk(min(k, scores.shape[1]), dim=1)
+            merged_scores = torch.cat([best_scores, top.values], dim=1)
+            merged_indices = torch.cat([best_indices, top.indices + c_start], dim=1)
+            keep = merged_scores.topk(k, dim=1)
+            best_scores, best_indices = keep.values, merged_indices.gather(1, keep.indices)
+        all_scores.append(best_scores)
+        all_indices.append(best_indices)
+    return torch.cat(all_scores), torch.cat(all_indices)

@@ -289,7 +289,7 @@ class SweepRunner:
         from ray.tune.search.optuna import OptunaSearch
 
         from search_spaces.spaces import grid_param_space, sampled_param_space
-        from trainables.unsupervised import train_unsupervised
+        from trainables import train
 
         metric = self.definition.selection_metric
         scheduler = make_scheduler(self.args.scheduler, metric)
@@ -304,7 +304,7 @@ class SweepRunner:
                 reuse_actors=True,
             )
         trainable = tune.with_resources(
-            train_unsupervised, {"cpu": self.args.cpus_per_trial, "gpu": self.args.gpus_per_trial}
+            train, {"cpu": self.args.cpus_per_trial, "gpu": self.args.gpus_per_trial}
         )
         experiment_path = f"{self.storage_path.rstrip('/')}/{run_name}"
         if self.args.resume and tune.Tuner.can_restore(experiment_path):

@@ -13,6 +13,8 @@ from pathlib import Path
 
 PROJECT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
+# Test clusters live on this machine only; Ray's token authentication is for clusters reachable by others.
+RAY_ENV = os.environ | {"RAY_USAGE_STATS_ENABLED": "0", "RAY_AUTH_MODE": "disabled"}
 
 
 def free_port() -> int:
@@ -43,13 +45,14 @@ class RayCluster:
         wait_until(self._ready, 60, what="the Ray head")
 
     def _ready(self) -> bool:
-        result = subprocess.run([str(BIN / "ray"), "status", f"--address={self.address}"], capture_output=True)
-        return result.returncode == 0
+        result = subprocess.run([str(BIN / "ray"), "status", f"--address={self.address}"], capture_output=True,
+                                env=RAY_ENV, text=True)
+        return result.returncode == 0 and "Node status" in result.stdout
 
     def _start(self, arguments: list[str]) -> subprocess.Popen:
-        env = os.environ | {"RAY_USAGE_STATS_ENABLED": "0"}
         node = subprocess.Popen([str(BIN / "ray"), "start", "--block", "--disable-usage-stats", *arguments],
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True, env=env)
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+                                env=RAY_ENV)
         self.nodes.append(node)
         return node
 
@@ -68,7 +71,7 @@ class RayCluster:
             if node.poll() is None:
                 os.killpg(node.pid, signal.SIGKILL)
                 node.wait()
-        subprocess.run([str(BIN / "ray"), "stop", "--force"], capture_output=True)
+        subprocess.run([str(BIN / "ray"), "stop", "--force"], capture_output=True, env=RAY_ENV)
 
 
 class MlflowServer:
@@ -109,5 +112,5 @@ def start_sweep(script: str, workdir: Path, *arguments: str, env: dict | None = 
         [sys.executable, str(PROJECT / "sweeps" / script), "--quick", "--output-dir", str(workdir / "out"),
          *arguments],
         cwd=workdir, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-        env=os.environ | {"PYTHONUNBUFFERED": "1", "RAY_USAGE_STATS_ENABLED": "0"} | (env or {}),
+        env=RAY_ENV | {"PYTHONUNBUFFERED": "1"} | (env or {}),
     )

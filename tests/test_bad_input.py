@@ -65,5 +65,5 @@ def test_unreachable_tracking_server_is_named(run_quick):
 
 
 def test_unknown_method_is_named():
-    with pytest.raises(InputError, match="unknown method 'tsdea'; expected one of tsdae"):
+    with pytest.raises(InputError, match="unknown method 'tsdea'; expected tfidf, one of tsdae"):
         get_method("tsdea")

@@ -15,6 +15,8 @@ from analysis.runs import fetch_trial_runs, latest_sweep_run_id
 from tests.cluster_helpers import PROJECT, MlflowServer, RayCluster, start_sweep, wait_until
 
 EXPECTED_STEPS = [0, 20, 40, 60]
+LONG_TRIALS = ["--max-steps", "600", "--eval-steps", "200"]  # trials of several seconds, still running when killed
+LONG_STEPS = [0, 200, 400, 600]
 
 
 @pytest.fixture()
@@ -36,19 +38,18 @@ def trial_runs(uri, experiment="tsdae_deletion"):
     found = client.get_experiment_by_name(experiment)
     if found is None:
         return []
-    return [r for r in client.search_runs([found.experiment_id], "tags.role != 'sweep'")
-            if r.data.tags.get("sweep_run_id")]
+    return [r for r in client.search_runs([found.experiment_id]) if r.data.tags.get("sweep_run_id")]
 
 
-def assert_one_complete_run_per_trial(uri, expected_trials=8):
+def assert_one_complete_run_per_trial(uri, expected_trials=8, steps=EXPECTED_STEPS):
     runs = trial_runs(uri)
     assert len(runs) == expected_trials
     assert len({r.data.tags["ray_trial_id"] for r in runs}) == expected_trials
     client = MlflowClient(uri)
     for run in runs:
         assert run.info.status == "FINISHED", run.data.tags.get("failure_reason")
-        steps = sorted({m.step for m in client.get_metric_history(run.info.run_id, "sts_dev")})
-        assert steps == EXPECTED_STEPS
+        logged = sorted({m.step for m in client.get_metric_history(run.info.run_id, "sts_dev")})
+        assert logged == steps
     return runs
 
 
@@ -68,13 +69,13 @@ def test_sweep_survives_a_killed_worker_node(cluster_factory, tmp_path):
     cluster = cluster_factory(head_cpus=0)  # every trial runs on a worker node
     first_worker = cluster.add_worker(cpus=2)
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
-    driver = start_sweep("tsdae_deletion.py", tmp_path, "--tracking-uri", uri, "--max-failures", "3",
+    driver = start_sweep("tsdae_deletion.py", tmp_path, "--tracking-uri", uri, "--max-failures", "3", *LONG_TRIALS,
                          env={"RAY_ADDRESS": cluster.address})
     wait_until(lambda: len(trial_runs(uri)) >= 2, 240, what="trials running on the first worker")
     cluster.kill(first_worker)
     cluster.add_worker(cpus=2)
-    assert driver.wait(timeout=400) == 0, (tmp_path / "driver.log").read_text()[-3000:]
-    assert_one_complete_run_per_trial(uri)
+    assert driver.wait(timeout=600) == 0, (tmp_path / "driver.log").read_text()[-3000:]
+    assert_one_complete_run_per_trial(uri, steps=LONG_STEPS)
     errors = list((tmp_path / "out" / "ray").rglob("error.txt"))
     assert errors, "no trial was running on the killed worker"
 
@@ -97,19 +98,19 @@ def test_killed_driver_resumes_without_rerunning_finished_trials(cluster_factory
     reference_dir, crash_dir = tmp_path / "reference", tmp_path / "crash"
     reference_dir.mkdir(), crash_dir.mkdir()
     reference = start_sweep("tsdae_deletion.py", reference_dir, "--tracking-uri",
-                            f"sqlite:///{reference_dir / 'mlflow.db'}", env=env)
+                            f"sqlite:///{reference_dir / 'mlflow.db'}", *LONG_TRIALS, env=env)
     assert reference.wait(timeout=400) == 0
     uri = f"sqlite:///{crash_dir / 'mlflow.db'}"
-    driver = start_sweep("tsdae_deletion.py", crash_dir, "--tracking-uri", uri, env=env)
+    driver = start_sweep("tsdae_deletion.py", crash_dir, "--tracking-uri", uri, *LONG_TRIALS, env=env)
     finished = wait_until(lambda: at_least(3, finished_runs(uri)), 300, what="3 finished trials")
     time.sleep(3)  # let Tune write its experiment state after those trials
     os.killpg(driver.pid, signal.SIGKILL)
     driver.wait()
     killed_at = time.time() * 1000
     assert len(finished_runs(uri)) < 8
-    resumed = start_sweep("tsdae_deletion.py", crash_dir, "--tracking-uri", uri, "--resume", env=env)
-    assert resumed.wait(timeout=400) == 0, (crash_dir / "driver.log").read_text()[-3000:]
-    runs = {r.info.run_id: r for r in assert_one_complete_run_per_trial(uri)}
+    resumed = start_sweep("tsdae_deletion.py", crash_dir, "--tracking-uri", uri, "--resume", *LONG_TRIALS, env=env)
+    assert resumed.wait(timeout=600) == 0, (crash_dir / "driver.log").read_text()[-3000:]
+    runs = {r.info.run_id: r for r in assert_one_complete_run_per_trial(uri, steps=LONG_STEPS)}
     for run in finished:  # finished before the crash: not run again (its end time is unchanged)
         assert runs[run.info.run_id].info.end_time == run.info.end_time < killed_at
     log = (crash_dir / "driver.log").read_text()
@@ -133,22 +134,23 @@ def test_fractional_gpus_pack_trials_onto_one_gpu(cluster_factory, tmp_path, gpu
     cluster = cluster_factory(head_cpus=2, head_gpus=1)  # Ray is told of one GPU
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
     driver = start_sweep("tsdae_deletion.py", tmp_path, "--tracking-uri", uri, "--gpus-per-trial",
-                         str(gpus_per_trial), "--cpus-per-trial", "0.25", env={"RAY_ADDRESS": cluster.address})
-    assert driver.wait(timeout=400) == 0, (tmp_path / "driver.log").read_text()[-3000:]
-    runs = assert_one_complete_run_per_trial(uri)
+                         str(gpus_per_trial), "--cpus-per-trial", "0.25", *LONG_TRIALS,
+                         env={"RAY_ADDRESS": cluster.address})
+    assert driver.wait(timeout=600) == 0, (tmp_path / "driver.log").read_text()[-3000:]
+    runs = assert_one_complete_run_per_trial(uri, steps=LONG_STEPS)
     assert max_overlap(runs) == expected
 
 
 def test_mlflow_server_lost_mid_sweep_loses_no_result(tmp_path):
     server = MlflowServer(tmp_path)
     try:
-        driver = start_sweep("tsdae_deletion.py", tmp_path, "--tracking-uri", server.uri)
+        driver = start_sweep("tsdae_deletion.py", tmp_path, "--tracking-uri", server.uri, *LONG_TRIALS)
         wait_until(lambda: len(trial_runs(server.uri)) >= 1, 240, what="the first trial run")
         server.kill()
         time.sleep(10)  # trials go on; their results queue on the driver
         server.start()
-        assert driver.wait(timeout=400) == 0, (tmp_path / "driver.log").read_text()[-3000:]
-        assert_one_complete_run_per_trial(server.uri)
+        assert driver.wait(timeout=600) == 0, (tmp_path / "driver.log").read_text()[-3000:]
+        assert_one_complete_run_per_trial(server.uri, steps=LONG_STEPS)
         assert not list((tmp_path / "out").glob("mlflow-pending-*.jsonl"))
     finally:
         server.kill()

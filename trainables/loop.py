@@ -60,18 +60,34 @@ def step_seed(seed: int, step: int) -> int:
 
 
 class BatchSchedule:
-    """Mini-batch `step` of a corpus walked epoch by epoch, each epoch in its own seeded permutation."""
+    """Mini-batch `step` of a corpus walked epoch by epoch, each epoch in its own seeded order.
 
-    def __init__(self, corpus: list[str], batch_size: int, seed: int) -> None:
+    With `group_by_length`, each window of `GROUP_WINDOW` batches of the shuffled epoch is sorted by
+    sentence length before it is cut into batches, and the batches are then shuffled: batches hold
+    sentences of similar length, so dynamic padding wastes little compute, and their order stays random.
+    """
+
+    GROUP_WINDOW = 50
+
+    def __init__(self, corpus: list[str], batch_size: int, seed: int, group_by_length: bool = True) -> None:
         self.corpus = corpus
         self.batch_size = batch_size
         self.seed = seed
+        self.group_by_length = group_by_length
         self._permutations: dict[int, list[int]] = {}
 
     def _permutation(self, epoch: int) -> list[int]:
         if epoch not in self._permutations:
+            rng = random.Random(step_seed(self.seed, -1 - epoch))
             order = list(range(len(self.corpus)))
-            random.Random(step_seed(self.seed, -1 - epoch)).shuffle(order)
+            rng.shuffle(order)
+            if self.group_by_length:
+                window = self.batch_size * self.GROUP_WINDOW
+                order = [i for start in range(0, len(order), window)
+                         for i in sorted(order[start:start + window], key=lambda i: len(self.corpus[i]))]
+                batches = [order[start:start + self.batch_size] for start in range(0, len(order), self.batch_size)]
+                rng.shuffle(batches)
+                order = [i for batch in batches for i in batch]
             self._permutations = {epoch: order}
         return self._permutations[epoch]
 
@@ -79,6 +95,18 @@ class BatchSchedule:
         positions = range(step * self.batch_size, (step + 1) * self.batch_size)
         size = len(self.corpus)
         return [self.corpus[self._permutation(p // size)[p % size]] for p in positions]
+
+
+def training_step(setup: TrainingSetup, optimizer, schedule: BatchSchedule, seed: int, step: int) -> float:
+    """One optimisation step on batch `step`, with everything random seeded from (seed, step); returns the loss."""
+    torch.manual_seed(step_seed(seed, step))
+    loss = setup.batch_loss(schedule.batch(step), random.Random(step_seed(seed, step)))
+    if not torch.isfinite(loss):
+        raise FloatingPointError(f"loss is {loss.item()} at step {step}")
+    loss.backward()
+    optimizer.step()
+    optimizer.zero_grad(set_to_none=True)
+    return loss.item()
 
 
 def sample_corpus(corpus: list[str], sample_size: int | None, seed: int) -> list[str]:
@@ -111,7 +139,7 @@ def run_trial(config: dict, build_setup: Callable[[dict], TrainingSetup], sessio
     else:
         resumed_at = None
 
-    schedule = BatchSchedule(corpus, config["batch_size"], seed)
+    schedule = BatchSchedule(corpus, config["batch_size"], seed, config.get("group_by_length", True))
     max_steps, eval_steps = config["max_steps"], config["eval_steps"]
     losses: list[float] = []
     while True:
@@ -133,14 +161,7 @@ def run_trial(config: dict, build_setup: Callable[[dict], TrainingSetup], sessio
                 session.report(metrics, Path(directory))
         if progress.step >= max_steps:
             return progress
-        torch.manual_seed(step_seed(seed, progress.step))
-        loss = setup.batch_loss(schedule.batch(progress.step), random.Random(step_seed(seed, progress.step)))
-        if not torch.isfinite(loss):
-            raise FloatingPointError(f"loss is {loss.item()} at step {progress.step}")
-        loss.backward()
-        optimizer.step()
-        optimizer.zero_grad(set_to_none=True)
-        losses.append(loss.item())
+        losses.append(training_step(setup, optimizer, schedule, seed, progress.step))
         progress.step += 1
 
 

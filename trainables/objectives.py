@@ -6,8 +6,8 @@ A method is one objective ("tsdae") or two joined by '+' ("mlm+nm", "simcse+clm_
 
 which is the multi-task loss of thesis 001 (eq. 3.6, contrastive + w x auto-encoder) and the auxiliary
 objectives of thesis 000 chapter 6 (MLM / TSDAE + w x NM). sentence-transformers supplies TSDAE
-(DenoisingAutoEncoderLoss), SimCSE (MultipleNegativesRankingLoss over (x, x): two dropout masks) and
-Contrastive Tension (ContrastiveTensionLossInBatchNegatives); sentsweep.losses supplies the rest.
+(DenoisingAutoEncoderLoss) and Contrastive Tension (ContrastiveTensionLossInBatchNegatives);
+sentsweep.losses supplies the rest (SimCSE as MultipleNegativesRankingLoss over (x, x), in one pass).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from torch import Tensor, nn
 
 from sentsweep.errors import InputError
 from sentsweep.losses.consert import ConsertLoss, check_augmentations
-from sentsweep.losses.contrastive import NoiseMatchingLoss
+from sentsweep.losses.contrastive import NoiseMatchingLoss, SimCseLoss
 from sentsweep.losses.reconstruction import ClmAutoEncoderLoss, MaskedLanguageModelingLoss, MlmAutoEncoderLoss
 from sentsweep.models import check_model_source, check_pooling
 from sentsweep.noise import WordNoise, check_noise_type, check_ratio
@@ -55,7 +55,7 @@ def parse_method(method: str) -> tuple[str, ...]:
     unknown = [part for part in parts if part not in OBJECTIVE_DEFAULTS]
     if unknown or not 1 <= len(parts) <= 2 or len(set(parts)) != len(parts):
         raise InputError(
-            f"unknown method {method!r}; expected one of {', '.join(OBJECTIVE_DEFAULTS)} or two joined by '+'"
+            f"unknown method {method!r}; expected tfidf, one of {', '.join(OBJECTIVE_DEFAULTS)} or two joined by '+'"
         )
     return parts
 
@@ -118,10 +118,8 @@ def build_objective(name: str, model, config: dict, vocabulary: tuple[str, ...])
         return Objective(loss, lambda s, rng: loss(
             [_features(model, [noise(x, rng) for x in s]), _features(model, s)], None))
     if name == "simcse":
-        from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
-
-        loss = MultipleNegativesRankingLoss(model, scale=1.0 / config["temperature"])
-        return Objective(loss, lambda s, rng: loss([_features(model, s), _features(model, s)], None))
+        loss = SimCseLoss(model, config["temperature"])
+        return Objective(loss, lambda s, rng: loss(_features(model, s)))
     if name == "ct":
         from sentence_transformers.sentence_transformer.losses import ContrastiveTensionLossInBatchNegatives
 

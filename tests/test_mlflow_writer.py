@@ -1,0 +1,40 @@
+"""Queued MLflow writes: kept in order while the store is away, replayed later, never duplicating a run."""
+
+import json
+
+from mlflow.tracking import MlflowClient
+
+from sentsweep.mlflow_writer import QueuedMlflowWriter, main as replay_main
+from tests.cluster_helpers import free_port
+
+def test_writes_queue_while_the_server_is_away_and_replay_later(tmp_path, capsys):
+    store = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    client = MlflowClient(store)
+    experiment = client.create_experiment("queued")
+    parent = client.create_run(experiment, tags={"role": "sweep"}).info.run_id
+    pending = tmp_path / "pending.jsonl"
+    unreachable = f"http://127.0.0.1:{free_port()}"
+    writer = QueuedMlflowWriter(unreachable, experiment, parent, pending, retry_interval_s=60)
+    operations = [
+        {"op": "create", "trial": "t1", "name": "simcse-t1", "tags": {"ray_trial_id": "t1", "sweep_run_id": parent},
+         "params": {"lr": "0.001"}, "config": {"lr": 0.001}},
+        {"op": "metrics", "trial": "t1", "metrics": [["sts_dev", 50.0, 0, 0], ["sts_dev", 61.5, 1, 20]]},
+        {"op": "terminate", "trial": "t1", "status": "FINISHED"},
+    ]
+    for operation in operations:
+        writer.submit(operation)
+    assert writer.pending == 3
+    saved = pending.read_text().splitlines()
+    assert json.loads(saved[0])["parent_run_id"] == parent and len(saved) == 4
+
+    for _ in range(2):  # replaying twice must not create a second run
+        assert replay_main([str(pending), "--tracking-uri", store]) == 0
+        assert "all queued operations written" in capsys.readouterr().out
+        assert not pending.exists()
+        pending.write_text("\n".join(saved) + "\n")
+    runs = [r for r in client.search_runs([experiment]) if r.info.run_id != parent]
+    assert len(runs) == 1
+    run = runs[0]
+    assert run.info.status == "FINISHED" and run.data.params == {"lr": "0.001"}
+    history = client.get_metric_history(run.info.run_id, "sts_dev")
+    assert sorted((m.step, m.value) for m in history) == [(0, 50.0), (20, 61.5)]
