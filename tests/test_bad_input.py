@@ -8,7 +8,9 @@ import ray
 
 from sentsweep.errors import InputError
 from trainables import get_method
-from tests.test_sweep_end_to_end import load_sweep
+from tests.test_sweep_end_to_end import SWEEP_SCRIPT, load_sweep
+
+SWEEPS = SWEEP_SCRIPT.parent
 
 
 @pytest.fixture()
@@ -67,3 +69,22 @@ def test_unreachable_tracking_server_is_named(run_quick):
 def test_unknown_method_is_named():
     with pytest.raises(InputError, match="unknown method 'tsdea'; expected tfidf, one of tsdae"):
         get_method("tsdea")
+
+
+@pytest.mark.parametrize(
+    "script, extra, message",
+    [
+        ("nm_weight", ["--methods", "mlm+nm", "mlm+bogus"], "unknown method 'mlm\\+bogus'"),
+        ("nm_weight", ["--weights", "0.1", "-1"], "weight w -1.0 of method"),
+        ("learning_rate", ["--methods", "consert", "--set", "augmentations=token_shuffle,crop"], "unknown 'crop'"),
+        ("tsdae_noise", ["--set", "noise_ratio=1.5"], "noise ratio 1.5 is outside"),
+        ("sample_size", ["--sample-sizes", "128", "100000"], "sample size 100000 exceeds the corpus's 400 sentences"),
+    ],
+)
+def test_bad_method_settings_fail_before_launch(tmp_path, monkeypatch, capsys, script, extra, message):
+    monkeypatch.chdir(tmp_path)
+    module = load_sweep(SWEEPS / f"{script}.py")
+    code = module.run_sweep(module.DEFINITION, ["--quick", "--output-dir", str(tmp_path / "out"), *extra])
+    assert code == 2
+    assert re.search(message, capsys.readouterr().err)
+    assert not ray.is_initialized() and not (tmp_path / "mlflow.db").exists() and not (tmp_path / "out").exists()

@@ -82,3 +82,18 @@ def test_shipped_demo_data_is_what_the_generator_writes():
         assert (DEMO_DIR / name).read_text(encoding="utf-8") == text
     assert len(read_corpus(DEMO_DIR / "corpus.txt")) == 400
     assert len(read_sts_benchmark_file(DEMO_DIR / "sts-test.csv")) == 150
+
+
+def test_datasets_source_from_a_local_saved_dataset(tmp_path):
+    import datasets
+
+    from sentsweep.data import load_hf_scored_pairs
+
+    rows = {"sentence1": ["A dog runs.", "A man sings."], "sentence2": ["A dog is running.", "A cat sleeps."],
+            "score": [0.96, 0.1]}
+    datasets.DatasetDict({"test": datasets.Dataset.from_dict(rows)}).save_to_disk(tmp_path / "sts")
+    pairs = load_hf_scored_pairs(str(tmp_path / "sts"), "test")
+    assert (pairs.sentences1, pairs.sentences2, pairs.scores) == (rows["sentence1"], rows["sentence2"], rows["score"])
+    datasets.Dataset.from_dict({"text": ["x"]}).save_to_disk(tmp_path / "wrong")
+    with pytest.raises(InputError, match="lacks column\\(s\\) sentence1, sentence2"):
+        load_hf_scored_pairs(str(tmp_path / "wrong"), "test")

@@ -1,0 +1,58 @@
+"""Ranking metrics of the seeds' retrieval and reranking tasks, on ranked lists of document ids.
+
+- recall_at_k: |relevant in top k| / |relevant|, averaged over queries (duplicate-question retrieval, 001 ch. 4);
+- mrr_at_k: 1 / rank of the first relevant document in the top k (0 if none), averaged;
+- ndcg_at_k: binary-relevance DCG of the top k, sum 1 / log2(rank + 1), over the ideal DCG, averaged;
+- average_precision: mean over relevant documents of precision at their rank, all relevant counted in the
+  denominator (AskUbuntu MAP over candidate reranking; TwitterPara AP over scored pairs);
+- top1_accuracy: share of queries whose best-scored candidate is the right one, within each query's pool of
+  distractors, with the chance baseline mean(1 / pool size) (sentence retrieval, 003).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+
+def recall_at_k(ranked: Sequence[Sequence], relevant: Sequence[set], k: int) -> float:
+    return float(np.mean([len(set(r[:k]) & rel) / len(rel) for r, rel in zip(ranked, relevant)]))
+
+
+def mrr_at_k(ranked: Sequence[Sequence], relevant: Sequence[set], k: int) -> float:
+    def reciprocal_rank(r, rel):
+        return next((1.0 / (i + 1) for i, doc in enumerate(r[:k]) if doc in rel), 0.0)
+
+    return float(np.mean([reciprocal_rank(r, rel) for r, rel in zip(ranked, relevant)]))
+
+
+def ndcg_at_k(ranked: Sequence[Sequence], relevant: Sequence[set], k: int) -> float:
+    def ndcg(r, rel):
+        dcg = sum(1.0 / math.log2(i + 2) for i, doc in enumerate(r[:k]) if doc in rel)
+        ideal = sum(1.0 / math.log2(i + 2) for i in range(min(len(rel), k)))
+        return dcg / ideal
+
+    return float(np.mean([ndcg(r, rel) for r, rel in zip(ranked, relevant)]))
+
+
+def average_precision(scores: Sequence[float], labels: Sequence[int]) -> float:
+    """AP of one ranking: documents ordered by descending score, `labels` 1 for relevant (ties: stable order)."""
+    order = np.argsort(-np.asarray(scores, dtype=float), kind="stable")
+    hits = np.asarray(labels)[order].astype(bool)
+    if not hits.any():
+        return 0.0
+    precision_at_hits = np.cumsum(hits)[hits] / (np.flatnonzero(hits) + 1)
+    return float(precision_at_hits.mean())
+
+
+def mean_average_precision(per_query_scores: Sequence[Sequence[float]], per_query_labels: Sequence[Sequence[int]]) -> float:
+    return float(np.mean([average_precision(s, l) for s, l in zip(per_query_scores, per_query_labels)]))
+
+
+def top1_accuracy(per_query_scores: Sequence[Sequence[float]], correct_index: Sequence[int]) -> dict:
+    """{'accuracy', 'chance', 'per_query'}: per_query is 1/0 per query, kept for paired tests."""
+    per_query = [int(int(np.argmax(scores)) == answer) for scores, answer in zip(per_query_scores, correct_index)]
+    chance = float(np.mean([1.0 / len(scores) for scores in per_query_scores]))
+    return {"accuracy": float(np.mean(per_query)), "chance": chance, "per_query": per_query}
