@@ -28,12 +28,16 @@ def run() -> list[Result]:
     generator = torch.Generator().manual_seed(0)
     corpus = torch.nn.functional.normalize(torch.randn(CORPUS, DIM, generator=generator), dim=-1)
     queries = torch.nn.functional.normalize(torch.randn(QUERIES, DIM, generator=generator), dim=-1)
+    nearest_neighbours(queries[:100], corpus, K)  # warm-up on both sides
+    semantic_search(queries[:100], corpus, top_k=K)
     found = {}
     ours = QUERIES / timed(lambda: found.setdefault("ours", nearest_neighbours(queries, corpus, K)))
     reference = QUERIES / timed(lambda: found.setdefault("reference", semantic_search(queries, corpus, top_k=K)))
-    ours_ids = found["ours"][1].tolist()
-    reference_ids = [[hit["corpus_id"] for hit in hits] for hits in found["reference"]]
-    assert ours_ids == reference_ids, "exact search disagrees with semantic_search"
+    reference_scores = torch.tensor([[hit["score"] for hit in hits] for hits in found["reference"]])
+    reference_ids = torch.tensor([[hit["corpus_id"] for hit in hits] for hits in found["reference"]])
+    assert torch.allclose(found["ours"][0], reference_scores, atol=1e-5), "exact search disagrees"
+    agree = (found["ours"][1] == reference_ids).float().mean().item()  # near-ties may swap places
+    assert agree > 0.99, f"only {agree:.3f} of the neighbours agree with semantic_search"
     results.append(Result("exact top-10 search, 100k corpus", ours, reference, "queries/s",
                           "sentence_transformers.util.semantic_search", goal=1.0))
     return results

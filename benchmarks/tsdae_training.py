@@ -17,16 +17,14 @@ STEPS, BATCH_SIZE = 40, 8
 
 
 def ours(model_path: str, sentences: list[str]) -> float:
-    import torch
-
-    from trainables.loop import BatchSchedule, training_step
+    from trainables.loop import BatchSchedule, make_optimizer, training_step
     from trainables.unsupervised import build_unsupervised
 
     config = dict(method="tsdae", model=model_path, corpus="", pooling="cls", max_seq_length=128, noise_ratio=0.6,
                   noise_type="delete", tie_decoder=True)
     setup = build_unsupervised(config)
     setup.module.train()
-    optimizer = torch.optim.AdamW(setup.module.parameters(), lr=3e-5)
+    optimizer = make_optimizer(setup.module, lr=3e-5)
     schedule = BatchSchedule(sentences, BATCH_SIZE, seed=0, group_by_length=True)
     training_step(setup, optimizer, schedule, 0, 0)  # warm-up, outside the timing
     seconds = timed(lambda: [training_step(setup, optimizer, schedule, 0, s) for s in range(1, STEPS + 1)])
@@ -47,7 +45,7 @@ def reference(model_path: str, sentences: list[str]) -> float:
     model = load_sentence_model(model_path, "cls", 128)
     loss = DenoisingAutoEncoderLoss(model, tie_encoder_decoder=True)
     rng = random.Random(0)
-    dataset = Dataset.from_dict({"text": sentences[: (STEPS + 1) * BATCH_SIZE]})
+    dataset = Dataset.from_dict({"text": sentences})  # the trainer draws shuffled batches from the same sentences
     dataset.set_transform(lambda batch: {"noisy": [delete_words(t, 0.6, rng) for t in batch["text"]],
                                          "text": batch["text"]})
     with tempfile.TemporaryDirectory() as output:

@@ -335,7 +335,7 @@ class SweepRunner:
         runs = fetch_trial_runs(self.tracking_uri, self.experiment, parent_run_id)
         if stage is not None:
             runs = runs[runs["params.stage"] == stage]
-        group_by = list(axes)
+        group_by = list(axes) or ["method"]  # a sweep over seeds alone still gets its one row
         metrics = list(dict.fromkeys(self.definition.table_metrics + [self.definition.selection_metric]))
         table = build_table(runs, group_by, metrics)
         best_row = table.best.get(self.definition.selection_metric)

@@ -42,7 +42,8 @@ class Bm25Index:
         entry_rows = np.repeat(np.arange(shape[0]), np.diff(term_counts.indptr))
         tf = term_counts.data
         weights = idf[term_counts.indices] * tf * (k1 + 1) / (tf + length_norm[entry_rows])
-        self.weights = sparse.csr_matrix((weights, term_counts.indices, term_counts.indptr), shape)
+        # Term-major (terms x documents): a query only touches the rows of its own terms.
+        self.term_weights = sparse.csr_matrix((weights, term_counts.indices, term_counts.indptr), shape).T.tocsr()
 
     def _query_matrix(self, queries: list[list[str]]) -> sparse.csr_matrix:
         rows, columns = [], []
@@ -59,7 +60,7 @@ class Bm25Index:
 
     def scores(self, queries: list[list[str]]) -> np.ndarray:
         """Dense (queries x documents) BM25 scores."""
-        return np.asarray((self._query_matrix(queries) @ self.weights.T).todense())
+        return (self._query_matrix(queries) @ self.term_weights).toarray()
 
     def top_k(self, queries: list[list[str]], k: int, batch_size: int = 256) -> tuple[np.ndarray, np.ndarray]:
         """(scores, document indices) of the k best documents per query, best first, in query batches."""

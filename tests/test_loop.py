@@ -48,3 +48,21 @@ def test_dynamic_padding_does_not_change_the_loss(tiny_model_dir):
         a = model(dict(short))["sentence_embedding"]
         b = model({**padded, "modality": short.get("modality")})["sentence_embedding"]
     assert torch.allclose(a, b, atol=1e-5)
+
+
+def test_fused_adamw_keeps_the_loss_curve(tiny_model_dir):
+    """The fused optimizer (a speed-up) gives the loss curve of the plain per-tensor AdamW, within float tolerance."""
+    from trainables.loop import make_optimizer, training_step
+
+    config = dict(method="tsdae", model=str(tiny_model_dir), corpus=str(CORPUS_FILE), pooling="cls",
+                  max_seq_length=32, tie_decoder=True)
+    curves = []
+    for fused in (True, False):
+        torch.manual_seed(0)
+        setup = build_unsupervised(config)
+        setup.module.train()
+        optimizer = (make_optimizer(setup.module, 1e-3) if fused
+                     else torch.optim.AdamW(setup.module.parameters(), lr=1e-3, weight_decay=0.0, foreach=False))
+        schedule = BatchSchedule(CORPUS, 8, seed=0)
+        curves.append([training_step(setup, optimizer, schedule, 0, step) for step in range(15)])
+    assert curves[0] == pytest.approx(curves[1], rel=1e-4)
