@@ -40,8 +40,11 @@ def run(trial_seconds: float = 60.0) -> list[Result]:
     with tempfile.TemporaryDirectory() as folder:
         folder = Path(folder)
         model = str(build_tiny_model(folder / "tiny", read_corpus(CORPUS_FILE) + read_corpus_pairs_text()))
-        probe = timed(lambda: train(trial_config(model, 100), LocalSession()))
-        steps = max(100, int(100 * trial_seconds / probe))
+        # A trial costs fixed (load, evaluations) + per-step time: two probes give both.
+        short = timed(lambda: train(trial_config(model, 100), LocalSession()))
+        long = timed(lambda: train(trial_config(model, 400), LocalSession()))
+        per_step = max((long - short) / 300, 1e-4)
+        steps = max(100, int(100 + (trial_seconds - short) / per_step))
         plain = timed(lambda: [train(trial_config(model, steps) | {"seed": s}, LocalSession()) for s in range(TRIALS)])
 
         constants = {k: v for k, v in trial_config(model, steps).items() if k != "seed"} | {"seeds": TRIALS}
