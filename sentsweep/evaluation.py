@@ -6,6 +6,7 @@ import numpy as np
 import torch
 
 from sentsweep.data import ScoredPairs
+from sentsweep.models import preprocess_on_device
 
 
 def average_ranks(values: np.ndarray) -> np.ndarray:
@@ -47,8 +48,7 @@ def encode(model, sentences: list[str], batch_size: int = 64) -> torch.Tensor:
     chunks = []
     with torch.inference_mode():
         for start in range(0, len(order), batch_size):
-            features = model.preprocess([sentences[index] for index in order[start:start + batch_size]])
-            features = {k: v.to(model.device) if torch.is_tensor(v) else v for k, v in features.items()}
+            features = preprocess_on_device(model, [sentences[index] for index in order[start:start + batch_size]])
             chunks.append(model(features)["sentence_embedding"])
     embeddings = torch.cat(chunks)
     in_order = torch.empty_like(embeddings)

@@ -74,6 +74,14 @@ def load_sentence_model(
     return SentenceTransformer(modules=[transformer, pooling_module], device=device or "cpu")
 
 
+def preprocess_on_device(model, texts: list[str]) -> dict:
+    """The model's tokenized features of `texts`, tensors on the model's device (other entries as they are)."""
+    import torch
+
+    features = model.preprocess(texts)
+    return {key: value.to(model.device) if torch.is_tensor(value) else value for key, value in features.items()}
+
+
 def build_tiny_model(
     output_dir: str | Path,
     sentences: list[str],

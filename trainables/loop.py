@@ -188,8 +188,3 @@ def _evaluate(model, dev: StsEvaluator, test: StsEvaluator, progress: Progress) 
         "sts_test_at_best_dev": progress.sts_test_at_best_dev,
         "best_step": progress.best_step,
     }
-
-
-def move_features(features: dict, device) -> dict:
-    """Tokenized features on `device` (non-tensor entries such as 'modality' left as they are)."""
-    return {key: value.to(device) if torch.is_tensor(value) else value for key, value in features.items()}

@@ -23,7 +23,7 @@ from sentsweep.errors import InputError
 from sentsweep.losses.consert import ConsertLoss, check_augmentations
 from sentsweep.losses.contrastive import NoiseMatchingLoss, SimCseLoss
 from sentsweep.losses.reconstruction import ClmAutoEncoderLoss, MaskedLanguageModelingLoss, MlmAutoEncoderLoss
-from sentsweep.models import check_model_source, check_pooling
+from sentsweep.models import check_model_source, check_pooling, preprocess_on_device
 from sentsweep.noise import WordNoise, check_noise_type, check_ratio
 
 # Each objective's settings with their defaults (the values of the seed documents where they give one).
@@ -94,11 +94,6 @@ def validate_config(config: dict) -> None:
         raise InputError(f"tie_decoder {config['tie_decoder']!r} must be true or false")
 
 
-def _features(model, texts: list[str]) -> dict:
-    features = model.preprocess(texts)
-    return {k: v.to(model.device) if torch.is_tensor(v) else v for k, v in features.items()}
-
-
 def _generator(rng: random.Random) -> torch.Generator:
     return torch.Generator().manual_seed(rng.getrandbits(63))
 
@@ -116,29 +111,30 @@ def build_objective(name: str, model, config: dict, vocabulary: tuple[str, ...])
         )
         noise = WordNoise(config["noise_type"], config["noise_ratio"], vocabulary, model.tokenizer.mask_token)
         return Objective(loss, lambda s, rng: loss(
-            [_features(model, [noise(x, rng) for x in s]), _features(model, s)], None))
+            [preprocess_on_device(model, [noise(x, rng) for x in s]), preprocess_on_device(model, s)], None))
     if name == "simcse":
         loss = SimCseLoss(model, config["temperature"])
-        return Objective(loss, lambda s, rng: loss(_features(model, s)))
+        return Objective(loss, lambda s, rng: loss(preprocess_on_device(model, s)))
     if name == "ct":
         from sentence_transformers.sentence_transformer.losses import ContrastiveTensionLossInBatchNegatives
 
         loss = ContrastiveTensionLossInBatchNegatives(model, scale=1.0 / config["temperature"])
-        return Objective(loss, lambda s, rng: loss([_features(model, s)], None))
+        return Objective(loss, lambda s, rng: loss([preprocess_on_device(model, s)], None))
     if name == "nm":
         loss = NoiseMatchingLoss(model, config["temperature"])
         noise = WordNoise("delete", config["noise_ratio"])
-        return Objective(loss, lambda s, rng: loss(_features(model, s), _features(model, [noise(x, rng) for x in s])))
+        return Objective(loss, lambda s, rng: loss(
+            preprocess_on_device(model, s), preprocess_on_device(model, [noise(x, rng) for x in s])))
     if name == "consert":
         loss = ConsertLoss(model, config["augmentations"], config["augmentation_ratio"], config["temperature"])
-        return Objective(loss, lambda s, rng: loss(_features(model, s), _generator(rng)))
+        return Objective(loss, lambda s, rng: loss(preprocess_on_device(model, s), _generator(rng)))
     if name == "mlm":
         loss = MaskedLanguageModelingLoss(model, source, config["mlm_probability"])
-        return Objective(loss, lambda s, rng: loss(_features(model, s), _generator(rng)))
+        return Objective(loss, lambda s, rng: loss(preprocess_on_device(model, s), _generator(rng)))
     if name == "clm_ae":
         loss = ClmAutoEncoderLoss(model, source, config["decoder_layers"])
-        return Objective(loss, lambda s, rng: loss(_features(model, s)))
+        return Objective(loss, lambda s, rng: loss(preprocess_on_device(model, s)))
     if name == "mlm_ae":
         loss = MlmAutoEncoderLoss(model, source, config["decoder_layers"], config["decoder_mask_ratio"])
-        return Objective(loss, lambda s, rng: loss(_features(model, s), _generator(rng)))
+        return Objective(loss, lambda s, rng: loss(preprocess_on_device(model, s), _generator(rng)))
     raise InputError(f"unknown objective {name!r}")
