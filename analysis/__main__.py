@@ -5,6 +5,8 @@
     python -m analysis table --experiment tsdae_deletion --rows noise_ratio pooling
     python -m analysis compare --experiment nm_weight --metric sts_test_at_best_dev \\
         --first method=mlm+nm w=0.1 --second method=tsdae+nm w=0.1
+    python -m analysis compare --experiment nm_weight --metric squad_top1 --per-query \
+        --first method=mlm+nm --second method=tsdae+nm
     python -m analysis plot --experiment sample_size --x sample_size --lines method --log-x --output plot.png
     python -m analysis report --experiment nm_weight --rows method pooling --columns w --lines method \
         --log-x --output docs/example_report.md
@@ -49,6 +51,9 @@ def parse_args(argv=None) -> argparse.Namespace:
     comparison.add_argument("--metric", default=DEFAULT_METRICS[0])
     comparison.add_argument("--first", nargs="+", required=True, help="param=value ... of the first config")
     comparison.add_argument("--second", nargs="+", required=True, help="param=value ... of the second config")
+    comparison.add_argument("--per-query", action="store_true",
+                            help="paired test over the task's queries (--metric names a per-query outcome, "
+                            "e.g. squad_top1 or askubuntu_ap) instead of over seeds")
 
     plot = commands.add_parser("plot", help="metric vs a param, mean ± std band, one line per group")
     _common(plot)
@@ -96,6 +101,29 @@ def _to_float(value):
         return None
 
 
+def compare_per_query(args, first, second) -> None:
+    """Print the paired t-test over items of two configurations' per-query outcomes, on their shared seeds."""
+    from analysis.runs import per_query_outcomes
+    from analysis.significance import paired_items_test
+
+    uri = resolve_tracking_uri(args.tracking_uri)
+    shared = sorted(set(first["seed"]) & set(second["seed"]))
+    if not shared:
+        raise InputError("the two configurations share no seed")
+    outcomes = []
+    for side in (first, second):
+        by_seed = dict(zip(side["seed"], side["run_id"]))
+        runs = [per_query_outcomes(uri, by_seed[seed]) for seed in shared]
+        if any(args.metric not in run for run in runs):
+            raise InputError(f"no per-query outcomes named {args.metric!r}; the runs have {sorted(runs[0])}")
+        outcomes.append([run[args.metric] for run in runs])
+    result = paired_items_test(*outcomes)
+    for name, side in zip((args.first, args.second), outcomes):
+        print(f"{' '.join(name)}: mean {100 * sum(map(sum, side)) / sum(map(len, side)):.2f}")
+    print(f"{result.test} ({result.n} items, seeds {', '.join(shared)}): "
+          f"t = {result.statistic:.3f}, p = {result.p_value:.4f}")
+
+
 def main(argv=None) -> int:
     args = parse_args(argv)
     try:
@@ -112,6 +140,8 @@ def main(argv=None) -> int:
                 with open(args.latex, "w", encoding="utf-8") as handle:
                     handle.write(to_latex(table) + "\n")
                 print(f"LaTeX written to {args.latex}")
+        elif args.command == "compare" and args.per_query:
+            compare_per_query(args, *(_select(runs, side) for side in (args.first, args.second)))
         elif args.command == "compare":
             from analysis.significance import compare
 

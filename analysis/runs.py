@@ -58,3 +58,20 @@ def fetch_trial_runs(tracking_uri: str, experiment_name: str, sweep_run_id: str 
         if not token:
             break
     return pd.DataFrame(rows)
+
+
+def per_query_outcomes(tracking_uri: str, run_id: str) -> dict[str, list[float]]:
+    """{metric: outcome per query} a trial stored for its final evaluation tasks; an `InputError` if it has none."""
+    import json
+    import tempfile
+
+    from sentsweep.tracking import PER_QUERY_ARTIFACT
+
+    with tempfile.TemporaryDirectory() as directory:
+        try:
+            path = _client(tracking_uri).download_artifacts(run_id, PER_QUERY_ARTIFACT, directory)
+        except Exception as error:  # noqa: BLE001 - MLflow raises several types for a missing artifact
+            raise InputError(f"run {run_id} has no {PER_QUERY_ARTIFACT} (no evaluation task with per-query "
+                             f"outcomes was run): {error}") from None
+        with open(path, encoding="utf-8") as handle:
+            return json.load(handle)

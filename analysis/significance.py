@@ -3,6 +3,8 @@
 - Welch's t-test (unequal variances) when two configurations' seeds are independent samples;
 - the paired t-test on the seeds both share, when runs of the same seed are matched (same data order,
   same initialisation of the shared parts), which removes seed-to-seed variance from the comparison;
+- the paired t-test over evaluation items (queries, pairs): each item's outcome averaged over the seeds two
+  configurations share, then paired item by item, which has far more power than a test over 5 seeds;
 - a percentile bootstrap confidence interval of a configuration's mean over seeds.
 """
 
@@ -35,6 +37,15 @@ def paired_t_test(first: dict, second: dict) -> Comparison:
     b = np.array([second[s] for s in shared])
     result = stats.ttest_rel(a, b)
     return Comparison("paired t", float(result.statistic), float(result.pvalue), len(shared))
+
+
+def paired_items_test(first: list[list[float]], second: list[list[float]]) -> Comparison:
+    """Two-sided paired t-test over items: `first[s][i]` is item i's outcome in shared seed s's run."""
+    a, b = np.asarray(first, dtype=float), np.asarray(second, dtype=float)
+    if a.shape != b.shape:
+        raise ValueError(f"per-query outcomes differ in shape: {a.shape} vs {b.shape} (not the same task data?)")
+    result = stats.ttest_rel(a.mean(axis=0), b.mean(axis=0))
+    return Comparison("paired t over items", float(result.statistic), float(result.pvalue), a.shape[1])
 
 
 def compare(first: dict, second: dict) -> Comparison:

@@ -33,7 +33,7 @@ class ScoredPairs:
         return len(self.scores)
 
 
-def _read_lines(path: str | Path) -> list[str]:
+def read_lines(path: str | Path) -> list[str]:
     """Return the file's lines decoded as UTF-8, or fail naming the file and the first undecodable line."""
     path = Path(path)
     if not path.is_file():
@@ -51,14 +51,14 @@ def _read_lines(path: str | Path) -> list[str]:
 
 def read_corpus(path: str | Path) -> list[str]:
     """Sentences of a one-sentence-per-line text file, blank lines skipped; an empty corpus is an error."""
-    sentences = [line.strip() for line in _read_lines(path)]
+    sentences = [line.strip() for line in read_lines(path)]
     sentences = [sentence for sentence in sentences if sentence]
     if not sentences:
         raise InputError(f"empty corpus: {path} has no non-blank line")
     return sentences
 
 
-def _parse_score(value: str, path: Path, line_number: int) -> float:
+def parse_score(value: str, path: Path, line_number: int) -> float:
     try:
         return float(value)
     except ValueError:
@@ -69,7 +69,7 @@ def read_sts_benchmark_file(path: str | Path) -> ScoredPairs:
     """Read one STS benchmark file: score in column 5, sentences in columns 6 and 7 (1-based)."""
     path = Path(path)
     sentences1, sentences2, scores = [], [], []
-    for line_number, line in enumerate(_read_lines(path), start=1):
+    for line_number, line in enumerate(read_lines(path), start=1):
         if not line.strip():
             continue
         columns = next(csv.reader([line], delimiter="\t", quoting=csv.QUOTE_NONE))
@@ -78,7 +78,7 @@ def read_sts_benchmark_file(path: str | Path) -> ScoredPairs:
                 f"{path}, line {line_number}: expected at least 7 tab-separated columns "
                 f"(score in 5, sentences in 6 and 7), found {len(columns)}"
             )
-        scores.append(_parse_score(columns[4], path, line_number))
+        scores.append(parse_score(columns[4], path, line_number))
         sentences1.append(columns[5])
         sentences2.append(columns[6])
     if not scores:
@@ -89,7 +89,7 @@ def read_sts_benchmark_file(path: str | Path) -> ScoredPairs:
 def read_sick_file(path: str | Path, split: str | None = None) -> ScoredPairs:
     """Read a SICK file; with `split` (train/dev/test) keep only rows whose SemEval_set matches it."""
     path = Path(path)
-    lines = _read_lines(path)
+    lines = read_lines(path)
     if not lines or not lines[0].strip():
         raise InputError(f"{path}: empty file, expected a SICK header line")
     header = lines[0].split("\t")
@@ -112,7 +112,7 @@ def read_sick_file(path: str | Path, split: str | None = None) -> ScoredPairs:
             raise InputError(f"{path}, line {line_number}: expected {len(header)} columns, found {len(columns)}")
         if split is not None and columns[index["SemEval_set"]] != SICK_SPLIT_NAMES[split]:
             continue
-        scores.append(_parse_score(columns[index["relatedness_score"]], path, line_number))
+        scores.append(parse_score(columns[index["relatedness_score"]], path, line_number))
         sentences1.append(columns[index["sentence_A"]])
         sentences2.append(columns[index["sentence_B"]])
     if not scores:

@@ -1,7 +1,8 @@
-"""`python -m sentsweep.evaluate`: STS scores (Spearman x 100 of cosine) of a model as released, or re-pooled.
+"""`python -m sentsweep.evaluate`: a model (or a lexical baseline) on the STS benchmark and any evaluation tasks.
 
-Example:
+Examples:
     python -m sentsweep.evaluate --model path/to/all-MiniLM-L6-v2 --sts-dir ../shared/data/stsbenchmark
+    python -m sentsweep.evaluate --lexical bm25 --task askubuntu=data-eval/askubuntu --task quora=beir/quora
 """
 
 from __future__ import annotations
@@ -9,26 +10,40 @@ from __future__ import annotations
 import argparse
 import sys
 
-from sentsweep.data import read_scored_pairs, sts_benchmark_files
 from sentsweep.errors import InputError
-from sentsweep.evaluation import StsEvaluator
-from sentsweep.models import POOLING_MODES, load_sentence_model
+from sentsweep.models import POOLING_MODES
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m sentsweep.evaluate", description=__doc__.splitlines()[0])
-    parser.add_argument("--model", required=True, help="Hugging Face model name or local folder")
-    parser.add_argument("--sts-dir", required=True, help="folder with sts-dev.csv and sts-test.csv")
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--model", help="Hugging Face model name or local folder")
+    source.add_argument("--lexical", choices=["tfidf", "bm25"], help="a lexical baseline instead of a model")
+    parser.add_argument("--sts-dir", help="folder with sts-dev.csv and sts-test.csv (scores dev and test)")
+    parser.add_argument("--task", action="append", default=[], metavar="NAME=PATH",
+                        help="an evaluation task, scored on its test split (repeatable; see sentsweep.tasks)")
     parser.add_argument("--pooling", choices=POOLING_MODES, help="re-pool the last layer (default: as released)")
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--max-seq-length", type=int, default=256)
     args = parser.parse_args(argv)
+    from sentsweep.models import load_sentence_model
+    from sentsweep.scorers import Bm25Scorer, EmbeddingScorer, TfidfScorer
+    from sentsweep.tasks import build_task, build_tasks, evaluate_tasks, parse_task_specs
+
     try:
-        files = sts_benchmark_files(args.sts_dir)
-        model = load_sentence_model(args.model, args.pooling, args.max_seq_length)
-        for split in ("dev", "test"):
-            score = StsEvaluator(read_scored_pairs(files[split]), args.batch_size)(model)
-            print(f"STS benchmark {split}: {score:.2f}")
+        if not args.sts_dir and not args.task:
+            raise InputError("nothing to evaluate: give --sts-dir and/or --task NAME=PATH")
+        tasks = build_tasks(parse_task_specs(args.task))
+        if args.model:
+            scorer = EmbeddingScorer(load_sentence_model(args.model, args.pooling, args.max_seq_length), args.batch_size)
+        else:
+            scorer = TfidfScorer() if args.lexical == "tfidf" else Bm25Scorer()
+        if args.sts_dir:
+            sts = build_task("stsb", args.sts_dir)
+            for split in ("dev", "test"):
+                print(f"STS benchmark {split}: {sts.evaluate(scorer, split).metrics['stsb_spearman']:.2f}")
+        for name, value in evaluate_tasks(tasks, scorer, "test").metrics.items():
+            print(f"{name}: {value:.2f}")
     except InputError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2

@@ -22,6 +22,7 @@ from sentsweep.data import read_corpus, read_scored_pairs, sts_benchmark_files
 from sentsweep.demo_data import CORPUS_FILE, DEMO_DIR
 from sentsweep.errors import InputError
 from sentsweep.models import check_model_source
+from sentsweep.tasks import build_tasks, main_metric, parse_task_specs
 
 DEFAULT_OUTPUT_DIR = Path("sweep_outputs")
 SCHEDULERS = ("fifo", "asha", "median")
@@ -62,6 +63,10 @@ def build_parser(definition: SweepDefinition) -> argparse.ArgumentParser:
     data.add_argument("--sts-dir", help="folder with sts-dev.csv and sts-test.csv (STS benchmark format)")
     data.add_argument("--sick-file", help="SICK file; its SemEval_set column gives dev (TRIAL) and test")
     data.add_argument("--hf-sts", help="`datasets` hub name or local path with sentence1/sentence2/score")
+    parser.add_argument("--eval-task", action="append", default=[], metavar="NAME=PATH",
+                        help="also score every trial's dev-selected model on this task's test split, for example "
+                        "askubuntu=data-eval/askubuntu, sts12=SentEval/data/downstream/STS/STS12-en-test, "
+                        "mr=SentEval/data/downstream/MR (repeatable; names: sentsweep.tasks.task_names())")
     parser.add_argument("--seeds", default=None, help="count (5 = seeds 0..4) or list (0,1,2)")
     parser.add_argument("--search", choices=["grid", "optuna"], default="grid")
     parser.add_argument("--num-configs", type=int, default=8, help="configs Optuna samples (each run per seed)")
@@ -143,6 +148,10 @@ def resolve_settings(definition: SweepDefinition, args: argparse.Namespace) -> t
         constants.update(eval_format="stsb", dev_file=str(files["dev"].resolve()), test_file=str(files["test"].resolve()))
     read_scored_pairs(constants["dev_file"], constants["eval_format"], "dev")
     read_scored_pairs(constants["test_file"], constants["eval_format"], "test")
+    if args.eval_task:
+        specs = {name: str(Path(path).resolve()) for name, path in parse_task_specs(args.eval_task).items()}
+        build_tasks(specs)  # reads and checks every task file now, before any training
+        constants["eval_tasks"] = specs
 
     if args.model:
         constants["model"] = check_model_source(args.model)
@@ -247,6 +256,7 @@ class SweepRunner:
         self.args = args
         self.tracking_uri = tracking_uri
         self.seeds = seeds
+        self.task_metrics: list[str] = []  # main metrics of --eval-task tasks, shown in the tables
         self.experiment = args.experiment or definition.name
         self.storage_path = (
             args.storage_path or os.environ.get("SENTSWEEP_STORAGE_PATH") or str(Path(args.output_dir, "ray").resolve())
@@ -262,6 +272,7 @@ class SweepRunner:
                                pending_dir=self.args.output_dir, resume=self.args.resume)
         tracker.log_sweep_metrics(baseline)
         ray.init(ignore_reinit_error=True, include_dashboard=False, log_to_driver=False)
+        self.task_metrics = [main_metric(name) for name in constants.get("eval_tasks", {})]
         for index, (stage_name, axes) in enumerate(stages):
             stage_constants = constants | ({"stage": stage_name} if len(stages) > 1 else {})
             self._fit(tracker, f"{self.definition.name}-{tracker.parent_run_id[:8]}-{index}", stage_constants, axes)
@@ -336,7 +347,8 @@ class SweepRunner:
         if stage is not None:
             runs = runs[runs["params.stage"] == stage]
         group_by = list(axes) or ["method"]  # a sweep over seeds alone still gets its one row
-        metrics = list(dict.fromkeys(self.definition.table_metrics + [self.definition.selection_metric]))
+        metrics = list(dict.fromkeys(self.definition.table_metrics + [self.definition.selection_metric]
+                                     + self.task_metrics))
         table = build_table(runs, group_by, metrics)
         best_row = table.best.get(self.definition.selection_metric)
         best = None if best_row is None else dict(zip(group_by, map(_python_value, best_row)))

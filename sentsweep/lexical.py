@@ -1,4 +1,4 @@
-"""Lexical baselines: Okapi BM25 on a sparse term matrix, and TF-IDF cosine similarity (scikit-learn).
+"""Okapi BM25 on a sparse term matrix (TF-IDF cosine lives in sentsweep.scorers.TfidfScorer).
 
 `Bm25Index` scores exactly as rank-bm25's `BM25Okapi` (the reference), for a query q and document d:
 
@@ -45,7 +45,7 @@ class Bm25Index:
         # Term-major (terms x documents): a query only touches the rows of its own terms.
         self.term_weights = sparse.csr_matrix((weights, term_counts.indices, term_counts.indptr), shape).T.tocsr()
 
-    def _query_matrix(self, queries: list[list[str]]) -> sparse.csr_matrix:
+    def query_matrix(self, queries: list[list[str]]) -> sparse.csr_matrix:
         rows, columns = [], []
         for row, query in enumerate(queries):
             for token in query:  # a repeated query term counts again, as in rank-bm25
@@ -60,28 +60,22 @@ class Bm25Index:
 
     def scores(self, queries: list[list[str]]) -> np.ndarray:
         """Dense (queries x documents) BM25 scores."""
-        return (self._query_matrix(queries) @ self.term_weights).toarray()
+        return (self.query_matrix(queries) @ self.term_weights).toarray()
 
     def top_k(self, queries: list[list[str]], k: int, batch_size: int = 256) -> tuple[np.ndarray, np.ndarray]:
         """(scores, document indices) of the k best documents per query, best first, in query batches."""
-        best_scores, best_indices = [], []
-        for start in range(0, len(queries), batch_size):
-            block = self.scores(queries[start:start + batch_size])
-            k_eff = min(k, block.shape[1])
-            part = np.argpartition(-block, k_eff - 1, axis=1)[:, :k_eff]
-            part_scores = np.take_along_axis(block, part, axis=1)
-            order = np.argsort(-part_scores, axis=1, kind="stable")
-            best_indices.append(np.take_along_axis(part, order, axis=1))
-            best_scores.append(np.take_along_axis(part_scores, order, axis=1))
-        return np.vstack(best_scores), np.vstack(best_indices)
+        return top_k_in_blocks(lambda start, stop: self.scores(queries[start:stop]), len(queries), k, batch_size)
 
 
-def tfidf_similarities(sentences1: list[str], sentences2: list[str], fit_corpus: list[str] | None = None) -> np.ndarray:
-    """Cosine similarity of the TF-IDF vectors of each pair; the vectorizer is fit on `fit_corpus` (or the pairs)."""
-    from sklearn.feature_extraction.text import TfidfVectorizer
-
-    vectorizer = TfidfVectorizer(tokenizer=lexical_tokens, lowercase=False, token_pattern=None)
-    vectorizer.fit(fit_corpus if fit_corpus is not None else sentences1 + sentences2)
-    first = vectorizer.transform(sentences1)  # rows are L2-normalised, so the row-wise dot is the cosine
-    second = vectorizer.transform(sentences2)
-    return np.asarray(first.multiply(second).sum(axis=1)).ravel()
+def top_k_in_blocks(score_block, n_queries: int, k: int, batch_size: int) -> tuple[np.ndarray, np.ndarray]:
+    """Top-k (scores, indices) per query, best first; `score_block(start, stop)` scores queries start..stop-1."""
+    best_scores, best_indices = [], []
+    for start in range(0, n_queries, batch_size):
+        block = score_block(start, min(start + batch_size, n_queries))
+        k_eff = min(k, block.shape[1])
+        part = np.argpartition(-block, k_eff - 1, axis=1)[:, :k_eff]
+        part_scores = np.take_along_axis(block, part, axis=1)
+        order = np.argsort(-part_scores, axis=1, kind="stable")
+        best_indices.append(np.take_along_axis(part, order, axis=1))
+        best_scores.append(np.take_along_axis(part_scores, order, axis=1))
+    return np.vstack(best_scores), np.vstack(best_indices)

@@ -1,6 +1,7 @@
 """Ordered, loss-free writes of trial results to MLflow, surviving a tracking server that goes away.
 
-Every write is an operation on a trial (create its run, log metrics, set a tag, terminate it). Operations
+Every write is an operation on a trial (create its run, log metrics, set a tag, store a JSON artifact,
+terminate it). Operations
 are applied in order; when the store cannot be reached they stay queued, mirrored to a JSON-lines file,
 and are retried on later writes (at most every `retry_interval_s`) and at the end of the sweep. Whatever is
 still queued then can be replayed later:
@@ -146,6 +147,8 @@ class QueuedMlflowWriter:
             self.client.log_batch(run_id, metrics=[Metric(*m) for m in operation["metrics"]])
         elif kind == "tag":
             self.client.set_tag(run_id, operation["key"], operation["value"])
+        elif kind == "artifact":
+            self.client.log_dict(run_id, operation["content"], operation["file"])
         elif kind == "terminate":
             self.client.set_terminated(run_id, status=operation["status"])
         else:

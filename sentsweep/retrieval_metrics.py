@@ -1,10 +1,12 @@
 """Ranking metrics of the seeds' retrieval and reranking tasks, on ranked lists of document ids.
 
 - recall_at_k: |relevant in top k| / |relevant|, averaged over queries (duplicate-question retrieval, 001 ch. 4);
+- precision_at_k: |relevant in top k| / k, averaged;
 - mrr_at_k: 1 / rank of the first relevant document in the top k (0 if none), averaged;
 - ndcg_at_k: binary-relevance DCG of the top k, sum 1 / log2(rank + 1), over the ideal DCG, averaged;
-- average_precision: mean over relevant documents of precision at their rank, all relevant counted in the
-  denominator (AskUbuntu MAP over candidate reranking; TwitterPara AP over scored pairs);
+- average_precision: sum of the precision at the rank of each relevant document, divided by the number of
+  relevant documents ranked (AskUbuntu MAP over candidate reranking; TwitterPara AP over scored pairs;
+  CQADupStack MAP@100 over the top 100), or by `relevant_total` when given (trec_eval's MAP: SciDocs);
 - top1_accuracy: share of queries whose best-scored candidate is the right one, within each query's pool of
   distractors, with the chance baseline mean(1 / pool size) (sentence retrieval, 003).
 """
@@ -28,6 +30,10 @@ def mrr_at_k(ranked: Sequence[Sequence], relevant: Sequence[set], k: int) -> flo
     return float(np.mean([reciprocal_rank(r, rel) for r, rel in zip(ranked, relevant)]))
 
 
+def precision_at_k(ranked: Sequence[Sequence], relevant: Sequence[set], k: int) -> float:
+    return float(np.mean([len(set(r[:k]) & rel) / k for r, rel in zip(ranked, relevant)]))
+
+
 def ndcg_at_k(ranked: Sequence[Sequence], relevant: Sequence[set], k: int) -> float:
     def ndcg(r, rel):
         dcg = sum(1.0 / math.log2(i + 2) for i, doc in enumerate(r[:k]) if doc in rel)
@@ -37,14 +43,15 @@ def ndcg_at_k(ranked: Sequence[Sequence], relevant: Sequence[set], k: int) -> fl
     return float(np.mean([ndcg(r, rel) for r, rel in zip(ranked, relevant)]))
 
 
-def average_precision(scores: Sequence[float], labels: Sequence[int]) -> float:
-    """AP of one ranking: documents ordered by descending score, `labels` 1 for relevant (ties: stable order)."""
+def average_precision(scores: Sequence[float], labels: Sequence[int], relevant_total: int | None = None) -> float:
+    """AP of one ranking: documents ordered by descending score (ties keep their given order), `labels` 1 for
+    relevant; 0 when nothing relevant is ranked."""
     order = np.argsort(-np.asarray(scores, dtype=float), kind="stable")
     hits = np.asarray(labels)[order].astype(bool)
     if not hits.any():
         return 0.0
     precision_at_hits = np.cumsum(hits)[hits] / (np.flatnonzero(hits) + 1)
-    return float(precision_at_hits.mean())
+    return float(precision_at_hits.sum() / (relevant_total if relevant_total is not None else hits.sum()))
 
 
 def mean_average_precision(per_query_scores: Sequence[Sequence[float]], per_query_labels: Sequence[Sequence[int]]) -> float:

@@ -26,6 +26,7 @@ from sentsweep.mlflow_writer import QueuedMlflowWriter
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_DB_FILE = "mlflow.db"
 IGNORED_RESULT_KEYS = set(AUTO_RESULT_KEYS) | {"done", "trial_id", "experiment_tag", "should_checkpoint"}
+PER_QUERY_ARTIFACT = "per_query.json"  # {metric: [outcome per query]} of the final evaluation, for paired tests
 # Config entries that are bookkeeping, not hyperparameters.
 NON_PARAM_KEYS = {TRIAL_INDEX_KEY, "seeds"}
 
@@ -134,7 +135,7 @@ class SweepTracker(Callback):
                 "config_hash": config_hash(config),
                 "code_version": self.version,
                 "ray_trial_id": trial.trial_id,
-                "selected_on": "dev",
+                "selected_on": f"best_sts_dev ({config.get('eval_format', 'stsb')} dev split of {config.get('dev_file')})",
             },
             "params": {k: json.dumps(v) if isinstance(v, (list, dict)) else str(v) for k, v in params.items()},
             "config": json.loads(json.dumps(params, default=str)),
@@ -152,6 +153,9 @@ class SweepTracker(Callback):
             and math.isfinite(value)
         ]
         self.writer.submit({"op": "metrics", "trial": trial.trial_id, "metrics": metrics})
+        if result.get("per_query"):
+            self.writer.submit({"op": "artifact", "trial": trial.trial_id, "file": PER_QUERY_ARTIFACT,
+                                "content": result["per_query"]})
 
     def on_trial_complete(self, iteration, trials, trial, **info):
         if _stopped_early(trial):

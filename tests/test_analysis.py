@@ -8,7 +8,7 @@ from scipy import stats
 
 import analysis.__main__ as analysis_cli
 from analysis.runs import fetch_trial_runs, latest_sweep_run_id
-from analysis.significance import bootstrap_interval, compare
+from analysis.significance import bootstrap_interval, compare, paired_items_test
 from analysis.tables import build_table, to_frame, to_latex, to_markdown
 
 RNG = np.random.default_rng(7)
@@ -83,6 +83,17 @@ def test_welch_test_when_seeds_do_not_match():
     result = compare(first, second)
     expected = stats.ttest_ind([1.0, 2.0, 3.5], [5.0, 6.5, 7.0], equal_var=False)
     assert result.test == "Welch t" and result.p_value == pytest.approx(expected.pvalue, rel=1e-12)
+
+
+def test_paired_items_test_averages_items_over_seeds_then_pairs_them():
+    rng = np.random.default_rng(0)
+    first = (rng.random((3, 50)) < 0.6).astype(float).tolist()  # 3 seeds x 50 queries, top-1 outcomes
+    second = (rng.random((3, 50)) < 0.4).astype(float).tolist()
+    result = paired_items_test(first, second)
+    expected = stats.ttest_rel(np.mean(first, axis=0), np.mean(second, axis=0))
+    assert (result.statistic, result.p_value, result.n) == pytest.approx((expected.statistic, expected.pvalue, 50))
+    with pytest.raises(ValueError, match="differ in shape"):
+        paired_items_test(first, [row[:40] for row in second])
 
 
 def test_bootstrap_interval_matches_scipy_and_brackets_the_mean():

@@ -1,4 +1,5 @@
-"""Lexical baselines: BM25 equals rank-bm25 and a hand computation; TF-IDF equals scikit-learn's cosine."""
+"""Lexical baselines: BM25 equals rank-bm25 and a hand computation; TF-IDF equals scikit-learn's cosine;
+the lexical scorers give the same scores through every task interface."""
 
 import math
 import random
@@ -12,7 +13,8 @@ from sklearn.metrics.pairwise import cosine_similarity
 
 from sentsweep.data import read_corpus, read_sts_benchmark_file
 from sentsweep.demo_data import CORPUS_FILE, DEMO_DIR
-from sentsweep.lexical import Bm25Index, lexical_tokens, tfidf_similarities
+from sentsweep.lexical import Bm25Index, lexical_tokens
+from sentsweep.scorers import Bm25Scorer, TfidfScorer
 from trainables.lexical import train_lexical
 from trainables.session import LocalSession
 
@@ -50,7 +52,7 @@ def test_bm25_matches_rank_bm25_on_a_random_corpus():
 def test_tfidf_similarity_equals_scikit_learn_cosine():
     corpus = read_corpus(CORPUS_FILE)
     pairs = read_sts_benchmark_file(DEMO_DIR / "sts-dev.csv")
-    ours = tfidf_similarities(pairs.sentences1, pairs.sentences2, corpus)
+    ours = TfidfScorer(corpus).pair_similarities(pairs.sentences1, pairs.sentences2)
     vectorizer = TfidfVectorizer(tokenizer=lexical_tokens, lowercase=False, token_pattern=None).fit(corpus)
     expected = [cosine_similarity(vectorizer.transform([a]), vectorizer.transform([b]))[0, 0]
                 for a, b in zip(pairs.sentences1, pairs.sentences2)]
@@ -62,6 +64,39 @@ def test_tfidf_method_reports_spearman_of_its_similarities(tsdae_config):
     train_lexical(tsdae_config | {"method": "tfidf"}, session)
     (report,) = session.reports
     pairs = read_sts_benchmark_file(DEMO_DIR / "sts-test.csv")
-    similarities = tfidf_similarities(pairs.sentences1, pairs.sentences2, read_corpus(CORPUS_FILE))
+    similarities = TfidfScorer(read_corpus(CORPUS_FILE)).pair_similarities(pairs.sentences1, pairs.sentences2)
     assert report["sts_test_at_best_dev"] == pytest.approx(100 * spearmanr(similarities, pairs.scores).statistic)
     assert report["best_sts_dev"] == report["sts_dev"]
+
+
+def test_bm25_method_scores_each_pair_with_rank_bm25_over_the_second_sentences(tsdae_config):
+    session = LocalSession()
+    train_lexical(tsdae_config | {"method": "bm25"}, session)
+    (report,) = session.reports
+    pairs = read_sts_benchmark_file(DEMO_DIR / "sts-test.csv")
+    documents = list(dict.fromkeys(pairs.sentences2))
+    reference = BM25Okapi([lexical_tokens(d) for d in documents])
+    expected = [reference.get_scores(lexical_tokens(a))[documents.index(b)]
+                for a, b in zip(pairs.sentences1, pairs.sentences2)]
+    ours = Bm25Scorer().pair_similarities(pairs.sentences1, pairs.sentences2)
+    assert ours == pytest.approx(expected, rel=1e-9, abs=1e-12)
+    assert report["sts_test_at_best_dev"] == pytest.approx(100 * spearmanr(ours, pairs.scores).statistic)
+
+
+@pytest.mark.parametrize("scorer", [TfidfScorer(), Bm25Scorer()], ids=["tfidf", "bm25"])
+def test_lexical_candidate_and_top_k_scores_agree_with_the_full_score_matrix(scorer):
+    corpus = read_corpus(CORPUS_FILE)[:60]
+    queries = corpus[:5]
+    if isinstance(scorer, TfidfScorer):
+        vectors = TfidfVectorizer(tokenizer=lexical_tokens, lowercase=False, token_pattern=None).fit_transform(
+            queries + corpus)
+        full = cosine_similarity(vectors[:5], vectors[5:])
+    else:
+        reference = BM25Okapi([lexical_tokens(d) for d in corpus])
+        full = np.array([reference.get_scores(lexical_tokens(q)) for q in queries])
+    scores, indices = scorer.top_k(queries, corpus, 3)
+    assert scores == pytest.approx(np.sort(full, axis=1)[:, ::-1][:, :3], rel=1e-9)
+    assert np.take_along_axis(full, indices, axis=1) == pytest.approx(scores, rel=1e-9)
+    if isinstance(scorer, Bm25Scorer):  # candidate lists share one index over their union: here the corpus
+        per_query = scorer.candidate_similarities(queries, [corpus] * 5)
+        assert np.vstack(per_query) == pytest.approx(full, rel=1e-9)

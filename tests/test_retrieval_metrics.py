@@ -11,6 +11,7 @@ from sentsweep.retrieval_metrics import (
     mean_average_precision,
     mrr_at_k,
     ndcg_at_k,
+    precision_at_k,
     recall_at_k,
     top1_accuracy,
 )
@@ -25,7 +26,11 @@ def test_by_hand():
     assert mrr_at_k(RANKED, RELEVANT, 10) == pytest.approx((1 / 2 + 0) / 2)
     first = (1 / math.log2(3) + 1 / math.log2(5)) / (1 + 1 / math.log2(3))
     assert ndcg_at_k(RANKED, RELEVANT, 10) == pytest.approx(first / 2)
+    assert precision_at_k(RANKED, RELEVANT, 2) == pytest.approx((1 / 2 + 0) / 2)
     assert average_precision([0.9, 0.8, 0.7, 0.6], [0, 1, 0, 1]) == pytest.approx((1 / 2 + 2 / 4) / 2)
+    # trec_eval's MAP: a third relevant document that was never ranked still counts in the denominator
+    assert average_precision([0.9, 0.8, 0.7, 0.6], [0, 1, 0, 1], relevant_total=3) == pytest.approx((1 / 2 + 2 / 4) / 3)
+    assert average_precision([0.5, 0.5, 0.1], [0, 1, 0]) == pytest.approx(1 / 2)  # a tie keeps the given order
     result = top1_accuracy([[0.1, 0.9, 0.3], [0.8, 0.2]], [1, 1])
     assert result == {"accuracy": 0.5, "chance": pytest.approx((1 / 3 + 1 / 2) / 2), "per_query": [1, 0]}
 

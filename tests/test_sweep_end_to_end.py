@@ -1,6 +1,7 @@
 """The quick TSDAE deletion sweep, end to end on local Ray and a SQLite MLflow store."""
 
 import importlib.util
+import json
 from pathlib import Path
 
 import numpy as np
@@ -30,10 +31,15 @@ def quick_sweep(tmp_path_factory):
     import contextlib
     import io
 
+    pools = workdir / "pools.jsonl"
+    pools.write_text("".join(
+        json.dumps({"query": f"a cat sat {i}", "candidates": ["a cat sat on the mat", "stocks fell", "rain"][: 2 + i % 2],
+                    "positive": 0}) + "\n" for i in range(6)), encoding="utf-8")
     output = io.StringIO()
     with contextlib.redirect_stdout(output):
         code = module.run_sweep(
-            module.DEFINITION, ["--quick", "--tracking-uri", uri, "--output-dir", str(workdir / "out")]
+            module.DEFINITION, ["--quick", "--tracking-uri", uri, "--output-dir", str(workdir / "out"),
+                                "--eval-task", f"distractors={pools}"]
         )
     ray.shutdown()
     assert code == 0, output.getvalue()
@@ -131,3 +137,42 @@ def test_untrained_baseline_is_printed_and_logged_on_the_sweep_run(quick_sweep):
     uri, parent, printed = quick_sweep
     metrics = MlflowClient(uri).get_run(parent).data.metrics
     assert f"test {metrics['untrained_sts_test']:.2f}" in printed
+
+
+def test_evaluation_task_is_scored_once_per_trial_with_per_query_outcomes_and_shown_in_the_table(quick_sweep):
+    uri, parent, printed = quick_sweep
+    client = MlflowClient(uri)
+    for run in child_runs(uri, parent):
+        assert [m.step for m in client.get_metric_history(run.info.run_id, "distractors_top1")] == [60]
+        assert run.data.metrics["distractors_chance"] == pytest.approx(100 * (1 / 2 + 1 / 3) / 2)
+        per_query = json.loads(Path(client.download_artifacts(run.info.run_id, "per_query.json")).read_text())
+        assert len(per_query["distractors_top1"]) == 6
+        assert run.data.metrics["distractors_top1"] == pytest.approx(100 * np.mean(per_query["distractors_top1"]))
+        assert run.data.tags["selected_on"].startswith("best_sts_dev (stsb dev split of ")
+    header = next(line for line in printed.splitlines() if line.startswith("| noise_ratio"))
+    assert "distractors_top1" in header
+
+
+def test_compare_over_queries_pairs_the_per_query_outcomes_of_shared_seeds(quick_sweep, capsys):
+    from scipy import stats
+
+    uri, parent, _ = quick_sweep
+    code = analysis_cli.main(["compare", "--experiment", "tsdae_deletion", "--tracking-uri", uri, "--per-query",
+                              "--metric", "distractors_top1", "--first", "noise_ratio=0.3", "pooling=mean",
+                              "--second", "noise_ratio=0.6", "pooling=mean"])
+    assert code == 0
+    out = capsys.readouterr().out
+    assert "paired t over items (6 items, seeds 0, 1)" in out
+    client = MlflowClient(uri)
+    outcomes = {}
+    for run in child_runs(uri, parent):
+        if run.data.params["pooling"] == "mean":
+            path = client.download_artifacts(run.info.run_id, "per_query.json")
+            outcomes.setdefault(run.data.params["noise_ratio"], []).append(
+                json.loads(Path(path).read_text())["distractors_top1"])
+    first, second = (np.mean(outcomes[ratio], axis=0) for ratio in ("0.3", "0.6"))
+    expected = stats.ttest_rel(first, second)
+    if np.isfinite(expected.statistic):
+        assert f"t = {expected.statistic:.3f}, p = {expected.pvalue:.4f}" in out
+    else:  # the two configurations got every query equally right: no difference to test
+        assert "t = nan" in out

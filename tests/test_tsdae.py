@@ -2,6 +2,8 @@
 
 import random
 
+import pytest
+
 import torch
 
 from trainables.session import LocalSession
@@ -81,3 +83,22 @@ def test_test_score_is_only_computed_for_the_dev_selected_checkpoint(tsdae_confi
     assert final["best_step"] == best["step"]
     assert final["sts_test_at_best_dev"] == best["sts_test_at_best_dev"]
     assert "sts_test" not in final
+
+
+def test_evaluation_tasks_score_the_dev_selected_weights_and_survive_a_resume(tsdae_config):
+    from sentsweep.demo_data import DEMO_DIR
+
+    # lr 1e-2 makes the tiny model's dev score drop after step 0, so the dev-selected weights are not the last
+    config = tsdae_config | {"lr": 1e-2, "eval_tasks": {"stsb": str(DEMO_DIR)}}
+    session = LocalSession()
+    train_tsdae(config, session)
+    final = session.reports[-1]
+    assert final["best_step"] < config["max_steps"]
+    assert final["stsb_spearman"] == pytest.approx(final["sts_test_at_best_dev"], abs=1e-9)
+    assert all("stsb_spearman" not in report for report in session.reports[:-1])
+
+    interrupted = LocalSession()
+    train_tsdae(config | {"max_steps": 20}, interrupted)
+    resumed = LocalSession(resume_from=interrupted.checkpoint_dir)
+    train_tsdae(config, resumed)
+    assert resumed.reports[-1]["stsb_spearman"] == pytest.approx(final["stsb_spearman"], abs=1e-9)

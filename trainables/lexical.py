@@ -1,7 +1,9 @@
-"""Lexical baselines as a method: TF-IDF cosine similarity, scored like the trained methods.
+"""Lexical baselines as methods: TF-IDF cosine (scikit-learn) and Okapi BM25, scored like the trained methods.
 
-Nothing is trained; the IDF statistics come from the sweep's corpus. The trial reports the same metric
-names as a trained method at step 0 (its dev score is also its best dev score), so it sits in the same tables.
+Nothing is trained. TF-IDF takes its IDF statistics from the sweep's corpus; BM25 indexes the documents of
+each evaluation (for STS pairs: the second sentences, each pair scored with its first sentence as the
+query). The trial reports the same metric names as a trained method at step 0 (its dev score is also its
+best dev score), and the same evaluation tasks, so it sits in the same tables.
 """
 
 from __future__ import annotations
@@ -9,32 +11,42 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
-import numpy as np
-
 from sentsweep.data import read_corpus, read_scored_pairs
-from sentsweep.evaluation import spearman
-from sentsweep.lexical import tfidf_similarities
+from sentsweep.errors import InputError
+from sentsweep.scorers import Bm25Scorer, TfidfScorer
+from sentsweep.tasks import build_tasks, evaluate_tasks
+from sentsweep.tasks.sts import sts_spearman
+from sentsweep.tasks.transfer import TRANSFER_TASKS
 from trainables.session import TuneSession
 
-LEXICAL_METHODS = ("tfidf",)
+LEXICAL_METHODS = ("tfidf", "bm25")
 
 
 def validate_lexical_config(config: dict) -> None:
-    """Nothing to check beyond the shared settings: TF-IDF has no hyperparameter in the sweeps."""
+    """BM25 has scores but no vectors, so it cannot run transfer classification."""
+    if config["method"] == "bm25":
+        transfer = [name for name in config.get("eval_tasks") or {} if name in TRANSFER_TASKS]
+        if transfer:
+            raise InputError(f"method 'bm25' has no sentence vectors for the transfer task(s) {', '.join(transfer)}")
 
 
-def lexical_sts(config: dict, split: str, corpus: list[str]) -> float:
-    """100 x Spearman of the TF-IDF cosines (IDF from `corpus`) of a split's pairs against their gold scores."""
-    pairs = read_scored_pairs(config[f"{split}_file"], config.get("eval_format", "stsb"), split)
-    similarities = tfidf_similarities(pairs.sentences1, pairs.sentences2, corpus)
-    return 100.0 * spearman(similarities, np.asarray(pairs.scores))
+def lexical_scorer(config: dict):
+    return TfidfScorer(read_corpus(config["corpus"])) if config["method"] == "tfidf" else Bm25Scorer()
 
 
 def train_lexical(config: dict, session=None) -> None:
-    """Ray Tune function trainable of the TF-IDF baseline (see the module docstring)."""
+    """Ray Tune function trainable of the lexical baselines (see the module docstring)."""
     session = session or TuneSession()
-    corpus = read_corpus(config["corpus"])
-    dev, test = lexical_sts(config, "dev", corpus), lexical_sts(config, "test", corpus)
+    scorer = lexical_scorer(config)
+    dev, test = (
+        sts_spearman(scorer, read_scored_pairs(config[f"{split}_file"], config.get("eval_format", "stsb"), split))
+        for split in ("dev", "test")
+    )
     metrics = {"step": 0, "sts_dev": dev, "best_sts_dev": dev, "sts_test_at_best_dev": test, "best_step": 0}
+    tasks = build_tasks(config.get("eval_tasks") or {})
+    if tasks:
+        final = evaluate_tasks(tasks, scorer, "test")
+        metrics.update(final.metrics)
+        metrics["per_query"] = final.per_query
     with tempfile.TemporaryDirectory() as directory:
         session.report(metrics, Path(directory))

@@ -2,13 +2,16 @@
 
 AdamW at a constant learning rate over shuffled mini-batches of the corpus; every `eval_steps` steps (and at
 step 0, the untrained model) the STS dev score is computed; when it improves, the test score of that
-checkpoint is computed too, so test is only ever reported for the dev-selected checkpoint. Each evaluation
-is reported together with a checkpoint from which the trial resumes exactly: batches, noise and dropout are
-seeded from (seed, step), not from state carried across steps.
+checkpoint is computed too, so test is only ever reported for the dev-selected checkpoint. The evaluation
+tasks of `config['eval_tasks']` ({name: path}, see sentsweep.tasks) are scored once, at the end, on the test
+splits and with the dev-selected weights. Each evaluation is reported together with a checkpoint from which
+the trial resumes exactly: batches, noise and dropout are seeded from (seed, step), not from state carried
+across steps.
 """
 
 from __future__ import annotations
 
+import copy
 import math
 import random
 import tempfile
@@ -22,6 +25,8 @@ import torch
 from search_spaces.seeds import resolve_seed
 from sentsweep.data import read_corpus, read_scored_pairs
 from sentsweep.evaluation import StsEvaluator
+from sentsweep.scorers import EmbeddingScorer
+from sentsweep.tasks import build_tasks, evaluate_tasks
 from trainables.session import TuneSession
 
 CHECKPOINT_FILE = "trial_state.pt"
@@ -133,10 +138,12 @@ def run_trial(config: dict, build_setup: Callable[[dict], TrainingSetup], sessio
     corpus = sample_corpus(read_corpus(config["corpus"]), config.get("sample_size"), seed)
     dev = StsEvaluator(read_scored_pairs(config["dev_file"], config.get("eval_format", "stsb"), "dev"))
     test = StsEvaluator(read_scored_pairs(config["test_file"], config.get("eval_format", "stsb"), "test"))
+    tasks = build_tasks(config.get("eval_tasks") or {})
     setup = build_setup(config)
     setup.module.train()
     optimizer = make_optimizer(setup.module, config["lr"], config.get("weight_decay", 0.0))
     progress = Progress()
+    best_weights = None  # the dev-selected model's weights, kept only when tasks are scored at the end
 
     checkpoint_dir = session.latest_checkpoint_dir()
     if checkpoint_dir is not None:
@@ -144,6 +151,7 @@ def run_trial(config: dict, build_setup: Callable[[dict], TrainingSetup], sessio
         setup.module.load_state_dict(state["module"])
         optimizer.load_state_dict(state["optimizer"])
         progress = Progress(**state["progress"])
+        best_weights = state.get("best_weights")
         resumed_at = progress.step
     else:
         resumed_at = None
@@ -155,6 +163,12 @@ def run_trial(config: dict, build_setup: Callable[[dict], TrainingSetup], sessio
         at_eval = progress.step % eval_steps == 0 or progress.step == max_steps
         if at_eval and progress.step != resumed_at:
             metrics = _evaluate(setup.model, dev, test, progress)
+            if tasks and progress.best_step == progress.step:
+                best_weights = {key: value.detach().clone() for key, value in setup.model.state_dict().items()}
+            if tasks and progress.step >= max_steps:
+                final = score_tasks_with_weights(setup.model, best_weights, tasks)
+                metrics.update(final.metrics)
+                metrics["per_query"] = final.per_query
             if losses:
                 metrics["train_loss"] = float(np.mean(losses))
                 losses = []
@@ -164,6 +178,7 @@ def run_trial(config: dict, build_setup: Callable[[dict], TrainingSetup], sessio
                         "module": setup.module.state_dict(),
                         "optimizer": optimizer.state_dict(),
                         "progress": asdict(progress),
+                        "best_weights": best_weights,
                     },
                     Path(directory) / CHECKPOINT_FILE,
                 )
@@ -172,6 +187,13 @@ def run_trial(config: dict, build_setup: Callable[[dict], TrainingSetup], sessio
             return progress
         losses.append(training_step(setup, optimizer, schedule, seed, progress.step))
         progress.step += 1
+
+
+def score_tasks_with_weights(model, weights: dict, tasks: dict):
+    """The tasks' test metrics of `model` with `weights` loaded (a copy: the trained model is left as it is)."""
+    selected = copy.deepcopy(model)
+    selected.load_state_dict(weights)
+    return evaluate_tasks(tasks, EmbeddingScorer(selected), "test")
 
 
 def _evaluate(model, dev: StsEvaluator, test: StsEvaluator, progress: Progress) -> dict:

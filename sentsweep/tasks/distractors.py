@@ -1,0 +1,115 @@
+"""Sentence retrieval with distractors (003): find the one right sentence of a query within its own pool.
+
+- `squad`: a SQuAD v1.1 JSON file; each paragraph ("context") is cut into sentences, the sentence holding a
+  question's first answer (its answer_start) is the positive and the paragraph's other sentences are the
+  distractors; single-sentence paragraphs are left out (their accuracy would be 1 by construction). The
+  sentence splitter is the project's own (end punctuation, then space, then an upper-case letter, digit or
+  quote), since NLTK's punkt data cannot be assumed.
+- `distractors`: JSON lines {"query": ..., "candidates": [...], "positive": index} for any other pools.
+Metrics x 100: top-1 accuracy (main), the chance baseline mean(1 / pool size), MRR; per-query top-1
+outcomes are kept for paired tests.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+
+from sentsweep.errors import InputError
+from sentsweep.retrieval_metrics import top1_accuracy
+from sentsweep.tasks import TaskResult
+from sentsweep.tasks.retrieval import read_jsonl
+from sentsweep.tasks.useb import read_json
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]?\s+(?=[A-Z0-9\"'(\[])")
+
+
+def sentence_spans(text: str) -> list[tuple[int, int]]:
+    """(start, end) character spans of the sentences of `text`, covering it without gaps."""
+    starts = [0] + [match.end() for match in _SENTENCE_END.finditer(text)]
+    ends = starts[1:] + [len(text)]
+    return [(start, end) for start, end in zip(starts, ends) if text[start:end].strip()]
+
+
+class Pools:
+    """Queries, each with its own candidate list and the index of the one right candidate."""
+
+    def __init__(self) -> None:
+        self.queries: list[str] = []
+        self.candidates: list[list[str]] = []
+        self.positives: list[int] = []
+
+    def add(self, query: str, candidates: list[str], positive: int) -> None:
+        self.queries.append(query)
+        self.candidates.append(candidates)
+        self.positives.append(positive)
+
+
+def squad_pools(path: Path) -> Pools:
+    data = read_json(path)
+    if not isinstance(data, dict) or not isinstance(data.get("data"), list):
+        raise InputError(f"{path}: not a SQuAD file (no top-level 'data' list)")
+    pools = Pools()
+    for article in data["data"]:
+        for paragraph in article.get("paragraphs", []):
+            context = paragraph.get("context", "")
+            spans = sentence_spans(context)
+            if len(spans) < 2:
+                continue
+            sentences = [context[start:end].strip() for start, end in spans]
+            for qa in paragraph.get("qas", []):
+                if not qa.get("answers"):
+                    continue
+                answer_start = qa["answers"][0].get("answer_start")
+                if not isinstance(answer_start, int) or not 0 <= answer_start < len(context):
+                    raise InputError(f"{path}: question {qa.get('id')!r} has answer_start {answer_start!r} outside "
+                                     f"its context of {len(context)} characters")
+                positive = next(i for i, (start, end) in enumerate(spans) if start <= answer_start < end)
+                pools.add(qa["question"], sentences, positive)
+    if not pools.queries:
+        raise InputError(f"{path}: no question in a paragraph of two or more sentences")
+    return pools
+
+
+def jsonl_pools(path: Path) -> Pools:
+    pools = Pools()
+    for line_number, record in enumerate(read_jsonl(path, ("query", "candidates", "positive")), start=1):
+        candidates, positive = record["candidates"], record["positive"]
+        if not isinstance(positive, int) or not 0 <= positive < len(candidates):
+            raise InputError(f"{path}, record {line_number}: positive {positive!r} is not an index into its "
+                             f"{len(candidates)} candidates")
+        pools.add(record["query"], candidates, positive)
+    return pools
+
+
+class _DistractorTask:
+    MAIN_METRIC = "top1"
+    splits = ("test",)
+
+    def __init__(self, name: str, pools: Pools) -> None:
+        self.name, self.main_metric, self.pools = name, f"{name}_{self.MAIN_METRIC}", pools
+
+    def evaluate(self, scorer, split: str = "test") -> TaskResult:
+        if split != "test":
+            raise InputError(f"task {self.name!r} has no {split!r} split; it has test")
+        scores = scorer.candidate_similarities(self.pools.queries, self.pools.candidates)
+        top1 = top1_accuracy(scores, self.pools.positives)
+        reciprocal_ranks = [1.0 / (1 + int(np.sum(s > s[p]))) for s, p in zip(scores, self.pools.positives)]
+        metrics = {
+            f"{self.name}_top1": 100.0 * top1["accuracy"],
+            f"{self.name}_chance": 100.0 * top1["chance"],
+            f"{self.name}_mrr": 100.0 * float(np.mean(reciprocal_ranks)),
+        }
+        return TaskResult(metrics, {f"{self.name}_top1": [float(x) for x in top1["per_query"]]})
+
+
+class SquadDistractorsTask(_DistractorTask):
+    def __init__(self, name: str, path: str) -> None:
+        super().__init__(name, squad_pools(Path(path)))
+
+
+class DistractorPoolsTask(_DistractorTask):
+    def __init__(self, name: str, path: str) -> None:
+        super().__init__(name, jsonl_pools(Path(path)))

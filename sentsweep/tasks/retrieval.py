@@ -1,0 +1,101 @@
+"""Duplicate-question retrieval over a corpus (001, chapter 4: Quora and CQADupStack as BEIR releases them).
+
+A BEIR folder holds `corpus.jsonl` ({"_id", "title", "text"} per line; a document is "title text"),
+`queries.jsonl` ({"_id", "text"}) and `qrels/<split>.tsv` (a header, then query-id, corpus-id, score; score
+> 0 is relevant). Every query with a relevant document retrieves from the whole corpus by exact search in
+blocks (no queries x corpus matrix is ever held); as BEIR does, a document with the query's own id is not
+counted as retrieved (Quora's questions are both). Metrics x 100, averaged over queries: Recall@k and P@k for
+k in 1, 3, 5, 10, 100, 1000 (the thesis' k), MRR@10 and nDCG@10 (main metric).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from sentsweep.data import read_lines
+from sentsweep.errors import InputError
+from sentsweep.retrieval_metrics import mrr_at_k, ndcg_at_k, precision_at_k, recall_at_k
+from sentsweep.tasks import TaskResult
+
+CUTOFFS = (1, 3, 5, 10, 100, 1000)
+
+
+def read_jsonl(path: Path, required: tuple[str, ...]) -> list[dict]:
+    """The objects of a JSON-lines file; a bad line or a missing key is an `InputError` with file and line."""
+    records = []
+    for line_number, line in enumerate(read_lines(path), start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as error:
+            raise InputError(f"{path}, line {line_number}: not valid JSON ({error.msg})") from None
+        missing = [key for key in required if key not in record]
+        if missing:
+            raise InputError(f"{path}, line {line_number}: lacks the key(s) {', '.join(missing)}")
+        records.append(record)
+    if not records:
+        raise InputError(f"{path}: empty file")
+    return records
+
+
+def read_qrels(path: Path) -> dict[str, set[str]]:
+    """{query id: relevant corpus ids} of a BEIR qrels file (its first line is a header)."""
+    relevant: dict[str, set[str]] = {}
+    for line_number, line in enumerate(read_lines(path)[1:], start=2):
+        if not line.strip():
+            continue
+        columns = line.split("\t")
+        if len(columns) < 3:
+            raise InputError(f"{path}, line {line_number}: expected query-id, corpus-id, score (tab-separated)")
+        try:
+            score = float(columns[2])
+        except ValueError:
+            raise InputError(f"{path}, line {line_number}: score {columns[2]!r} is not a number") from None
+        if score > 0:
+            relevant.setdefault(columns[0], set()).add(columns[1])
+    if not relevant:
+        raise InputError(f"{path}: no relevant query-document pair")
+    return relevant
+
+
+class BeirRetrievalTask:
+    MAIN_METRIC = "ndcg_at_10"
+    def __init__(self, name: str, path: str) -> None:
+        self.name, self.main_metric = name, f"{name}_{self.MAIN_METRIC}"
+        folder = Path(path)
+        if not folder.is_dir():
+            raise InputError(f"{name}: folder not found: {folder}")
+        self.splits = tuple(split for split in ("dev", "test") if (folder / "qrels" / f"{split}.tsv").is_file())
+        if not self.splits:
+            raise InputError(f"{name}: {folder} has no qrels/dev.tsv or qrels/test.tsv")
+        corpus = read_jsonl(folder / "corpus.jsonl", ("_id", "text"))
+        self.document_ids = [str(d["_id"]) for d in corpus]
+        self.documents = [f"{d.get('title') or ''} {d['text']}".strip() for d in corpus]
+        self.queries = {str(q["_id"]): q["text"] for q in read_jsonl(folder / "queries.jsonl", ("_id", "text"))}
+        self.qrels = {split: read_qrels(folder / "qrels" / f"{split}.tsv") for split in self.splits}
+        known = set(self.document_ids)
+        for split, qrels in self.qrels.items():
+            for query_id, documents in qrels.items():
+                if query_id not in self.queries:
+                    raise InputError(f"{folder / 'qrels' / f'{split}.tsv'}: query id {query_id!r} is not in queries.jsonl")
+                if not documents <= known:
+                    raise InputError(f"{folder / 'qrels' / f'{split}.tsv'}: corpus id {sorted(documents - known)[0]!r} "
+                                     f"is not in corpus.jsonl")
+
+    def evaluate(self, scorer, split: str) -> TaskResult:
+        if split not in self.splits:
+            raise InputError(f"task {self.name!r} has no {split!r} split; it has {', '.join(self.splits)}")
+        query_ids = list(self.qrels[split])
+        relevant = [self.qrels[split][q] for q in query_ids]
+        _, indices = scorer.top_k([self.queries[q] for q in query_ids], self.documents, max(CUTOFFS) + 1)
+        ranked = [[self.document_ids[i] for i in row if self.document_ids[i] != q][:max(CUTOFFS)]
+                  for q, row in zip(query_ids, indices)]
+        metrics = {}
+        for k in CUTOFFS:
+            metrics[f"{self.name}_recall_at_{k}"] = 100.0 * recall_at_k(ranked, relevant, k)
+            metrics[f"{self.name}_precision_at_{k}"] = 100.0 * precision_at_k(ranked, relevant, k)
+        metrics[f"{self.name}_mrr_at_10"] = 100.0 * mrr_at_k(ranked, relevant, 10)
+        metrics[f"{self.name}_ndcg_at_10"] = 100.0 * ndcg_at_k(ranked, relevant, 10)
+        return TaskResult(metrics)

@@ -1,0 +1,252 @@
+"""The four USEB tasks of the TSDAE paper (section 4.1), read from the release's data-eval/<task> folders.
+
+Titles are the texts (the paper embeds sentences only); every metric is x 100; each task's final score
+averages its sub-datasets as the paper does. Splits: dev ('valid' in the files) and test, except
+TwitterPara, which was released without a dev split and has test only.
+
+- AskUbuntu (`text_tokenized.txt`: qid, title, body; `dev.txt`/`test.txt`: qid, similar qids, the 20 BM25
+  candidates, their BM25 scores): rerank the candidates (ties keep BM25 order); MAP, where a query's AP
+  is the mean precision at the ranks of the relevant candidates; also P@1, P@5, MRR. Queries without a
+  relevant question are skipped.
+- CQADupStack (`corpus.json`: {forum: {qid: title}}; `retrieval_split.json`: {valid|test: {forum: {qid:
+  [duplicate qids]}}}): retrieve from the forum's questions minus the split's queries; MAP@100 (AP over the
+  top 100, 0 for a query with no duplicate there) and nDCG@10 per forum, averaged over the 12 forums.
+- TwitterPara (`Twitter_URL_Corpus_test.txt`: s1, s2, "(n, 6)" with n of 6 annotators saying paraphrase;
+  `test.data`: PIT-2015 with s1, s2, label 0-5 in columns 3-5): AP of the pair similarities against
+  "paraphrase" (label > 3; label 3 is left out), per corpus and averaged; Spearman against 20 x label too.
+- SciDocs (`data.json`: corpus {pid: {title}}, {valid|test: {cite|cocite|coread|coview: {qid: {pid: 0/1}}}}):
+  rerank each query's candidates; MAP as trec_eval computes it (AP divided by all relevant documents of the
+  query, also those without a title), per subtask and averaged over the four.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+from pathlib import Path
+
+import numpy as np
+
+from sentsweep.data import read_lines
+from sentsweep.errors import InputError
+from sentsweep.evaluation import spearman
+from sentsweep.retrieval_metrics import average_precision, mrr_at_k, ndcg_at_k, precision_at_k
+from sentsweep.tasks import TaskResult
+
+FILE_SPLITS = {"dev": "valid", "test": "test"}
+
+
+def _require_files(name: str, folder: Path, files: list[str]) -> None:
+    if not folder.is_dir():
+        raise InputError(f"{name}: folder not found: {folder}")
+    missing = [file for file in files if not (folder / file).is_file()]
+    if missing:
+        raise InputError(f"{name}: {folder} lacks {', '.join(missing)}")
+
+
+def _check_split(name: str, split: str, splits: tuple[str, ...]) -> None:
+    if split not in splits:
+        raise InputError(f"task {name!r} has no {split!r} split; it has {', '.join(splits)}")
+
+
+def read_json(path: Path):
+    """A JSON file's content, or an `InputError` naming the file, line and problem."""
+    text = "\n".join(read_lines(path))
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as error:
+        raise InputError(f"{path}, line {error.lineno}: not valid JSON ({error.msg})") from None
+
+
+def _columns(path: Path, line_number: int, line: str, count: int, what: str) -> list[str]:
+    columns = line.split("\t")
+    if len(columns) < count:
+        raise InputError(f"{path}, line {line_number}: expected {count} tab-separated columns ({what}), "
+                         f"found {len(columns)}")
+    return columns
+
+
+class AskUbuntuTask:
+    MAIN_METRIC = "map"
+    splits = ("dev", "test")
+
+    def __init__(self, name: str, path: str) -> None:
+        self.name, self.main_metric = name, f"{name}_{self.MAIN_METRIC}"
+        folder = Path(path)
+        _require_files(name, folder, ["text_tokenized.txt", "dev.txt", "test.txt"])
+        pool_file = folder / "text_tokenized.txt"
+        self.titles = {}
+        for line_number, line in enumerate(read_lines(pool_file), start=1):
+            if line.strip():
+                columns = _columns(pool_file, line_number, line, 2, "qid, title, body")
+                self.titles[columns[0].strip()] = columns[1].strip()
+        self.queries = {split: self._read_queries(folder / f"{split}.txt") for split in self.splits}
+
+    def _read_queries(self, path: Path) -> list[tuple[str, set[str], list[str]]]:
+        """(query id, relevant ids, candidates in BM25 order) for each query with a relevant question."""
+        queries = []
+        for line_number, line in enumerate(read_lines(path), start=1):
+            if not line.strip():
+                continue
+            qid, similar, candidates, bm25 = _columns(path, line_number, line, 4,
+                                                      "qid, similar, candidates, BM25 scores")[:4]
+            candidates = candidates.split()
+            try:
+                bm25_scores = [float(value) for value in bm25.split()]
+            except ValueError:
+                raise InputError(f"{path}, line {line_number}: BM25 scores {bm25!r} are not numbers") from None
+            if len(bm25_scores) != len(candidates):
+                raise InputError(f"{path}, line {line_number}: {len(candidates)} candidates but "
+                                 f"{len(bm25_scores)} BM25 scores")
+            unknown = [q for q in [qid.strip(), *candidates] if q not in self.titles]
+            if unknown:
+                raise InputError(f"{path}, line {line_number}: question id {unknown[0]!r} is not in text_tokenized.txt")
+            order = np.argsort(-np.asarray(bm25_scores), kind="stable")
+            if similar.split():
+                queries.append((qid.strip(), set(similar.split()), [candidates[i] for i in order]))
+        if not queries:
+            raise InputError(f"{path}: no query with a relevant question")
+        return queries
+
+    def evaluate(self, scorer, split: str) -> TaskResult:
+        _check_split(self.name, split, self.splits)
+        queries = self.queries[split]
+        scores = scorer.candidate_similarities(
+            [self.titles[qid] for qid, _, _ in queries],
+            [[self.titles[c] for c in candidates] for _, _, candidates in queries],
+        )
+        ranked, relevant, per_query_ap = [], [], []
+        for (_, similar, candidates), candidate_scores in zip(queries, scores):
+            order = np.argsort(-candidate_scores, kind="stable")
+            ranked.append([candidates[i] for i in order])
+            relevant.append(similar)
+            per_query_ap.append(average_precision(candidate_scores, [int(c in similar) for c in candidates]))
+        metrics = {
+            f"{self.name}_map": 100.0 * float(np.mean(per_query_ap)),
+            f"{self.name}_p_at_1": 100.0 * precision_at_k(ranked, relevant, 1),
+            f"{self.name}_p_at_5": 100.0 * precision_at_k(ranked, relevant, 5),
+            f"{self.name}_mrr": 100.0 * mrr_at_k(ranked, relevant, len(ranked[0])),
+        }
+        return TaskResult(metrics, {f"{self.name}_ap": per_query_ap})
+
+
+class CqaDupStackTask:
+    MAIN_METRIC = "map_at_100"
+    splits = ("dev", "test")
+
+    def __init__(self, name: str, path: str) -> None:
+        self.name, self.main_metric = name, f"{name}_{self.MAIN_METRIC}"
+        folder = Path(path)
+        _require_files(name, folder, ["corpus.json", "retrieval_split.json"])
+        self.corpus = read_json(folder / "corpus.json")
+        self.split_queries = read_json(folder / "retrieval_split.json")
+        for split in self.splits:
+            forums = self.split_queries.get(FILE_SPLITS[split])
+            if not isinstance(forums, dict) or not forums:
+                raise InputError(f"{folder / 'retrieval_split.json'}: no forums under {FILE_SPLITS[split]!r}")
+            for forum, qrels in forums.items():
+                if forum not in self.corpus:
+                    raise InputError(f"{folder / 'retrieval_split.json'}: forum {forum!r} is not in corpus.json")
+                unknown = [q for q, dids in qrels.items() for q in [q, *dids] if q not in self.corpus[forum]]
+                if unknown:
+                    raise InputError(f"{folder / 'retrieval_split.json'}: {forum} question id {unknown[0]!r} "
+                                     f"is not in corpus.json")
+
+    def evaluate(self, scorer, split: str) -> TaskResult:
+        _check_split(self.name, split, self.splits)
+        metrics, per_query_ap = {}, []
+        for forum, qrels in self.split_queries[FILE_SPLITS[split]].items():
+            query_ids = list(qrels)
+            document_ids = [d for d in self.corpus[forum] if d not in qrels]
+            scores, indices = scorer.top_k([self.corpus[forum][q] for q in query_ids],
+                                           [self.corpus[forum][d] for d in document_ids], 100)
+            ranked = [[document_ids[i] for i in row] for row in indices]
+            relevant = [set(qrels[q]) for q in query_ids]
+            forum_ap = [average_precision(row_scores, [int(d in rel) for d in row])
+                        for row_scores, row, rel in zip(scores, ranked, relevant)]
+            per_query_ap.extend(forum_ap)
+            metrics[f"{self.name}_{forum}_map_at_100"] = 100.0 * float(np.mean(forum_ap))
+            metrics[f"{self.name}_{forum}_ndcg_at_10"] = 100.0 * ndcg_at_k(ranked, relevant, 10)
+        for metric in ("map_at_100", "ndcg_at_10"):
+            metrics[f"{self.name}_{metric}"] = float(np.mean([v for k, v in metrics.items() if k.endswith(metric)]))
+        return TaskResult(metrics, {f"{self.name}_ap": per_query_ap})
+
+
+class TwitterParaTask:
+    MAIN_METRIC = "ap"
+    splits = ("test",)
+
+    def __init__(self, name: str, path: str) -> None:
+        self.name, self.main_metric = name, f"{name}_{self.MAIN_METRIC}"
+        folder = Path(path)
+        _require_files(name, folder, ["Twitter_URL_Corpus_test.txt", "test.data"])
+        self.corpora = {"twitterurl": self._read(folder / "Twitter_URL_Corpus_test.txt", 0, 1, 2),
+                        "pit": self._read(folder / "test.data", 2, 3, 4)}
+
+    @staticmethod
+    def _read(path: Path, first: int, second: int, label_column: int) -> tuple[list[str], list[str], list[int]]:
+        sentences1, sentences2, labels = [], [], []
+        for line_number, line in enumerate(read_lines(path), start=1):
+            if not line.strip():
+                continue
+            columns = _columns(path, line_number, line.strip(), label_column + 1, "two sentences and a label")
+            raw = columns[label_column].strip()
+            try:
+                value = ast.literal_eval(raw)
+                label = int(value[0] if isinstance(value, tuple) else value)
+            except (ValueError, SyntaxError, TypeError, IndexError):
+                raise InputError(f"{path}, line {line_number}: label {raw!r} is neither a number nor '(n, m)'") from None
+            sentences1.append(columns[first])
+            sentences2.append(columns[second])
+            labels.append(label)
+        if not labels:
+            raise InputError(f"{path}: empty file, no sentence pairs")
+        return sentences1, sentences2, labels
+
+    def evaluate(self, scorer, split: str = "test") -> TaskResult:
+        _check_split(self.name, split, self.splits)
+        metrics = {}
+        for corpus, (sentences1, sentences2, labels) in self.corpora.items():
+            similarities = scorer.pair_similarities(sentences1, sentences2)
+            decided = [i for i, label in enumerate(labels) if label != 3]
+            metrics[f"{self.name}_{corpus}_ap"] = 100.0 * average_precision(
+                similarities[decided], [int(labels[i] > 3) for i in decided])
+            metrics[f"{self.name}_{corpus}_spearman"] = 100.0 * spearman(similarities, 20.0 * np.asarray(labels))
+        for metric in ("ap", "spearman"):
+            metrics[f"{self.name}_{metric}"] = float(np.mean([metrics[f"{self.name}_{c}_{metric}"] for c in self.corpora]))
+        return TaskResult(metrics)
+
+
+class SciDocsTask:
+    MAIN_METRIC = "map"
+    splits = ("dev", "test")
+    SUBTASKS = ("cite", "cocite", "coread", "coview")
+
+    def __init__(self, name: str, path: str) -> None:
+        self.name, self.main_metric = name, f"{name}_{self.MAIN_METRIC}"
+        folder = Path(path)
+        _require_files(name, folder, ["data.json"])
+        data = read_json(folder / "data.json")
+        missing = [key for key in ("corpus", *FILE_SPLITS.values()) if key not in data]
+        if missing:
+            raise InputError(f"{folder / 'data.json'}: lacks the key(s) {', '.join(missing)}")
+        self.titles = {pid: (paper or {}).get("title") or "" for pid, paper in data["corpus"].items()}
+        self.qrels = {split: data[FILE_SPLITS[split]] for split in self.splits}
+
+    def evaluate(self, scorer, split: str) -> TaskResult:
+        _check_split(self.name, split, self.splits)
+        metrics, per_query_ap = {}, []
+        for subtask, qrels in self.qrels[split].items():
+            queries = [q for q in qrels if self.titles.get(q)]
+            candidates = [[d for d in qrels[q] if self.titles.get(d)] for q in queries]
+            scores = scorer.candidate_similarities([self.titles[q] for q in queries],
+                                                   [[self.titles[d] for d in c] for c in candidates])
+            subtask_ap = [
+                average_precision(s, [int(qrels[q][d] > 0) for d in c],
+                                  relevant_total=sum(rel > 0 for rel in qrels[q].values()))
+                for q, c, s in zip(queries, candidates, scores)
+            ]
+            per_query_ap.extend(subtask_ap)
+            metrics[f"{self.name}_{subtask}_map"] = 100.0 * float(np.mean(subtask_ap))
+        metrics[self.main_metric] = float(np.mean([metrics[f"{self.name}_{s}_map"] for s in self.qrels[split]]))
+        return TaskResult(metrics, {f"{self.name}_ap": per_query_ap})

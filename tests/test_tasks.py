@@ -1,0 +1,319 @@
+"""Evaluation tasks on small files written in each public release's format: metrics computed by hand (or by
+scikit-learn / scipy), the paper's averaging and splits, and malformed files named with file and line."""
+
+import json
+
+import numpy as np
+import pytest
+from scipy.stats import spearmanr
+from sklearn.metrics import average_precision_score
+
+from sentsweep.errors import InputError
+from sentsweep.scorers import EmbeddingScorer, TfidfScorer
+from sentsweep.tasks import build_task, build_tasks, evaluate_tasks, parse_task_specs
+from sentsweep.tasks.distractors import sentence_spans
+from sentsweep.tasks.sts import SENTEVAL_STS_SUBSETS
+
+
+class TableScorer:
+    """Similarities looked up in a table {(text1, text2): score}; pairs not in it score 0."""
+
+    def __init__(self, table: dict) -> None:
+        self.table = table
+
+    def pair_similarities(self, texts1, texts2):
+        return np.array([self.table.get((a, b), 0.0) for a, b in zip(texts1, texts2)])
+
+    def candidate_similarities(self, queries, candidate_lists):
+        return [np.array([self.table.get((q, c), 0.0) for c in candidates])
+                for q, candidates in zip(queries, candidate_lists)]
+
+    def top_k(self, queries, documents, k):
+        full = np.array([[self.table.get((q, d), 0.0) for d in documents] for q in queries])
+        indices = np.argsort(-full, axis=1, kind="stable")[:, :k]
+        return np.take_along_axis(full, indices, axis=1), indices
+
+
+def write(path, text, encoding="utf-8"):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(text.encode(encoding))
+    return path
+
+
+# --- AskUbuntu ---------------------------------------------------------------------------------------------
+
+def askubuntu_folder(tmp_path):
+    folder = tmp_path / "askubuntu"
+    titles = {"q1": "query one", "q2": "query two", "a": "alpha", "b": "beta", "c": "gamma", "d": "delta"}
+    write(folder / "text_tokenized.txt", "".join(f"{k}\t{v}\tbody of {k}\n" for k, v in titles.items()))
+    # q1: gold b and c; BM25 order a, b, c. q2: gold d; candidates d, a. q3-like line without gold is skipped.
+    write(folder / "dev.txt", "q1\tb c\ta b c\t3 2 1\nq2\td\ta d\t5 4\nq1\t\ta b\t1 1\n")
+    write(folder / "test.txt", "q2\td\ta d\t5 4\n")
+    return folder
+
+
+def test_askubuntu_map_by_hand(tmp_path):
+    task = build_task("askubuntu", str(askubuntu_folder(tmp_path)))
+    # q1 ranks a (0.9), c (0.5), b (0.5: tie with c, BM25 order puts b first) -> b, c after a.
+    scorer = TableScorer({("query one", "alpha"): 0.9, ("query one", "beta"): 0.5, ("query one", "gamma"): 0.5,
+                          ("query two", "delta"): 0.8, ("query two", "alpha"): 0.1})
+    result = task.evaluate(scorer, "dev")
+    ap_q1 = (1 / 2 + 2 / 3) / 2  # ranking a, b, c: hits at ranks 2 and 3
+    assert result.metrics["askubuntu_map"] == pytest.approx(100 * (ap_q1 + 1.0) / 2)
+    assert result.metrics["askubuntu_p_at_1"] == pytest.approx(100 * (0 + 1) / 2)
+    assert result.metrics["askubuntu_mrr"] == pytest.approx(100 * (1 / 2 + 1) / 2)
+    assert result.per_query["askubuntu_ap"] == pytest.approx([ap_q1, 1.0])
+    assert task.evaluate(scorer, "test").metrics["askubuntu_map"] == pytest.approx(100.0)
+
+
+# --- CQADupStack ---------------------------------------------------------------------------------------------
+
+def test_cqadupstack_map_at_100_and_ndcg_per_forum_then_averaged(tmp_path):
+    folder = tmp_path / "cqadupstack"
+    corpus = {"tex": {"1": "t query", "2": "t dup", "3": "t other", "4": "t far"},
+              "unix": {"5": "u query", "6": "u dup", "7": "u other"}}
+    split = {"valid": {"tex": {"1": ["2"]}, "unix": {"5": ["6"]}},
+             "test": {"tex": {"1": ["2", "4"]}, "unix": {"5": ["6"]}}}
+    write(folder / "corpus.json", json.dumps(corpus))
+    write(folder / "retrieval_split.json", json.dumps(split))
+    task = build_task("cqadupstack", str(folder))
+    scorer = TableScorer({("t query", "t other"): 0.9, ("t query", "t dup"): 0.8, ("t query", "t far"): 0.1,
+                          ("u query", "u dup"): 0.7, ("u query", "u other"): 0.2})
+    result = task.evaluate(scorer, "test")
+    # tex ranks 3, 2, 4 (the query itself is not in the pool): hits at 2 and 3
+    tex_ap = (1 / 2 + 2 / 3) / 2
+    tex_ndcg = (1 / np.log2(3) + 1 / np.log2(4)) / (1 + 1 / np.log2(3))
+    assert result.metrics["cqadupstack_tex_map_at_100"] == pytest.approx(100 * tex_ap)
+    assert result.metrics["cqadupstack_tex_ndcg_at_10"] == pytest.approx(100 * tex_ndcg)
+    assert result.metrics["cqadupstack_map_at_100"] == pytest.approx(100 * (tex_ap + 1) / 2)
+    assert result.metrics["cqadupstack_ndcg_at_10"] == pytest.approx(100 * (tex_ndcg + 1) / 2)
+    assert task.evaluate(scorer, "dev").metrics["cqadupstack_tex_map_at_100"] == pytest.approx(100 / 2)
+
+
+# --- TwitterPara ---------------------------------------------------------------------------------------------
+
+def test_twitterpara_ap_leaves_out_label_3_and_matches_scikit_learn(tmp_path):
+    rng = np.random.default_rng(0)
+    folder = tmp_path / "twitterpara"
+    url = [(f"url a{i}", f"url b{i}", int(rng.integers(0, 7))) for i in range(40)]
+    pit = [(f"pit a{i}", f"pit b{i}", int(rng.integers(0, 6))) for i in range(40)]
+    write(folder / "Twitter_URL_Corpus_test.txt", "".join(f"{a}\t{b}\t({n}, 6)\turl\n" for a, b, n in url))
+    write(folder / "test.data", "".join(f"{i}\ttopic\t{a}\t{b}\t{n}\ttags\ttags\n" for i, (a, b, n) in enumerate(pit)))
+    table = {(a, b): float(rng.normal()) for a, b, _ in url + pit}
+    result = build_task("twitterpara", str(folder)).evaluate(TableScorer(table), "test")
+    expected = {}
+    for corpus, rows in (("twitterurl", url), ("pit", pit)):
+        kept = [(table[(a, b)], int(n > 3)) for a, b, n in rows if n != 3]
+        expected[corpus] = 100 * average_precision_score([y for _, y in kept], [s for s, _ in kept])
+        assert result.metrics[f"twitterpara_{corpus}_ap"] == pytest.approx(expected[corpus])
+        assert result.metrics[f"twitterpara_{corpus}_spearman"] == pytest.approx(
+            100 * spearmanr([table[(a, b)] for a, b, _ in rows], [n for _, _, n in rows]).statistic)
+    assert result.metrics["twitterpara_ap"] == pytest.approx((expected["twitterurl"] + expected["pit"]) / 2)
+    with pytest.raises(InputError, match="no 'dev' split"):
+        build_task("twitterpara", str(folder)).evaluate(TableScorer(table), "dev")
+
+
+# --- SciDocs -------------------------------------------------------------------------------------------------
+
+def test_scidocs_map_counts_relevant_papers_without_title_as_trec_eval_does(tmp_path):
+    corpus = {"q": {"title": "query paper"}, "r1": {"title": "relevant one"}, "r2": {"title": None},
+              "n1": {"title": "negative one"}}
+    qrels = {"q": {"r1": 1, "r2": 1, "n1": 0}}
+    data = {"corpus": corpus, "valid": {s: qrels for s in ("cite", "cocite", "coread", "coview")},
+            "test": {"cite": qrels, "cocite": qrels, "coread": qrels, "coview": {"q": {"r1": 1, "n1": 0}}}}
+    write(tmp_path / "scidocs" / "data.json", json.dumps(data))
+    task = build_task("scidocs", str(tmp_path / "scidocs"))
+    scorer = TableScorer({("query paper", "negative one"): 0.9, ("query paper", "relevant one"): 0.1})
+    result = task.evaluate(scorer, "test")
+    assert result.metrics["scidocs_cite_map"] == pytest.approx(100 * (1 / 2) / 2)  # r1 at rank 2, r2 unrankable
+    assert result.metrics["scidocs_coview_map"] == pytest.approx(100 * (1 / 2))
+    assert result.metrics["scidocs_map"] == pytest.approx(100 * (0.25 * 3 + 0.5) / 4)
+
+
+# --- STS12-16 (SentEval) -------------------------------------------------------------------------------------
+
+def test_senteval_sts_scores_each_subset_then_mean_and_weighted_mean(tmp_path):
+    rng = np.random.default_rng(1)
+    folder, table, expected, sizes = tmp_path / "STS13-en-test", {}, {}, {}
+    for n_pairs, subset in zip((5, 8, 12), SENTEVAL_STS_SUBSETS["sts13"]):
+        pairs = [(f"{subset} a{i}", f"{subset} b{i}") for i in range(n_pairs)]
+        gold = [round(float(rng.uniform(0, 5)), 2) for _ in pairs]
+        table.update({p: float(rng.normal()) for p in pairs})
+        # one more pair whose gold line is blank: SentEval drops it
+        write(folder / f"STS.input.{subset}.txt", "".join(f"{a}\t{b}\n" for a, b in pairs) + "x\ty\n")
+        write(folder / f"STS.gs.{subset}.txt", "".join(f"{g}\n" for g in gold) + "\n")
+        expected[subset] = 100 * spearmanr([table[p] for p in pairs], gold).statistic
+        sizes[subset] = n_pairs
+    result = build_task("sts13", str(folder)).evaluate(TableScorer(table), "test")
+    for subset, value in expected.items():
+        assert result.metrics[f"sts13_{subset}"] == pytest.approx(value)
+    assert result.metrics["sts13_mean"] == pytest.approx(np.mean(list(expected.values())))
+    assert result.metrics["sts13_wmean"] == pytest.approx(
+        sum(expected[s] * sizes[s] for s in expected) / sum(sizes.values()))
+
+
+def test_senteval_sts_with_a_missing_subset_names_it(tmp_path):
+    folder = tmp_path / "STS13-en-test"
+    write(folder / "STS.input.FNWN.txt", "a\tb\n")
+    write(folder / "STS.gs.FNWN.txt", "1\n")
+    with pytest.raises(InputError, match="HDL, OnWN"):
+        build_task("sts13", str(folder))
+
+
+# --- BEIR retrieval (Quora) -----------------------------------------------------------------------------------
+
+def test_beir_retrieval_skips_the_query_itself_and_computes_the_thesis_metrics(tmp_path):
+    folder = tmp_path / "quora"
+    docs = {"1": "how to cook rice", "2": "cooking rice how", "3": "best rice cooker", "4": "weather today"}
+    write(folder / "corpus.jsonl", "".join(json.dumps({"_id": k, "title": "", "text": v}) + "\n" for k, v in docs.items()))
+    write(folder / "queries.jsonl", json.dumps({"_id": "1", "text": "how to cook rice"}) + "\n")
+    write(folder / "qrels" / "test.tsv", "query-id\tcorpus-id\tscore\n1\t3\t1\n1\t2\t0\n")
+    table = {("how to cook rice", "how to cook rice"): 1.0, ("how to cook rice", "cooking rice how"): 0.9,
+             ("how to cook rice", "best rice cooker"): 0.5}
+    task = build_task("quora", str(folder))
+    assert task.splits == ("test",)
+    metrics = task.evaluate(TableScorer(table), "test").metrics
+    # ranking without the query's own document: 2, 3, 4; the relevant document 3 is at rank 2
+    assert metrics["quora_recall_at_1"] == 0 and metrics["quora_recall_at_3"] == pytest.approx(100)
+    assert metrics["quora_precision_at_3"] == pytest.approx(100 / 3)
+    assert metrics["quora_mrr_at_10"] == pytest.approx(50)
+    assert metrics["quora_ndcg_at_10"] == pytest.approx(100 / np.log2(3))
+
+
+# --- transfer classification ---------------------------------------------------------------------------------
+
+class WordFeatures:
+    """Features: does the sentence contain 'good' / 'bad' (a separable toy problem)."""
+
+    def features(self, texts):
+        return np.array([[("good" in t) * 1.0, ("bad" in t) * 1.0] for t in texts])
+
+
+def test_binary_transfer_task_cross_validates_a_separable_problem_to_100(tmp_path):
+    folder = tmp_path / "MR"
+    write(folder / "rt-polarity.pos", "".join(f"a good film number {i}\n" for i in range(30)), "latin-1")
+    write(folder / "rt-polarity.neg", "".join(f"a bad film caf\xe9 {i}\n" for i in range(30)), "latin-1")
+    result = build_task("mr", str(folder)).evaluate(WordFeatures(), "test")
+    assert result.metrics["mr_accuracy"] == pytest.approx(100.0)
+    assert len(result.per_query["mr_accuracy"]) == 60
+
+
+def test_trec_reads_coarse_labels_and_scores_its_test_file(tmp_path):
+    folder = tmp_path / "TREC"
+    write(folder / "train_5500.label", "".join(f"{'DESC:def' if i % 2 else 'NUM:count'} q {'good' if i % 2 else 'bad'} {i}\n"
+                                              for i in range(40)))
+    write(folder / "TREC_10.label", "DESC:manner how good\nNUM:date when bad\nNUM:date a good one\n")
+    result = build_task("trec", str(folder)).evaluate(WordFeatures(), "test")
+    assert result.per_query["trec_accuracy"] == [1.0, 1.0, 0.0]
+    write(folder / "TREC_10.label", "no label here\n")
+    with pytest.raises(InputError, match=r"TREC_10.label, line 1"):
+        build_task("trec", str(folder))
+
+
+# --- sentence retrieval with distractors -----------------------------------------------------------------------
+
+def test_squad_pools_from_the_answer_sentence_with_chance_baseline(tmp_path):
+    context = "Warsaw is a city. The Vistula flows through it. It is long."
+    squad = {"data": [{"title": "t", "paragraphs": [
+        {"context": context, "qas": [
+            {"id": "1", "question": "What flows through Warsaw?", "answers": [{"text": "Vistula", "answer_start": 22}]},
+            {"id": "2", "question": "What is Warsaw?", "answers": [{"text": "a city", "answer_start": 10}]}]},
+        {"context": "One sentence only.", "qas": [{"id": "3", "question": "q", "answers": [{"text": "One", "answer_start": 0}]}]},
+    ]}]}
+    write(tmp_path / "dev-v1.1.json", json.dumps(squad))
+    task = build_task("squad", str(tmp_path / "dev-v1.1.json"))
+    assert task.pools.candidates[0] == ["Warsaw is a city.", "The Vistula flows through it.", "It is long."]
+    assert task.pools.positives == [1, 0]
+    table = {("What flows through Warsaw?", "The Vistula flows through it."): 0.9,
+             ("What is Warsaw?", "It is long."): 0.7, ("What is Warsaw?", "Warsaw is a city."): 0.3}
+    result = task.evaluate(TableScorer(table), "test")
+    assert result.metrics["squad_top1"] == pytest.approx(50.0)
+    assert result.metrics["squad_chance"] == pytest.approx(100 / 3)
+    assert result.metrics["squad_mrr"] == pytest.approx(100 * (1 + 1 / 2) / 2)
+    assert result.per_query["squad_top1"] == [1.0, 0.0]
+
+
+def test_sentence_spans_cover_the_text():
+    text = 'He said "Stop." Then 3 men left! Was it Dr. no? Yes.'
+    spans = sentence_spans(text)
+    assert "".join(text[a:b] for a, b in spans) == text
+    assert [text[a:b].strip() for a, b in spans] == ['He said "Stop."', "Then 3 men left!", "Was it Dr. no?", "Yes."]
+
+
+# --- malformed files, unknown names, specs ----------------------------------------------------------------------
+
+@pytest.mark.parametrize("name, files, message", [
+    ("askubuntu", {"text_tokenized.txt": "q1\tt\tb\n", "dev.txt": "q1\tq1\tq1\n", "test.txt": "q1\tq1\tq1\t1\n"},
+     r"dev.txt, line 1: expected 4 tab-separated columns"),
+    ("askubuntu", {"text_tokenized.txt": "q1\tt\tb\n", "dev.txt": "q1\tq1\tq1\tx\n", "test.txt": "q1\tq1\tq1\t1\n"},
+     r"dev.txt, line 1: BM25 scores 'x' are not numbers"),
+    ("askubuntu", {"text_tokenized.txt": "q1\tt\tb\n", "dev.txt": "q1\tq9\tq9\t1\n", "test.txt": ""},
+     r"dev.txt, line 1: question id 'q9' is not in text_tokenized.txt"),
+    ("cqadupstack", {"corpus.json": '{"tex": {"1": "a"}', "retrieval_split.json": "{}"},
+     r"corpus.json, line 1: not valid JSON"),
+    ("twitterpara", {"Twitter_URL_Corpus_test.txt": "a\tb\t(x, 6)\n", "test.data": "0\tt\ta\tb\t1\n"},
+     r"Twitter_URL_Corpus_test.txt, line 1: label '\(x, 6\)'"),
+    ("twitterpara", {"Twitter_URL_Corpus_test.txt": "", "test.data": "0\tt\ta\tb\t1\n"},
+     r"Twitter_URL_Corpus_test.txt: empty file"),
+    ("sts12", {f"STS.input.{s}.txt": "a\tb\n" for s in SENTEVAL_STS_SUBSETS["sts12"]} |
+     {f"STS.gs.{s}.txt": "high\n" for s in SENTEVAL_STS_SUBSETS["sts12"]},
+     r"STS.gs.MSRpar.txt, line 1: score 'high' is not a number"),
+    ("quora", {"corpus.jsonl": '{"_id": "1"}\n', "queries.jsonl": '{"_id": "1", "text": "q"}\n',
+               "qrels/test.tsv": "h\n1\t1\t1\n"}, r"corpus.jsonl, line 1: lacks the key\(s\) text"),
+])
+def test_malformed_task_files_name_file_line_and_problem(tmp_path, name, files, message):
+    for file, content in files.items():
+        write(tmp_path / name / file, content)
+    with pytest.raises(InputError, match=message):
+        build_task(name, str(tmp_path / name))
+
+
+def test_wrong_encoding_in_a_task_file_names_the_line(tmp_path):
+    folder = tmp_path / "askubuntu"
+    write(folder / "text_tokenized.txt", "q1\tfine\tb\nq2\tcaf\xe9\tb\n", "latin-1")
+    write(folder / "dev.txt", "")
+    write(folder / "test.txt", "")
+    with pytest.raises(InputError, match=r"text_tokenized.txt, line 2: not valid UTF-8"):
+        build_task("askubuntu", str(folder))
+
+
+def test_unknown_task_and_bad_specs_are_named():
+    with pytest.raises(InputError, match="unknown evaluation task 'askubunto'"):
+        build_task("askubunto", "x")
+    with pytest.raises(InputError, match="expected NAME=PATH"):
+        parse_task_specs(["askubuntu"])
+    assert parse_task_specs(["mr=/d/MR", "beir-quora=/d/q"]) == {"mr": "/d/MR", "beir-quora": "/d/q"}
+
+
+# --- real scorers through the tasks ------------------------------------------------------------------------------
+
+def test_embedding_scorer_through_a_task_equals_cosines_computed_directly(tiny_model_dir, tmp_path):
+    from sentsweep.evaluation import encode
+    from sentsweep.models import load_sentence_model
+
+    model = load_sentence_model(str(tiny_model_dir), "mean", 32)
+    folder = askubuntu_folder(tmp_path)
+    result = build_task("askubuntu", str(folder)).evaluate(EmbeddingScorer(model), "dev")
+    texts = ["query one", "alpha", "beta", "gamma", "query two", "delta"]
+    e = torch_normalize(encode(model, texts))
+    q1 = e[1:4] @ e[0]
+    q2 = e[[5, 1]] @ e[4]
+    expected = [average_precision_score([0, 1, 1], q1), average_precision_score([1, 0], q2)]
+    assert result.per_query["askubuntu_ap"] == pytest.approx(expected, abs=1e-6)
+
+
+def torch_normalize(embeddings):
+    import torch
+
+    return torch.nn.functional.normalize(embeddings.double(), dim=-1).numpy()
+
+
+def test_sts_average_over_sts_tasks(tmp_path):
+    from sentsweep.demo_data import DEMO_DIR
+
+    sick = write(tmp_path / "SICK.txt", "pair_ID\tsentence_A\tsentence_B\trelatedness_score\tSemEval_set\n" + "".join(
+        f"{i}\tthe cat {i}\ta cat {i % 3}\t{1 + i % 4}\tTEST\n" for i in range(12)))
+    tasks = build_tasks({"stsb": str(DEMO_DIR), "sickr": str(sick)})
+    result = evaluate_tasks(tasks, TfidfScorer(), "test")
+    assert result.metrics["sts_avg"] == pytest.approx(
+        (result.metrics["stsb_spearman"] + result.metrics["sickr_spearman"]) / 2)
