@@ -78,6 +78,13 @@ def trial_params(config: dict) -> dict:
     return params
 
 
+def selection_tag(config: dict) -> str:
+    """Which split chose the checkpoint the trial's final scores belong to."""
+    if config.get("select_checkpoint") == "last":
+        return "none (the last checkpoint after a fixed number of steps)"
+    return f"best_sts_dev ({config.get('eval_format', 'stsb')} dev split of {config.get('dev_file')})"
+
+
 class SweepTracker(Callback):
     """Ray Tune callback: a parent MLflow run for the sweep and exactly one child run per trial.
 
@@ -135,7 +142,7 @@ class SweepTracker(Callback):
                 "config_hash": config_hash(config),
                 "code_version": self.version,
                 "ray_trial_id": trial.trial_id,
-                "selected_on": f"best_sts_dev ({config.get('eval_format', 'stsb')} dev split of {config.get('dev_file')})",
+                "selected_on": selection_tag(config),
             },
             "params": {k: json.dumps(v) if isinstance(v, (list, dict)) else str(v) for k, v in params.items()},
             "config": json.loads(json.dumps(params, default=str)),

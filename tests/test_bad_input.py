@@ -46,6 +46,9 @@ def closed_port() -> int:
         (["--model", "./no/such/model"], "model path './no/such/model' does not exist"),
         (["--seeds", "two"], "seeds 'two'"),
         (["--sample-sizes", "0"], "sample size 0 must be positive"),
+        (["--eval-task", "askubunto=."], "unknown evaluation task 'askubunto'"),
+        (["--eval-task", "askubuntu=no/such/folder"], "askubuntu: folder not found: .*no/such/folder"),
+        (["--set", "select_checkpoint=best_test"], "select_checkpoint 'best_test'"),
     ],
 )
 def test_bad_option_fails_before_launch(run_quick, extra, message):

@@ -100,3 +100,12 @@ def test_lexical_candidate_and_top_k_scores_agree_with_the_full_score_matrix(sco
     if isinstance(scorer, Bm25Scorer):  # candidate lists share one index over their union: here the corpus
         per_query = scorer.candidate_similarities(queries, [corpus] * 5)
         assert np.vstack(per_query) == pytest.approx(full, rel=1e-9)
+
+
+def test_bm25_with_a_transfer_task_is_refused_before_anything_runs(tsdae_config):
+    from sentsweep.errors import InputError
+    from trainables import get_method
+
+    _, validate = get_method("bm25")
+    with pytest.raises(InputError, match="no sentence vectors for the transfer task\\(s\\) mr"):
+        validate(tsdae_config | {"method": "bm25", "eval_tasks": {"mr": "/data/MR", "askubuntu": "/data/au"}})

@@ -102,3 +102,16 @@ def test_evaluation_tasks_score_the_dev_selected_weights_and_survive_a_resume(ts
     resumed = LocalSession(resume_from=interrupted.checkpoint_dir)
     train_tsdae(config, resumed)
     assert resumed.reports[-1]["stsb_spearman"] == pytest.approx(final["stsb_spearman"], abs=1e-9)
+
+
+def test_fixed_steps_protocol_scores_the_last_weights_instead(tsdae_config):
+    from sentsweep.demo_data import DEMO_DIR
+    from sentsweep.tracking import selection_tag
+
+    config = tsdae_config | {"lr": 1e-2, "eval_tasks": {"stsb": str(DEMO_DIR)}, "select_checkpoint": "last"}
+    session = LocalSession()
+    train_tsdae(config, session)
+    final = session.reports[-1]
+    assert final["best_step"] < config["max_steps"]  # dev chose an earlier checkpoint, but it is not used
+    assert final["stsb_spearman"] != pytest.approx(final["sts_test_at_best_dev"], abs=1e-6)
+    assert selection_tag(config).startswith("none")

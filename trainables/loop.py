@@ -4,7 +4,7 @@ AdamW at a constant learning rate over shuffled mini-batches of the corpus; ever
 step 0, the untrained model) the STS dev score is computed; when it improves, the test score of that
 checkpoint is computed too, so test is only ever reported for the dev-selected checkpoint. The evaluation
 tasks of `config['eval_tasks']` ({name: path}, see sentsweep.tasks) are scored once, at the end, on the test
-splits and with the dev-selected weights. Each evaluation is reported together with a checkpoint from which
+splits and with the dev-selected weights (or, with `select_checkpoint: last`, the final weights). Each evaluation is reported together with a checkpoint from which
 the trial resumes exactly: batches, noise and dropout are seeded from (seed, step), not from state carried
 across steps.
 """
@@ -166,7 +166,8 @@ def run_trial(config: dict, build_setup: Callable[[dict], TrainingSetup], sessio
             if tasks and progress.best_step == progress.step:
                 best_weights = {key: value.detach().clone() for key, value in setup.model.state_dict().items()}
             if tasks and progress.step >= max_steps:
-                final = score_tasks_with_weights(setup.model, best_weights, tasks)
+                last = config.get("select_checkpoint") == "last"
+                final = score_tasks_with_weights(setup.model, setup.model.state_dict() if last else best_weights, tasks)
                 metrics.update(final.metrics)
                 metrics["per_query"] = final.per_query
             if losses:

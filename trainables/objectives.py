@@ -69,6 +69,17 @@ def with_defaults(config: dict) -> dict:
     return complete
 
 
+CHECKPOINT_SELECTIONS = ("best_sts_dev", "last")
+
+
+def check_checkpoint_selection(selection: str) -> str:
+    """'best_sts_dev' (the checkpoint with the best STS dev score) or 'last' (fixed steps, no selection: the
+    TSDAE paper's protocol for its USEB tasks, which uses no in-domain labels for early stopping)."""
+    if selection not in CHECKPOINT_SELECTIONS:
+        raise InputError(f"select_checkpoint {selection!r}; expected one of {', '.join(CHECKPOINT_SELECTIONS)}")
+    return selection
+
+
 def validate_config(config: dict) -> None:
     """Raise an `InputError` naming the first bad value of an unsupervised trial config."""
     objectives = parse_method(config["method"])
@@ -92,6 +103,7 @@ def validate_config(config: dict) -> None:
             raise InputError(f"{key} {config[key]!r} must lie in (0, 1)")
     if "tie_decoder" in config and not isinstance(config["tie_decoder"], bool):
         raise InputError(f"tie_decoder {config['tie_decoder']!r} must be true or false")
+    check_checkpoint_selection(config.get("select_checkpoint", "best_sts_dev"))
 
 
 def _generator(rng: random.Random) -> torch.Generator:
