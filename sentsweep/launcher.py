@@ -50,6 +50,10 @@ class SweepDefinition:
     stages: list[Stage]
     sampled_axes: Callable[[argparse.Namespace], dict] | None = None
     add_arguments: Callable[[argparse.ArgumentParser], None] = lambda parser: None
+    quick_setup: Callable[[dict, Path], dict] | None = None  # --quick: extra tiny models, as config entries
+    trains_on_gold_pairs: bool = False  # supervised: train_file = the labelled pairs beside the dev/test data
+    # Runs the stages itself, e.g. a search whose next stage depends on the last: (runner, tracker, constants, stages)
+    driver: Callable | None = None
     selection_metric: str = "best_sts_dev"
     table_metrics: list[str] = field(default_factory=lambda: ["sts_test_at_best_dev", "best_sts_dev"])
 
@@ -148,6 +152,8 @@ def resolve_settings(definition: SweepDefinition, args: argparse.Namespace) -> t
         constants.update(eval_format="stsb", dev_file=str(files["dev"].resolve()), test_file=str(files["test"].resolve()))
     read_scored_pairs(constants["dev_file"], constants["eval_format"], "dev")
     read_scored_pairs(constants["test_file"], constants["eval_format"], "test")
+    if definition.trains_on_gold_pairs and "train_file" not in constants:
+        constants["train_file"] = gold_train_file(args)
     if args.eval_task:
         specs = {name: str(Path(path).resolve()) for name, path in parse_task_specs(args.eval_task).items()}
         build_tasks(specs)  # reads and checks every task file now, before any training
@@ -160,6 +166,19 @@ def resolve_settings(definition: SweepDefinition, args: argparse.Namespace) -> t
     seeds = parse_seeds(args.seeds or str(constants.pop("seeds")))
     constants.pop("seeds", None)
     return constants, seeds
+
+
+def gold_train_file(args: argparse.Namespace) -> str:
+    """The labelled training pairs beside the evaluation data: sts-train.csv, SICK's TRAIN rows, the train split."""
+    if args.sick_file:
+        path = str(Path(args.sick_file).resolve())
+        read_scored_pairs(path, "sick", "train")
+        return path
+    if args.hf_sts:
+        return args.hf_sts
+    train = sts_benchmark_files(args.sts_dir or DEMO_DIR)["train"]
+    read_scored_pairs(train)  # a missing or malformed file fails here, naming itself
+    return str(train.resolve())
 
 
 def stage_axes(definition: SweepDefinition, args: argparse.Namespace) -> list[tuple[str, dict]]:
@@ -219,6 +238,14 @@ def baseline_scores(constants: dict) -> dict:
     }
 
 
+def prepare_quick_models(definition: SweepDefinition, constants: dict, args: argparse.Namespace) -> None:
+    """Without --model, the tiny random BERT; then whatever else the sweep's --quick mode needs (once)."""
+    if "model" not in constants:
+        constants["model"] = str(_tiny_model(Path(args.output_dir), Path(constants["corpus"])))
+    if args.quick and definition.quick_setup is not None:
+        constants.update(definition.quick_setup(constants, Path(args.output_dir)))
+
+
 def run_sweep(definition: SweepDefinition, argv=None) -> int:
     """Entry point of a sweep script; returns the process exit code."""
     args = build_parser(definition).parse_args(argv)
@@ -234,11 +261,12 @@ def _run(definition: SweepDefinition, args: argparse.Namespace) -> int:
 
     constants, seeds = resolve_settings(definition, args)
     stages = stage_axes(definition, args)
+    if args.quick and definition.quick_setup is not None:
+        prepare_quick_models(definition, constants, args)  # the checks below need the tiny models it builds
     validate_axes(constants, stages)
     tracking_uri = resolve_tracking_uri(args.tracking_uri)
     check_tracking_reachable(tracking_uri)
-    if "model" not in constants:  # --quick without --model: every check passed, now build the tiny model
-        constants["model"] = str(_tiny_model(Path(args.output_dir), Path(constants["corpus"])))
+    prepare_quick_models(definition, constants, args)  # --quick without --model: every check passed, build now
 
     baseline = baseline_scores(constants)
     print(
@@ -263,7 +291,8 @@ class SweepRunner:
         )
 
     def run(self, constants: dict, stages: list[tuple[str, dict]], baseline: dict) -> int:
-        """Run every stage; returns the exit code (3 when results could only be queued, not written)."""
+        """Run every stage (or the definition's own `driver`); returns the exit code (3 when results could
+        only be queued, not written)."""
         import ray
 
         from sentsweep.tracking import SweepTracker
@@ -273,26 +302,45 @@ class SweepRunner:
         tracker.log_sweep_metrics(baseline)
         ray.init(ignore_reinit_error=True, include_dashboard=False, log_to_driver=False)
         self.task_metrics = [main_metric(name) for name in constants.get("eval_tasks", {})]
-        for index, (stage_name, axes) in enumerate(stages):
-            stage_constants = constants | ({"stage": stage_name} if len(stages) > 1 else {})
-            self._fit(tracker, f"{self.definition.name}-{tracker.parent_run_id[:8]}-{index}", stage_constants, axes)
-            if not tracker.writer.flush(attempts=6, wait_s=5.0):
-                print(f"error: MLflow at {self.tracking_uri} is unreachable; {tracker.writer.pending} results are "
-                      f"saved in {tracker.writer.pending_file}; write them later with\n"
-                      f"  python -m sentsweep.mlflow_writer {tracker.writer.pending_file}", file=sys.stderr)
-                return 3
-            table, best = self._table(tracker.parent_run_id, axes, stage_name if len(stages) > 1 else None)
-            title = f"stage {index + 1}/{len(stages)} '{stage_name}'" if len(stages) > 1 else self.definition.name
-            print(f"\n{title}: mean ± std over seeds (MLflow experiment {self.experiment!r}, "
-                  f"sweep run {tracker.parent_run_id})\n\n{table}")
-            if best is None:
-                print("error: no trial of this stage finished; see the failure_reason tags in MLflow", file=sys.stderr)
-                return 1
-            if len(stages) > 1:
-                print(f"best on dev ({self.definition.selection_metric}, mean over seeds): {best}")
-                constants = constants | best
+        try:
+            if self.definition.driver is not None:
+                self.definition.driver(self, tracker, constants, stages)
+            else:
+                for index, (stage_name, axes) in enumerate(stages):
+                    title = f"stage {index + 1}/{len(stages)} '{stage_name}'" if len(stages) > 1 else self.definition.name
+                    table = self.run_stage(tracker, index, title, constants | (
+                        {"stage": stage_name} if len(stages) > 1 else {}), axes, stage_name if len(stages) > 1 else None)
+                    if len(stages) > 1:
+                        best = self.best_values(table, axes)
+                        print(f"best on dev ({self.definition.selection_metric}, mean over seeds): {best}")
+                        constants = constants | best
+        except StageFailed as failure:
+            print(f"error: {failure}", file=sys.stderr)
+            return failure.exit_code
         tracker.finish()
         return 0
+
+    def run_stage(self, tracker, index: int, title: str, constants: dict, axes: dict, stage: str | None):
+        """Fit one stage, write its results, print its table and return it (`analysis.tables.ComparisonTable`)."""
+        from analysis.tables import to_markdown
+
+        self._fit(tracker, f"{self.definition.name}-{tracker.parent_run_id[:8]}-{index}", constants, axes)
+        if not tracker.writer.flush(attempts=6, wait_s=5.0):
+            raise StageFailed(
+                f"MLflow at {self.tracking_uri} is unreachable; {tracker.writer.pending} results are saved in "
+                f"{tracker.writer.pending_file}; write them later with\n"
+                f"  python -m sentsweep.mlflow_writer {tracker.writer.pending_file}", exit_code=3)
+        table = self._table(tracker.parent_run_id, axes, stage)
+        print(f"\n{title}: mean ± std over seeds (MLflow experiment {self.experiment!r}, "
+              f"sweep run {tracker.parent_run_id})\n\n{to_markdown(table)}")
+        if self.definition.selection_metric not in table.best:
+            raise StageFailed("no trial of this stage finished; see the failure_reason tags in MLflow", exit_code=1)
+        return table
+
+    def best_values(self, table, axes: dict) -> dict:
+        """{axis: value} of the table's best row by the selection metric (mean over seeds, on dev)."""
+        group_by = list(axes) or ["method"]
+        return dict(zip(group_by, map(_python_value, table.best[self.definition.selection_metric])))
 
     def _fit(self, tracker, run_name: str, constants: dict, axes: dict) -> None:
         from ray import tune
@@ -338,10 +386,10 @@ class SweepRunner:
             )
         tuner.fit()
 
-    def _table(self, parent_run_id: str, axes: dict, stage: str | None) -> tuple[str, dict]:
-        """(the stage's Markdown table, the best values of its axes by mean selection metric over seeds)."""
+    def _table(self, parent_run_id: str, axes: dict, stage: str | None):
+        """The stage's comparison table: its axes as rows, the table metrics as columns."""
         from analysis.runs import fetch_trial_runs
-        from analysis.tables import build_table, to_markdown
+        from analysis.tables import build_table
 
         runs = fetch_trial_runs(self.tracking_uri, self.experiment, parent_run_id)
         if stage is not None:
@@ -349,10 +397,15 @@ class SweepRunner:
         group_by = list(axes) or ["method"]  # a sweep over seeds alone still gets its one row
         metrics = list(dict.fromkeys(self.definition.table_metrics + [self.definition.selection_metric]
                                      + self.task_metrics))
-        table = build_table(runs, group_by, metrics)
-        best_row = table.best.get(self.definition.selection_metric)
-        best = None if best_row is None else dict(zip(group_by, map(_python_value, best_row)))
-        return to_markdown(table), best
+        return build_table(runs, group_by, metrics)
+
+
+class StageFailed(Exception):
+    """A stage whose results cannot be used: nothing finished, or MLflow unreachable (`exit_code`)."""
+
+    def __init__(self, message: str, exit_code: int) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
 
 
 def _python_value(value):

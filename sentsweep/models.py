@@ -37,7 +37,7 @@ def check_model_source(name_or_path: str) -> str:
     return name_or_path
 
 
-def _quiet_transformers() -> None:
+def quiet_transformers() -> None:
     import transformers
 
     transformers.logging.set_verbosity_error()
@@ -61,7 +61,7 @@ def load_sentence_model(
     from sentence_transformers.base.modules import Transformer
     from sentence_transformers.sentence_transformer.modules import Pooling
 
-    _quiet_transformers()
+    quiet_transformers()
     source = check_model_source(name_or_path)
     if pooling is None:
         model = SentenceTransformer(source, device=device or "cpu")
@@ -98,7 +98,7 @@ def build_tiny_model(
     import torch
     from transformers import BertConfig, BertForMaskedLM, BertTokenizerFast
 
-    _quiet_transformers()
+    quiet_transformers()
     output_dir = Path(output_dir)
     words = sorted({word.lower() for sentence in sentences for word in split_words(sentence)})
     characters = sorted({character for word in words for character in word})
@@ -118,3 +118,22 @@ def build_tiny_model(
     BertForMaskedLM(config).save_pretrained(output_dir)
     tokenizer.save_pretrained(output_dir)
     return output_dir
+
+
+def build_tiny_seq2seq(output_dir: str | Path, tokenizer_dir: str | Path, hidden_size: int = 32, seed: int = 0) -> Path:
+    """Write a tiny randomly initialised T5 that uses the tokenizer in `tokenizer_dir` (a query generator for
+    tests: it generates well-formed token sequences, not sensible queries)."""
+    import torch
+    from transformers import AutoTokenizer, T5Config, T5ForConditionalGeneration
+
+    quiet_transformers()
+    tokenizer = AutoTokenizer.from_pretrained(str(tokenizer_dir))
+    config = T5Config(
+        vocab_size=len(tokenizer), d_model=hidden_size, d_kv=hidden_size // 2, d_ff=2 * hidden_size, num_layers=2,
+        num_heads=2, pad_token_id=tokenizer.pad_token_id, eos_token_id=tokenizer.sep_token_id,
+        decoder_start_token_id=tokenizer.pad_token_id,
+    )
+    torch.manual_seed(seed)
+    T5ForConditionalGeneration(config).save_pretrained(output_dir)
+    tokenizer.save_pretrained(output_dir)
+    return Path(output_dir)

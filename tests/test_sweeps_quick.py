@@ -43,6 +43,8 @@ def run_quick(name, workdir, *extra):
         ("sample_size", ["method", "sample_size"], 4),
         ("batch_size", ["method", "batch_size"], 4),
         ("learning_rate", ["method", "lr"], 4),
+        ("augsbert", ["teacher", "sampling"], 4),
+        ("gpl", ["queries_per_passage"], 1),
     ],
 )
 def test_quick_sweep_prints_its_table_and_analysis_reprints_it(workdir, capsys, name, group_by, rows):
@@ -82,3 +84,14 @@ def test_optuna_search_repeats_each_sampled_config_over_the_seeds(workdir):
     lrs = runs["params.lr"].astype(float)
     assert ((lrs >= 1e-6) & (lrs <= 1e-3)).all()
     assert client.get_experiment_by_name("learning_rate") is not None
+
+
+def test_labelled_intersection_quick_reports_its_answer_on_the_sweep_run(workdir):
+    uri, printed = run_quick("labelled_intersection", workdir)
+    answer = int(printed.split("intersection: ")[1].split(" labelled pairs")[0])
+    parent = latest_sweep_run_id(uri, "labelled_intersection")
+    assert MlflowClient(uri).get_run(parent).data.metrics["intersection_labelled_pairs"] == answer
+    runs = fetch_trial_runs(uri, "labelled_intersection", parent)
+    assert set(runs["params.method"]) == {"tsdae", "sbert"}
+    probed = {int(n) for n in runs.loc[runs["params.method"] == "sbert", "params.sample_size"]}
+    assert answer in probed and f"{answer}: " in printed

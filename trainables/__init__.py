@@ -6,13 +6,21 @@ from __future__ import annotations
 def get_method(name: str):
     """(trainable, validate_config) for a method name; an unknown name is an `InputError` listing the known ones.
 
-    Lexical baselines: 'tfidf'. Unsupervised methods: an objective of trainables.objectives or two joined by
-    '+' (for example 'mlm+nm').
+    Lexical baselines: 'tfidf', 'bm25'. Supervised: 'sbert', 'augsbert'; domain adaptation for retrieval:
+    'gpl'. Unsupervised methods: an objective of trainables.objectives or two joined by '+' (e.g. 'mlm+nm').
     """
     from trainables.lexical import LEXICAL_METHODS, train_lexical, validate_lexical_config
 
     if name in LEXICAL_METHODS:
         return train_lexical, validate_lexical_config
+    from trainables.supervised import SUPERVISED_METHODS, train_supervised, validate_supervised_config
+
+    if name in SUPERVISED_METHODS:
+        return train_supervised, validate_supervised_config
+    if name == "gpl":
+        from trainables.gpl import train_gpl, validate_gpl_config
+
+        return train_gpl, validate_gpl_config
     from trainables.objectives import parse_method, validate_config
     from trainables.unsupervised import train_unsupervised
 

@@ -15,7 +15,7 @@ import copy
 import math
 import random
 import tempfile
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable
 
@@ -37,12 +37,17 @@ class TrainingSetup:
     """What a method contributes to the shared loop.
 
     model: the SentenceTransformer that is evaluated; module: everything optimised and checkpointed (it
-    contains the model); batch_loss(sentences, rng): the method's loss on one batch of raw sentences.
+    contains the model); batch_loss(batch, rng): the method's loss on one batch of training examples.
+    examples: the training examples (labelled pairs, triplets...); None for the corpus of `config['corpus']`
+    (raw sentences, sampled to `config['sample_size']`). metrics: what the preparation measured (a teacher's
+    dev score, the number of silver pairs), reported with every evaluation.
     """
 
     model: torch.nn.Module
     module: torch.nn.Module
-    batch_loss: Callable[[list[str], random.Random], torch.Tensor]
+    batch_loss: Callable[[list, random.Random], torch.Tensor]
+    examples: list | None = None
+    metrics: dict = field(default_factory=dict)
 
 
 @dataclass
@@ -62,6 +67,11 @@ def seed_everything(seed: int) -> None:
 def step_seed(seed: int, step: int) -> int:
     """A seed for everything random in one step, independent of how the trial got there (resume-exact)."""
     return (seed * 1_000_003 + step) % 2**63
+
+
+def text_length(example) -> int:
+    """Characters of a sentence, or of all the texts of an example (a pair, a triplet)."""
+    return len(example) if isinstance(example, str) else sum(len(x) for x in example if isinstance(x, str))
 
 
 class BatchSchedule:
@@ -89,7 +99,7 @@ class BatchSchedule:
             if self.group_by_length:
                 window = self.batch_size * self.GROUP_WINDOW
                 order = [i for start in range(0, len(order), window)
-                         for i in sorted(order[start:start + window], key=lambda i: len(self.corpus[i]))]
+                         for i in sorted(order[start:start + window], key=lambda i: text_length(self.corpus[i]))]
                 batches = [order[start:start + self.batch_size] for start in range(0, len(order), self.batch_size)]
                 rng.shuffle(batches)
                 order = [i for batch in batches for i in batch]
@@ -135,11 +145,12 @@ def run_trial(config: dict, build_setup: Callable[[dict], TrainingSetup], sessio
     session = session or TuneSession()
     seed = resolve_seed(config)
     seed_everything(seed)
-    corpus = sample_corpus(read_corpus(config["corpus"]), config.get("sample_size"), seed)
     dev = StsEvaluator(read_scored_pairs(config["dev_file"], config.get("eval_format", "stsb"), "dev"))
     test = StsEvaluator(read_scored_pairs(config["test_file"], config.get("eval_format", "stsb"), "test"))
     tasks = build_tasks(config.get("eval_tasks") or {})
     setup = build_setup(config)
+    corpus = setup.examples if setup.examples is not None else sample_corpus(
+        read_corpus(config["corpus"]), config.get("sample_size"), seed)
     setup.module.train()
     optimizer = make_optimizer(setup.module, config["lr"], config.get("weight_decay", 0.0))
     progress = Progress()
@@ -162,7 +173,7 @@ def run_trial(config: dict, build_setup: Callable[[dict], TrainingSetup], sessio
     while True:
         at_eval = progress.step % eval_steps == 0 or progress.step == max_steps
         if at_eval and progress.step != resumed_at:
-            metrics = _evaluate(setup.model, dev, test, progress)
+            metrics = setup.metrics | _evaluate(setup.model, dev, test, progress)
             if tasks and progress.best_step == progress.step:
                 best_weights = {key: value.detach().clone() for key, value in setup.model.state_dict().items()}
             if tasks and progress.step >= max_steps:

@@ -55,7 +55,8 @@ def parse_method(method: str) -> tuple[str, ...]:
     unknown = [part for part in parts if part not in OBJECTIVE_DEFAULTS]
     if unknown or not 1 <= len(parts) <= 2 or len(set(parts)) != len(parts):
         raise InputError(
-            f"unknown method {method!r}; expected tfidf, one of {', '.join(OBJECTIVE_DEFAULTS)} or two joined by '+'"
+            f"unknown method {method!r}; expected tfidf, bm25, sbert, augsbert, gpl, one of "
+            f"{', '.join(OBJECTIVE_DEFAULTS)} or two of those joined by '+'"
         )
     return parts
 

@@ -26,7 +26,7 @@ def _registry() -> dict:
     from sentsweep.tasks.distractors import DistractorPoolsTask, SquadDistractorsTask
     from sentsweep.tasks.retrieval import BeirRetrievalTask
     from sentsweep.tasks.sts import SENTEVAL_STS_SUBSETS, SentEvalStsTask, SickRelatednessTask, StsBenchmarkTask
-    from sentsweep.tasks.transfer import TRANSFER_TASKS, TransferTask
+    from sentsweep.tasks.transfer import TRANSFER_TASKS, TopicClassificationTask, TransferTask
     from sentsweep.tasks.useb import AskUbuntuTask, CqaDupStackTask, SciDocsTask, TwitterParaTask
 
     registry = {
@@ -42,6 +42,7 @@ def _registry() -> dict:
     }
     registry.update({name: SentEvalStsTask for name in SENTEVAL_STS_SUBSETS})
     registry.update({name: TransferTask for name in TRANSFER_TASKS})
+    registry["topics"] = TopicClassificationTask
     return registry
 
 

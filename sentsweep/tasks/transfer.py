@@ -4,7 +4,9 @@ Files as SentEval's data/downstream folders hold them (read as Latin-1, as SentE
 - `mr` (rt-polarity.pos / .neg), `cr` (custrev.pos / .neg), `subj` (subj.objective / .subjective), `mpqa`
   (mpqa.pos / .neg): one sentence per line, two classes; accuracy of 10-fold stratified cross-validation;
 - `trec` (train_5500.label, TREC_10.label: "COARSE:fine question"): the 6 coarse classes; train, then test;
-- `sst2` (sentiment-train / -dev / -test: "sentence<TAB>label"): train, test.
+- `sst2` (sentiment-train / -dev / -test: "sentence<TAB>label"): train, test;
+- `topics` (train.tsv, test.tsv: "topic<TAB>sentence", thesis 000 section 5.6.2): the frozen-encoder topic
+  classification, scored by F1 macro (main) and accuracy.
 In every fold and on every training set the L2 strength C is chosen by an inner 5-fold cross-validation over
 SentEval's grid 2^-2 .. 2^3 (`LogisticRegressionCV`). Accuracy x 100; each item's outcome (1 correct, 0 not)
 is kept for paired tests.
@@ -18,6 +20,7 @@ import numpy as np
 
 from sentsweep.errors import InputError
 from sentsweep.tasks import TaskResult
+from sentsweep.topics import read_topic_corpus
 
 C_GRID = [2.0 ** t for t in range(-2, 4)]
 BINARY_FILES = {
@@ -26,7 +29,7 @@ BINARY_FILES = {
     "subj": ("subj.objective", "subj.subjective"),
     "mpqa": ("mpqa.pos", "mpqa.neg"),
 }
-TRANSFER_TASKS = (*BINARY_FILES, "trec", "sst2")
+TRANSFER_TASKS = (*BINARY_FILES, "trec", "sst2", "topics")  # all need sentence vectors
 CV_SEED = 1111  # SentEval's default seed
 
 
@@ -81,9 +84,11 @@ class TransferTask:
             self.test = None
         elif name == "trec":
             self.train, self.test = _read_trec(folder / "train_5500.label"), _read_trec(folder / "TREC_10.label")
-        else:
+        elif name == "sst2":
             self.train = _read_sst(folder / "sentiment-train")
             self.test = _read_sst(folder / "sentiment-test")
+        else:
+            self.train, self.test = (tuple(reversed(read_topic_corpus(folder / f"{split}.tsv"))) for split in ("train", "test"))
 
     def evaluate(self, scorer, split: str = "test"):
         from sklearn.model_selection import StratifiedKFold, cross_val_predict
@@ -96,10 +101,23 @@ class TransferTask:
         features, labels = scorer.features(sentences), np.asarray(labels)
         if self.test is None:
             folds = StratifiedKFold(n_splits=10, shuffle=True, random_state=CV_SEED)
-            correct = cross_val_predict(_classifier(), features, labels, cv=folds) == labels
+            predictions = cross_val_predict(_classifier(), features, labels, cv=folds)
+            correct = predictions == labels
         else:
             classifier = _classifier().fit(features, labels)
             test_sentences, test_labels = self.test
-            correct = classifier.predict(scorer.features(test_sentences)) == np.asarray(test_labels)
+            predictions = classifier.predict(scorer.features(test_sentences))
+            correct = predictions == np.asarray(test_labels)
         outcomes = correct.astype(float).tolist()
-        return TaskResult({self.main_metric: 100.0 * float(np.mean(outcomes))}, {self.main_metric: outcomes})
+        metrics = {f"{self.name}_accuracy": 100.0 * float(np.mean(outcomes))}
+        if self.MAIN_METRIC == "f1_macro":
+            from sklearn.metrics import f1_score
+
+            metrics[self.main_metric] = 100.0 * f1_score(self.test[1], predictions, average="macro")
+        return TaskResult(metrics, {f"{self.name}_accuracy": outcomes})
+
+
+class TopicClassificationTask(TransferTask):
+    """The `topics` task: scored like the others, with F1 macro over topics as its main metric."""
+
+    MAIN_METRIC = "f1_macro"

@@ -1,0 +1,127 @@
+"""Models that score a sentence pair jointly: the cross-encoder and the Cross-Bi-Encoder (thesis 000, 4.1).
+
+Both are teachers of Augmented SBERT and GPL and share one interface: `loss(texts1, texts2, labels)` for
+training on gold scores in [0, 1], and `predict(texts1, texts2)` for annotating pairs.
+
+- Cross-encoder (sentence-transformers' `CrossEncoder`, one output): s = sigmoid(w . h_[CLS] + b) in (0, 1)
+  over "[CLS] x1 [SEP] x2 [SEP]", trained with binary cross-entropy against the gold score
+  (sentence-transformers' `BinaryCrossEntropyLoss`).
+- Cross-Bi-Encoder: the pair is encoded as one sequence "[CLS] x1 [SEP] [CLS] x2 [SEP]" (an extra [CLS]), so
+  the two sentences attend to each other; u is the mean of the hidden states from the first [CLS] to the
+  first [SEP], v the mean from the second [CLS] to the second [SEP], and the score is cos(u, v) in [-1, 1],
+  the same scoring function as the bi-encoder it teaches. Trained like SBERT's CosineSimilarityLoss:
+  L = mean_i (cos(u_i, v_i) - y_i)^2.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+from torch import nn
+
+from sentsweep.models import check_model_source, quiet_transformers
+
+
+class CrossEncoderTeacher:
+    """A one-output `CrossEncoder` built from any encoder (hub name or local folder); a new head is random."""
+
+    def __init__(self, name_or_path: str, max_length: int = 128, device: str | None = None) -> None:
+        from sentence_transformers.cross_encoder import CrossEncoder
+        from sentence_transformers.cross_encoder.losses import BinaryCrossEntropyLoss
+
+        quiet_transformers()
+        self.model = CrossEncoder(check_model_source(name_or_path), num_labels=1, max_length=max_length,
+                                  device=device or "cpu")
+        self._loss = BinaryCrossEntropyLoss(self.model)
+
+    @property
+    def module(self) -> nn.Module:
+        return self.model
+
+    def loss(self, texts1: list[str], texts2: list[str], labels: torch.Tensor) -> torch.Tensor:
+        return self._loss([texts1, texts2], labels.to(self.model.device))
+
+    def predict(self, texts1: list[str], texts2: list[str], batch_size: int = 64, logits: bool = False) -> np.ndarray:
+        """Scores in (0, 1), or the logits before the sigmoid (GPL's margins are taken between logits)."""
+        self.model.eval()
+        scores = self.model.predict(list(zip(texts1, texts2)), batch_size=batch_size, show_progress_bar=False,
+                                    convert_to_numpy=True, activation_fn=nn.Identity() if logits else None)
+        self.model.train()
+        return np.asarray(scores, dtype=np.float64).ravel()
+
+
+class CrossBiEncoder(nn.Module):
+    """The Cross-Bi-Encoder (see the module docstring) on a transformers encoder."""
+
+    def __init__(self, name_or_path: str, max_length: int = 128, device: str | None = None) -> None:
+        super().__init__()
+        from transformers import AutoModel, AutoTokenizer
+
+        quiet_transformers()
+        source = check_model_source(name_or_path)
+        self.tokenizer = AutoTokenizer.from_pretrained(source)
+        self.encoder = AutoModel.from_pretrained(source, add_pooling_layer=False)
+        self.max_length = max_length
+        self.to(device or "cpu")
+
+    @property
+    def module(self) -> nn.Module:
+        return self
+
+    @property
+    def device(self) -> torch.device:
+        return next(self.parameters()).device
+
+    def encode_pairs(self, texts1: list[str], texts2: list[str]) -> dict[str, torch.Tensor]:
+        """Input ids "[CLS] x1 [SEP] [CLS] x2 [SEP]" (each sentence cut to half the length), padded, with the
+        masks of the two spans (first [CLS]..first [SEP], second [CLS]..second [SEP], both inclusive)."""
+        half = self.max_length // 2
+        first = self.tokenizer(texts1, truncation=True, max_length=half)["input_ids"]
+        second = self.tokenizer(texts2, truncation=True, max_length=half)["input_ids"]
+        length = max(len(a) + len(b) for a, b in zip(first, second))
+        pad = self.tokenizer.pad_token_id
+        input_ids = torch.full((len(first), length), pad, dtype=torch.long)
+        token_type_ids = torch.zeros((len(first), length), dtype=torch.long)
+        span1 = torch.zeros((len(first), length))
+        span2 = torch.zeros((len(first), length))
+        for row, (a, b) in enumerate(zip(first, second)):
+            input_ids[row, : len(a) + len(b)] = torch.tensor(a + b)
+            token_type_ids[row, len(a): len(a) + len(b)] = 1
+            span1[row, : len(a)] = 1
+            span2[row, len(a): len(a) + len(b)] = 1
+        features = {"input_ids": input_ids, "attention_mask": (span1 + span2).long(), "span1": span1, "span2": span2}
+        if "token_type_ids" in self.tokenizer.model_input_names:
+            features["token_type_ids"] = token_type_ids
+        return {key: value.to(self.device) for key, value in features.items()}
+
+    def forward(self, texts1: list[str], texts2: list[str]) -> torch.Tensor:
+        """cos(u, v) for each pair."""
+        features = self.encode_pairs(texts1, texts2)
+        inputs = {k: v for k, v in features.items() if k not in ("span1", "span2")}
+        hidden = self.encoder(**inputs).last_hidden_state
+        u = (hidden * features["span1"].unsqueeze(-1)).sum(1) / features["span1"].sum(1, keepdim=True)
+        v = (hidden * features["span2"].unsqueeze(-1)).sum(1) / features["span2"].sum(1, keepdim=True)
+        return torch.nn.functional.cosine_similarity(u, v, dim=-1)
+
+    def loss(self, texts1: list[str], texts2: list[str], labels: torch.Tensor) -> torch.Tensor:
+        return torch.nn.functional.mse_loss(self(texts1, texts2), labels.to(self.device).float())
+
+    def predict(self, texts1: list[str], texts2: list[str], batch_size: int = 64) -> np.ndarray:
+        was_training = self.training
+        self.eval()
+        with torch.inference_mode():
+            scores = [self(texts1[i:i + batch_size], texts2[i:i + batch_size]) for i in range(0, len(texts1), batch_size)]
+        self.train(was_training)
+        return torch.cat(scores).double().cpu().numpy()
+
+
+TEACHERS = {"ce": CrossEncoderTeacher, "cbe": CrossBiEncoder}
+
+
+def build_teacher(kind: str, name_or_path: str, max_length: int = 128, device: str | None = None):
+    """A cross-encoder ('ce') or Cross-Bi-Encoder ('cbe') teacher; another kind is an `InputError`."""
+    from sentsweep.errors import InputError
+
+    if kind not in TEACHERS:
+        raise InputError(f"unknown teacher {kind!r}; expected one of {', '.join(TEACHERS)}")
+    return TEACHERS[kind](name_or_path, max_length, device)
