@@ -48,7 +48,8 @@ def closed_port() -> int:
         (["--sample-sizes", "0"], "sample size 0 must be positive"),
         (["--eval-task", "askubunto=."], "unknown evaluation task 'askubunto'"),
         (["--eval-task", "askubuntu=no/such/folder"], "askubuntu: folder not found: .*no/such/folder"),
-        (["--set", "select_checkpoint=best_test"], "select_checkpoint 'best_test'"),
+        (["--set", "select_checkpoint=best_test"], "select_checkpoint .best_test."),
+        (["--set", "precision=fp8"], "precision .fp8.; expected one of fp32, bf16"),
     ],
 )
 def test_bad_option_fails_before_launch(run_quick, extra, message):

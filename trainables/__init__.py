@@ -3,12 +3,8 @@
 from __future__ import annotations
 
 
-def get_method(name: str):
-    """(trainable, validate_config) for a method name; an unknown name is an `InputError` listing the known ones.
-
-    Lexical baselines: 'tfidf', 'bm25'. Supervised: 'sbert', 'augsbert'; domain adaptation for retrieval:
-    'gpl'. Unsupervised methods: an objective of trainables.objectives or two joined by '+' (e.g. 'mlm+nm').
-    """
+def _method(name: str):
+    """(trainable, validate the method's own settings) for a method name (see `get_method`)."""
     from trainables.lexical import LEXICAL_METHODS, train_lexical, validate_lexical_config
 
     if name in LEXICAL_METHODS:
@@ -26,6 +22,28 @@ def get_method(name: str):
 
     parse_method(name)
     return train_unsupervised, validate_config
+
+
+def get_method(name: str):
+    """(trainable, validate_config) for a method name; an unknown name is an `InputError` listing the known ones.
+
+    Lexical baselines: 'tfidf', 'bm25'. Supervised: 'sbert', 'augsbert'; domain adaptation for retrieval:
+    'gpl'. Unsupervised methods: an objective of trainables.objectives or two joined by '+' (e.g. 'mlm+nm').
+    validate_config checks the method's own settings and those of the shared loop (precision).
+    """
+    return _with_shared_checks(_method(name))
+
+
+def _with_shared_checks(pair):
+    from trainables.loop import check_shared_settings
+
+    trainable, validate = pair
+
+    def validate_config(config: dict) -> None:
+        check_shared_settings(config)
+        validate(config)
+
+    return trainable, validate_config
 
 
 def train(config: dict, session=None) -> None:

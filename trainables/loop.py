@@ -121,10 +121,28 @@ def make_optimizer(module: torch.nn.Module, lr: float, weight_decay: float = 0.0
     return torch.optim.AdamW(module.parameters(), lr=lr, weight_decay=weight_decay, fused=True)
 
 
-def training_step(setup: TrainingSetup, optimizer, schedule: BatchSchedule, seed: int, step: int) -> float:
-    """One optimisation step on batch `step`, with everything random seeded from (seed, step); returns the loss."""
+PRECISIONS = ("fp32", "bf16")
+
+
+def check_shared_settings(config: dict) -> None:
+    """The settings of the shared loop that every method takes: precision and checkpoint selection."""
+    from sentsweep.errors import InputError
+
+    if config.get("precision", "fp32") not in PRECISIONS:
+        raise InputError(f"precision {config['precision']!r}; expected one of {', '.join(PRECISIONS)}")
+
+
+def training_step(setup: TrainingSetup, optimizer, schedule: BatchSchedule, seed: int, step: int,
+                  precision: str = "fp32") -> float:
+    """One optimisation step on batch `step`, with everything random seeded from (seed, step); returns the loss.
+
+    `precision="bf16"` runs the forward pass under bfloat16 autocast (matrix products in bf16, weights,
+    gradients and optimizer state in fp32): on GPUs and on CPUs with AMX or AVX512-BF16 matrix units.
+    """
     torch.manual_seed(step_seed(seed, step))
-    loss = setup.batch_loss(schedule.batch(step), random.Random(step_seed(seed, step)))
+    device_type = next(setup.module.parameters()).device.type
+    with torch.autocast(device_type, dtype=torch.bfloat16, enabled=precision == "bf16"):
+        loss = setup.batch_loss(schedule.batch(step), random.Random(step_seed(seed, step)))
     if not torch.isfinite(loss):
         raise FloatingPointError(f"loss is {loss.item()} at step {step}")
     loss.backward()
@@ -197,7 +215,7 @@ def run_trial(config: dict, build_setup: Callable[[dict], TrainingSetup], sessio
                 session.report(metrics, Path(directory))
         if progress.step >= max_steps:
             return progress
-        losses.append(training_step(setup, optimizer, schedule, seed, progress.step))
+        losses.append(training_step(setup, optimizer, schedule, seed, progress.step, config.get("precision", "fp32")))
         progress.step += 1
 
 
