@@ -180,3 +180,33 @@ def test_topic_classification_task_reports_f1_macro_of_a_frozen_encoder(tmp_path
     gold = ["pets" if i % 3 else "cars" for i in range(9)] + ["pets"]
     predicted = ["pets" if i % 3 else "cars" for i in range(9)] + ["cars"]
     assert result.metrics["topics_f1_macro"] == pytest.approx(100 * f1_score(gold, predicted, average="macro"))
+
+
+@pytest.mark.parametrize("prompt", ["shown", "hidden"])
+def test_topic_prompts_reach_the_teacher_and_the_student_only_when_shown(tiny_model_dir, tmp_path, monkeypatch, prompt):
+    import trainables.supervised as supervised
+    from sentsweep.topics import TOPIC_DELIMITER
+
+    corpus = read_corpus(CORPUS_FILE)[:40]
+    topic_file = tmp_path / "topics.tsv"
+    topic_file.write_text("".join(f"{'animals' if 'cat' in s or 'dog' in s else 'other'}\t{s}\n" for s in corpus),
+                          encoding="utf-8")
+    seen = {}
+    original = supervised.cosine_similarity_setup
+    monkeypatch.setattr(supervised, "cosine_similarity_setup",
+                        lambda model, examples, metrics=None: seen.setdefault("setup", original(model, examples, metrics)))
+    original_predict = {}
+
+    def spy_teacher(kind, source, max_length, device):
+        teacher = build_teacher(kind, source, max_length, device)
+        predict = teacher.predict
+        teacher.predict = lambda a, b, **kw: original_predict.setdefault("texts", []).extend(a + b) or predict(a, b, **kw)
+        return teacher
+
+    monkeypatch.setattr(supervised, "build_teacher", spy_teacher)
+    config = base_config(tiny_model_dir) | {"method": "augsbert", "setting": "domain", "topic_corpus": str(topic_file),
+                                            "topic_prompt": prompt, "domain_mlm_steps": 2, "max_steps": 2}
+    train(config, LocalSession())
+    silver = seen["setup"].examples
+    assert silver and all(TOPIC_DELIMITER in text for text in original_predict["texts"][-2 * len(silver):])
+    assert all((TOPIC_DELIMITER in a) == (prompt == "shown") for a, _, _ in silver)
