@@ -86,3 +86,24 @@ def test_bf16_autocast_follows_the_fp32_loss_curve_within_bf16_precision(tiny_mo
     assert curves[1] == pytest.approx(curves[0], rel=3e-2)
     assert curves[1] != curves[0]  # autocast did run in bf16
     assert sum(curves[1][-5:]) < sum(curves[1][:5])
+
+
+def test_sparse_lookups_into_the_tied_embeddings_keep_the_tsdae_loss_curve(tiny_model_dir):
+    """The tied decoder's sparse embedding gradients (a speed-up) give the dense curve within float tolerance."""
+    from trainables.loop import make_optimizer, training_step
+
+    config = dict(method="tsdae", model=str(tiny_model_dir), corpus=str(CORPUS_FILE), pooling="cls",
+                  max_seq_length=32, tie_decoder=True)
+    curves = []
+    for sparse in (True, False):
+        torch.manual_seed(0)
+        setup = build_unsupervised(config)
+        lookups = [m for m in setup.module.modules() if isinstance(m, torch.nn.Embedding) and m.sparse]
+        assert len(lookups) == 2  # the encoder's and the decoder's word embeddings, nothing else
+        for module in lookups:
+            module.sparse = sparse
+        setup.module.train()
+        optimizer = make_optimizer(setup.module, 1e-3)
+        schedule = BatchSchedule(CORPUS, 8, seed=0)
+        curves.append([training_step(setup, optimizer, schedule, 0, step) for step in range(15)])
+    assert curves[0] == pytest.approx(curves[1], rel=1e-5)

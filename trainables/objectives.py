@@ -107,6 +107,19 @@ def validate_config(config: dict) -> None:
     check_checkpoint_selection(config.get("select_checkpoint", "best_sts_dev"))
 
 
+def sparse_word_embedding_gradients(module: torch.nn.Module, tied_weight: torch.nn.Parameter) -> None:
+    """Let the lookups into `tied_weight` (the word embeddings a tied decoder shares with its LM head) send
+    sparse gradients: only the rows used.
+
+    The matrix also receives the dense gradient of the LM head, so its .grad ends up dense and the optimizer
+    is unchanged; what is saved is building and adding two dense, zero-filled, vocabulary-sized gradients
+    per step for the encoder's and the decoder's input lookups. Same numbers, less work.
+    """
+    for submodule in module.modules():
+        if isinstance(submodule, torch.nn.Embedding) and submodule.weight is tied_weight:
+            submodule.sparse = True
+
+
 def _generator(rng: random.Random) -> torch.Generator:
     return torch.Generator().manual_seed(rng.getrandbits(63))
 
@@ -122,6 +135,8 @@ def build_objective(name: str, model, config: dict, vocabulary: tuple[str, ...])
             model, decoder_name_or_path=None if config["tie_decoder"] else source,
             tie_encoder_decoder=config["tie_decoder"],
         )
+        if config["tie_decoder"]:
+            sparse_word_embedding_gradients(loss, loss.decoder.get_output_embeddings().weight)
         noise = WordNoise(config["noise_type"], config["noise_ratio"], vocabulary, model.tokenizer.mask_token)
         return Objective(loss, lambda s, rng: loss(
             [preprocess_on_device(model, [noise(x, rng) for x in s]), preprocess_on_device(model, s)], None))
