@@ -50,60 +50,45 @@ def test_dynamic_padding_does_not_change_the_loss(tiny_model_dir):
     assert torch.allclose(a, b, atol=1e-5)
 
 
-def test_fused_adamw_keeps_the_loss_curve(tiny_model_dir):
-    """The fused optimizer (a speed-up) gives the loss curve of the plain per-tensor AdamW, within float tolerance."""
-    from trainables.loop import make_optimizer, training_step
+def tsdae_loss_curve(tiny_model_dir, make_optimizer=None, precision="fp32", prepare=lambda setup: None) -> list:
+    """15 TSDAE steps on the tiny model from seed 0: the loss of each."""
+    from trainables.loop import make_optimizer as fused_adamw
+    from trainables.loop import training_step
 
     config = dict(method="tsdae", model=str(tiny_model_dir), corpus=str(CORPUS_FILE), pooling="cls",
                   max_seq_length=32, tie_decoder=True)
-    curves = []
-    for fused in (True, False):
-        torch.manual_seed(0)
-        setup = build_unsupervised(config)
-        setup.module.train()
-        optimizer = (make_optimizer(setup.module, 1e-3) if fused
-                     else torch.optim.AdamW(setup.module.parameters(), lr=1e-3, weight_decay=0.0, foreach=False))
-        schedule = BatchSchedule(CORPUS, 8, seed=0)
-        curves.append([training_step(setup, optimizer, schedule, 0, step) for step in range(15)])
-    assert curves[0] == pytest.approx(curves[1], rel=1e-4)
+    torch.manual_seed(0)
+    setup = build_unsupervised(config)
+    prepare(setup)
+    setup.module.train()
+    optimizer = (make_optimizer or fused_adamw)(setup.module, 1e-3)
+    schedule = BatchSchedule(CORPUS, 8, seed=0)
+    return [training_step(setup, optimizer, schedule, 0, step, precision) for step in range(15)]
+
+
+def test_fused_adamw_keeps_the_loss_curve(tiny_model_dir):
+    """The fused optimizer (a speed-up) gives the loss curve of the plain per-tensor AdamW, within float tolerance."""
+    plain = tsdae_loss_curve(tiny_model_dir, lambda module, lr: torch.optim.AdamW(
+        module.parameters(), lr=lr, weight_decay=0.0, foreach=False))
+    assert tsdae_loss_curve(tiny_model_dir) == pytest.approx(plain, rel=1e-4)
 
 
 def test_bf16_autocast_follows_the_fp32_loss_curve_within_bf16_precision(tiny_model_dir):
     """bfloat16 autocast (a speed-up on AMX CPUs and GPUs) keeps the curve of fp32 training to within the
     rounding of bf16's 8-bit mantissa accumulated over 15 steps, and still learns."""
-    from trainables.loop import make_optimizer, training_step
-
-    config = dict(method="tsdae", model=str(tiny_model_dir), corpus=str(CORPUS_FILE), pooling="cls",
-                  max_seq_length=32, tie_decoder=True)
-    curves = []
-    for precision in ("fp32", "bf16"):
-        torch.manual_seed(0)
-        setup = build_unsupervised(config)
-        setup.module.train()
-        optimizer = make_optimizer(setup.module, 1e-3)
-        schedule = BatchSchedule(CORPUS, 8, seed=0)
-        curves.append([training_step(setup, optimizer, schedule, 0, step, precision) for step in range(15)])
-    assert curves[1] == pytest.approx(curves[0], rel=3e-2)
-    assert curves[1] != curves[0]  # autocast did run in bf16
-    assert sum(curves[1][-5:]) < sum(curves[1][:5])
+    fp32, bf16 = tsdae_loss_curve(tiny_model_dir), tsdae_loss_curve(tiny_model_dir, precision="bf16")
+    assert bf16 == pytest.approx(fp32, rel=3e-2)
+    assert bf16 != fp32  # autocast did run in bf16
+    assert sum(bf16[-5:]) < sum(bf16[:5])
 
 
 def test_sparse_lookups_into_the_tied_embeddings_keep_the_tsdae_loss_curve(tiny_model_dir):
     """The tied decoder's sparse embedding gradients (a speed-up) give the dense curve within float tolerance."""
-    from trainables.loop import make_optimizer, training_step
-
-    config = dict(method="tsdae", model=str(tiny_model_dir), corpus=str(CORPUS_FILE), pooling="cls",
-                  max_seq_length=32, tie_decoder=True)
-    curves = []
-    for sparse in (True, False):
-        torch.manual_seed(0)
-        setup = build_unsupervised(config)
+    def dense_lookups(setup):
         lookups = [m for m in setup.module.modules() if isinstance(m, torch.nn.Embedding) and m.sparse]
         assert len(lookups) == 2  # the encoder's and the decoder's word embeddings, nothing else
         for module in lookups:
-            module.sparse = sparse
-        setup.module.train()
-        optimizer = make_optimizer(setup.module, 1e-3)
-        schedule = BatchSchedule(CORPUS, 8, seed=0)
-        curves.append([training_step(setup, optimizer, schedule, 0, step) for step in range(15)])
-    assert curves[0] == pytest.approx(curves[1], rel=1e-5)
+            module.sparse = False
+
+    sparse = tsdae_loss_curve(tiny_model_dir)
+    assert sparse == pytest.approx(tsdae_loss_curve(tiny_model_dir, prepare=dense_lookups), rel=1e-5)

@@ -20,8 +20,8 @@ import numpy as np
 from sentsweep.errors import InputError
 from sentsweep.retrieval_metrics import top1_accuracy
 from sentsweep.tasks import TaskResult
+from sentsweep.tasks.common import check_split, read_json
 from sentsweep.tasks.retrieval import read_jsonl
-from sentsweep.tasks.useb import read_json
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]?\s+(?=[A-Z0-9\"'(\[])")
 
@@ -92,8 +92,7 @@ class _DistractorTask:
         self.name, self.main_metric, self.pools = name, f"{name}_{self.MAIN_METRIC}", pools
 
     def evaluate(self, scorer, split: str = "test") -> TaskResult:
-        if split != "test":
-            raise InputError(f"task {self.name!r} has no {split!r} split; it has test")
+        check_split(self.name, split, self.splits)
         scores = scorer.candidate_similarities(self.pools.queries, self.pools.candidates)
         top1 = top1_accuracy(scores, self.pools.positives)
         reciprocal_ranks = [1.0 / (1 + int(np.sum(s > s[p]))) for s, p in zip(scores, self.pools.positives)]

@@ -17,6 +17,7 @@ from sentsweep.data import read_lines
 from sentsweep.errors import InputError
 from sentsweep.retrieval_metrics import mrr_at_k, ndcg_at_k, precision_at_k, recall_at_k
 from sentsweep.tasks import TaskResult
+from sentsweep.tasks.common import check_split, task_folder
 
 CUTOFFS = (1, 3, 5, 10, 100, 1000)
 
@@ -64,9 +65,7 @@ class BeirRetrievalTask:
     MAIN_METRIC = "ndcg_at_10"
     def __init__(self, name: str, path: str) -> None:
         self.name, self.main_metric = name, f"{name}_{self.MAIN_METRIC}"
-        folder = Path(path)
-        if not folder.is_dir():
-            raise InputError(f"{name}: folder not found: {folder}")
+        folder = task_folder(name, path)
         self.splits = tuple(split for split in ("dev", "test") if (folder / "qrels" / f"{split}.tsv").is_file())
         if not self.splits:
             raise InputError(f"{name}: {folder} has no qrels/dev.tsv or qrels/test.tsv")
@@ -85,8 +84,7 @@ class BeirRetrievalTask:
                                      f"is not in corpus.jsonl")
 
     def evaluate(self, scorer, split: str) -> TaskResult:
-        if split not in self.splits:
-            raise InputError(f"task {self.name!r} has no {split!r} split; it has {', '.join(self.splits)}")
+        check_split(self.name, split, self.splits)
         query_ids = list(self.qrels[split])
         relevant = [self.qrels[split][q] for q in query_ids]
         _, indices = scorer.top_k([self.queries[q] for q in query_ids], self.documents, max(CUTOFFS) + 1)

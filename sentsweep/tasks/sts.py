@@ -26,6 +26,7 @@ from sentsweep.data import (
 from sentsweep.errors import InputError
 from sentsweep.evaluation import spearman
 from sentsweep.tasks import TaskResult
+from sentsweep.tasks.common import check_split, task_folder
 
 SENTEVAL_STS_SUBSETS = {
     "sts12": ["MSRpar", "MSRvid", "SMTeuroparl", "surprise.OnWN", "surprise.SMTnews"],
@@ -42,11 +43,6 @@ def sts_spearman(scorer, pairs: ScoredPairs) -> float:
     return 100.0 * spearman(similarities, np.asarray(pairs.scores))
 
 
-def _check_split(name: str, split: str, splits: tuple[str, ...]) -> None:
-    if split not in splits:
-        raise InputError(f"task {name!r} has no {split!r} split; it has {', '.join(splits)}")
-
-
 class StsBenchmarkTask:
     MAIN_METRIC = "spearman"
     splits = ("dev", "test")
@@ -57,7 +53,7 @@ class StsBenchmarkTask:
         self.pairs = {split: read_sts_benchmark_file(files[split]) for split in self.splits}
 
     def evaluate(self, scorer, split: str) -> TaskResult:
-        _check_split(self.name, split, self.splits)
+        check_split(self.name, split, self.splits)
         return TaskResult({self.main_metric: sts_spearman(scorer, self.pairs[split])})
 
 
@@ -76,7 +72,7 @@ class SickRelatednessTask:
         self.pairs = {split: read_sick_file(path, split) for split in self.splits}
 
     def evaluate(self, scorer, split: str) -> TaskResult:
-        _check_split(self.name, split, self.splits)
+        check_split(self.name, split, self.splits)
         return TaskResult({self.main_metric: sts_spearman(scorer, self.pairs[split])})
 
 
@@ -107,16 +103,14 @@ class SentEvalStsTask:
 
     def __init__(self, name: str, path: str) -> None:
         self.name, self.main_metric = name, f"{name}_{self.MAIN_METRIC}"
-        folder = Path(path)
-        if not folder.is_dir():
-            raise InputError(f"{name}: folder not found: {folder}")
+        folder = task_folder(name, path)
         missing = [s for s in SENTEVAL_STS_SUBSETS[name] if not (folder / f"STS.input.{s}.txt").is_file()]
         if missing:
             raise InputError(f"{name}: {folder} lacks STS.input.<subset>.txt for subset(s) {', '.join(missing)}")
         self.subsets = {subset: read_senteval_sts_subset(folder, subset) for subset in SENTEVAL_STS_SUBSETS[name]}
 
     def evaluate(self, scorer, split: str = "test") -> TaskResult:
-        _check_split(self.name, split, self.splits)
+        check_split(self.name, split, self.splits)
         scores = {subset: sts_spearman(scorer, pairs) for subset, pairs in self.subsets.items()}
         sizes = [len(pairs) for pairs in self.subsets.values()]
         metrics = {f"{self.name}_{subset}": score for subset, score in scores.items()}

@@ -20,6 +20,7 @@ import numpy as np
 
 from sentsweep.errors import InputError
 from sentsweep.tasks import TaskResult
+from sentsweep.tasks.common import check_split, task_folder
 from sentsweep.topics import read_topic_corpus
 
 C_GRID = [2.0 ** t for t in range(-2, 4)]
@@ -73,9 +74,7 @@ class TransferTask:
 
     def __init__(self, name: str, path: str) -> None:
         self.name, self.main_metric = name, f"{name}_{self.MAIN_METRIC}"
-        folder = Path(path)
-        if not folder.is_dir():
-            raise InputError(f"{name}: folder not found: {folder}")
+        folder = task_folder(name, path)
         if name in BINARY_FILES:
             first, second = (_latin1_lines(folder / file) for file in BINARY_FILES[name])
             if not first or not second:
@@ -93,8 +92,7 @@ class TransferTask:
     def evaluate(self, scorer, split: str = "test"):
         from sklearn.model_selection import StratifiedKFold, cross_val_predict
 
-        if split != "test":
-            raise InputError(f"task {self.name!r} has no {split!r} split; it has test")
+        check_split(self.name, split, self.splits)
         if not hasattr(scorer, "features"):
             raise InputError(f"task {self.name!r} needs sentence features, which {type(scorer).__name__} has not")
         sentences, labels = self.train

@@ -22,7 +22,6 @@ TwitterPara, which was released without a dev split and has test only.
 from __future__ import annotations
 
 import ast
-import json
 from pathlib import Path
 
 import numpy as np
@@ -32,30 +31,9 @@ from sentsweep.errors import InputError
 from sentsweep.evaluation import spearman
 from sentsweep.retrieval_metrics import average_precision, mrr_at_k, ndcg_at_k, precision_at_k
 from sentsweep.tasks import TaskResult
+from sentsweep.tasks.common import check_split, read_json, task_folder
 
 FILE_SPLITS = {"dev": "valid", "test": "test"}
-
-
-def _require_files(name: str, folder: Path, files: list[str]) -> None:
-    if not folder.is_dir():
-        raise InputError(f"{name}: folder not found: {folder}")
-    missing = [file for file in files if not (folder / file).is_file()]
-    if missing:
-        raise InputError(f"{name}: {folder} lacks {', '.join(missing)}")
-
-
-def _check_split(name: str, split: str, splits: tuple[str, ...]) -> None:
-    if split not in splits:
-        raise InputError(f"task {name!r} has no {split!r} split; it has {', '.join(splits)}")
-
-
-def read_json(path: Path):
-    """A JSON file's content, or an `InputError` naming the file, line and problem."""
-    text = "\n".join(read_lines(path))
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as error:
-        raise InputError(f"{path}, line {error.lineno}: not valid JSON ({error.msg})") from None
 
 
 def _columns(path: Path, line_number: int, line: str, count: int, what: str) -> list[str]:
@@ -72,8 +50,7 @@ class AskUbuntuTask:
 
     def __init__(self, name: str, path: str) -> None:
         self.name, self.main_metric = name, f"{name}_{self.MAIN_METRIC}"
-        folder = Path(path)
-        _require_files(name, folder, ["text_tokenized.txt", "dev.txt", "test.txt"])
+        folder = task_folder(name, path, ("text_tokenized.txt", "dev.txt", "test.txt"))
         pool_file = folder / "text_tokenized.txt"
         self.titles = {}
         for line_number, line in enumerate(read_lines(pool_file), start=1):
@@ -109,7 +86,7 @@ class AskUbuntuTask:
         return queries
 
     def evaluate(self, scorer, split: str) -> TaskResult:
-        _check_split(self.name, split, self.splits)
+        check_split(self.name, split, self.splits)
         queries = self.queries[split]
         scores = scorer.candidate_similarities(
             [self.titles[qid] for qid, _, _ in queries],
@@ -136,8 +113,7 @@ class CqaDupStackTask:
 
     def __init__(self, name: str, path: str) -> None:
         self.name, self.main_metric = name, f"{name}_{self.MAIN_METRIC}"
-        folder = Path(path)
-        _require_files(name, folder, ["corpus.json", "retrieval_split.json"])
+        folder = task_folder(name, path, ("corpus.json", "retrieval_split.json"))
         self.corpus = read_json(folder / "corpus.json")
         self.split_queries = read_json(folder / "retrieval_split.json")
         for split in self.splits:
@@ -153,7 +129,7 @@ class CqaDupStackTask:
                                      f"is not in corpus.json")
 
     def evaluate(self, scorer, split: str) -> TaskResult:
-        _check_split(self.name, split, self.splits)
+        check_split(self.name, split, self.splits)
         metrics, per_query_ap = {}, []
         for forum, qrels in self.split_queries[FILE_SPLITS[split]].items():
             query_ids = list(qrels)
@@ -178,8 +154,7 @@ class TwitterParaTask:
 
     def __init__(self, name: str, path: str) -> None:
         self.name, self.main_metric = name, f"{name}_{self.MAIN_METRIC}"
-        folder = Path(path)
-        _require_files(name, folder, ["Twitter_URL_Corpus_test.txt", "test.data"])
+        folder = task_folder(name, path, ("Twitter_URL_Corpus_test.txt", "test.data"))
         self.corpora = {"twitterurl": self._read(folder / "Twitter_URL_Corpus_test.txt", 0, 1, 2),
                         "pit": self._read(folder / "test.data", 2, 3, 4)}
 
@@ -204,7 +179,7 @@ class TwitterParaTask:
         return sentences1, sentences2, labels
 
     def evaluate(self, scorer, split: str = "test") -> TaskResult:
-        _check_split(self.name, split, self.splits)
+        check_split(self.name, split, self.splits)
         metrics = {}
         for corpus, (sentences1, sentences2, labels) in self.corpora.items():
             similarities = scorer.pair_similarities(sentences1, sentences2)
@@ -224,8 +199,7 @@ class SciDocsTask:
 
     def __init__(self, name: str, path: str) -> None:
         self.name, self.main_metric = name, f"{name}_{self.MAIN_METRIC}"
-        folder = Path(path)
-        _require_files(name, folder, ["data.json"])
+        folder = task_folder(name, path, ("data.json",))
         data = read_json(folder / "data.json")
         missing = [key for key in ("corpus", *FILE_SPLITS.values()) if key not in data]
         if missing:
@@ -234,7 +208,7 @@ class SciDocsTask:
         self.qrels = {split: data[FILE_SPLITS[split]] for split in self.splits}
 
     def evaluate(self, scorer, split: str) -> TaskResult:
-        _check_split(self.name, split, self.splits)
+        check_split(self.name, split, self.splits)
         metrics, per_query_ap = {}, []
         for subtask, qrels in self.qrels[split].items():
             queries = [q for q in qrels if self.titles.get(q)]
