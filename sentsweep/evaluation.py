@@ -1,11 +1,10 @@
-"""Semantic textual similarity evaluation: Spearman's rank correlation x 100 between cosine and gold scores."""
+"""Evaluation primitives: Spearman's rho, cosine similarity, length-sorted encoding, exact nearest neighbours."""
 
 from __future__ import annotations
 
 import numpy as np
 import torch
 
-from sentsweep.data import ScoredPairs
 from sentsweep.models import preprocess_on_device
 
 
@@ -54,29 +53,6 @@ def encode(model, sentences: list[str], batch_size: int = 64) -> torch.Tensor:
     in_order = torch.empty_like(embeddings)
     in_order[torch.tensor(order)] = embeddings
     return in_order
-
-
-class StsEvaluator:
-    """Scores a model on scored pairs: 100 x Spearman(cosine(u_i, v_i), gold_i)."""
-
-    def __init__(self, pairs: ScoredPairs, batch_size: int = 64) -> None:
-        self.pairs = pairs
-        self.batch_size = batch_size
-
-    def embed(self, model) -> tuple[torch.Tensor, torch.Tensor]:
-        """Embeddings of both sides; every distinct sentence is encoded once."""
-        unique = list(dict.fromkeys(self.pairs.sentences1 + self.pairs.sentences2))
-        position = {sentence: index for index, sentence in enumerate(unique)}
-        embeddings = encode(model, unique, self.batch_size)
-        first = embeddings[[position[s] for s in self.pairs.sentences1]]
-        second = embeddings[[position[s] for s in self.pairs.sentences2]]
-        return first, second
-
-    def __call__(self, model) -> float:
-        was_training = model.training
-        first, second = self.embed(model)
-        model.train(was_training)
-        return 100.0 * spearman(cosine_similarities(first, second), np.asarray(self.pairs.scores))
 
 
 def nearest_neighbours(queries: torch.Tensor, corpus: torch.Tensor, k: int, query_batch: int = 128,

@@ -227,7 +227,7 @@ def read_corpus_pairs_text() -> list[str]:
 
 def baseline_scores(constants: dict) -> dict:
     """STS dev/test scores of the untrained model as released (its own pooling)."""
-    from sentsweep.evaluation import StsEvaluator
+    from sentsweep.tasks.sts import StsEvaluator
     from sentsweep.models import load_sentence_model
 
     model = load_sentence_model(constants["model"], pooling=None, max_seq_length=constants["max_seq_length"])

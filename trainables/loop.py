@@ -4,9 +4,9 @@ AdamW at a constant learning rate over shuffled mini-batches of the corpus; ever
 step 0, the untrained model) the STS dev score is computed; when it improves, the test score of that
 checkpoint is computed too, so test is only ever reported for the dev-selected checkpoint. The evaluation
 tasks of `config['eval_tasks']` ({name: path}, see sentsweep.tasks) are scored once, at the end, on the test
-splits and with the dev-selected weights (or, with `select_checkpoint: last`, the final weights). Each evaluation is reported together with a checkpoint from which
-the trial resumes exactly: batches, noise and dropout are seeded from (seed, step), not from state carried
-across steps.
+splits and with the dev-selected weights (or, with `select_checkpoint: last`, the final weights). Each
+evaluation is reported together with a checkpoint from which the trial resumes exactly: batches, noise and
+dropout are seeded from (seed, step), not from state carried across steps.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ import torch
 
 from search_spaces.seeds import resolve_seed
 from sentsweep.data import read_corpus, read_scored_pairs
-from sentsweep.evaluation import StsEvaluator
+from sentsweep.tasks.sts import StsEvaluator
 from sentsweep.scorers import EmbeddingScorer
 from sentsweep.tasks import build_tasks, evaluate_tasks
 from trainables.session import TuneSession

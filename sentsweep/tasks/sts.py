@@ -25,6 +25,7 @@ from sentsweep.data import (
 )
 from sentsweep.errors import InputError
 from sentsweep.evaluation import spearman
+from sentsweep.scorers import EmbeddingScorer
 from sentsweep.tasks import TaskResult
 from sentsweep.tasks.common import check_split, task_folder
 
@@ -41,6 +42,18 @@ def sts_spearman(scorer, pairs: ScoredPairs) -> float:
     """100 x Spearman's rho between the scorer's pair similarities and the gold scores."""
     similarities = scorer.pair_similarities(pairs.sentences1, pairs.sentences2)
     return 100.0 * spearman(similarities, np.asarray(pairs.scores))
+
+
+class StsEvaluator:
+    """Scores a model on scored pairs: 100 x Spearman(cosine(u_i, v_i), gold_i), each distinct sentence
+    encoded once (the training loop's dev and test evaluation)."""
+
+    def __init__(self, pairs: ScoredPairs, batch_size: int = 64) -> None:
+        self.pairs = pairs
+        self.batch_size = batch_size
+
+    def __call__(self, model) -> float:
+        return sts_spearman(EmbeddingScorer(model, self.batch_size), self.pairs)
 
 
 class StsBenchmarkTask:
