@@ -52,6 +52,58 @@ def test_decoder_gradient_reaches_the_encoder_only_through_the_sentence_vector(t
     assert cross.grad.abs().sum() > 0
 
 
+@pytest.mark.parametrize("tie_decoder", [True, False])
+def test_tsdae_loss_and_gradients_equal_sentence_transformers_denoising_loss(tsdae_config, monkeypatch,
+                                                                            tie_decoder):
+    """On a batch of unequal lengths (so with padding), TsdaeLoss gives DenoisingAutoEncoderLoss's value and
+    the same gradient on every parameter, the shared word embeddings included."""
+    from sentence_transformers.sentence_transformer.losses import DenoisingAutoEncoderLoss
+
+    batch = ["A man is playing a guitar in the park with his friends.", "A cat eats.", "Dogs run on the beach."]
+
+    def loss_and_gradients():
+        torch.manual_seed(0)
+        setup = build_tsdae(tsdae_config | {"tie_decoder": tie_decoder})
+        setup.module.train()
+        torch.manual_seed(1)
+        loss = setup.batch_loss(batch, random.Random(0))
+        loss.backward()
+        return loss.item(), {name: p.grad for name, p in setup.module.named_parameters() if p.grad is not None}
+
+    ours, our_gradients = loss_and_gradients()
+    monkeypatch.setattr("trainables.objectives.TsdaeLoss", DenoisingAutoEncoderLoss)
+    reference, reference_gradients = loss_and_gradients()
+    assert ours == pytest.approx(reference, rel=1e-6)
+    assert our_gradients.keys() == reference_gradients.keys()
+    for name, gradient in reference_gradients.items():
+        torch.testing.assert_close(our_gradients[name], gradient, rtol=1e-5, atol=1e-7, msg=name)
+
+
+def test_row_gradient_embedding_gives_nn_embedding_gradients_with_a_tied_output_layer():
+    """Lookups (with padding ids) into a matrix that a linear layer also uses: the accumulated gradient is
+    nn.Embedding's, whichever gradient arrives first; the padding row gets nothing from the lookups."""
+    from sentsweep.losses.tsdae import RowGradientEmbedding
+
+    torch.manual_seed(0)
+    ids = torch.tensor([[3, 5, 0, 0], [5, 7, 7, 0]])
+    upstream, initial, hidden = torch.randn(2, 4, 6), torch.randn(10, 6), torch.randn(3, 6)
+
+    def gradient(embedding_class, linear_first: bool):
+        weight = torch.nn.Parameter(initial.clone())
+        lookup = embedding_class(10, 6, padding_idx=0, _weight=weight)
+        lookup.weight = weight
+        linear_part, lookup_part = (hidden @ weight.T).square().sum(), (lookup(ids) * upstream).sum()
+        for part in (linear_part, lookup_part) if linear_first else (lookup_part, linear_part):
+            part.backward()
+        return weight.grad
+
+    expected = gradient(torch.nn.Embedding, True)
+    for linear_first in (True, False):
+        torch.testing.assert_close(gradient(RowGradientEmbedding, linear_first), expected)
+    lookups_only = torch.zeros(10, 6).index_add_(0, ids.flatten(), upstream.reshape(-1, 6))
+    assert lookups_only[0].abs().sum() > 0  # unmasked, the padding row would have received these
+
+
 def test_same_seed_gives_the_same_final_metric_twice(tsdae_config):
     first, second = LocalSession(), LocalSession()
     train_tsdae(tsdae_config, first)

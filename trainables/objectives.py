@@ -5,9 +5,10 @@ A method is one objective ("tsdae") or two joined by '+' ("mlm+nm", "simcse+clm_
     L = L_first + w * L_second
 
 which is the multi-task loss of thesis 001 (eq. 3.6, contrastive + w x auto-encoder) and the auxiliary
-objectives of thesis 000 chapter 6 (MLM / TSDAE + w x NM). sentence-transformers supplies TSDAE
-(DenoisingAutoEncoderLoss) and Contrastive Tension (ContrastiveTensionLossInBatchNegatives);
-sentsweep.losses supplies the rest (SimCSE as MultipleNegativesRankingLoss over (x, x), in one pass).
+objectives of thesis 000 chapter 6 (MLM / TSDAE + w x NM). sentence-transformers supplies Contrastive
+Tension (ContrastiveTensionLossInBatchNegatives) and TSDAE (DenoisingAutoEncoderLoss, which sentsweep's
+TsdaeLoss computes with less work); sentsweep.losses supplies the rest (SimCSE as
+MultipleNegativesRankingLoss over (x, x), in one pass).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from sentsweep.errors import InputError
 from sentsweep.losses.consert import ConsertLoss, check_augmentations
 from sentsweep.losses.contrastive import NoiseMatchingLoss, SimCseLoss
 from sentsweep.losses.reconstruction import ClmAutoEncoderLoss, MaskedLanguageModelingLoss, MlmAutoEncoderLoss
+from sentsweep.losses.tsdae import TsdaeLoss
 from sentsweep.models import check_model_source, check_pooling, preprocess_on_device
 from sentsweep.noise import WordNoise, check_noise_type, check_ratio
 
@@ -107,19 +109,6 @@ def validate_config(config: dict) -> None:
     check_checkpoint_selection(config.get("select_checkpoint", "best_sts_dev"))
 
 
-def sparse_word_embedding_gradients(module: torch.nn.Module, tied_weight: torch.nn.Parameter) -> None:
-    """Let the lookups into `tied_weight` (the word embeddings a tied decoder shares with its LM head) send
-    sparse gradients: only the rows used.
-
-    The matrix also receives the dense gradient of the LM head, so its .grad ends up dense and the optimizer
-    is unchanged; what is saved is building and adding two dense, zero-filled, vocabulary-sized gradients
-    per step for the encoder's and the decoder's input lookups. Same numbers, less work.
-    """
-    for submodule in module.modules():
-        if isinstance(submodule, torch.nn.Embedding) and submodule.weight is tied_weight:
-            submodule.sparse = True
-
-
 def _generator(rng: random.Random) -> torch.Generator:
     return torch.Generator().manual_seed(rng.getrandbits(63))
 
@@ -128,15 +117,9 @@ def build_objective(name: str, model, config: dict, vocabulary: tuple[str, ...])
     """The objective `name` on `model`, with settings from the (defaults-completed) `config`."""
     source = check_model_source(config["model"])
     if name == "tsdae":
-        from sentence_transformers.sentence_transformer.losses import DenoisingAutoEncoderLoss
-
         # Untied: a separate decoder initialised from the same checkpoint; tied: built from the encoder.
-        loss = DenoisingAutoEncoderLoss(
-            model, decoder_name_or_path=None if config["tie_decoder"] else source,
-            tie_encoder_decoder=config["tie_decoder"],
-        )
-        if config["tie_decoder"]:
-            sparse_word_embedding_gradients(loss, loss.decoder.get_output_embeddings().weight)
+        loss = TsdaeLoss(model, decoder_name_or_path=None if config["tie_decoder"] else source,
+                         tie_encoder_decoder=config["tie_decoder"])
         noise = WordNoise(config["noise_type"], config["noise_ratio"], vocabulary, model.tokenizer.mask_token)
         return Objective(loss, lambda s, rng: loss(
             [preprocess_on_device(model, [noise(x, rng) for x in s]), preprocess_on_device(model, s)], None))
