@@ -40,11 +40,14 @@ def run(trial_seconds: float = 60.0) -> list[Result]:
     with tempfile.TemporaryDirectory() as folder:
         folder = Path(folder)
         model = str(build_tiny_model(folder / "tiny", read_corpus(CORPUS_FILE) + read_corpus_pairs_text()))
-        # A trial costs fixed (load, evaluations) + per-step time: two probes give both.
-        short = timed(lambda: train(trial_config(model, 100), LocalSession()))
-        long = timed(lambda: train(trial_config(model, 400), LocalSession()))
-        per_step = max((long - short) / 300, 1e-4)
-        steps = max(100, int(100 + (trial_seconds - short) / per_step))
+        # A trial costs fixed (load, evaluations) + per-step time: two probes give both, after a first
+        # training that pays the process's one-off costs (imports, first allocations), which would
+        # otherwise count as fixed cost and stretch the trials.
+        train(trial_config(model, 20), LocalSession())
+        short = timed(lambda: train(trial_config(model, 200), LocalSession()))
+        long = timed(lambda: train(trial_config(model, 1000), LocalSession()))
+        per_step = max((long - short) / 800, 1e-4)
+        steps = max(200, int(200 + (trial_seconds - short) / per_step))
         plain = timed(lambda: [train(trial_config(model, steps) | {"seed": s}, LocalSession()) for s in range(TRIALS)])
 
         constants = {k: v for k, v in trial_config(model, steps).items() if k != "seed"} | {"seeds": TRIALS}

@@ -5,8 +5,7 @@ max sequence length 128, constant lr 3e-5, on the same sentences for the same nu
 is SentenceTransformerTrainer with the noise applied in the dataset, as sentence-transformers documents it;
 ours is trainables.loop (length-grouped batches, dynamic padding, noise on the fly) with sentsweep's TsdaeLoss
 (the LM head only on target tokens, embedding lookups adding their rows into the tied gradient), in fp32 and
-with bfloat16 autocast (`precision: bf16`). Each is measured ROUNDS times, alternating, and its best round
-counts: on a shared machine the slowest rounds measure the neighbours, not the code.
+with bfloat16 autocast (`precision: bf16`). Each is measured 3 times, alternating, and its best round counts.
 
 The CPU goal (1.3x) is on the fp32 row; the bf16 row carries the GPU goal (2x). On a CPU the bf16 row is for
 information: its time swings most from round to round, because each step casts the 30522 x 384 embedding
@@ -18,9 +17,9 @@ from __future__ import annotations
 import random
 import tempfile
 
-from benchmarks.common import Result, benchmark_model_path, benchmark_sentences, timed
+from benchmarks.common import Result, benchmark_model_path, benchmark_sentences, best_of_alternating, timed
 
-STEPS, BATCH_SIZE, ROUNDS = 40, 8, 3
+STEPS, BATCH_SIZE = 40, 8
 
 
 def ours(model_path: str, sentences: list[str], precision: str = "fp32") -> float:
@@ -77,10 +76,9 @@ def run() -> list[Result]:
     import torch
 
     model_path, sentences = benchmark_model_path(), benchmark_sentences(5000)
-    measurements = {"reference": lambda: reference(model_path, sentences),
-                    "fp32": lambda: ours(model_path, sentences), "bf16": lambda: ours(model_path, sentences, "bf16")}
-    rounds = [{name: measure() for name, measure in measurements.items()} for _ in range(ROUNDS)]
-    best = {name: max(round_[name] for round_ in rounds) for name in measurements}
+    best = best_of_alternating({"reference": lambda: reference(model_path, sentences),
+                                "fp32": lambda: ours(model_path, sentences),
+                                "bf16": lambda: ours(model_path, sentences, "bf16")})
     gpu = torch.cuda.is_available()
     device = "GPU" if gpu else "CPU"
     reference_name = "SentenceTransformerTrainer + DenoisingAutoEncoderLoss (fp32)"

@@ -55,8 +55,8 @@ def encode(model, sentences: list[str], batch_size: int = 64) -> torch.Tensor:
     return in_order
 
 
-def nearest_neighbours(queries: torch.Tensor, corpus: torch.Tensor, k: int, query_batch: int = 128,
-                       corpus_batch: int = 200_000) -> tuple[torch.Tensor, torch.Tensor]:
+def nearest_neighbours(queries: torch.Tensor, corpus: torch.Tensor, k: int, query_batch: int = 256,
+                       corpus_batch: int = 100_000) -> tuple[torch.Tensor, torch.Tensor]:
     """Exact top-k cosine neighbours of each query in `corpus`: (scores, indices), best first.
 
     Scores are computed block by block (query_batch x corpus_batch at a time, 100 MB of float32 at the
