@@ -11,7 +11,7 @@ import importlib
 import os
 import platform
 
-BENCHMARKS = ["tsdae_training", "contrastive_step", "encoding_retrieval", "bm25", "sweep_overhead",
+BENCHMARKS = ["tsdae_training", "contrastive_step", "encoding_retrieval", "bm25", "sweep_overhead", "gpu_packing",
               "analysis_10k_runs"]
 
 
