@@ -1,4 +1,4 @@
-"""STS evaluation equals an independent scipy computation."""
+"""STS evaluation equals an independent scipy computation; exact search equals semantic_search."""
 
 import numpy as np
 import pytest
@@ -7,7 +7,7 @@ from scipy.stats import spearmanr
 
 from sentsweep.data import read_sts_benchmark_file
 from sentsweep.demo_data import DEMO_DIR
-from sentsweep.evaluation import average_ranks, spearman
+from sentsweep.evaluation import average_ranks, nearest_neighbours, spearman
 from sentsweep.tasks.sts import StsEvaluator
 from sentsweep.models import load_sentence_model
 
@@ -59,3 +59,16 @@ def test_all_minilm_l6_v2_scores_its_public_reference_on_sts_benchmark_test():
     model = load_sentence_model(str(minilm.get_model_path()), pooling=None, max_seq_length=256)
     score = StsEvaluator(read_sts_benchmark_file(SHARED_STS_DIR / "sts-test.csv"))(model)
     assert score == pytest.approx(82.03, abs=0.05)
+
+
+def test_blocked_exact_search_equals_semantic_search_across_block_boundaries():
+    """Query and corpus blocks far smaller than the inputs (so top-k lists are merged across corpus blocks)
+    give sentence-transformers' semantic_search results: the same scores and neighbours."""
+    from sentence_transformers.util import semantic_search
+
+    generator = torch.Generator().manual_seed(0)
+    corpus, queries = torch.randn(500, 16, generator=generator), torch.randn(23, 16, generator=generator)
+    scores, indices = nearest_neighbours(queries, corpus, 7, query_batch=5, corpus_batch=64)
+    hits = semantic_search(queries, corpus, top_k=7)
+    assert torch.allclose(scores, torch.tensor([[hit["score"] for hit in row] for row in hits]), atol=1e-6)
+    assert indices.tolist() == [[hit["corpus_id"] for hit in row] for row in hits]
