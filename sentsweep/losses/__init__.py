@@ -1,1 +1,2 @@
-"""Losses that sentence-transformers lacks: Noise Matching, ConSERT, CLM / MLM auto-encoders, MLM on a shared encoder."""
+"""Losses that sentence-transformers lacks (Noise Matching, ConSERT, CLM / MLM auto-encoders, MLM on a shared
+encoder) and TSDAE, computed as sentence-transformers does with less work."""
