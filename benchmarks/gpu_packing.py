@@ -79,11 +79,13 @@ def run() -> list[Result]:
     if not torch.cuda.is_available():
         print("gpu_packing: skipped, no CUDA GPU on this machine")
         return []
+    model = benchmark_model_path()
     with tempfile.TemporaryDirectory() as folder:
         ray.init(num_gpus=1, include_dashboard=False, log_to_driver=False)  # one GPU, shared by fractions
-        measured = {fraction: sweep_trials_per_hour(fraction, benchmark_model_path(), Path(folder))
-                    for fraction in FRACTIONS}
-        ray.shutdown()
+        try:
+            measured = {fraction: sweep_trials_per_hour(fraction, model, Path(folder)) for fraction in FRACTIONS}
+        finally:
+            ray.shutdown()
     whole_gpu = measured[1.0][0]
     return [Result(f"{TRIALS} MiniLM TSDAE trials, {fraction} GPU each (GPU busy {utilisation:.0f}%)",
                    rate, whole_gpu, "trials/h", "1.0 GPU per trial")
