@@ -24,7 +24,7 @@ test: $(STAMP)
 report: $(STAMP)
 	mkdir -p sweep_outputs
 	$(PY) sweeps/nm_weight.py --quick --tracking-uri sqlite:///sweep_outputs/report.db
-	$(PY) -m analysis report --experiment nm_weight --tracking-uri sqlite:///sweep_outputs/report.db \
+	$(VENV)/bin/sentsweep analyze report --experiment nm_weight --tracking-uri sqlite:///sweep_outputs/report.db \
 		--rows method pooling --columns w --lines method pooling --log-x --output docs/example_report.md
 
 # Speed goals as ratios against references measured in the same run.

@@ -55,8 +55,8 @@ def run(count: int = 10_000) -> list:
         generate(uri, count)
         print(f"generated {count} runs in {time.perf_counter() - start:.0f} s")
 
-    from analysis.runs import fetch_trial_runs, latest_sweep_run_id
-    from analysis.tables import build_table, to_markdown
+    from sentsweep.analysis.runs import fetch_trial_runs, latest_sweep_run_id
+    from sentsweep.analysis.tables import build_table, to_markdown
 
     start = time.perf_counter()
     runs = fetch_trial_runs(uri, "bench", latest_sweep_run_id(uri, "bench"))

@@ -25,7 +25,7 @@ def synthetic(seed: int = 0):
 def run() -> list[Result]:
     from rank_bm25 import BM25Okapi
 
-    from sentsweep.lexical import Bm25Index
+    from sentsweep.bm25_index import Bm25Index
 
     documents, queries = synthetic()
     ours, reference = Bm25Index(documents), BM25Okapi(documents)

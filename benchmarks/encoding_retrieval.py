@@ -15,7 +15,7 @@ CORPUS, QUERIES, K, DIM = 100_000, 1000, 10, 384
 def run() -> list[Result]:
     from sentence_transformers.util import semantic_search
 
-    from sentsweep.evaluation import encode, nearest_neighbours
+    from sentsweep.encoding import encode, nearest_neighbours
     from sentsweep.models import load_sentence_model
 
     model = load_sentence_model(benchmark_model_path(), pooling=None, max_seq_length=128)

@@ -51,7 +51,7 @@ class UtilisationSampler:
 
 def sweep_trials_per_hour(fraction: float, model: str, folder: Path) -> tuple[float, float]:
     """(trials per hour, mean GPU utilisation %) of the TRIALS-seed sweep at `fraction` GPU per trial."""
-    from sentsweep.launcher import Stage, SweepDefinition, run_sweep
+    from sentsweep.sweep.launcher import Stage, SweepDefinition, run_sweep
 
     constants = trial_config(model, STEPS) | {"lr": 3e-5, "batch_size": 32, "max_seq_length": 64,
                                               "eval_steps": STEPS, "precision": "bf16", "seeds": TRIALS}

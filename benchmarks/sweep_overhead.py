@@ -32,10 +32,10 @@ def run(trial_seconds: float = 60.0) -> list[Result]:
 
     from sentsweep.data import read_corpus
     from sentsweep.demo_data import CORPUS_FILE
-    from sentsweep.launcher import Stage, SweepDefinition, read_corpus_pairs_text, run_sweep
+    from sentsweep.sweep.launcher import Stage, SweepDefinition, read_corpus_pairs_text, run_sweep
     from sentsweep.models import build_tiny_model
-    from trainables import train
-    from trainables.session import LocalSession
+    from sentsweep.trainables import train
+    from sentsweep.trainables.session import LocalSession
 
     with tempfile.TemporaryDirectory() as folder:
         folder = Path(folder)

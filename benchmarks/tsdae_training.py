@@ -3,7 +3,7 @@
 Both train all-MiniLM-L6-v2 with DenoisingAutoEncoderLoss (tied decoder), deletion noise 0.6, batch size 8,
 max sequence length 128, constant lr 3e-5, on the same sentences for the same number of steps. The reference
 is SentenceTransformerTrainer with the noise applied in the dataset, as sentence-transformers documents it;
-ours is trainables.loop (length-grouped batches, dynamic padding, noise on the fly) with sentsweep's TsdaeLoss
+ours is sentsweep.trainables.loop (length-grouped batches, dynamic padding, noise on the fly) with sentsweep's TsdaeLoss
 (the LM head only on target tokens, embedding lookups adding their rows into the tied gradient), in fp32 and
 with bfloat16 autocast (`precision: bf16`). Each is measured 3 times, alternating, and its best round counts.
 
@@ -23,8 +23,8 @@ STEPS, BATCH_SIZE = 40, 8
 
 
 def ours(model_path: str, sentences: list[str], precision: str = "fp32") -> float:
-    from trainables.loop import BatchSchedule, make_optimizer, training_step
-    from trainables.unsupervised import build_unsupervised
+    from sentsweep.trainables.loop import BatchSchedule, make_optimizer, training_step
+    from sentsweep.trainables.unsupervised import build_unsupervised
 
     config = dict(method="tsdae", model=model_path, corpus="", pooling="cls", max_seq_length=128, noise_ratio=0.6,
                   noise_type="delete", tie_decoder=True)

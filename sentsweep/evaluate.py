@@ -11,11 +11,13 @@ import argparse
 import sys
 
 from sentsweep.errors import InputError
-from sentsweep.models import POOLING_MODES
+from sentsweep.models import POOLING_MODES, load_sentence_model
+from sentsweep.scorers import Bm25Scorer, EmbeddingScorer, TfidfScorer
+from sentsweep.tasks import build_task, build_tasks, evaluate_tasks, parse_task_specs
 
 
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m sentsweep.evaluate", description=__doc__.splitlines()[0])
+def main(argv=None, prog: str = "python -m sentsweep.evaluate") -> int:
+    parser = argparse.ArgumentParser(prog=prog, description=__doc__.splitlines()[0])
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--model", help="Hugging Face model name or local folder")
     source.add_argument("--lexical", choices=["tfidf", "bm25"], help="a lexical baseline instead of a model")
@@ -26,9 +28,6 @@ def main(argv=None) -> int:
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--max-seq-length", type=int, default=256)
     args = parser.parse_args(argv)
-    from sentsweep.models import load_sentence_model
-    from sentsweep.scorers import Bm25Scorer, EmbeddingScorer, TfidfScorer
-    from sentsweep.tasks import build_task, build_tasks, evaluate_tasks, parse_task_specs
 
     try:
         if not args.sts_dir and not args.task:

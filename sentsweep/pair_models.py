@@ -19,6 +19,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from sentsweep.errors import InputError
 from sentsweep.models import check_model_source, quiet_transformers
 
 
@@ -120,7 +121,6 @@ TEACHERS = {"ce": CrossEncoderTeacher, "cbe": CrossBiEncoder}
 
 def build_teacher(kind: str, name_or_path: str, max_length: int = 128, device: str | None = None):
     """A cross-encoder ('ce') or Cross-Bi-Encoder ('cbe') teacher; another kind is an `InputError`."""
-    from sentsweep.errors import InputError
 
     if kind not in TEACHERS:
         raise InputError(f"unknown teacher {kind!r}; expected one of {', '.join(TEACHERS)}")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import torch
 
 from sentsweep.errors import InputError
+from sentsweep.models import check_model_source, quiet_transformers
 
 HOW_TO_GIVE_A_LOCAL_MODEL = (
     "give a local folder of a seq2seq model instead, for example one downloaded elsewhere with "
@@ -18,7 +19,6 @@ def load_query_generator(name_or_path: str):
     """(model, tokenizer) of a seq2seq generator; an `InputError` naming the model and how to give a local one."""
     from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 
-    from sentsweep.models import check_model_source, quiet_transformers
 
     quiet_transformers()
     try:
@@ -37,7 +37,6 @@ def check_query_generator(name_or_path: str) -> None:
     """Fail before any training if the generator's configuration cannot be read."""
     from transformers import AutoConfig
 
-    from sentsweep.models import check_model_source
 
     try:
         AutoConfig.from_pretrained(check_model_source(name_or_path))

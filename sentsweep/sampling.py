@@ -17,7 +17,7 @@ import random
 import numpy as np
 
 from sentsweep.errors import InputError
-from sentsweep.lexical import Bm25Index, lexical_tokens
+from sentsweep.bm25_index import Bm25Index, lexical_tokens
 
 SAMPLING_STRATEGIES = ("none", "random", "bm25", "semantic", "kde")
 

@@ -8,7 +8,7 @@ A scorer answers three questions, each with "higher = more similar":
 `features(texts)` gives vectors for transfer classification, where the method has them (BM25 has none).
 
 `EmbeddingScorer` uses the cosine of sentence embeddings; `TfidfScorer` the cosine of TF-IDF vectors
-(scikit-learn); `Bm25Scorer` Okapi BM25 (`sentsweep.lexical.Bm25Index`) with the first text as the query.
+(scikit-learn); `Bm25Scorer` Okapi BM25 (`sentsweep.bm25_index.Bm25Index`) with the first text as the query.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from sentsweep.evaluation import cosine_similarities, encode, nearest_neighbours
-from sentsweep.lexical import Bm25Index, lexical_tokens, top_k_in_blocks
+from sentsweep.encoding import cosine_similarities, encode, nearest_neighbours
+from sentsweep.bm25_index import Bm25Index, lexical_tokens, top_k_in_blocks
 
 
 def _unique(texts: list[str]) -> tuple[list[str], dict[str, int]]:

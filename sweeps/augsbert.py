@@ -1,41 +1,12 @@
 """Augmented SBERT: the teacher (cross-encoder vs Cross-Bi-Encoder) x silver-pair sampling, over seeds.
 
-Thesis 000, sections 5.3 and 5.5 (tables of chapter 6): gold pairs are the training split beside the dev /
-test data (sts-train.csv of --sts-dir, SICK's TRAIN rows); --set setting=unsupervised|domain takes the silver
-sentences from --corpus instead, and --set topic_corpus=FILE topic_prompt=shown|hidden adds topic prompts.
-
-    python sweeps/augsbert.py --quick
-    python sweeps/augsbert.py --model roberta-base --sts-dir data/stsbenchmark --seeds 5
+The experiment is defined in sentsweep/experiments/augsbert.py; `python sweeps/augsbert.py --help` lists its options.
 """
 
 import sys
 
-from search_spaces.supervised import AUGSBERT_QUICK, AUGSBERT_SAMPLINGS, AUGSBERT_SETTINGS, AUGSBERT_TEACHERS
-from sentsweep.launcher import Stage, SweepDefinition, run_sweep
-
-
-def add_arguments(parser):
-    parser.add_argument("--teachers", nargs="+", help=f"default: {' '.join(AUGSBERT_TEACHERS)}")
-    parser.add_argument("--samplings", nargs="+", help=f"default: {' '.join(AUGSBERT_SAMPLINGS)}")
-
-
-def grid_axes(args):
-    return {
-        "teacher": args.teachers or AUGSBERT_TEACHERS,
-        "sampling": args.samplings or (["none", "bm25"] if args.quick else AUGSBERT_SAMPLINGS),
-    }
-
-
-DEFINITION = SweepDefinition(
-    name="augsbert",
-    description=__doc__.splitlines()[0],
-    constants=AUGSBERT_SETTINGS,
-    quick_constants=AUGSBERT_QUICK,
-    stages=[Stage("teacher x sampling", grid_axes)],
-    add_arguments=add_arguments,
-    trains_on_gold_pairs=True,
-    table_metrics=["sts_test_at_best_dev", "best_sts_dev", "teacher_sts_dev"],
-)
+from sentsweep.experiments.augsbert import DEFINITION
+from sentsweep.sweep import run_sweep
 
 if __name__ == "__main__":
     sys.exit(run_sweep(DEFINITION))

@@ -1,35 +1,12 @@
 """Batch size of the contrastive methods (SimCSE, NM, CT, ConSERT): in-batch negatives grow with it.
 
-Thesis 000 (section 5.4.2) found batch size 8 too easy for contrastive objectives and used 64.
-
-    python sweeps/batch_size.py --quick
+The experiment is defined in sentsweep/experiments/batch_size.py; `python sweeps/batch_size.py --help` lists its options.
 """
 
 import sys
 
-from search_spaces.contrastive import BATCH_SIZES, CONTRASTIVE_METHODS, NM_SETTINGS, QUICK_SETTINGS
-from sentsweep.launcher import Stage, SweepDefinition, run_sweep
-
-
-def add_arguments(parser):
-    parser.add_argument("--methods", nargs="+", help=f"default: {' '.join(CONTRASTIVE_METHODS)}")
-
-
-def grid_axes(args):
-    sizes = [] if args.batch_sizes else ([8, 32] if args.quick else BATCH_SIZES)
-    return {"method": args.methods or (["simcse", "nm"] if args.quick else CONTRASTIVE_METHODS)} | (
-        {"batch_size": sizes} if sizes else {}
-    )
-
-
-DEFINITION = SweepDefinition(
-    name="batch_size",
-    description=__doc__.splitlines()[0],
-    constants=NM_SETTINGS | {"method": "simcse"},
-    quick_constants=QUICK_SETTINGS,
-    stages=[Stage("method x batch_size", grid_axes)],
-    add_arguments=add_arguments,
-)
+from sentsweep.experiments.batch_size import DEFINITION
+from sentsweep.sweep import run_sweep
 
 if __name__ == "__main__":
     sys.exit(run_sweep(DEFINITION))

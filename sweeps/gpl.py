@@ -1,47 +1,12 @@
 """GPL: generated queries, mined negatives, cross-encoder margins, MarginMSE; over corpus sizes and seeds.
 
-004 (GPL section): 3 queries per passage from a T5 query generator, 50 negatives from a dense retriever.
-Give the generator with --set generator=PATH_OR_NAME (a local folder works offline); --quick builds a tiny
-random T5 instead. Score retrieval with --eval-task quora=BEIR/quora (or any BEIR folder).
-
-    python sweeps/gpl.py --quick
-    python sweeps/gpl.py --model msmarco-distilbert --corpus passages.txt --set generator=t5-query-gen \\
-        --sts-dir data/stsbenchmark --eval-task beir-fiqa=beir/fiqa --sample-sizes 1000 10000
+The experiment is defined in sentsweep/experiments/gpl.py; `python sweeps/gpl.py --help` lists its options.
 """
 
 import sys
-from pathlib import Path
 
-from search_spaces.supervised import GPL_QUICK, GPL_SETTINGS
-from sentsweep.launcher import Stage, SweepDefinition, run_sweep
-
-
-def tiny_generator(constants: dict, output_dir: Path) -> dict:
-    """--quick: a tiny random T5 sharing the tiny model's tokenizer, unless a generator was given."""
-    from sentsweep.models import build_tiny_seq2seq
-
-    if "generator" in constants:
-        return {}
-    folder = (output_dir / "tiny-t5").resolve()
-    if not (folder / "config.json").is_file():
-        build_tiny_seq2seq(folder, constants["model"])
-    return {"generator": str(folder)}
-
-
-def grid_axes(args):
-    return {"queries_per_passage": [GPL_QUICK["queries_per_passage"] if args.quick else GPL_SETTINGS["queries_per_passage"]]}
-
-
-DEFINITION = SweepDefinition(
-    name="gpl",
-    description=__doc__.splitlines()[0],
-    constants=GPL_SETTINGS,
-    quick_constants=GPL_QUICK,
-    stages=[Stage("queries per passage", grid_axes)],
-    quick_setup=tiny_generator,
-    trains_on_gold_pairs=True,
-    table_metrics=["sts_test_at_best_dev", "best_sts_dev", "teacher_sts_dev"],
-)
+from sentsweep.experiments.gpl import DEFINITION
+from sentsweep.sweep import run_sweep
 
 if __name__ == "__main__":
     sys.exit(run_sweep(DEFINITION))

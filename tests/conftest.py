@@ -11,7 +11,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 from sentsweep.demo_data import CORPUS_FILE, DEMO_DIR  # noqa: E402
-from sentsweep.launcher import read_corpus_pairs_text  # noqa: E402
+from sentsweep.sweep.launcher import read_corpus_pairs_text  # noqa: E402
 
 SHARED_STS_DIR = Path(__file__).resolve().parents[2] / "shared" / "data" / "stsbenchmark"
 

@@ -6,10 +6,10 @@ from mlflow.entities import Metric, Param
 from mlflow.tracking import MlflowClient
 from scipy import stats
 
-import analysis.__main__ as analysis_cli
-from analysis.runs import fetch_trial_runs, latest_sweep_run_id
-from analysis.significance import bootstrap_interval, compare, paired_items_test
-from analysis.tables import build_table, to_frame, to_latex, to_markdown
+import sentsweep.analysis.cli as analysis_cli
+from sentsweep.analysis.runs import fetch_trial_runs, latest_sweep_run_id
+from sentsweep.analysis.significance import bootstrap_interval, compare, paired_items_test
+from sentsweep.analysis.tables import build_table, to_frame, to_latex, to_markdown
 
 RNG = np.random.default_rng(7)
 # method x w, 3 seeds each; mlm+nm at w=0.1 misses seed 2; tsdae+nm at w=0.01 is barely below mlm+nm.

@@ -7,7 +7,7 @@ import pytest
 import ray
 
 from sentsweep.errors import InputError
-from trainables import get_method
+from sentsweep.trainables import get_method
 from tests.test_sweep_end_to_end import SWEEP_SCRIPT, load_sweep
 
 SWEEPS = SWEEP_SCRIPT.parent

@@ -11,7 +11,7 @@ import pytest
 import yaml
 from mlflow.tracking import MlflowClient
 
-from analysis.runs import fetch_trial_runs, latest_sweep_run_id
+from sentsweep.analysis.runs import fetch_trial_runs, latest_sweep_run_id
 from tests.cluster_helpers import PROJECT, MlflowServer, RayCluster, start_sweep, wait_until
 
 EXPECTED_STEPS = [0, 20, 40, 60]

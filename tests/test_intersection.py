@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from search_spaces.intersection import IntersectionSearch
+from sentsweep.search_spaces.intersection import IntersectionSearch
 
 
 def run(search: IntersectionSearch, curve) -> list[int]:

@@ -13,10 +13,10 @@ from sklearn.metrics.pairwise import cosine_similarity
 
 from sentsweep.data import read_corpus, read_sts_benchmark_file
 from sentsweep.demo_data import CORPUS_FILE, DEMO_DIR
-from sentsweep.lexical import Bm25Index, lexical_tokens
+from sentsweep.bm25_index import Bm25Index, lexical_tokens
 from sentsweep.scorers import Bm25Scorer, TfidfScorer
-from trainables.lexical import train_lexical
-from trainables.session import LocalSession
+from sentsweep.trainables.lexical_baselines import train_lexical
+from sentsweep.trainables.session import LocalSession
 
 
 def test_bm25_by_hand():
@@ -104,7 +104,7 @@ def test_lexical_candidate_and_top_k_scores_agree_with_the_full_score_matrix(sco
 
 def test_bm25_with_a_transfer_task_is_refused_before_anything_runs(tsdae_config):
     from sentsweep.errors import InputError
-    from trainables import get_method
+    from sentsweep.trainables import get_method
 
     _, validate = get_method("bm25")
     with pytest.raises(InputError, match="no sentence vectors for the transfer task\\(s\\) mr"):

@@ -7,8 +7,8 @@ import torch
 
 from sentsweep.data import read_corpus
 from sentsweep.demo_data import CORPUS_FILE
-from trainables.loop import BatchSchedule
-from trainables.unsupervised import build_unsupervised
+from sentsweep.trainables.loop import BatchSchedule
+from sentsweep.trainables.unsupervised import build_unsupervised
 
 CORPUS = read_corpus(CORPUS_FILE)
 VARIED = [" ".join(["word"] * random.Random(i).randint(1, 40)) + f" {i}" for i in range(800)]
@@ -52,8 +52,8 @@ def test_dynamic_padding_does_not_change_the_loss(tiny_model_dir):
 
 def tsdae_loss_curve(tiny_model_dir, make_optimizer=None, precision="fp32", tie_decoder=True) -> list:
     """15 TSDAE steps on the tiny model from seed 0: the loss of each."""
-    from trainables.loop import make_optimizer as fused_adamw
-    from trainables.loop import training_step
+    from sentsweep.trainables.loop import make_optimizer as fused_adamw
+    from sentsweep.trainables.loop import training_step
 
     config = dict(method="tsdae", model=str(tiny_model_dir), corpus=str(CORPUS_FILE), pooling="cls",
                   max_seq_length=32, tie_decoder=tie_decoder)
@@ -89,7 +89,7 @@ def test_tsdae_loss_keeps_the_loss_curve_of_sentence_transformers_denoising_loss
     from sentence_transformers.sentence_transformer.losses import DenoisingAutoEncoderLoss
 
     ours = tsdae_loss_curve(tiny_model_dir, tie_decoder=tie_decoder)
-    monkeypatch.setattr("trainables.objectives.TsdaeLoss", DenoisingAutoEncoderLoss)
+    monkeypatch.setattr("sentsweep.trainables.objectives.TsdaeLoss", DenoisingAutoEncoderLoss)
     reference = tsdae_loss_curve(tiny_model_dir, tie_decoder=tie_decoder)
     assert ours == pytest.approx(reference, rel=1e-5)
     assert sum(ours[-5:]) < sum(ours[:5])

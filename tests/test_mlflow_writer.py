@@ -4,7 +4,7 @@ import json
 
 from mlflow.tracking import MlflowClient
 
-from sentsweep.mlflow_writer import QueuedMlflowWriter, main as replay_main
+from sentsweep.tracking.writer import QueuedMlflowWriter, main as replay_main
 from tests.cluster_helpers import free_port
 
 def test_writes_queue_while_the_server_is_away_and_replay_later(tmp_path, capsys):

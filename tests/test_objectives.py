@@ -11,8 +11,8 @@ from sentsweep.losses.consert import ConsertLoss, augment_embeddings, check_augm
 from sentsweep.losses.contrastive import info_nce
 from sentsweep.losses.reconstruction import mask_tokens
 from sentsweep.models import load_sentence_model
-from trainables.objectives import OBJECTIVE_DEFAULTS, validate_config
-from trainables.unsupervised import build_unsupervised
+from sentsweep.trainables.objectives import OBJECTIVE_DEFAULTS, validate_config
+from sentsweep.trainables.unsupervised import build_unsupervised
 
 BATCH = CORPUS_FILE.read_text(encoding="utf-8").splitlines()[:16]
 METHODS = list(OBJECTIVE_DEFAULTS) + ["mlm+nm", "tsdae+nm", "simcse+clm_ae", "simcse+mlm_ae"]

@@ -13,12 +13,12 @@ from sklearn.metrics import f1_score
 from sentsweep.data import ScoredPairs, read_corpus
 from sentsweep.demo_data import CORPUS_FILE, DEMO_DIR
 from sentsweep.errors import InputError
-from sentsweep.lexical import lexical_tokens
+from sentsweep.bm25_index import lexical_tokens
 from sentsweep.pair_models import CrossBiEncoder, build_teacher
 from sentsweep.sampling import bm25_pairs, iterative_kde
-from trainables import get_method, train
-from trainables.session import LocalSession
-from trainables.teachers import protected_mask, teacher_spearman, train_teacher
+from sentsweep.trainables import get_method, train
+from sentsweep.trainables.session import LocalSession
+from sentsweep.trainables.teachers import protected_mask, teacher_spearman, train_teacher
 
 ANIMALS = ("dog", "puppy", "cat", "kitten")
 
@@ -118,7 +118,7 @@ def test_sbert_trains_on_exactly_the_sampled_gold_pairs_and_its_loss_decreases(t
 
 
 def test_augsbert_with_reannotated_gold_distils_the_teachers_scores(tiny_model_dir, monkeypatch):
-    import trainables.supervised as supervised
+    import sentsweep.trainables.supervised as supervised
 
     seen = {}
     original = supervised.cosine_similarity_setup
@@ -184,7 +184,7 @@ def test_topic_classification_task_reports_f1_macro_of_a_frozen_encoder(tmp_path
 
 @pytest.mark.parametrize("prompt", ["shown", "hidden"])
 def test_topic_prompts_reach_the_teacher_and_the_student_only_when_shown(tiny_model_dir, tmp_path, monkeypatch, prompt):
-    import trainables.supervised as supervised
+    import sentsweep.trainables.supervised as supervised
     from sentsweep.topics import TOPIC_DELIMITER
 
     corpus = read_corpus(CORPUS_FILE)[:40]

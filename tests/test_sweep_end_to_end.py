@@ -9,8 +9,8 @@ import pytest
 import ray
 from mlflow.tracking import MlflowClient
 
-import analysis.__main__ as analysis_cli
-from analysis.runs import latest_sweep_run_id
+import sentsweep.analysis.cli as analysis_cli
+from sentsweep.analysis.runs import latest_sweep_run_id
 
 SWEEP_SCRIPT = Path(__file__).resolve().parents[1] / "sweeps" / "tsdae_deletion.py"
 

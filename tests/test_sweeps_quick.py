@@ -8,8 +8,8 @@ import pytest
 import ray
 from mlflow.tracking import MlflowClient
 
-import analysis.__main__ as analysis_cli
-from analysis.runs import fetch_trial_runs, latest_sweep_run_id
+import sentsweep.analysis.cli as analysis_cli
+from sentsweep.analysis.runs import fetch_trial_runs, latest_sweep_run_id
 from tests.test_sweep_end_to_end import load_sweep
 
 SWEEPS = Path(__file__).resolve().parents[1] / "sweeps"

@@ -288,7 +288,7 @@ def test_unknown_task_and_bad_specs_are_named():
 # --- real scorers through the tasks ------------------------------------------------------------------------------
 
 def test_embedding_scorer_through_a_task_equals_cosines_computed_directly(tiny_model_dir, tmp_path):
-    from sentsweep.evaluation import encode
+    from sentsweep.encoding import encode
     from sentsweep.models import load_sentence_model
 
     model = load_sentence_model(str(tiny_model_dir), "mean", 32)

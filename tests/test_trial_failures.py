@@ -6,9 +6,9 @@ import io
 import ray
 from mlflow.tracking import MlflowClient
 
-from analysis.runs import fetch_trial_runs, latest_sweep_run_id
-from search_spaces.tsdae import QUICK_SETTINGS
-from sentsweep.launcher import Stage, SweepDefinition, run_sweep
+from sentsweep.analysis.runs import fetch_trial_runs, latest_sweep_run_id
+from sentsweep.search_spaces.tsdae import QUICK_SETTINGS
+from sentsweep.sweep.launcher import Stage, SweepDefinition, run_sweep
 
 
 def run(definition, workdir, *extra):

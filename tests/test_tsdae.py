@@ -6,9 +6,9 @@ import pytest
 
 import torch
 
-from trainables.session import LocalSession
-from trainables.unsupervised import build_unsupervised as build_tsdae
-from trainables.unsupervised import train_unsupervised as train_tsdae
+from sentsweep.trainables.session import LocalSession
+from sentsweep.trainables.unsupervised import build_unsupervised as build_tsdae
+from sentsweep.trainables.unsupervised import train_unsupervised as train_tsdae
 
 
 def test_tsdae_loss_decreases_over_30_steps(tsdae_config):
@@ -71,7 +71,7 @@ def test_tsdae_loss_and_gradients_equal_sentence_transformers_denoising_loss(tsd
         return loss.item(), {name: p.grad for name, p in setup.module.named_parameters() if p.grad is not None}
 
     ours, our_gradients = loss_and_gradients()
-    monkeypatch.setattr("trainables.objectives.TsdaeLoss", DenoisingAutoEncoderLoss)
+    monkeypatch.setattr("sentsweep.trainables.objectives.TsdaeLoss", DenoisingAutoEncoderLoss)
     reference, reference_gradients = loss_and_gradients()
     assert ours == pytest.approx(reference, rel=1e-6)
     assert our_gradients.keys() == reference_gradients.keys()
@@ -158,7 +158,7 @@ def test_evaluation_tasks_score_the_dev_selected_weights_and_survive_a_resume(ts
 
 def test_fixed_steps_protocol_scores_the_last_weights_instead(tsdae_config):
     from sentsweep.demo_data import DEMO_DIR
-    from sentsweep.tracking import selection_tag
+    from sentsweep.tracking.callback import selection_tag
 
     config = tsdae_config | {"lr": 1e-2, "eval_tasks": {"stsb": str(DEMO_DIR)}, "select_checkpoint": "last"}
     session = LocalSession()

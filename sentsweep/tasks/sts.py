@@ -24,7 +24,7 @@ from sentsweep.data import (
     sts_benchmark_files,
 )
 from sentsweep.errors import InputError
-from sentsweep.evaluation import spearman
+from sentsweep.encoding import spearman
 from sentsweep.scorers import EmbeddingScorer
 from sentsweep.tasks import TaskResult
 from sentsweep.tasks.common import check_split, task_folder

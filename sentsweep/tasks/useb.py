@@ -28,7 +28,7 @@ import numpy as np
 
 from sentsweep.data import read_lines
 from sentsweep.errors import InputError
-from sentsweep.evaluation import spearman
+from sentsweep.encoding import spearman
 from sentsweep.retrieval_metrics import average_precision, mrr_at_k, ndcg_at_k, precision_at_k
 from sentsweep.tasks import TaskResult
 from sentsweep.tasks.common import check_split, read_json, task_folder

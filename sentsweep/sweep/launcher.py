@@ -12,17 +12,26 @@ greedy search of the TSDAE paper (appendix A), where each stage fixes the best v
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from sentsweep.analysis.runs import fetch_trial_runs
+from sentsweep.analysis.tables import build_table, to_markdown
 from sentsweep.data import read_corpus, read_scored_pairs, sts_benchmark_files
 from sentsweep.demo_data import CORPUS_FILE, DEMO_DIR
 from sentsweep.errors import InputError
-from sentsweep.models import check_model_source
+from sentsweep.models import build_tiny_model, check_model_source, load_sentence_model
+from sentsweep.random_seeds import parse_seeds
+from sentsweep.search_spaces.param_spaces import grid_param_space, sampled_param_space, values_to_validate
 from sentsweep.tasks import build_tasks, main_metric, parse_task_specs
+from sentsweep.tasks.sts import StsEvaluator
+from sentsweep.tracking.callback import SweepTracker
+from sentsweep.tracking.store import check_tracking_reachable, resolve_tracking_uri
+from sentsweep.trainables import get_method, train
 
 DEFAULT_OUTPUT_DIR = Path("sweep_outputs")
 SCHEDULERS = ("fifo", "asha", "median")
@@ -58,8 +67,8 @@ class SweepDefinition:
     table_metrics: list[str] = field(default_factory=lambda: ["sts_test_at_best_dev", "best_sts_dev"])
 
 
-def build_parser(definition: SweepDefinition) -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(description=definition.description)
+def build_parser(definition: SweepDefinition, prog: str | None = None) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog=prog, description=definition.description)
     parser.add_argument("--quick", action="store_true", help="tiny random model + shipped demo data, minutes on a CPU")
     parser.add_argument("--model", help="Hugging Face model name or local folder (default with --quick: a tiny BERT)")
     parser.add_argument("--corpus", help="training sentences, one per line (default: the shipped demo corpus)")
@@ -98,8 +107,6 @@ def build_parser(definition: SweepDefinition) -> argparse.ArgumentParser:
 
 def parse_assignments(assignments: list[str]) -> dict:
     """KEY=VALUE strings as a dict, each VALUE read as JSON when it parses (numbers, true/false) else as text."""
-    import json
-
     parsed = {}
     for assignment in assignments:
         key, separator, value = assignment.partition("=")
@@ -120,8 +127,6 @@ def _check_positive(values, name: str) -> None:
 
 def resolve_settings(definition: SweepDefinition, args: argparse.Namespace) -> tuple[dict, list[int]]:
     """The trials' fixed config (absolute paths, checked files) and the seeds; raises `InputError` on bad input."""
-    from search_spaces.seeds import parse_seeds
-
     constants = dict(definition.constants)
     if args.quick:
         constants.update(definition.quick_constants)
@@ -198,9 +203,6 @@ def stage_axes(definition: SweepDefinition, args: argparse.Namespace) -> list[tu
 
 def validate_axes(constants: dict, stages: list[tuple[str, dict]]) -> None:
     """Check every value every axis can take with its method's own validation, before anything runs."""
-    from search_spaces.spaces import values_to_validate
-    from trainables import get_method
-
     for _, axes in stages:
         first_point = constants | {name: values_to_validate(axis)[0] for name, axis in axes.items()}
         for name, axis in axes.items():
@@ -211,8 +213,6 @@ def validate_axes(constants: dict, stages: list[tuple[str, dict]]) -> None:
 
 
 def _tiny_model(output_dir: Path, corpus: Path) -> Path:
-    from sentsweep.models import build_tiny_model
-
     folder = (output_dir / "tiny-bert").resolve()
     if not (folder / "config.json").is_file():
         build_tiny_model(folder, read_corpus(corpus) + read_corpus_pairs_text())
@@ -227,9 +227,6 @@ def read_corpus_pairs_text() -> list[str]:
 
 def baseline_scores(constants: dict) -> dict:
     """STS dev/test scores of the untrained model as released (its own pooling)."""
-    from sentsweep.tasks.sts import StsEvaluator
-    from sentsweep.models import load_sentence_model
-
     model = load_sentence_model(constants["model"], pooling=None, max_seq_length=constants["max_seq_length"])
     fmt = constants["eval_format"]
     return {
@@ -246,9 +243,9 @@ def prepare_quick_models(definition: SweepDefinition, constants: dict, args: arg
         constants.update(definition.quick_setup(constants, Path(args.output_dir)))
 
 
-def run_sweep(definition: SweepDefinition, argv=None) -> int:
+def run_sweep(definition: SweepDefinition, argv=None, prog: str | None = None) -> int:
     """Entry point of a sweep script; returns the process exit code."""
-    args = build_parser(definition).parse_args(argv)
+    args = build_parser(definition, prog).parse_args(argv)
     try:
         return _run(definition, args)
     except InputError as error:
@@ -257,8 +254,6 @@ def run_sweep(definition: SweepDefinition, argv=None) -> int:
 
 
 def _run(definition: SweepDefinition, args: argparse.Namespace) -> int:
-    from sentsweep.tracking import check_tracking_reachable, resolve_tracking_uri
-
     constants, seeds = resolve_settings(definition, args)
     stages = stage_axes(definition, args)
     if args.quick and definition.quick_setup is not None:
@@ -295,8 +290,6 @@ class SweepRunner:
         only be queued, not written)."""
         import ray
 
-        from sentsweep.tracking import SweepTracker
-
         tracker = SweepTracker(self.tracking_uri, self.experiment, self.definition.name,
                                pending_dir=self.args.output_dir, resume=self.args.resume)
         tracker.log_sweep_metrics(baseline)
@@ -321,15 +314,13 @@ class SweepRunner:
         return 0
 
     def run_stage(self, tracker, index: int, title: str, constants: dict, axes: dict, stage: str | None):
-        """Fit one stage, write its results, print its table and return it (`analysis.tables.ComparisonTable`)."""
-        from analysis.tables import to_markdown
-
+        """Fit one stage, write its results, print its table and return it (`sentsweep.analysis.tables.ComparisonTable`)."""
         self._fit(tracker, f"{self.definition.name}-{tracker.parent_run_id[:8]}-{index}", constants, axes)
         if not tracker.writer.flush(attempts=6, wait_s=5.0):
             raise StageFailed(
                 f"MLflow at {self.tracking_uri} is unreachable; {tracker.writer.pending} results are saved in "
                 f"{tracker.writer.pending_file}; write them later with\n"
-                f"  python -m sentsweep.mlflow_writer {tracker.writer.pending_file}", exit_code=3)
+                f"  python -m sentsweep.tracking.writer {tracker.writer.pending_file}", exit_code=3)
         table = self._table(tracker.parent_run_id, axes, stage)
         print(f"\n{title}: mean ± std over seeds (MLflow experiment {self.experiment!r}, "
               f"sweep run {tracker.parent_run_id})\n\n{to_markdown(table)}")
@@ -346,9 +337,6 @@ class SweepRunner:
         from ray import tune
         from ray.tune.search import Repeater
         from ray.tune.search.optuna import OptunaSearch
-
-        from search_spaces.spaces import grid_param_space, sampled_param_space
-        from trainables import train
 
         metric = self.definition.selection_metric
         scheduler = make_scheduler(self.args.scheduler, metric)
@@ -388,9 +376,6 @@ class SweepRunner:
 
     def _table(self, parent_run_id: str, axes: dict, stage: str | None):
         """The stage's comparison table: its axes as rows, the table metrics as columns."""
-        from analysis.runs import fetch_trial_runs
-        from analysis.tables import build_table
-
         runs = fetch_trial_runs(self.tracking_uri, self.experiment, parent_run_id)
         if stage is not None:
             runs = runs[runs["params.stage"] == stage]

@@ -5,20 +5,20 @@ from __future__ import annotations
 
 def _method(name: str):
     """(trainable, validate the method's own settings) for a method name (see `get_method`)."""
-    from trainables.lexical import LEXICAL_METHODS, train_lexical, validate_lexical_config
+    from sentsweep.trainables.lexical_baselines import LEXICAL_METHODS, train_lexical, validate_lexical_config
 
     if name in LEXICAL_METHODS:
         return train_lexical, validate_lexical_config
-    from trainables.supervised import SUPERVISED_METHODS, train_supervised, validate_supervised_config
+    from sentsweep.trainables.supervised import SUPERVISED_METHODS, train_supervised, validate_supervised_config
 
     if name in SUPERVISED_METHODS:
         return train_supervised, validate_supervised_config
     if name == "gpl":
-        from trainables.gpl import train_gpl, validate_gpl_config
+        from sentsweep.trainables.gpl import train_gpl, validate_gpl_config
 
         return train_gpl, validate_gpl_config
-    from trainables.objectives import parse_method, validate_config
-    from trainables.unsupervised import train_unsupervised
+    from sentsweep.trainables.objectives import parse_method, validate_config
+    from sentsweep.trainables.unsupervised import train_unsupervised
 
     parse_method(name)
     return train_unsupervised, validate_config
@@ -28,14 +28,14 @@ def get_method(name: str):
     """(trainable, validate_config) for a method name; an unknown name is an `InputError` listing the known ones.
 
     Lexical baselines: 'tfidf', 'bm25'. Supervised: 'sbert', 'augsbert'; domain adaptation for retrieval:
-    'gpl'. Unsupervised methods: an objective of trainables.objectives or two joined by '+' (e.g. 'mlm+nm').
+    'gpl'. Unsupervised methods: an objective of sentsweep.trainables.objectives or two joined by '+' (e.g. 'mlm+nm').
     validate_config checks the method's own settings and those of the shared loop (precision).
     """
     return _with_shared_checks(_method(name))
 
 
 def _with_shared_checks(pair):
-    from trainables.loop import check_shared_settings
+    from sentsweep.trainables.loop import check_shared_settings
 
     trainable, validate = pair
 

@@ -8,8 +8,8 @@ from torch import nn
 from sentsweep.data import read_corpus
 from sentsweep.models import load_sentence_model
 from sentsweep.noise import corpus_vocabulary
-from trainables.loop import TrainingSetup, run_trial
-from trainables.objectives import DROPOUT_FREE, build_objective, parse_method, with_defaults
+from sentsweep.trainables.loop import TrainingSetup, run_trial
+from sentsweep.trainables.objectives import DROPOUT_FREE, build_objective, parse_method, with_defaults
 
 
 def build_unsupervised(config: dict) -> TrainingSetup:
@@ -33,5 +33,5 @@ def build_unsupervised(config: dict) -> TrainingSetup:
 
 
 def train_unsupervised(config: dict, session=None) -> None:
-    """Ray Tune function trainable: trains `config['method']` (see trainables.objectives) and reports STS."""
+    """Ray Tune function trainable: trains `config['method']` (see sentsweep.trainables.objectives) and reports STS."""
     run_trial(config, build_unsupervised, session)

@@ -3,7 +3,7 @@
 A table has one row per combination of the row params. Its columns are either the metrics (one column
 each, "method x task" when each task is a metric) or, with `column_param`, the values of that param for a
 single metric ("method x w"). In each column the best mean is marked (bold); a dagger marks a best that is
-not significantly better than the runner-up (see analysis.significance; alpha 0.05).
+not significantly better than the runner-up (see sentsweep.analysis.significance; alpha 0.05).
 
 Only finished runs enter cells; failed, stopped-early and unfinished runs are counted and reported. A cell
 shows its n (number of seeds), so a configuration with a missing seed is never silently averaged with fewer.
@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from analysis.significance import Comparison, bootstrap_interval, compare
+from sentsweep.analysis.significance import Comparison, bootstrap_interval, compare
 from sentsweep.errors import InputError
 
 NOT_SIGNIFICANT_MARK = "†"
@@ -77,7 +77,7 @@ def _status_counts(runs: pd.DataFrame) -> dict:
 
 def build_table(runs: pd.DataFrame, row_params: list[str], metrics: list[str], column_param: str | None = None,
                 higher_is_better: bool = True, alpha: float = 0.05) -> ComparisonTable:
-    """The comparison table of `runs` (as fetched by analysis.runs); see the module docstring."""
+    """The comparison table of `runs` (as fetched by sentsweep.analysis.runs); see the module docstring."""
     if runs.empty:
         raise InputError("no runs to tabulate")
     params = row_params + ([column_param] if column_param else [])

@@ -17,7 +17,7 @@ from sentsweep.scorers import Bm25Scorer, TfidfScorer
 from sentsweep.tasks import build_tasks, evaluate_tasks
 from sentsweep.tasks.sts import sts_spearman
 from sentsweep.tasks.transfer import TRANSFER_TASKS
-from trainables.session import TuneSession
+from sentsweep.trainables.session import TuneSession
 
 LEXICAL_METHODS = ("tfidf", "bm25")
 

@@ -14,7 +14,8 @@ import tempfile
 import torch
 
 from sentsweep.data import ScoredPairs
-from sentsweep.evaluation import spearman
+from sentsweep.encoding import spearman
+from sentsweep.models import check_model_source, quiet_transformers
 
 
 def train_teacher(teacher, pairs: ScoredPairs, score_max: float, epochs: int, batch_size: int, lr: float,
@@ -64,8 +65,6 @@ def domain_adapt(source: str, texts1: list[str], texts2: list[str], steps: int, 
     there by the teacher's fine-tuning, see `freeze_embeddings`). With `protect_prefix` (a topic delimiter),
     tokens up to and including each delimiter are never masked, so topic prompts are read, not predicted."""
     from transformers import AutoModelForMaskedLM, AutoTokenizer, DataCollatorForLanguageModeling
-
-    from sentsweep.models import check_model_source, quiet_transformers
 
     quiet_transformers()
     source = check_model_source(source)

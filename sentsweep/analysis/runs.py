@@ -5,6 +5,7 @@ from __future__ import annotations
 import pandas as pd
 
 from sentsweep.errors import InputError
+from sentsweep.tracking.store import PER_QUERY_ARTIFACT
 
 
 def _client(tracking_uri: str):
@@ -64,8 +65,6 @@ def per_query_outcomes(tracking_uri: str, run_id: str) -> dict[str, list[float]]
     """{metric: outcome per query} a trial stored for its final evaluation tasks; an `InputError` if it has none."""
     import json
     import tempfile
-
-    from sentsweep.tracking import PER_QUERY_ARTIFACT
 
     with tempfile.TemporaryDirectory() as directory:
         try:

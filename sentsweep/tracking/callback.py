@@ -9,66 +9,26 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import os
-import subprocess
 import time
-import urllib.error
-import urllib.request
 from pathlib import Path
 
 from ray.tune import Callback
 from ray.tune.result import AUTO_RESULT_KEYS
 
-from search_spaces.seeds import TRIAL_INDEX_KEY, resolve_seed
-from sentsweep.errors import InputError
-from sentsweep.mlflow_writer import QueuedMlflowWriter
+from sentsweep.random_seeds import TRIAL_INDEX_KEY, resolve_seed
+from sentsweep.tracking.store import PER_QUERY_ARTIFACT
+from sentsweep.tracking.writer import QueuedMlflowWriter
+from sentsweep.version import code_version
 
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_DB_FILE = "mlflow.db"
 IGNORED_RESULT_KEYS = set(AUTO_RESULT_KEYS) | {"done", "trial_id", "experiment_tag", "should_checkpoint"}
-PER_QUERY_ARTIFACT = "per_query.json"  # {metric: [outcome per query]} of the final evaluation, for paired tests
 # Config entries that are bookkeeping, not hyperparameters.
 NON_PARAM_KEYS = {TRIAL_INDEX_KEY, "seeds"}
-
-
-def resolve_tracking_uri(option: str | None = None) -> str:
-    """The tracking URI: the option, else MLFLOW_TRACKING_URI, else a SQLite file in the working directory."""
-    return option or os.environ.get("MLFLOW_TRACKING_URI") or f"sqlite:///{Path.cwd() / DEFAULT_DB_FILE}"
-
-
-def check_tracking_reachable(uri: str, timeout_s: float = 5.0) -> None:
-    """Fail with an `InputError` naming `uri` unless its store can be reached now."""
-    if uri.startswith(("http://", "https://")):
-        try:
-            with urllib.request.urlopen(uri.rstrip("/") + "/health", timeout=timeout_s) as response:
-                if response.status != 200:
-                    raise InputError(f"MLflow tracking server {uri} answered /health with {response.status}")
-        except (urllib.error.URLError, OSError) as error:
-            raise InputError(f"MLflow tracking server {uri} is unreachable: {error}") from None
-    elif uri.startswith("sqlite:///"):
-        folder = Path(uri[len("sqlite:///"):]).parent
-        if not folder.is_dir() or not os.access(folder, os.W_OK):
-            raise InputError(f"MLflow SQLite store {uri}: folder {folder} does not exist or is not writable")
 
 
 def config_hash(config: dict) -> str:
     """Hash of a trial's hyperparameters without its seed: the trials of one config over seeds share it."""
     params = {k: v for k, v in config.items() if k not in NON_PARAM_KEYS | {"seed"}}
     return hashlib.sha1(json.dumps(params, sort_keys=True, default=str).encode()).hexdigest()[:12]
-
-
-def code_version() -> str:
-    """The project's git commit (with '-dirty' for uncommitted changes), or 'unknown' outside a checkout."""
-    try:
-        commit = subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"], cwd=PROJECT_ROOT, capture_output=True, text=True, check=True
-        ).stdout.strip()
-        dirty = subprocess.run(
-            ["git", "status", "--porcelain", "--untracked-files=no"], cwd=PROJECT_ROOT, capture_output=True, text=True
-        ).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
-    return commit + ("-dirty" if dirty else "")
 
 
 def trial_params(config: dict) -> dict:

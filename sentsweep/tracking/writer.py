@@ -6,7 +6,7 @@ are applied in order; when the store cannot be reached they stay queued, mirrore
 and are retried on later writes (at most every `retry_interval_s`) and at the end of the sweep. Whatever is
 still queued then can be replayed later:
 
-    python -m sentsweep.mlflow_writer PENDING_FILE [--tracking-uri URI]
+    python -m sentsweep.tracking.writer PENDING_FILE [--tracking-uri URI]
 
 Runs are found again by their Ray trial id tag, so applying an operation twice never duplicates a run.
 """
@@ -21,18 +21,9 @@ import sys
 import time
 from pathlib import Path
 
+from sentsweep.tracking.store import store_reachable
+
 logger = logging.getLogger(__name__)
-
-
-def _store_reachable(uri: str) -> bool:
-    from sentsweep.errors import InputError
-    from sentsweep.tracking import check_tracking_reachable
-
-    try:
-        check_tracking_reachable(uri, timeout_s=3.0)
-        return True
-    except InputError:
-        return False
 
 
 class QueuedMlflowWriter:
@@ -87,7 +78,7 @@ class QueuedMlflowWriter:
                 try:
                     self._apply(self.queue[0])
                 except Exception as error:  # noqa: BLE001 - any store failure: decide below
-                    if _store_reachable(self.tracking_uri):
+                    if store_reachable(self.tracking_uri):
                         logger.error("MLflow rejected %s: %s", self.queue[0], error)
                         self._reject(self.queue.pop(0), error)
                         continue
@@ -166,8 +157,8 @@ def replay(pending_file: str | Path, tracking_uri: str | None = None) -> int:
     return writer.pending
 
 
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m sentsweep.mlflow_writer", description="replay queued writes")
+def main(argv=None, prog: str = "python -m sentsweep.tracking.writer") -> int:
+    parser = argparse.ArgumentParser(prog=prog, description="replay queued writes")
     parser.add_argument("pending_file")
     parser.add_argument("--tracking-uri", default=None, help="default: the URI the sweep used")
     args = parser.parse_args(argv)

@@ -1,14 +1,14 @@
-"""`python -m analysis`: comparison tables and plots of sweeps logged in MLflow.
+"""`sentsweep analyze` (or `python -m sentsweep.analysis`): comparison tables and plots of sweeps logged in MLflow.
 
-    python -m analysis table --experiment nm_weight --rows method pooling --columns w \\
+    sentsweep analyze table --experiment nm_weight --rows method pooling --columns w \\
         --metrics sts_test_at_best_dev --latex table.tex --csv table.csv
-    python -m analysis table --experiment tsdae_deletion --rows noise_ratio pooling
-    python -m analysis compare --experiment nm_weight --metric sts_test_at_best_dev \\
+    sentsweep analyze table --experiment tsdae_deletion --rows noise_ratio pooling
+    sentsweep analyze compare --experiment nm_weight --metric sts_test_at_best_dev \\
         --first method=mlm+nm w=0.1 --second method=tsdae+nm w=0.1
-    python -m analysis compare --experiment nm_weight --metric squad_top1 --per-query \
+    sentsweep analyze compare --experiment nm_weight --metric squad_top1 --per-query \
         --first method=mlm+nm --second method=tsdae+nm
-    python -m analysis plot --experiment sample_size --x sample_size --lines method --log-x --output plot.png
-    python -m analysis report --experiment nm_weight --rows method pooling --columns w --lines method \
+    sentsweep analyze plot --experiment sample_size --x sample_size --lines method --log-x --output plot.png
+    sentsweep analyze report --experiment nm_weight --rows method pooling --columns w --lines method \
         --log-x --output docs/example_report.md
 
 Runs are those of the experiment's latest sweep unless --sweep-run-id or --all-sweeps says otherwise.
@@ -19,8 +19,13 @@ from __future__ import annotations
 import argparse
 import sys
 
+from sentsweep.analysis.plots import plot_metric
+from sentsweep.analysis.report import write_report
+from sentsweep.analysis.runs import fetch_trial_runs, latest_sweep_run_id, per_query_outcomes
+from sentsweep.analysis.significance import compare, paired_items_test
+from sentsweep.analysis.tables import build_table, to_frame, to_latex, to_markdown
 from sentsweep.errors import InputError
-from sentsweep.tracking import resolve_tracking_uri
+from sentsweep.tracking.store import resolve_tracking_uri
 
 DEFAULT_METRICS = ["sts_test_at_best_dev", "best_sts_dev"]
 
@@ -33,8 +38,8 @@ def _common(parser: argparse.ArgumentParser) -> None:
     which.add_argument("--all-sweeps", action="store_true", help="pool the runs of every sweep of the experiment")
 
 
-def parse_args(argv=None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="python -m analysis", description=__doc__.splitlines()[0])
+def parse_args(argv=None, prog: str = "sentsweep analyze") -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog=prog, description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True)
 
     table = commands.add_parser("table", help="mean ± std over seeds, best marked (Markdown, LaTeX, CSV)")
@@ -75,8 +80,6 @@ def parse_args(argv=None) -> argparse.Namespace:
 
 
 def fetch(args):
-    from analysis.runs import fetch_trial_runs, latest_sweep_run_id
-
     uri = resolve_tracking_uri(args.tracking_uri)
     sweep = None if args.all_sweeps else (args.sweep_run_id or latest_sweep_run_id(uri, args.experiment))
     return fetch_trial_runs(uri, args.experiment, sweep)
@@ -103,9 +106,6 @@ def _to_float(value):
 
 def compare_per_query(args, first, second) -> None:
     """Print the paired t-test over items of two configurations' per-query outcomes, on their shared seeds."""
-    from analysis.runs import per_query_outcomes
-    from analysis.significance import paired_items_test
-
     uri = resolve_tracking_uri(args.tracking_uri)
     shared = sorted(set(first["seed"]) & set(second["seed"]))
     if not shared:
@@ -124,13 +124,11 @@ def compare_per_query(args, first, second) -> None:
           f"t = {result.statistic:.3f}, p = {result.p_value:.4f}")
 
 
-def main(argv=None) -> int:
-    args = parse_args(argv)
+def main(argv=None, prog: str = "sentsweep analyze") -> int:
+    args = parse_args(argv, prog)
     try:
         runs = fetch(args)
         if args.command == "table":
-            from analysis.tables import build_table, to_frame, to_latex, to_markdown
-
             table = build_table(runs, args.rows, args.metrics, args.columns, not args.lower_is_better)
             print(to_markdown(table))
             if args.csv:
@@ -143,8 +141,6 @@ def main(argv=None) -> int:
         elif args.command == "compare" and args.per_query:
             compare_per_query(args, *(_select(runs, side) for side in (args.first, args.second)))
         elif args.command == "compare":
-            from analysis.significance import compare
-
             first, second = (_select(runs, side) for side in (args.first, args.second))
             values = [dict(zip(s["seed"], s[f"metrics.{args.metric}"].astype(float))) for s in (first, second)]
             if min(len(v) for v in values) < 2:
@@ -154,19 +150,12 @@ def main(argv=None) -> int:
             print(f"{' '.join(args.second)}: mean {sum(values[1].values()) / len(values[1]):.2f} (n={len(values[1])})")
             print(f"{result.test}-test over {result.n} seeds: t = {result.statistic:.3f}, p = {result.p_value:.4f}")
         elif args.command == "plot":
-            from analysis.plots import plot_metric
-
             paths = plot_metric(runs, args.x, args.metric, args.lines, args.output, args.log_x)
             print("wrote " + ", ".join(map(str, paths)))
         else:
-            from analysis.report import write_report
-
             print(f"wrote {write_report(runs, args)}")
     except InputError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     return 0
 
-
-if __name__ == "__main__":
-    sys.exit(main())

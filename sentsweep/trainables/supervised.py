@@ -27,7 +27,8 @@ from sentsweep.data import ScoredPairs, read_corpus, read_scored_pairs
 from sentsweep.errors import InputError
 from sentsweep.models import check_pooling, load_sentence_model, preprocess_on_device
 from sentsweep.pair_models import TEACHERS, build_teacher
-from search_spaces.seeds import resolve_seed
+from sentsweep.scorers import EmbeddingScorer
+from sentsweep.random_seeds import resolve_seed
 from sentsweep.sampling import (
     bm25_pairs,
     check_sampling,
@@ -36,8 +37,8 @@ from sentsweep.sampling import (
     semantic_pairs,
 )
 from sentsweep.topics import TOPIC_DELIMITER, read_topic_corpus, with_topic
-from trainables.loop import TrainingSetup, run_trial
-from trainables.teachers import domain_adapt, freeze_embeddings, teacher_spearman, train_teacher
+from sentsweep.trainables.loop import TrainingSetup, run_trial
+from sentsweep.trainables.teachers import domain_adapt, freeze_embeddings, teacher_spearman, train_teacher
 
 SUPERVISED_METHODS = ("sbert", "augsbert")
 SETTINGS = ("semi", "unsupervised", "domain")
@@ -120,8 +121,6 @@ def silver_candidates(config: dict, sentences: list[str], rng: random.Random) ->
     if strategy == "bm25":
         return bm25_pairs(sentences, top_k)
     if strategy == "semantic":
-        from sentsweep.scorers import EmbeddingScorer
-
         retriever = load_sentence_model(config["model"], config["pooling"], config["max_seq_length"], device=_device())
         return semantic_pairs(EmbeddingScorer(retriever), sentences, top_k)
     if strategy == "kde":

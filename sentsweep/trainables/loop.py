@@ -22,12 +22,13 @@ from typing import Callable
 import numpy as np
 import torch
 
-from search_spaces.seeds import resolve_seed
+from sentsweep.random_seeds import resolve_seed
 from sentsweep.data import read_corpus, read_scored_pairs
+from sentsweep.errors import InputError
 from sentsweep.tasks.sts import StsEvaluator
 from sentsweep.scorers import EmbeddingScorer
 from sentsweep.tasks import build_tasks, evaluate_tasks
-from trainables.session import TuneSession
+from sentsweep.trainables.session import TuneSession
 
 CHECKPOINT_FILE = "trial_state.pt"
 
@@ -126,8 +127,6 @@ PRECISIONS = ("fp32", "bf16")
 
 def check_shared_settings(config: dict) -> None:
     """The settings of the shared loop that every method takes: precision and checkpoint selection."""
-    from sentsweep.errors import InputError
-
     if config.get("precision", "fp32") not in PRECISIONS:
         raise InputError(f"precision {config['precision']!r}; expected one of {', '.join(PRECISIONS)}")
 

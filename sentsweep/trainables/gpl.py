@@ -15,15 +15,15 @@ import random
 
 import torch
 
-from search_spaces.seeds import resolve_seed
+from sentsweep.random_seeds import resolve_seed
 from sentsweep.data import read_corpus, read_scored_pairs
 from sentsweep.errors import InputError
 from sentsweep.models import check_model_source, check_pooling, load_sentence_model, preprocess_on_device
 from sentsweep.pair_models import CrossEncoderTeacher
 from sentsweep.query_generation import check_query_generator, generate_queries, load_query_generator
 from sentsweep.scorers import EmbeddingScorer
-from trainables.loop import TrainingSetup, run_trial, sample_corpus
-from trainables.teachers import teacher_spearman, train_teacher
+from sentsweep.trainables.loop import TrainingSetup, run_trial, sample_corpus
+from sentsweep.trainables.teachers import teacher_spearman, train_teacher
 
 DEFAULTS = dict(pooling="mean", queries_per_passage=3, negatives_top_k=50, score_max=5.0, teacher_epochs=3,
                 teacher_batch_size=16, teacher_lr=2e-5, query_max_length=64)

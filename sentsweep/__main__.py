@@ -1,0 +1,7 @@
+"""`python -m sentsweep`: the same as the `sentsweep` command."""
+
+import sys
+
+from sentsweep.cli import main
+
+sys.exit(main())

@@ -1,0 +1,24 @@
+"""The experiments, one module each, named as the sweep scripts that run them (`sweeps/<name>.py`).
+
+Each module defines `DEFINITION`, a `sentsweep.sweep.SweepDefinition`. `get_experiment(name)` finds one by
+name (an unknown name suggests the closest), `experiment_names()` lists them; `sentsweep run NAME` runs one.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+
+from sentsweep.registry import unknown_name
+from sentsweep.sweep import SweepDefinition
+
+
+def experiment_names() -> list[str]:
+    return sorted(module.name for module in pkgutil.iter_modules(__path__) if not module.name.startswith("_"))
+
+
+def get_experiment(name: str) -> SweepDefinition:
+    """The definition of experiment `name`; an unknown name is an `InputError` naming the known ones."""
+    if name not in experiment_names():
+        raise unknown_name("experiment", name, experiment_names())
+    return importlib.import_module(f"{__name__}.{name}").DEFINITION

@@ -1,0 +1,6 @@
+"""MLflow tracking of sweeps.
+
+- `store`: where results go (the tracking URI, a reachability check, artifact names); no Ray, no MLflow import.
+- `writer`: ordered, loss-free writes to MLflow that survive a lost server, and the replay of queued writes.
+- `callback`: the Ray Tune callback that logs a sweep as one parent run and one child run per trial.
+"""

@@ -1,0 +1,45 @@
+"""Where a sweep's results are stored: the MLflow tracking URI, whether it can be reached, artifact names.
+
+Kept free of Ray and MLflow imports, so the analysis commands and the writer can use it offline.
+"""
+
+from __future__ import annotations
+
+import os
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+from sentsweep.errors import InputError
+
+DEFAULT_DB_FILE = "mlflow.db"
+PER_QUERY_ARTIFACT = "per_query.json"  # {metric: [outcome per query]} of the final evaluation, for paired tests
+
+
+def resolve_tracking_uri(option: str | None = None) -> str:
+    """The tracking URI: the option, else MLFLOW_TRACKING_URI, else a SQLite file in the working directory."""
+    return option or os.environ.get("MLFLOW_TRACKING_URI") or f"sqlite:///{Path.cwd() / DEFAULT_DB_FILE}"
+
+
+def check_tracking_reachable(uri: str, timeout_s: float = 5.0) -> None:
+    """Fail with an `InputError` naming `uri` unless its store can be reached now."""
+    if uri.startswith(("http://", "https://")):
+        try:
+            with urllib.request.urlopen(uri.rstrip("/") + "/health", timeout=timeout_s) as response:
+                if response.status != 200:
+                    raise InputError(f"MLflow tracking server {uri} answered /health with {response.status}")
+        except (urllib.error.URLError, OSError) as error:
+            raise InputError(f"MLflow tracking server {uri} is unreachable: {error}") from None
+    elif uri.startswith("sqlite:///"):
+        folder = Path(uri[len("sqlite:///"):]).parent
+        if not folder.is_dir() or not os.access(folder, os.W_OK):
+            raise InputError(f"MLflow SQLite store {uri}: folder {folder} does not exist or is not writable")
+
+
+def store_reachable(uri: str, timeout_s: float = 3.0) -> bool:
+    """True when `check_tracking_reachable` passes."""
+    try:
+        check_tracking_reachable(uri, timeout_s=timeout_s)
+    except InputError:
+        return False
+    return True
