@@ -7,17 +7,43 @@ A scorer answers three questions, each with "higher = more similar":
 - top_k(queries, documents, k): the k best documents of each query in one shared corpus (retrieval).
 `features(texts)` gives vectors for transfer classification, where the method has them (BM25 has none).
 
-`EmbeddingScorer` uses the cosine of sentence embeddings; `TfidfScorer` the cosine of TF-IDF vectors
-(scikit-learn); `Bm25Scorer` Okapi BM25 (`sentsweep.bm25_index.Bm25Index`) with the first text as the query.
+`Scorer` states the three questions as a `typing.Protocol` and `FeatureScorer` states `features`: any class
+with these methods is one, without inheriting. `EmbeddingScorer` uses the cosine of sentence embeddings;
+`TfidfScorer` the cosine of TF-IDF vectors (scikit-learn); `Bm25Scorer` Okapi BM25
+(`sentsweep.bm25_index.Bm25Index`) with the first text as the query.
 """
 
 from __future__ import annotations
 
+from typing import Protocol, runtime_checkable
+
 import numpy as np
 import torch
 
-from sentsweep.encoding import cosine_similarities, encode, nearest_neighbours
 from sentsweep.bm25_index import Bm25Index, lexical_tokens, top_k_in_blocks
+from sentsweep.encoding import cosine_similarities, encode, nearest_neighbours
+
+
+@runtime_checkable
+class Scorer(Protocol):
+    """What the evaluation tasks (`sentsweep.tasks`) call on a method; every score is "higher = more similar"."""
+
+    def pair_similarities(self, texts1: list[str], texts2: list[str]) -> np.ndarray:
+        """The score of each pair (texts1[i], texts2[i])."""
+
+    def candidate_similarities(self, queries: list[str], candidate_lists: list[list[str]]) -> list[np.ndarray]:
+        """For each query, the scores of the candidates of its own list, in the list's order."""
+
+    def top_k(self, queries: list[str], documents: list[str], k: int) -> tuple[np.ndarray, np.ndarray]:
+        """(scores, document indices), each queries x k, of each query's k best documents, best first."""
+
+
+@runtime_checkable
+class FeatureScorer(Protocol):
+    """What the transfer classification tasks call on a method: vectors of texts, for a classifier on top."""
+
+    def features(self, texts: list[str]):
+        """One row of features per text (a dense array or a scipy sparse matrix)."""
 
 
 def _unique(texts: list[str]) -> tuple[list[str], dict[str, int]]:

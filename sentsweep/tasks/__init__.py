@@ -3,70 +3,50 @@
 A task is built from a name and a local path (`build_task("askubuntu", "data-eval/askubuntu")`), reads and
 checks its files when built (so a malformed file fails before any training), and scores any scorer of
 `sentsweep.scorers` on one of its splits: `task.evaluate(scorer, "test")` returns a `TaskResult` whose
-metrics are x 100 and prefixed with the task's name ("askubuntu_map"); `task.main_metric` names the one the
-seeds' tables show. Which names exist: `TASK_NAMES`.
+metrics are x 100 and prefixed with the task's name ("askubuntu_map"); `task.main_metric_key` names the one
+the seeds' tables show. Which names exist: `task_names()`.
+
+Every task class derives from `sentsweep.tasks.base.Task`, which states its main metric, splits and the
+`Reference` of its data, and registers itself in `TASKS` where it is defined; importing this package imports
+every task module, so the registry is complete. The modules' docstrings give each metric's formula and source.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from sentsweep.errors import InputError
+from sentsweep.registry import unknown_name
+from sentsweep.scorers import Scorer
+from sentsweep.tasks import distractors, retrieval, sts, transfer, useb  # noqa: F401 (they register their tasks)
+from sentsweep.tasks.base import TASKS, Task, TaskResult
 
+__all__ = [
+    "STS_TASK_NAMES", "TASKS", "Task", "TaskResult", "build_task", "build_tasks", "evaluate_tasks", "main_metric",
+    "parse_task_specs", "task_names",
+]
 
-@dataclass
-class TaskResult:
-    """Metrics (x 100) of one task on one split, and per-query outcomes for paired tests over items."""
-
-    metrics: dict[str, float]
-    per_query: dict[str, list[float]] = field(default_factory=dict)
-
-
-def _registry() -> dict:
-    from sentsweep.tasks.distractors import DistractorPoolsTask, SquadDistractorsTask
-    from sentsweep.tasks.retrieval import BeirRetrievalTask
-    from sentsweep.tasks.sts import SENTEVAL_STS_SUBSETS, SentEvalStsTask, SickRelatednessTask, StsBenchmarkTask
-    from sentsweep.tasks.transfer import TRANSFER_TASKS, TopicClassificationTask, TransferTask
-    from sentsweep.tasks.useb import AskUbuntuTask, CqaDupStackTask, SciDocsTask, TwitterParaTask
-
-    registry = {
-        "stsb": StsBenchmarkTask,
-        "sickr": SickRelatednessTask,
-        "askubuntu": AskUbuntuTask,
-        "cqadupstack": CqaDupStackTask,
-        "twitterpara": TwitterParaTask,
-        "scidocs": SciDocsTask,
-        "quora": BeirRetrievalTask,
-        "squad": SquadDistractorsTask,
-        "distractors": DistractorPoolsTask,
-    }
-    registry.update({name: SentEvalStsTask for name in SENTEVAL_STS_SUBSETS})
-    registry.update({name: TransferTask for name in TRANSFER_TASKS})
-    registry["topics"] = TopicClassificationTask
-    return registry
+BEIR_PREFIX = "beir-"  # 'beir-<dataset>' reads any BEIR retrieval folder with the task registered as 'quora'
 
 
 def task_names() -> list[str]:
     """Every task name `build_task` accepts ('beir-<dataset>' reads any BEIR retrieval folder)."""
-    return sorted(_registry()) + ["beir-<dataset>"]
+    return sorted(TASKS.names()) + [f"{BEIR_PREFIX}<dataset>"]
 
 
-def _task_class(name: str):
-    registry = _registry()
-    kind = "quora" if name.startswith("beir-") else name
-    if kind not in registry:
-        raise InputError(f"unknown evaluation task {name!r}; expected one of {', '.join(task_names())}")
-    return registry[kind]
+def _task_class(name: str) -> type[Task]:
+    kind = "quora" if name.startswith(BEIR_PREFIX) else name
+    if kind not in TASKS:
+        raise unknown_name(TASKS.kind, name, task_names())
+    return TASKS.get(kind)
 
 
-def build_task(name: str, path: str):
+def build_task(name: str, path: str) -> Task:
     """The task `name` on the data at `path`; an unknown name or a malformed file is an `InputError`."""
     return _task_class(name)(name, path)
 
 
 def main_metric(name: str) -> str:
     """The metric of task `name` that the seeds' tables show, for example 'askubuntu_map'."""
-    return f"{name}_{_task_class(name).MAIN_METRIC}"
+    return f"{name}_{_task_class(name).main_metric}"
 
 
 def parse_task_specs(specs: list[str]) -> dict[str, str]:
@@ -85,12 +65,12 @@ def parse_task_specs(specs: list[str]) -> dict[str, str]:
 STS_TASK_NAMES = ("stsb", "sickr", "sts12", "sts13", "sts14", "sts15", "sts16")
 
 
-def build_tasks(specs: dict[str, str]) -> dict:
+def build_tasks(specs: dict[str, str]) -> dict[str, Task]:
     """{name: task} for {name: path}, every file read and checked now."""
     return {name: build_task(name, path) for name, path in specs.items()}
 
 
-def evaluate_tasks(tasks: dict, scorer, split: str = "test") -> TaskResult:
+def evaluate_tasks(tasks: dict[str, Task], scorer: Scorer, split: str = "test") -> TaskResult:
     """Every task's metrics on `split`, merged; with two or more STS tasks also `sts_avg`, the plain mean of
     their main metrics (the "Avg." column of the seeds' STS tables)."""
     merged = TaskResult({})
@@ -98,7 +78,7 @@ def evaluate_tasks(tasks: dict, scorer, split: str = "test") -> TaskResult:
         result = task.evaluate(scorer, split)
         merged.metrics.update(result.metrics)
         merged.per_query.update(result.per_query)
-    sts_scores = [merged.metrics[task.main_metric] for name, task in tasks.items() if name in STS_TASK_NAMES]
+    sts_scores = [merged.metrics[task.main_metric_key] for name, task in tasks.items() if name in STS_TASK_NAMES]
     if len(sts_scores) >= 2:
         merged.metrics["sts_avg"] = sum(sts_scores) / len(sts_scores)
     return merged

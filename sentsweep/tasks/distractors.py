@@ -1,25 +1,31 @@
-"""Sentence retrieval with distractors (003): find the one right sentence of a query within its own pool.
+"""Sentence retrieval with distractors, as Malmberg (2021), "Evaluating semantic similarity using sentence
+embeddings", sections 3.2.1 and 3.4.3, builds it: find the one right sentence of a query within its own pool.
 
-- `squad`: a SQuAD v1.1 JSON file; each paragraph ("context") is cut into sentences, the sentence holding a
+- `squad`: a SQuAD v1.1 JSON file (Rajpurkar, Zhang, Lopyrev and Liang (2016), "SQuAD: 100,000+ Questions for
+  Machine Comprehension of Text"); each paragraph ("context") is cut into sentences, the sentence holding a
   question's first answer (its answer_start) is the positive and the paragraph's other sentences are the
   distractors; single-sentence paragraphs are left out (their accuracy would be 1 by construction). The
   sentence splitter is the project's own (end punctuation, then space, then an upper-case letter, digit or
   quote), since NLTK's punkt data cannot be assumed.
 - `distractors`: JSON lines {"query": ..., "candidates": [...], "positive": index} for any other pools.
-Metrics x 100: top-1 accuracy (main), the chance baseline mean(1 / pool size), MRR; per-query top-1
-outcomes are kept for paired tests.
+Metrics x 100, averaged over queries: top-1 accuracy (main: 1 where the positive is the best-scored
+candidate, the first of them on a tie), the chance baseline mean(1 / pool size), MRR (1 / the positive's rank,
+counting the candidates that score strictly higher); per-query top-1 outcomes are kept for paired tests.
 """
 
 from __future__ import annotations
 
 import re
+from abc import abstractmethod
 from pathlib import Path
 
 import numpy as np
 
 from sentsweep.errors import InputError
+from sentsweep.references import SQUAD, THESIS_MALMBERG_2021
 from sentsweep.retrieval_metrics import top1_accuracy
-from sentsweep.tasks import TaskResult
+from sentsweep.scorers import Scorer
+from sentsweep.tasks.base import Task, TaskResult, register
 from sentsweep.tasks.common import check_split, read_json
 from sentsweep.tasks.retrieval import read_jsonl
 
@@ -84,14 +90,22 @@ def jsonl_pools(path: Path) -> Pools:
     return pools
 
 
-class _DistractorTask:
-    MAIN_METRIC = "top1"
+class _DistractorTask(Task):
+    """Pools read by `read_pools`, scored by top-1 accuracy (main), its chance baseline and MRR."""
+
+    main_metric = "top1"
     splits = ("test",)
 
-    def __init__(self, name: str, pools: Pools) -> None:
-        self.name, self.main_metric, self.pools = name, f"{name}_{self.MAIN_METRIC}", pools
+    def __init__(self, name: str, path: str) -> None:
+        super().__init__(name, path)
+        self.pools = self.read_pools(Path(path))
 
-    def evaluate(self, scorer, split: str = "test") -> TaskResult:
+    @staticmethod
+    @abstractmethod
+    def read_pools(path: Path) -> Pools:
+        """The pools of the file at `path`."""
+
+    def evaluate(self, scorer: Scorer, split: str = "test") -> TaskResult:
         check_split(self.name, split, self.splits)
         scores = scorer.candidate_similarities(self.pools.queries, self.pools.candidates)
         top1 = top1_accuracy(scores, self.pools.positives)
@@ -104,11 +118,19 @@ class _DistractorTask:
         return TaskResult(metrics, {f"{self.name}_top1": [float(x) for x in top1["per_query"]]})
 
 
+@register("squad")
 class SquadDistractorsTask(_DistractorTask):
-    def __init__(self, name: str, path: str) -> None:
-        super().__init__(name, squad_pools(Path(path)))
+    """Questions of a SQuAD v1.1 file against the sentences of their paragraph."""
+
+    name = "squad"
+    reference = SQUAD
+    read_pools = staticmethod(squad_pools)
 
 
+@register("distractors")
 class DistractorPoolsTask(_DistractorTask):
-    def __init__(self, name: str, path: str) -> None:
-        super().__init__(name, jsonl_pools(Path(path)))
+    """Pools of a JSON-lines file, the protocol of Malmberg (2021) on any data."""
+
+    name = "distractors"
+    reference = THESIS_MALMBERG_2021
+    read_pools = staticmethod(jsonl_pools)

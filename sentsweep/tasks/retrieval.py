@@ -1,11 +1,16 @@
-"""Duplicate-question retrieval over a corpus (001, chapter 4: Quora and CQADupStack as BEIR releases them).
+"""Duplicate-question retrieval over a corpus, as Wang (2022), "Improving Unsupervised Contrastive Learning for
+Sentence Embeddings", chapter 4, evaluates it: Quora and CQADupStack as BEIR releases them (Thakur, Reimers,
+Rücklé, Srivastava and Gurevych (2021), "BEIR: A Heterogenous Benchmark for Zero-shot Evaluation of Information
+Retrieval Models"). `quora` names the task; 'beir-<dataset>' reads any other BEIR folder the same way.
 
 A BEIR folder holds `corpus.jsonl` ({"_id", "title", "text"} per line; a document is "title text"),
 `queries.jsonl` ({"_id", "text"}) and `qrels/<split>.tsv` (a header, then query-id, corpus-id, score; score
 > 0 is relevant). Every query with a relevant document retrieves from the whole corpus by exact search in
 blocks (no queries x corpus matrix is ever held); as BEIR does, a document with the query's own id is not
 counted as retrieved (Quora's questions are both). Metrics x 100, averaged over queries: Recall@k and P@k for
-k in 1, 3, 5, 10, 100, 1000 (the thesis' k), MRR@10 and nDCG@10 (main metric).
+k in 1, 3, 5, 10, 100, 1000 (Wang's k), MRR@10 and nDCG@10 (main metric): binary-relevance
+DCG@10 = sum over the relevant documents in the top 10 of 1 / log2(rank + 1), over the DCG@10 of the ideal
+ranking (`sentsweep.retrieval_metrics.ndcg_at_k`).
 """
 
 from __future__ import annotations
@@ -15,8 +20,10 @@ from pathlib import Path
 
 from sentsweep.data import read_lines
 from sentsweep.errors import InputError
+from sentsweep.references import BEIR
 from sentsweep.retrieval_metrics import mrr_at_k, ndcg_at_k, precision_at_k, recall_at_k
-from sentsweep.tasks import TaskResult
+from sentsweep.scorers import Scorer
+from sentsweep.tasks.base import Task, TaskResult, register
 from sentsweep.tasks.common import check_split, task_folder
 
 CUTOFFS = (1, 3, 5, 10, 100, 1000)
@@ -61,12 +68,20 @@ def read_qrels(path: Path) -> dict[str, set[str]]:
     return relevant
 
 
-class BeirRetrievalTask:
-    MAIN_METRIC = "ndcg_at_10"
+@register("quora")
+class BeirRetrievalTask(Task):
+    """A BEIR retrieval folder: exact top-1000 search per query; Recall@k, P@k, MRR@10, nDCG@10 (main), scored
+    on the splits whose qrels the folder holds."""
+
+    name = "beir"
+    main_metric = "ndcg_at_10"
+    splits = ("dev", "test")
+    reference = BEIR
+
     def __init__(self, name: str, path: str) -> None:
-        self.name, self.main_metric = name, f"{name}_{self.MAIN_METRIC}"
+        super().__init__(name, path)
         folder = task_folder(name, path)
-        self.splits = tuple(split for split in ("dev", "test") if (folder / "qrels" / f"{split}.tsv").is_file())
+        self.splits = tuple(split for split in self.splits if (folder / "qrels" / f"{split}.tsv").is_file())
         if not self.splits:
             raise InputError(f"{name}: {folder} has no qrels/dev.tsv or qrels/test.tsv")
         corpus = read_jsonl(folder / "corpus.jsonl", ("_id", "text"))
@@ -76,14 +91,14 @@ class BeirRetrievalTask:
         self.qrels = {split: read_qrels(folder / "qrels" / f"{split}.tsv") for split in self.splits}
         known = set(self.document_ids)
         for split, qrels in self.qrels.items():
+            qrels_file = folder / "qrels" / f"{split}.tsv"
             for query_id, documents in qrels.items():
                 if query_id not in self.queries:
-                    raise InputError(f"{folder / 'qrels' / f'{split}.tsv'}: query id {query_id!r} is not in queries.jsonl")
+                    raise InputError(f"{qrels_file}: query id {query_id!r} is not in queries.jsonl")
                 if not documents <= known:
-                    raise InputError(f"{folder / 'qrels' / f'{split}.tsv'}: corpus id {sorted(documents - known)[0]!r} "
-                                     f"is not in corpus.jsonl")
+                    raise InputError(f"{qrels_file}: corpus id {sorted(documents - known)[0]!r} is not in corpus.jsonl")
 
-    def evaluate(self, scorer, split: str) -> TaskResult:
+    def evaluate(self, scorer: Scorer, split: str) -> TaskResult:
         check_split(self.name, split, self.splits)
         query_ids = list(self.qrels[split])
         relevant = [self.qrels[split][q] for q in query_ids]

@@ -1,9 +1,15 @@
-"""Semantic textual similarity tasks: 100 x Spearman of the method's similarity against gold scores.
+"""Semantic textual similarity tasks: 100 x Spearman's rho between the method's pair similarities and the
+gold scores, rho = Pearson(rank(similarities), rank(gold)) over the pairs, tied values sharing their mean rank.
 
-- `stsb`: the STS benchmark folder (sts-dev.csv / sts-test.csv), splits dev and test;
-- `sickr`: a SICK file (SICK-R: relatedness), splits train / dev (TRIAL) / test by its SemEval_set column;
-- `sts12` ... `sts16`: SentEval's folders (STS.input.<subset>.txt: "sentence1<TAB>sentence2" per line,
-  STS.gs.<subset>.txt: the gold score per line, blank where a pair has none, which drops the pair), test only.
+- `stsb`: the STS benchmark of Cer, Diab, Agirre, Lopez-Gazpio and Specia (2017), "SemEval-2017 Task 1:
+  Semantic Textual Similarity Multilingual and Crosslingual Focused Evaluation"; its folder (sts-dev.csv /
+  sts-test.csv), splits dev and test;
+- `sickr`: SICK of Marelli et al. (2014), "A SICK cure for the evaluation of compositional distributional
+  semantic models", scored on relatedness (SICK-R); splits train / dev (TRIAL) / test by its SemEval_set column;
+- `sts12` ... `sts16`: Agirre et al. (2012), "SemEval Semantic Textual Similarity tasks 2012-2016", as
+  SentEval's folders hold them (Conneau and Kiela (2018), "SentEval: An Evaluation Toolkit for Universal
+  Sentence Representations"): STS.input.<subset>.txt, "sentence1<TAB>sentence2" per line, and
+  STS.gs.<subset>.txt, the gold score per line, blank where a pair has none, which drops the pair; test only.
   As SentEval does, each subset is scored on its own and averaged twice: `<task>_mean` (plain mean over
   subsets) and `<task>_wmean` (weighted by the subsets' numbers of pairs: SentEval's "ALL", the main metric).
 """
@@ -23,10 +29,11 @@ from sentsweep.data import (
     read_sts_benchmark_file,
     sts_benchmark_files,
 )
-from sentsweep.errors import InputError
 from sentsweep.encoding import spearman
-from sentsweep.scorers import EmbeddingScorer
-from sentsweep.tasks import TaskResult
+from sentsweep.errors import InputError
+from sentsweep.references import SEMEVAL_STS, SICK, STS_BENCHMARK
+from sentsweep.scorers import EmbeddingScorer, Scorer
+from sentsweep.tasks.base import Task, TaskResult, register
 from sentsweep.tasks.common import check_split, task_folder
 
 SENTEVAL_STS_SUBSETS = {
@@ -38,7 +45,7 @@ SENTEVAL_STS_SUBSETS = {
 }
 
 
-def sts_spearman(scorer, pairs: ScoredPairs) -> float:
+def sts_spearman(scorer: Scorer, pairs: ScoredPairs) -> float:
     """100 x Spearman's rho between the scorer's pair similarities and the gold scores."""
     similarities = scorer.pair_similarities(pairs.sentences1, pairs.sentences2)
     return 100.0 * spearman(similarities, np.asarray(pairs.scores))
@@ -56,24 +63,36 @@ class StsEvaluator:
         return sts_spearman(EmbeddingScorer(model, self.batch_size), self.pairs)
 
 
-class StsBenchmarkTask:
-    MAIN_METRIC = "spearman"
+@register("stsb")
+class StsBenchmarkTask(Task):
+    """The STS benchmark: 100 x Spearman on its dev or test file."""
+
+    name = "stsb"
+    main_metric = "spearman"
     splits = ("dev", "test")
+    reference = STS_BENCHMARK
 
     def __init__(self, name: str, path: str) -> None:
-        self.name, self.main_metric = name, f"{name}_{self.MAIN_METRIC}"
+        super().__init__(name, path)
         files = sts_benchmark_files(path)
         self.pairs = {split: read_sts_benchmark_file(files[split]) for split in self.splits}
 
-    def evaluate(self, scorer, split: str) -> TaskResult:
+    def evaluate(self, scorer: Scorer, split: str) -> TaskResult:
         check_split(self.name, split, self.splits)
-        return TaskResult({self.main_metric: sts_spearman(scorer, self.pairs[split])})
+        return TaskResult({self.main_metric_key: sts_spearman(scorer, self.pairs[split])})
 
 
-class SickRelatednessTask:
-    MAIN_METRIC = "spearman"
+@register("sickr")
+class SickRelatednessTask(Task):
+    """SICK-R: 100 x Spearman on the relatedness scores of the splits the file holds (test at least)."""
+
+    name = "sickr"
+    main_metric = "spearman"
+    splits = tuple(SICK_SPLIT_NAMES)
+    reference = SICK
+
     def __init__(self, name: str, path: str) -> None:
-        self.name, self.main_metric = name, f"{name}_{self.MAIN_METRIC}"
+        super().__init__(name, path)
         read_sick_file(path)  # checks the header and every row
         lines = read_lines(path)
         header = lines[0].split("\t")
@@ -84,9 +103,9 @@ class SickRelatednessTask:
             raise InputError(f"{name}: {path} has no row of the test split (SemEval_set TEST)")
         self.pairs = {split: read_sick_file(path, split) for split in self.splits}
 
-    def evaluate(self, scorer, split: str) -> TaskResult:
+    def evaluate(self, scorer: Scorer, split: str) -> TaskResult:
         check_split(self.name, split, self.splits)
-        return TaskResult({self.main_metric: sts_spearman(scorer, self.pairs[split])})
+        return TaskResult({self.main_metric_key: sts_spearman(scorer, self.pairs[split])})
 
 
 def read_senteval_sts_subset(folder: Path, subset: str) -> ScoredPairs:
@@ -110,19 +129,24 @@ def read_senteval_sts_subset(folder: Path, subset: str) -> ScoredPairs:
     return ScoredPairs(sentences1, sentences2, scores, source=str(input_file))
 
 
-class SentEvalStsTask:
-    MAIN_METRIC = "wmean"
+@register(*SENTEVAL_STS_SUBSETS)
+class SentEvalStsTask(Task):
+    """STS12-16: 100 x Spearman per subset, then their mean and their mean weighted by size (main)."""
+
+    name = "senteval-sts"
+    main_metric = "wmean"
     splits = ("test",)
+    reference = SEMEVAL_STS
 
     def __init__(self, name: str, path: str) -> None:
-        self.name, self.main_metric = name, f"{name}_{self.MAIN_METRIC}"
+        super().__init__(name, path)
         folder = task_folder(name, path)
         missing = [s for s in SENTEVAL_STS_SUBSETS[name] if not (folder / f"STS.input.{s}.txt").is_file()]
         if missing:
             raise InputError(f"{name}: {folder} lacks STS.input.<subset>.txt for subset(s) {', '.join(missing)}")
         self.subsets = {subset: read_senteval_sts_subset(folder, subset) for subset in SENTEVAL_STS_SUBSETS[name]}
 
-    def evaluate(self, scorer, split: str = "test") -> TaskResult:
+    def evaluate(self, scorer: Scorer, split: str = "test") -> TaskResult:
         check_split(self.name, split, self.splits)
         scores = {subset: sts_spearman(scorer, pairs) for subset, pairs in self.subsets.items()}
         sizes = [len(pairs) for pairs in self.subsets.values()]

@@ -1,22 +1,33 @@
-"""The four USEB tasks of the TSDAE paper (section 4.1), read from the release's data-eval/<task> folders.
+"""The four USEB tasks of Wang, Reimers and Gurevych (2021), "TSDAE: Using Transformer-based Sequential
+Denoising Auto-Encoder for Unsupervised Sentence Embedding Learning", section 4.1, read from the release's
+data-eval/<task> folders (https://github.com/UKPLab/useb).
 
 Titles are the texts (the paper embeds sentences only); every metric is x 100; each task's final score
 averages its sub-datasets as the paper does. Splits: dev ('valid' in the files) and test, except
-TwitterPara, which was released without a dev split and has test only.
+TwitterPara, which was released without a dev split and has test only. The main metric is average precision
+(`sentsweep.retrieval_metrics.average_precision`): over a ranking, AP = (1 / R) sum_k P@k rel_k, P@k the
+precision of the top k, rel_k 1 where the document at rank k is relevant, R the number of relevant documents
+ranked (trec_eval, for SciDocs: all relevant documents of the query); MAP is its mean over queries.
 
-- AskUbuntu (`text_tokenized.txt`: qid, title, body; `dev.txt`/`test.txt`: qid, similar qids, the 20 BM25
-  candidates, their BM25 scores): rerank the candidates (ties keep BM25 order); MAP, where a query's AP
-  is the mean precision at the ranks of the relevant candidates; also P@1, P@5, MRR. Queries without a
-  relevant question are skipped.
-- CQADupStack (`corpus.json`: {forum: {qid: title}}; `retrieval_split.json`: {valid|test: {forum: {qid:
-  [duplicate qids]}}}): retrieve from the forum's questions minus the split's queries; MAP@100 (AP over the
-  top 100, 0 for a query with no duplicate there) and nDCG@10 per forum, averaged over the 12 forums.
-- TwitterPara (`Twitter_URL_Corpus_test.txt`: s1, s2, "(n, 6)" with n of 6 annotators saying paraphrase;
-  `test.data`: PIT-2015 with s1, s2, label 0-5 in columns 3-5): AP of the pair similarities against
-  "paraphrase" (label > 3; label 3 is left out), per corpus and averaged; Spearman against 20 x label too.
-- SciDocs (`data.json`: corpus {pid: {title}}, {valid|test: {cite|cocite|coread|coview: {qid: {pid: 0/1}}}}):
-  rerank each query's candidates; MAP as trec_eval computes it (AP divided by all relevant documents of the
-  query, also those without a title), per subtask and averaged over the four.
+- AskUbuntu of Lei, Joshi, Barzilay, Jaakkola, Tymoshenko, Moschitti and Màrquez (2016), "Semi-supervised
+  Question Retrieval with Gated Convolutions" (`text_tokenized.txt`: qid, title, body; `dev.txt`/`test.txt`:
+  qid, similar qids, the 20 BM25 candidates, their BM25 scores): rerank the candidates (ties keep BM25 order);
+  MAP (main), also P@1, P@5, MRR. Queries without a relevant question are skipped.
+- CQADupStack of Hoogeveen, Verspoor and Baldwin (2015), "CQADupStack: A Benchmark Data Set for Community
+  Question-Answering Research" (`corpus.json`: {forum: {qid: title}}; `retrieval_split.json`: {valid|test:
+  {forum: {qid: [duplicate qids]}}}): retrieve from the forum's questions minus the split's queries; MAP@100
+  (main: AP over the top 100, 0 for a query with no duplicate there) and nDCG@10 per forum, averaged over the
+  12 forums.
+- TwitterPara: Twitter URL Corpus and PIT-2015 of Xu, Callison-Burch and Dolan (2015), "SemEval-2015 Task 1:
+  Paraphrase and Semantic Similarity in Twitter (PIT)" (`Twitter_URL_Corpus_test.txt`: s1, s2, "(n, 6)" with
+  n of 6 annotators saying paraphrase; `test.data`: PIT-2015 with s1, s2, label 0-5 in columns 3-5): AP (main)
+  of the pair similarities against "paraphrase" (label > 3; label 3 is left out), per corpus and averaged;
+  Spearman against 20 x label too.
+- SciDocs of Cohan, Feldman, Beltagy, Downey and Weld (2020), "SPECTER: Document-level Representation Learning
+  using Citation-informed Transformers" (`data.json`: corpus {pid: {title}}, {valid|test: {cite|cocite|coread|
+  coview: {qid: {pid: 0/1}}}}): rerank each query's candidates; MAP (main) as trec_eval computes it (AP
+  divided by all relevant documents of the query, also those without a title), per subtask and averaged over
+  the four.
 """
 
 from __future__ import annotations
@@ -27,10 +38,12 @@ from pathlib import Path
 import numpy as np
 
 from sentsweep.data import read_lines
-from sentsweep.errors import InputError
 from sentsweep.encoding import spearman
+from sentsweep.errors import InputError
+from sentsweep.references import ASKUBUNTU, CQADUPSTACK, SCIDOCS, TWITTER_PARA
 from sentsweep.retrieval_metrics import average_precision, mrr_at_k, ndcg_at_k, precision_at_k
-from sentsweep.tasks import TaskResult
+from sentsweep.scorers import Scorer
+from sentsweep.tasks.base import Task, TaskResult, register
 from sentsweep.tasks.common import check_split, read_json, task_folder
 
 FILE_SPLITS = {"dev": "valid", "test": "test"}
@@ -44,12 +57,17 @@ def _columns(path: Path, line_number: int, line: str, count: int, what: str) -> 
     return columns
 
 
-class AskUbuntuTask:
-    MAIN_METRIC = "map"
+@register("askubuntu")
+class AskUbuntuTask(Task):
+    """AskUbuntu: rerank each query's 20 BM25 candidates; MAP, P@1, P@5, MRR."""
+
+    name = "askubuntu"
+    main_metric = "map"
     splits = ("dev", "test")
+    reference = ASKUBUNTU
 
     def __init__(self, name: str, path: str) -> None:
-        self.name, self.main_metric = name, f"{name}_{self.MAIN_METRIC}"
+        super().__init__(name, path)
         folder = task_folder(name, path, ("text_tokenized.txt", "dev.txt", "test.txt"))
         pool_file = folder / "text_tokenized.txt"
         self.titles = {}
@@ -85,7 +103,7 @@ class AskUbuntuTask:
             raise InputError(f"{path}: no query with a relevant question")
         return queries
 
-    def evaluate(self, scorer, split: str) -> TaskResult:
+    def evaluate(self, scorer: Scorer, split: str) -> TaskResult:
         check_split(self.name, split, self.splits)
         queries = self.queries[split]
         scores = scorer.candidate_similarities(
@@ -107,12 +125,17 @@ class AskUbuntuTask:
         return TaskResult(metrics, {f"{self.name}_ap": per_query_ap})
 
 
-class CqaDupStackTask:
-    MAIN_METRIC = "map_at_100"
+@register("cqadupstack")
+class CqaDupStackTask(Task):
+    """CQADupStack: retrieve duplicates within each forum; MAP@100 and nDCG@10, averaged over forums."""
+
+    name = "cqadupstack"
+    main_metric = "map_at_100"
     splits = ("dev", "test")
+    reference = CQADUPSTACK
 
     def __init__(self, name: str, path: str) -> None:
-        self.name, self.main_metric = name, f"{name}_{self.MAIN_METRIC}"
+        super().__init__(name, path)
         folder = task_folder(name, path, ("corpus.json", "retrieval_split.json"))
         self.corpus = read_json(folder / "corpus.json")
         self.split_queries = read_json(folder / "retrieval_split.json")
@@ -128,7 +151,7 @@ class CqaDupStackTask:
                     raise InputError(f"{folder / 'retrieval_split.json'}: {forum} question id {unknown[0]!r} "
                                      f"is not in corpus.json")
 
-    def evaluate(self, scorer, split: str) -> TaskResult:
+    def evaluate(self, scorer: Scorer, split: str) -> TaskResult:
         check_split(self.name, split, self.splits)
         metrics, per_query_ap = {}, []
         for forum, qrels in self.split_queries[FILE_SPLITS[split]].items():
@@ -148,12 +171,17 @@ class CqaDupStackTask:
         return TaskResult(metrics, {f"{self.name}_ap": per_query_ap})
 
 
-class TwitterParaTask:
-    MAIN_METRIC = "ap"
+@register("twitterpara")
+class TwitterParaTask(Task):
+    """TwitterPara: AP and Spearman of the pair similarities, per corpus and averaged."""
+
+    name = "twitterpara"
+    main_metric = "ap"
     splits = ("test",)
+    reference = TWITTER_PARA
 
     def __init__(self, name: str, path: str) -> None:
-        self.name, self.main_metric = name, f"{name}_{self.MAIN_METRIC}"
+        super().__init__(name, path)
         folder = task_folder(name, path, ("Twitter_URL_Corpus_test.txt", "test.data"))
         self.corpora = {"twitterurl": self._read(folder / "Twitter_URL_Corpus_test.txt", 0, 1, 2),
                         "pit": self._read(folder / "test.data", 2, 3, 4)}
@@ -170,7 +198,8 @@ class TwitterParaTask:
                 value = ast.literal_eval(raw)
                 label = int(value[0] if isinstance(value, tuple) else value)
             except (ValueError, SyntaxError, TypeError, IndexError):
-                raise InputError(f"{path}, line {line_number}: label {raw!r} is neither a number nor '(n, m)'") from None
+                message = f"{path}, line {line_number}: label {raw!r} is neither a number nor '(n, m)'"
+                raise InputError(message) from None
             sentences1.append(columns[first])
             sentences2.append(columns[second])
             labels.append(label)
@@ -178,7 +207,7 @@ class TwitterParaTask:
             raise InputError(f"{path}: empty file, no sentence pairs")
         return sentences1, sentences2, labels
 
-    def evaluate(self, scorer, split: str = "test") -> TaskResult:
+    def evaluate(self, scorer: Scorer, split: str = "test") -> TaskResult:
         check_split(self.name, split, self.splits)
         metrics = {}
         for corpus, (sentences1, sentences2, labels) in self.corpora.items():
@@ -188,17 +217,22 @@ class TwitterParaTask:
                 similarities[decided], [int(labels[i] > 3) for i in decided])
             metrics[f"{self.name}_{corpus}_spearman"] = 100.0 * spearman(similarities, 20.0 * np.asarray(labels))
         for metric in ("ap", "spearman"):
-            metrics[f"{self.name}_{metric}"] = float(np.mean([metrics[f"{self.name}_{c}_{metric}"] for c in self.corpora]))
+            per_corpus = [metrics[f"{self.name}_{corpus}_{metric}"] for corpus in self.corpora]
+            metrics[f"{self.name}_{metric}"] = float(np.mean(per_corpus))
         return TaskResult(metrics)
 
 
-class SciDocsTask:
-    MAIN_METRIC = "map"
+@register("scidocs")
+class SciDocsTask(Task):
+    """SciDocs: rerank each query's candidates; trec_eval MAP per subtask, averaged over the four."""
+
+    name = "scidocs"
+    main_metric = "map"
     splits = ("dev", "test")
-    SUBTASKS = ("cite", "cocite", "coread", "coview")
+    reference = SCIDOCS
 
     def __init__(self, name: str, path: str) -> None:
-        self.name, self.main_metric = name, f"{name}_{self.MAIN_METRIC}"
+        super().__init__(name, path)
         folder = task_folder(name, path, ("data.json",))
         data = read_json(folder / "data.json")
         missing = [key for key in ("corpus", *FILE_SPLITS.values()) if key not in data]
@@ -207,7 +241,7 @@ class SciDocsTask:
         self.titles = {pid: (paper or {}).get("title") or "" for pid, paper in data["corpus"].items()}
         self.qrels = {split: data[FILE_SPLITS[split]] for split in self.splits}
 
-    def evaluate(self, scorer, split: str) -> TaskResult:
+    def evaluate(self, scorer: Scorer, split: str) -> TaskResult:
         check_split(self.name, split, self.splits)
         metrics, per_query_ap = {}, []
         for subtask, qrels in self.qrels[split].items():
@@ -222,5 +256,5 @@ class SciDocsTask:
             ]
             per_query_ap.extend(subtask_ap)
             metrics[f"{self.name}_{subtask}_map"] = 100.0 * float(np.mean(subtask_ap))
-        metrics[self.main_metric] = float(np.mean([metrics[f"{self.name}_{s}_map"] for s in self.qrels[split]]))
+        metrics[self.main_metric_key] = float(np.mean([metrics[f"{self.name}_{s}_map"] for s in self.qrels[split]]))
         return TaskResult(metrics, {f"{self.name}_ap": per_query_ap})
