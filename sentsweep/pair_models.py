@@ -1,16 +1,8 @@
-"""Models that score a sentence pair jointly: the cross-encoder and the Cross-Bi-Encoder (thesis 000, 4.1).
+"""Models that score a sentence pair jointly: the cross-encoder and the Cross-Bi-Encoder (Johanna Reiml (2023),
+Sentence Embeddings in Various Supervision Settings, section 4.1).
 
 Both are teachers of Augmented SBERT and GPL and share one interface: `loss(texts1, texts2, labels)` for
 training on gold scores in [0, 1], and `predict(texts1, texts2)` for annotating pairs.
-
-- Cross-encoder (sentence-transformers' `CrossEncoder`, one output): s = sigmoid(w . h_[CLS] + b) in (0, 1)
-  over "[CLS] x1 [SEP] x2 [SEP]", trained with binary cross-entropy against the gold score
-  (sentence-transformers' `BinaryCrossEntropyLoss`).
-- Cross-Bi-Encoder: the pair is encoded as one sequence "[CLS] x1 [SEP] [CLS] x2 [SEP]" (an extra [CLS]), so
-  the two sentences attend to each other; u is the mean of the hidden states from the first [CLS] to the
-  first [SEP], v the mean from the second [CLS] to the second [SEP], and the score is cos(u, v) in [-1, 1],
-  the same scoring function as the bi-encoder it teaches. Trained like SBERT's CosineSimilarityLoss:
-  L = mean_i (cos(u_i, v_i) - y_i)^2.
 """
 
 from __future__ import annotations
@@ -21,10 +13,32 @@ from torch import nn
 
 from sentsweep.errors import InputError
 from sentsweep.models import check_model_source, quiet_transformers
+from sentsweep.references import AUGMENTED_SBERT, THESIS_REIML_2023, Cited
 
 
-class CrossEncoderTeacher:
-    """A one-output `CrossEncoder` built from any encoder (hub name or local folder); a new head is random."""
+class CrossEncoderTeacher(Cited):
+    """A one-output `CrossEncoder` built from any encoder (hub name or local folder); a new head is random.
+
+    The score s = sigmoid(w . h_[CLS] + b) in (0, 1) over "[CLS] x1 [SEP] x2 [SEP]" is trained with binary
+    cross-entropy against the gold score (sentence-transformers' `BinaryCrossEntropyLoss`).
+
+    References:
+        - Nandan Thakur, Nils Reimers, Johannes Daxenberger, Iryna Gurevych (2021), Augmented SBERT: Data
+          Augmentation Method for Improving Bi-Encoders for Pairwise Sentence Scoring Tasks,
+          https://arxiv.org/abs/2010.08240
+        - Johanna Reiml (2023), Sentence Embeddings in Various Supervision Settings, section 4.1.2
+          (Cross-Encoder, eq. 4.2-4.3)
+
+    Example::
+
+        import torch
+
+        teacher = CrossEncoderTeacher("bert-base-uncased", max_length=128)
+        teacher.loss(["A man is playing a guitar."], ["A man plays music."], torch.tensor([0.8])).backward()
+        scores = teacher.predict(["A man is playing a guitar."], ["A dog runs on the beach."])
+    """
+
+    reference = AUGMENTED_SBERT
 
     def __init__(self, name_or_path: str, max_length: int = 128, device: str | None = None) -> None:
         from sentence_transformers.cross_encoder import CrossEncoder
@@ -51,8 +65,30 @@ class CrossEncoderTeacher:
         return np.asarray(scores, dtype=np.float64).ravel()
 
 
-class CrossBiEncoder(nn.Module):
-    """The Cross-Bi-Encoder (see the module docstring) on a transformers encoder."""
+class CrossBiEncoder(Cited, nn.Module):
+    """The Cross-Bi-Encoder on a transformers encoder.
+
+    The pair is encoded as one sequence "[CLS] x1 [SEP] [CLS] x2 [SEP]" (an extra [CLS]), so the two sentences
+    attend to each other; u is the mean of the hidden states from the first [CLS] to the first [SEP], v the
+    mean from the second [CLS] to the second [SEP], and the score is cos(u, v) in [-1, 1], the same scoring
+    function as the bi-encoder it teaches. Trained like SBERT's CosineSimilarityLoss:
+
+        L = mean_i (cos(u_i, v_i) - y_i)^2
+
+    References:
+        - Johanna Reiml (2023), Sentence Embeddings in Various Supervision Settings, section 4.1.2
+          (Cross-Bi-Encoder, eq. 4.1)
+
+    Example::
+
+        import torch
+
+        teacher = CrossBiEncoder("bert-base-uncased", max_length=128)
+        teacher.loss(["A man is playing a guitar."], ["A man plays music."], torch.tensor([0.8])).backward()
+        scores = teacher.predict(["A man is playing a guitar."], ["A dog runs on the beach."])
+    """
+
+    reference = THESIS_REIML_2023
 
     def __init__(self, name_or_path: str, max_length: int = 128, device: str | None = None) -> None:
         super().__init__()
@@ -111,7 +147,8 @@ class CrossBiEncoder(nn.Module):
         was_training = self.training
         self.eval()
         with torch.inference_mode():
-            scores = [self(texts1[i:i + batch_size], texts2[i:i + batch_size]) for i in range(0, len(texts1), batch_size)]
+            scores = [self(texts1[i:i + batch_size], texts2[i:i + batch_size])
+                      for i in range(0, len(texts1), batch_size)]
         self.train(was_training)
         return torch.cat(scores).double().cpu().numpy()
 

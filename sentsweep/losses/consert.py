@@ -1,4 +1,5 @@
-"""ConSERT (thesis 001, section 3.1.2): two augmented views of each sentence, made on the embedding layer.
+"""ConSERT (Yan et al., 2021): two augmented views of each sentence, made on the embedding layer, as Ruixiang
+Wang (2022), Improving Unsupervised Contrastive Learning for Sentence Embeddings, section 3.1.2, describes it.
 
 The augmentations act on the L x d output of the encoder's embedding layer (token shuffle acts on the
 position ids fed to it), and the two views are trained with NT-Xent:
@@ -18,6 +19,7 @@ from torch import Tensor, nn
 
 from sentsweep.errors import InputError
 from sentsweep.losses.contrastive import nt_xent
+from sentsweep.references import CONSERT, Cited
 
 AUGMENTATIONS = ("token_shuffle", "token_cutoff", "feature_cutoff", "dropout")
 
@@ -64,11 +66,32 @@ def shuffled_position_ids(attention_mask: Tensor, generator) -> Tensor:
     return position_ids.to(attention_mask.device)
 
 
-class ConsertLoss(nn.Module):
-    """NT-Xent between two views of each sentence, each made by one ConSERT augmentation.
+class ConsertLoss(Cited, nn.Module):
+    """NT-Xent between two views of each sentence, each made by one ConSERT augmentation (see the module docstring).
 
         L = NT-Xent(f(aug_1(x)), f(aug_2(x)); tau)
+
+    ConSERT trains the encoder without its own dropout (load it with `dropout_free=True`), so the two views
+    differ only by their augmentations.
+
+    References:
+        - Yuanmeng Yan et al. (2021), ConSERT: A Contrastive Framework for Self-Supervised Sentence
+          Representation Transfer, https://arxiv.org/abs/2105.11741
+        - Ruixiang Wang (2022), Improving Unsupervised Contrastive Learning for Sentence Embeddings,
+          section 3.1.2 (the four augmentations), eq. 3.2 (the loss); NT-Xent is eq. 2.9
+
+    Example::
+
+        import torch
+        from sentsweep.models import load_sentence_model
+
+        model = load_sentence_model("bert-base-uncased", "mean", dropout_free=True)
+        loss = ConsertLoss(model, ("token_shuffle", "feature_cutoff"), ratio=0.1, temperature=0.1)
+        features = model.preprocess(["A man is playing a guitar.", "A dog runs on the beach."])
+        loss(features, torch.Generator().manual_seed(0)).backward()
     """
+
+    reference = CONSERT
 
     def __init__(self, model: nn.Module, augmentations=("token_shuffle", "feature_cutoff"), ratio: float = 0.1,
                  temperature: float = 0.1) -> None:

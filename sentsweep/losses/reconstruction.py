@@ -1,14 +1,13 @@
-"""Reconstruction objectives on a shared sentence encoder f (thesis 001, chapter 3; TSDAE paper).
+"""Reconstruction objectives on a shared sentence encoder f (Ruixiang Wang (2022), Improving Unsupervised
+Contrastive Learning for Sentence Embeddings, section 3.2; the TSDAE paper, Wang et al. (2021), section 3).
 
-- ClmAutoEncoderLoss (eq. 3.4): a causal Transformer decoder whose cross-attention sees only [f(x)]
-  predicts x left to right:  L = -1/N sum_i sum_t log P(x_t | x_<t, f(x_i)).
-- MlmAutoEncoderLoss (eq. 3.5): a bidirectional decoder reads a heavily masked copy of x whose first
-  (CLS) input embedding is replaced by f(x), and predicts the masked tokens:
-  L = -1/N sum_i sum_{m in M_i} log P(x_m | f(x_i), x \\ M_i).
+- ClmAutoEncoderLoss (eq. 3.4): a causal decoder predicts x left to right from f(x) alone;
+- MlmAutoEncoderLoss (eq. 3.5): a bidirectional decoder predicts the masked tokens of a heavily masked copy
+  of x, with f(x) in its first position;
 - MaskedLanguageModelingLoss: BERT's MLM on the encoder itself, through a language-model head.
 
 The decoders are `decoder_layers`-layer copies of the encoder's architecture, initialised from the first
-layers of the same checkpoint (the thesis uses 2 layers).
+layers of the same checkpoint (Wang (2022) uses 2 layers, section 3.2.1).
 """
 
 from __future__ import annotations
@@ -16,6 +15,8 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
+
+from sentsweep.references import BERT, THESIS_WANG_2022, Cited
 
 
 def _load_head_model(model_path: str, auto_class, **config_overrides):
@@ -56,17 +57,36 @@ def mask_tokens(input_ids: Tensor, never_mask: Tensor, probability: float, mask_
     return torch.where(chosen, replacement, input_ids), labels
 
 
-class ClmAutoEncoderLoss(nn.Module):
-    """CLM auto-encoder (see module docstring); no input noise, so x~ = x unlike TSDAE."""
+class ClmAutoEncoderLoss(Cited, nn.Module):
+    """CLM auto-encoder: a causal Transformer decoder whose cross-attention sees only [f(x)] predicts x left to
+    right (TSDAE's decoder, but with no input noise, so x~ = x):
+
+        L = -1/N sum_i sum_t log P(x_t | x_<t, f(x_i))
+
+    References:
+        - Ruixiang Wang (2022), Improving Unsupervised Contrastive Learning for Sentence Embeddings,
+          section 3.2.1, eq. 3.4
+        - Kexin Wang, Nils Reimers, Iryna Gurevych (2021), TSDAE: Using Transformer-based Sequential Denoising
+          Auto-Encoder for Unsupervised Sentence Embedding Learning, section 3.2 (the decoder's cross-attention)
+
+    Example::
+
+        from sentsweep.models import load_sentence_model
+
+        model = load_sentence_model("bert-base-uncased", "mean")
+        loss = ClmAutoEncoderLoss(model, "bert-base-uncased", decoder_layers=2)
+        loss(model.preprocess(["A man is playing a guitar.", "A dog runs on the beach."])).backward()
+    """
+
+    reference = THESIS_WANG_2022
 
     def __init__(self, model: nn.Module, model_path: str, decoder_layers: int = 2) -> None:
         from transformers import AutoModelForCausalLM
 
         super().__init__()
         self.model = model
-        self.decoder = _load_head_model(
-            model_path, AutoModelForCausalLM, is_decoder=True, add_cross_attention=True, num_hidden_layers=decoder_layers
-        )
+        self.decoder = _load_head_model(model_path, AutoModelForCausalLM, is_decoder=True, add_cross_attention=True,
+                                        num_hidden_layers=decoder_layers)
         self.pad_token_id = model.tokenizer.pad_token_id
 
     def forward(self, features: dict) -> Tensor:
@@ -82,8 +102,28 @@ class ClmAutoEncoderLoss(nn.Module):
                                ignore_index=self.pad_token_id)
 
 
-class MlmAutoEncoderLoss(nn.Module):
-    """MLM auto-encoder (see module docstring): position 0 of the decoder input carries f(x)."""
+class MlmAutoEncoderLoss(Cited, nn.Module):
+    """MLM auto-encoder: a bidirectional decoder reads a heavily masked copy of x whose first (CLS) input
+    embedding is replaced by f(x), and predicts the masked tokens M_i:
+
+        L = -1/N sum_i sum_{m in M_i} log P(x_m | f(x_i), x \\ M_i)
+
+    References:
+        - Ruixiang Wang (2022), Improving Unsupervised Contrastive Learning for Sentence Embeddings,
+          section 3.2.2, eq. 3.5
+
+    Example::
+
+        import torch
+        from sentsweep.models import load_sentence_model
+
+        model = load_sentence_model("bert-base-uncased", "mean")
+        loss = MlmAutoEncoderLoss(model, "bert-base-uncased", decoder_layers=2, mask_ratio=0.8)
+        features = model.preprocess(["A man is playing a guitar.", "A dog runs on the beach."])
+        loss(features, torch.Generator().manual_seed(0)).backward()
+    """
+
+    reference = THESIS_WANG_2022
 
     def __init__(self, model: nn.Module, model_path: str, decoder_layers: int = 2, mask_ratio: float = 0.8) -> None:
         from transformers import AutoModelForMaskedLM
@@ -97,14 +137,37 @@ class MlmAutoEncoderLoss(nn.Module):
     def forward(self, features: dict, generator) -> Tensor:
         sentence = self.model(dict(features))["sentence_embedding"]
         never_mask = special_or_padding(self.model.tokenizer, features)
-        masked_ids, labels = mask_tokens(features["input_ids"], never_mask, self.mask_ratio, self.mask_token_id, generator)
+        masked_ids, labels = mask_tokens(features["input_ids"], never_mask, self.mask_ratio, self.mask_token_id,
+                                         generator)
         inputs_embeds = self.decoder.get_input_embeddings()(masked_ids)
         inputs_embeds = torch.cat([sentence[:, None], inputs_embeds[:, 1:]], dim=1)
         return self.decoder(inputs_embeds=inputs_embeds, attention_mask=features["attention_mask"], labels=labels).loss
 
 
-class MaskedLanguageModelingLoss(nn.Module):
-    """BERT's MLM (15%, 80/10/10) on the encoder itself: L = -1/|M| sum_{m in M} log P(x_m | x \\ M)."""
+class MaskedLanguageModelingLoss(Cited, nn.Module):
+    """BERT's MLM on the encoder itself: 15% of the tokens are chosen (80% of them become [MASK], 10% a random
+    token, 10% stay) and predicted through the checkpoint's language-model head:
+
+        L = -1/|M| sum_{m in M} log P(x_m | x \\ M)
+
+    References:
+        - Jacob Devlin, Ming-Wei Chang, Kenton Lee, Kristina Toutanova (2019), BERT: Pre-training of Deep
+          Bidirectional Transformers for Language Understanding, section 3.1 (Task #1: Masked LM),
+          https://arxiv.org/abs/1810.04805
+        - Johanna Reiml (2023), Sentence Embeddings in Various Supervision Settings, section 2.3.1.3
+
+    Example::
+
+        import torch
+        from sentsweep.models import load_sentence_model
+
+        model = load_sentence_model("bert-base-uncased", "mean")
+        loss = MaskedLanguageModelingLoss(model, "bert-base-uncased", probability=0.15)
+        features = model.preprocess(["A man is playing a guitar.", "A dog runs on the beach."])
+        loss(features, torch.Generator().manual_seed(0)).backward()
+    """
+
+    reference = BERT
 
     def __init__(self, model: nn.Module, model_path: str, probability: float = 0.15) -> None:
         from transformers import AutoModelForMaskedLM

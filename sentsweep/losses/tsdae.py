@@ -1,5 +1,6 @@
-"""TSDAE (Wang et al., 2021; thesis 000, section 2.4): the encoder f reads a noised sentence x~, and a causal
-Transformer decoder whose cross-attention sees only [f(x~)] reconstructs the original x:
+"""TSDAE (Wang et al. (2021), sections 3.1-3.2; reviewed by Johanna Reiml (2023), Sentence Embeddings in Various
+Supervision Settings, section 2.4.6): the encoder f reads a noised sentence x~, and a causal Transformer
+decoder whose cross-attention sees only [f(x~)] reconstructs the original x:
 
     L = -1/N sum_i sum_t log P(x_t | x_<t, f(x~_i))      (N: the number of target tokens in the batch)
 
@@ -20,6 +21,7 @@ from sentence_transformers.sentence_transformer.losses import DenoisingAutoEncod
 from torch import Tensor, nn
 
 from sentsweep.errors import InputError
+from sentsweep.references import TSDAE, Cited
 
 
 class _LookupAddingRowsToGrad(torch.autograd.Function):
@@ -69,8 +71,32 @@ def _plain_lookups_into(module: nn.Module, weight: nn.Parameter) -> list[tuple[n
             and not child.scale_grad_by_freq and not child.sparse]
 
 
-class TsdaeLoss(DenoisingAutoEncoderLoss):
-    """TSDAE's reconstruction loss (see the module docstring), as DenoisingAutoEncoderLoss computes it."""
+class TsdaeLoss(Cited, DenoisingAutoEncoderLoss):
+    """TSDAE's reconstruction loss, as DenoisingAutoEncoderLoss computes it (and faster: see the module docstring).
+
+        L = -1/N sum_i sum_t log P(x_t | x_<t, f(x~_i))      (N: the number of target tokens in the batch)
+
+    The inputs are pairs of feature dicts: the noised sentences x~ (encoded) and the originals x (decoded).
+
+    References:
+        - Kexin Wang, Nils Reimers, Iryna Gurevych (2021), TSDAE: Using Transformer-based Sequential Denoising
+          Auto-Encoder for Unsupervised Sentence Embedding Learning, section 3.1 (the objective), section 3.2
+          (the decoder's cross-attention), https://arxiv.org/abs/2104.06979
+
+    Example::
+
+        import random
+        from sentsweep.models import load_sentence_model
+        from sentsweep.noise import WordNoise
+
+        model = load_sentence_model("bert-base-uncased", "cls")
+        loss = TsdaeLoss(model, tie_encoder_decoder=True)
+        sentences = ["A man is playing a guitar.", "A dog runs on the beach."]
+        noised = [WordNoise("delete", 0.6)(sentence, random.Random(0)) for sentence in sentences]
+        loss([model.preprocess(noised), model.preprocess(sentences)]).backward()
+    """
+
+    reference = TSDAE
 
     def __init__(self, model, decoder_name_or_path: str | None = None, tie_encoder_decoder: bool = True) -> None:
         super().__init__(model, decoder_name_or_path, tie_encoder_decoder)
