@@ -32,9 +32,9 @@ def run(trial_seconds: float = 60.0) -> list[Result]:
 
     from sentsweep.data import read_corpus
     from sentsweep.demo_data import CORPUS_FILE
-    from sentsweep.sweep.launcher import Stage, SweepDefinition, read_corpus_pairs_text, run_sweep
     from sentsweep.models import build_tiny_model
-    from sentsweep.trainables import train
+    from sentsweep.sweep.launcher import Stage, SweepDefinition, read_corpus_pairs_text, run_sweep
+    from sentsweep.trainables.catalog import train
     from sentsweep.trainables.session import LocalSession
 
     with tempfile.TemporaryDirectory() as folder:

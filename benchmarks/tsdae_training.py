@@ -23,12 +23,14 @@ STEPS, BATCH_SIZE = 40, 8
 
 
 def ours(model_path: str, sentences: list[str], precision: str = "fp32") -> float:
+    from sentsweep.trainables.catalog import resolve_trial
     from sentsweep.trainables.loop import BatchSchedule, make_optimizer, training_step
     from sentsweep.trainables.unsupervised import build_unsupervised
 
     config = dict(method="tsdae", model=model_path, corpus="", pooling="cls", max_seq_length=128, noise_ratio=0.6,
-                  noise_type="delete", tie_decoder=True)
-    setup = build_unsupervised(config)
+                  noise_type="delete", tie_decoder=True, dev_file="", test_file="", lr=3e-5, batch_size=BATCH_SIZE,
+                  max_steps=STEPS, eval_steps=STEPS, seed=0)
+    setup = build_unsupervised(resolve_trial(config))
     setup.module.train()
     optimizer = make_optimizer(setup.module, lr=3e-5)
     schedule = BatchSchedule(sentences, BATCH_SIZE, seed=0, group_by_length=True)
@@ -42,8 +44,8 @@ def reference(model_path: str, sentences: list[str]) -> float:
 
     from datasets import Dataset
     from sentence_transformers import SentenceTransformerTrainer, SentenceTransformerTrainingArguments
-    from transformers import TrainerCallback
     from sentence_transformers.sentence_transformer.losses import DenoisingAutoEncoderLoss
+    from transformers import TrainerCallback
 
     from sentsweep.models import load_sentence_model
     from sentsweep.noise import delete_words

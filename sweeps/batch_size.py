@@ -1,6 +1,7 @@
 """Batch size of the contrastive methods (SimCSE, NM, CT, ConSERT): in-batch negatives grow with it.
 
-The experiment is defined in sentsweep/experiments/batch_size.py; `python sweeps/batch_size.py --help` lists its options.
+The experiment is defined in sentsweep/experiments/batch_size.py;
+`python sweeps/batch_size.py --help` lists its options.
 """
 
 import sys

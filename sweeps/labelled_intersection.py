@@ -1,6 +1,7 @@
-"""Labelled-data intersection: the number of labelled pairs at which in-domain supervised SBERT matches an
+"""Labelled-data intersection: labelled pairs at which in-domain SBERT matches TSDAE (TSDAE paper, table 10).
 
-The experiment is defined in sentsweep/experiments/labelled_intersection.py; `python sweeps/labelled_intersection.py --help` lists its options.
+The experiment is defined in sentsweep/experiments/labelled_intersection.py;
+`python sweeps/labelled_intersection.py --help` lists its options.
 """
 
 import sys

@@ -1,6 +1,7 @@
 """Learning rate of the contrastive methods (SimCSE, NM, CT, ConSERT); grid or Optuna log-uniform.
 
-The experiment is defined in sentsweep/experiments/learning_rate.py; `python sweeps/learning_rate.py --help` lists its options.
+The experiment is defined in sentsweep/experiments/learning_rate.py;
+`python sweeps/learning_rate.py --help` lists its options.
 """
 
 import sys

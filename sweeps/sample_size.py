@@ -1,6 +1,7 @@
 """Training corpus size 128 ... 65,536 sentences (powers of two), per method (TSDAE paper, figure 3).
 
-The experiment is defined in sentsweep/experiments/sample_size.py; `python sweeps/sample_size.py --help` lists its options.
+The experiment is defined in sentsweep/experiments/sample_size.py;
+`python sweeps/sample_size.py --help` lists its options.
 """
 
 import sys

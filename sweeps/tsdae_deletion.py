@@ -1,6 +1,7 @@
 """TSDAE deletion ratio x pooling ablation (TSDAE paper, appendix A, tables 6 and 7).
 
-The experiment is defined in sentsweep/experiments/tsdae_deletion.py; `python sweeps/tsdae_deletion.py --help` lists its options.
+The experiment is defined in sentsweep/experiments/tsdae_deletion.py;
+`python sweeps/tsdae_deletion.py --help` lists its options.
 """
 
 import sys

@@ -1,6 +1,7 @@
 """TSDAE greedy configuration search (TSDAE paper, appendix A, tables 5-7): noise, ratio, pooling, tying.
 
-The experiment is defined in sentsweep/experiments/tsdae_noise.py; `python sweeps/tsdae_noise.py --help` lists its options.
+The experiment is defined in sentsweep/experiments/tsdae_noise.py;
+`python sweeps/tsdae_noise.py --help` lists its options.
 """
 
 import sys

@@ -25,6 +25,18 @@ def tiny_model_dir(tmp_path_factory) -> Path:
     return build_tiny_model(folder, read_corpus(CORPUS_FILE) + read_corpus_pairs_text())
 
 
+SHARED_INPUTS = dict(corpus=str(CORPUS_FILE), dev_file=str(DEMO_DIR / "sts-dev.csv"),
+                     test_file=str(DEMO_DIR / "sts-test.csv"), lr=1e-3, batch_size=8, max_steps=40, eval_steps=10,
+                     max_seq_length=32, seed=0)
+
+
+def typed_trial(config: dict):
+    """The typed trial of `config`, its shared inputs (data files, rate, steps) completed with the demo's."""
+    from sentsweep.trainables.catalog import resolve_trial
+
+    return resolve_trial(SHARED_INPUTS | config)
+
+
 @pytest.fixture()
 def tsdae_config(tiny_model_dir) -> dict:
     """A complete TSDAE trial config on the tiny model and the demo data."""

@@ -7,7 +7,7 @@ import pytest
 import ray
 
 from sentsweep.errors import InputError
-from sentsweep.trainables import get_method
+from sentsweep.trainables.catalog import get_method
 from tests.test_sweep_end_to_end import SWEEP_SCRIPT, load_sweep
 
 SWEEPS = SWEEP_SCRIPT.parent
@@ -37,19 +37,23 @@ def closed_port() -> int:
 @pytest.mark.parametrize(
     "extra, message",
     [
-        (["--poolings", "cls", "avg"], "unknown pooling 'avg'"),
-        (["--ratios", "0.3", "1.0"], r"noise ratio 1.0 is outside \[0, 1\)"),
-        (["--ratios", "-0.2"], "noise ratio -0.2 is outside"),
-        (["--search", "optuna", "--ratio-range", "0.1", "1.2"], "noise ratio 1.2 is outside"),
+        (["--poolings", "cls", "avg"], "setting pooling='avg': expected one of 'cls', 'mean', 'max'"),
+        (["--ratios", "0.3", "1.0"], "setting noise_ratio=1.0 is out of range: must be < 1"),
+        (["--ratios", "-0.2"], "setting noise_ratio=-0.2 is out of range: must be >= 0"),
+        (["--search", "optuna", "--ratio-range", "0.1", "1.2"], "setting noise_ratio=1.2 is out of range"),
         (["--corpus", "missing.txt"], "data file not found: .*missing.txt"),
         (["--sts-dir", "."], "lacks its dev file sts-dev.csv"),
         (["--model", "./no/such/model"], "model path './no/such/model' does not exist"),
         (["--seeds", "two"], "seeds 'two'"),
-        (["--sample-sizes", "0"], "sample size 0 must be positive"),
+        (["--sample-sizes", "0"], "setting sample_size=0 is out of range: must be >= 1"),
         (["--eval-task", "askubunto=."], "unknown evaluation task 'askubunto'"),
         (["--eval-task", "askubuntu=no/such/folder"], "askubuntu: folder not found: .*no/such/folder"),
-        (["--set", "select_checkpoint=best_test"], "select_checkpoint .best_test."),
-        (["--set", "precision=fp8"], "precision .fp8.; expected one of fp32, bf16"),
+        (["--set", "select_checkpoint=best_test"], "setting select_checkpoint='best_test': expected one of"),
+        (["--set", "precision=fp8"], "setting precision='fp8': expected one of 'fp32', 'bf16'"),
+        (["--set", "temprature=0.1"], "unknown setting 'temprature'; did you mean 'temperature'\\?"),
+        (["--set", "lr=-1"], "setting lr=-1 is out of range: must be > 0"),
+        (["--set", "temperature=0.1"], "setting 'temperature' is not used by the method\\(s\\) of this sweep: tsdae"),
+        (["--set", "tie_decoder=maybe"], "setting tie_decoder='maybe' must be true or false"),
     ],
 )
 def test_bad_option_fails_before_launch(run_quick, extra, message):
@@ -71,17 +75,23 @@ def test_unreachable_tracking_server_is_named(run_quick):
 
 
 def test_unknown_method_is_named():
-    with pytest.raises(InputError, match="unknown method .tsdea.; expected tfidf, bm25, sbert, augsbert, gpl, one of tsdae"):
+    with pytest.raises(InputError, match="unknown method .tsdea.; did you mean .tsdae.. \\(known: tfidf, bm25, sbert"):
         get_method("tsdea")
 
 
 @pytest.mark.parametrize(
     "script, extra, message",
     [
-        ("nm_weight", ["--methods", "mlm+nm", "mlm+bogus"], "unknown method 'mlm\\+bogus'"),
-        ("nm_weight", ["--weights", "0.1", "-1"], "weight w -1.0 of method"),
+        ("nm_weight", ["--methods", "mlm+nm", "mlm+bogus"], "method 'mlm\\+bogus': unknown objective 'bogus'"),
+        ("nm_weight", ["--weights", "0.1", "-1"], "setting w=-1.0 is out of range: must be >= 0"),
         ("learning_rate", ["--methods", "consert", "--set", "augmentations=token_shuffle,crop"], "unknown 'crop'"),
-        ("tsdae_noise", ["--set", "noise_ratio=1.5"], "noise ratio 1.5 is outside"),
+        ("tsdae_noise", ["--set", "noise_ratio=1.5"], "setting noise_ratio=1.5 is out of range"),
+        # A misspelled key or value fails for every method, with the closest valid one suggested.
+        ("augsbert", ["--set", "select_checkpoint=lats"], "setting select_checkpoint='lats': expected one of "
+         "'best_sts_dev', 'last'; did you mean 'last'\\?"),
+        ("labelled_intersection", ["--set", "select_checkpoint=lats"], "did you mean 'last'"),
+        ("gpl", ["--set", "select_checkpoint=lats"], "did you mean 'last'"),
+        ("augsbert", ["--set", "temprature=0.1"], "unknown setting 'temprature'; did you mean 'temperature'"),
         ("sample_size", ["--sample-sizes", "128", "100000"], "sample size 100000 exceeds the corpus's 400 sentences"),
     ],
 )

@@ -11,11 +11,11 @@ from scipy.stats import spearmanr
 from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.metrics.pairwise import cosine_similarity
 
+from sentsweep.bm25_index import Bm25Index, lexical_tokens
 from sentsweep.data import read_corpus, read_sts_benchmark_file
 from sentsweep.demo_data import CORPUS_FILE, DEMO_DIR
-from sentsweep.bm25_index import Bm25Index, lexical_tokens
 from sentsweep.scorers import Bm25Scorer, TfidfScorer
-from sentsweep.trainables.lexical_baselines import train_lexical
+from sentsweep.trainables.catalog import train
 from sentsweep.trainables.session import LocalSession
 
 
@@ -61,7 +61,7 @@ def test_tfidf_similarity_equals_scikit_learn_cosine():
 
 def test_tfidf_method_reports_spearman_of_its_similarities(tsdae_config):
     session = LocalSession()
-    train_lexical(tsdae_config | {"method": "tfidf"}, session)
+    train(tsdae_config | {"method": "tfidf"}, session)
     (report,) = session.reports
     pairs = read_sts_benchmark_file(DEMO_DIR / "sts-test.csv")
     similarities = TfidfScorer(read_corpus(CORPUS_FILE)).pair_similarities(pairs.sentences1, pairs.sentences2)
@@ -71,7 +71,7 @@ def test_tfidf_method_reports_spearman_of_its_similarities(tsdae_config):
 
 def test_bm25_method_scores_each_pair_with_rank_bm25_over_the_second_sentences(tsdae_config):
     session = LocalSession()
-    train_lexical(tsdae_config | {"method": "bm25"}, session)
+    train(tsdae_config | {"method": "bm25"}, session)
     (report,) = session.reports
     pairs = read_sts_benchmark_file(DEMO_DIR / "sts-test.csv")
     documents = list(dict.fromkeys(pairs.sentences2))
@@ -104,8 +104,7 @@ def test_lexical_candidate_and_top_k_scores_agree_with_the_full_score_matrix(sco
 
 def test_bm25_with_a_transfer_task_is_refused_before_anything_runs(tsdae_config):
     from sentsweep.errors import InputError
-    from sentsweep.trainables import get_method
+    from sentsweep.trainables.catalog import validate_config as validate
 
-    _, validate = get_method("bm25")
     with pytest.raises(InputError, match="no sentence vectors for the transfer task\\(s\\) mr"):
         validate(tsdae_config | {"method": "bm25", "eval_tasks": {"mr": "/data/MR", "askubuntu": "/data/au"}})

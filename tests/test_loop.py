@@ -9,6 +9,7 @@ from sentsweep.data import read_corpus
 from sentsweep.demo_data import CORPUS_FILE
 from sentsweep.trainables.loop import BatchSchedule
 from sentsweep.trainables.unsupervised import build_unsupervised
+from tests.conftest import typed_trial
 
 CORPUS = read_corpus(CORPUS_FILE)
 VARIED = [" ".join(["word"] * random.Random(i).randint(1, 40)) + f" {i}" for i in range(800)]
@@ -38,8 +39,8 @@ def test_length_grouping_cuts_padding_and_keeps_batches_random():
 
 def test_dynamic_padding_does_not_change_the_loss(tiny_model_dir):
     """Padding a batch to a longer length (what grouping avoids) leaves the TSDAE encoder's output unchanged."""
-    setup = build_unsupervised(dict(method="tsdae", model=str(tiny_model_dir), corpus=str(CORPUS_FILE),
-                                    pooling="mean", max_seq_length=64))
+    setup = build_unsupervised(typed_trial(dict(method="tsdae", model=str(tiny_model_dir), corpus=str(CORPUS_FILE),
+                                    pooling="mean", max_seq_length=64)))
     model = setup.model
     model.eval()
     short = model.preprocess(CORPUS[:4])
@@ -52,13 +53,12 @@ def test_dynamic_padding_does_not_change_the_loss(tiny_model_dir):
 
 def tsdae_loss_curve(tiny_model_dir, make_optimizer=None, precision="fp32", tie_decoder=True) -> list:
     """15 TSDAE steps on the tiny model from seed 0: the loss of each."""
-    from sentsweep.trainables.loop import make_optimizer as fused_adamw
-    from sentsweep.trainables.loop import training_step
+    from sentsweep.trainables.loop import make_optimizer as fused_adamw, training_step
 
     config = dict(method="tsdae", model=str(tiny_model_dir), corpus=str(CORPUS_FILE), pooling="cls",
                   max_seq_length=32, tie_decoder=tie_decoder)
     torch.manual_seed(0)
-    setup = build_unsupervised(config)
+    setup = build_unsupervised(typed_trial(config))
     setup.module.train()
     optimizer = (make_optimizer or fused_adamw)(setup.module, 1e-3)
     schedule = BatchSchedule(CORPUS, 8, seed=0)

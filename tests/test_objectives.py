@@ -11,11 +11,13 @@ from sentsweep.losses.consert import ConsertLoss, augment_embeddings, check_augm
 from sentsweep.losses.contrastive import info_nce
 from sentsweep.losses.reconstruction import mask_tokens
 from sentsweep.models import load_sentence_model
-from sentsweep.trainables.objectives import OBJECTIVE_DEFAULTS, validate_config
+from sentsweep.trainables.catalog import validate_config
+from sentsweep.trainables.objectives import OBJECTIVES
 from sentsweep.trainables.unsupervised import build_unsupervised
+from tests.conftest import SHARED_INPUTS, typed_trial
 
 BATCH = CORPUS_FILE.read_text(encoding="utf-8").splitlines()[:16]
-METHODS = list(OBJECTIVE_DEFAULTS) + ["mlm+nm", "tsdae+nm", "simcse+clm_ae", "simcse+mlm_ae"]
+METHODS = OBJECTIVES.names() + ["mlm+nm", "tsdae+nm", "simcse+clm_ae", "simcse+mlm_ae"]
 
 
 @pytest.fixture()
@@ -30,7 +32,7 @@ def features(model, texts):
 @pytest.mark.parametrize("method", METHODS)
 def test_loss_decreases_over_30_steps(base_config, method):
     torch.manual_seed(0)
-    setup = build_unsupervised(base_config | {"method": method})
+    setup = build_unsupervised(typed_trial(base_config | {"method": method}))
     setup.module.train()
     optimizer = torch.optim.AdamW(setup.module.parameters(), lr=1e-3)
     losses = []
@@ -44,7 +46,7 @@ def test_loss_decreases_over_30_steps(base_config, method):
 
 
 def test_noise_matching_has_no_gradient_through_the_original_branch(base_config):
-    setup = build_unsupervised(base_config | {"method": "nm", "noise_ratio": 0.0})
+    setup = build_unsupervised(typed_trial(base_config | {"method": "nm", "noise_ratio": 0.0}))
     model = setup.model
     model.eval()  # no dropout, and T(x) = x at ratio 0: both branches see the very same embedding
     params = [p for p in model.parameters() if p.requires_grad]
@@ -63,7 +65,7 @@ def test_noise_matching_has_no_gradient_through_the_original_branch(base_config)
 
 
 def test_simcse_two_views_differ_only_by_dropout(base_config):
-    setup = build_unsupervised(base_config | {"method": "simcse"})
+    setup = build_unsupervised(typed_trial(base_config | {"method": "simcse"}))
     setup.module.train()  # as the training loop does
     model = setup.model
     outputs = []
@@ -107,7 +109,7 @@ def test_one_pass_simcse_keeps_the_loss_curve_of_multiple_negatives_ranking_loss
 
 def test_second_objective_gets_gradient_only_with_positive_weight(base_config):
     for weight, expect_gradient in ((0.0, False), (0.01, True)):
-        setup = build_unsupervised(base_config | {"method": "simcse+clm_ae", "w": weight})
+        setup = build_unsupervised(typed_trial(base_config | {"method": "simcse+clm_ae", "w": weight}))
         setup.batch_loss(BATCH, random.Random(0)).backward()
         decoder_grad = setup.module["clm_ae"].decoder.cls.predictions.transform.dense.weight.grad
         assert (decoder_grad is not None and decoder_grad.abs().sum() > 0) == expect_gradient
@@ -161,17 +163,21 @@ def test_mask_tokens_respects_special_tokens_and_labels():
 @pytest.mark.parametrize(
     "change, message",
     [
-        ({"method": "simcse+bogus"}, "unknown method 'simcse\\+bogus'"),
-        ({"method": "mlm+nm", "w": -0.1}, "weight w -0.1"),
+        ({"method": "simcse+bogus"}, "method 'simcse\\+bogus': unknown objective 'bogus'"),
+        ({"method": "mlm+nm", "w": -0.1}, "setting w=-0.1 is out of range: must be >= 0"),
+        ({"method": "mlm+nm", "w": None}, "method 'mlm\\+nm' needs the weight w"),
         ({"method": "consert", "augmentations": "token_shuffle,crop"}, "unknown 'crop'"),
-        ({"method": "tsdae", "noise_type": "blur"}, "unknown noise type 'blur'"),
-        ({"method": "simcse", "temperature": 0}, "temperature 0 must be > 0"),
-        ({"method": "nm", "pooling": "sum"}, "unknown pooling 'sum'"),
+        ({"method": "tsdae", "noise_type": "blur"}, "setting noise_type='blur': expected one of 'delete'"),
+        ({"method": "simcse", "temperature": 0}, "setting temperature=0 is out of range: must be > 0"),
+        ({"method": "nm", "pooling": "sum"}, "setting pooling='sum': expected one of 'cls', 'mean', 'max'"),
+        ({"method": "simcse", "temprature": 0.1}, "unknown setting 'temprature'; did you mean 'temperature'"),
+        ({"method": "tsdae", "tie_decoder": "yes"}, "setting tie_decoder='yes' must be true or false"),
+        ({"method": "simcse", "lr": -1}, "setting lr=-1 is out of range: must be > 0"),
     ],
 )
 def test_bad_method_settings_are_named(base_config, change, message):
     with pytest.raises(InputError, match=message):
-        validate_config(base_config | change)
+        validate_config(SHARED_INPUTS | base_config | change)
 
 
 def test_augmentation_pairs():

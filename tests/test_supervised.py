@@ -10,13 +10,13 @@ from rank_bm25 import BM25Okapi
 from scipy import stats
 from sklearn.metrics import f1_score
 
+from sentsweep.bm25_index import lexical_tokens
 from sentsweep.data import ScoredPairs, read_corpus
 from sentsweep.demo_data import CORPUS_FILE, DEMO_DIR
 from sentsweep.errors import InputError
-from sentsweep.bm25_index import lexical_tokens
 from sentsweep.pair_models import CrossBiEncoder, build_teacher
 from sentsweep.sampling import bm25_pairs, iterative_kde
-from sentsweep.trainables import get_method, train
+from sentsweep.trainables.catalog import resolve_trial, train, validate_config
 from sentsweep.trainables.session import LocalSession
 from sentsweep.trainables.teachers import protected_mask, teacher_spearman, train_teacher
 
@@ -135,7 +135,7 @@ def test_augsbert_with_reannotated_gold_distils_the_teachers_scores(tiny_model_d
     report = session.reports[-1]
     assert report["gold_pairs"] == 40 and report["silver_pairs"] > 0
     assert len(seen["examples"]) == 40 + report["silver_pairs"]
-    gold = supervised.gold_pairs(supervised.with_supervised_defaults(config), 0)
+    gold = supervised.gold_pairs(resolve_trial(config | {"seed": 0}))
     reannotated = seen["examples"][:40]
     assert [(a, b) for a, b, _ in reannotated] == list(zip(gold.sentences1, gold.sentences2))
     labels = np.array([label for _, _, label in reannotated])
@@ -156,7 +156,7 @@ def test_gpl_margin_mse_loss_decreases(tiny_model_dir, tmp_path):
 
 
 def test_an_unloadable_generator_is_named_with_how_to_give_a_local_folder(tiny_model_dir, tmp_path):
-    _, validate = get_method("gpl")
+    validate = validate_config
     missing = tmp_path / "no-such-t5"
     with pytest.raises(InputError, match=r"query-generation model .*no-such-t5.*does not exist.*--set generator="):
         validate(base_config(tiny_model_dir) | {"method": "gpl", "generator": str(missing)})
@@ -173,7 +173,9 @@ def test_topic_classification_task_reports_f1_macro_of_a_frozen_encoder(tmp_path
         def features(self, texts):
             return np.array([[("cat" in t) * 1.0, ("car" in t) * 1.0] for t in texts])
 
-    lines = lambda n: "".join(f"{'pets' if i % 3 else 'cars'}\t{'a cat' if i % 3 else 'a car'} {i}\n" for i in range(n))
+    def lines(n):
+        return "".join(f"{'pets' if i % 3 else 'cars'}\t{'a cat' if i % 3 else 'a car'} {i}\n" for i in range(n))
+
     (tmp_path / "train.tsv").write_text(lines(30), encoding="utf-8")
     (tmp_path / "test.tsv").write_text(lines(9) + "pets\ta car by mistake\n", encoding="utf-8")
     result = build_task("topics", str(tmp_path)).evaluate(WordFeatures(), "test")
@@ -194,13 +196,15 @@ def test_topic_prompts_reach_the_teacher_and_the_student_only_when_shown(tiny_mo
     seen = {}
     original = supervised.cosine_similarity_setup
     monkeypatch.setattr(supervised, "cosine_similarity_setup",
-                        lambda model, examples, metrics=None: seen.setdefault("setup", original(model, examples, metrics)))
+                        lambda model, examples, metrics=None: seen.setdefault(
+                            "setup", original(model, examples, metrics)))
     original_predict = {}
 
     def spy_teacher(kind, source, max_length, device):
         teacher = build_teacher(kind, source, max_length, device)
         predict = teacher.predict
-        teacher.predict = lambda a, b, **kw: original_predict.setdefault("texts", []).extend(a + b) or predict(a, b, **kw)
+        teacher.predict = lambda a, b, **kw: (
+            original_predict.setdefault("texts", []).extend(a + b) or predict(a, b, **kw))
         return teacher
 
     monkeypatch.setattr(supervised, "build_teacher", spy_teacher)

@@ -57,3 +57,19 @@ def test_asha_stops_trials_early_and_the_table_counts_them(tmp_path):
         stopped_run = client.get_run(run_id)
         assert stopped_run.data.tags["stopped_early"] == "true" and stopped_run.data.metrics["step"] < 80
     assert f"Runs left out: {len(stopped)} stopped early." in printed
+
+
+def test_when_every_trial_fails_the_sweep_ends_naming_their_failure_reason(tmp_path, capsys):
+    definition = SweepDefinition(
+        name="all_fail",
+        description="SimCSE at a temperature so small that every trial's loss overflows",
+        constants=dict(method="simcse", pooling="mean", batch_size=8, seeds=2),
+        quick_constants=QUICK_SETTINGS | {"max_steps": 20, "eval_steps": 10},
+        stages=[Stage("temperature", lambda args: {"temperature": [1e-300]})],
+    )
+    code, uri, printed = run(definition, tmp_path, "--max-failures", "0")
+    err = capsys.readouterr().err
+    assert code == 1
+    assert "no trial of this stage finished (2 failed); failure reason(s):" in err
+    assert "FloatingPointError: loss is nan at step" in err
+    assert "no param/metric named" not in err + printed

@@ -3,17 +3,16 @@
 import random
 
 import pytest
-
 import torch
 
+from sentsweep.trainables.catalog import resolve_trial, train as train_tsdae
 from sentsweep.trainables.session import LocalSession
-from sentsweep.trainables.unsupervised import build_unsupervised as build_tsdae
-from sentsweep.trainables.unsupervised import train_unsupervised as train_tsdae
+from sentsweep.trainables.unsupervised import build_unsupervised
 
 
 def test_tsdae_loss_decreases_over_30_steps(tsdae_config):
     torch.manual_seed(0)
-    setup = build_tsdae(tsdae_config)
+    setup = build_unsupervised(resolve_trial(tsdae_config))
     optimizer = torch.optim.AdamW(setup.module.parameters(), lr=1e-3)
     batch = ["A man is playing a guitar in the park.", "A dog carries a ball on the beach."] * 4
     losses = []
@@ -27,8 +26,8 @@ def test_tsdae_loss_decreases_over_30_steps(tsdae_config):
 
 
 def test_tied_decoder_shares_encoder_weights_and_untied_does_not(tsdae_config):
-    tied = build_tsdae(tsdae_config)
-    untied = build_tsdae(tsdae_config | {"tie_decoder": False})
+    tied = build_unsupervised(resolve_trial(tsdae_config))
+    untied = build_unsupervised(resolve_trial(tsdae_config | {"tie_decoder": False}))
     count = lambda module: sum(p.numel() for p in module.parameters())  # noqa: E731 - shared params count once
     encoder = tied.model[0].auto_model
     # Untied adds a whole second copy of the encoder stack (the decoder has no pooler layer).
@@ -41,7 +40,7 @@ def test_tied_decoder_shares_encoder_weights_and_untied_does_not(tsdae_config):
 
 
 def test_decoder_gradient_reaches_the_encoder_only_through_the_sentence_vector(tsdae_config):
-    setup = build_tsdae(tsdae_config | {"tie_decoder": False})
+    setup = build_unsupervised(resolve_trial(tsdae_config | {"tie_decoder": False}))
     loss = setup.batch_loss(["A man is playing a guitar.", "A cat eats an apple."], random.Random(0))
     loss.backward()
     encoder = setup.model[0].auto_model
@@ -63,7 +62,7 @@ def test_tsdae_loss_and_gradients_equal_sentence_transformers_denoising_loss(tsd
 
     def loss_and_gradients():
         torch.manual_seed(0)
-        setup = build_tsdae(tsdae_config | {"tie_decoder": tie_decoder})
+        setup = build_unsupervised(resolve_trial(tsdae_config | {"tie_decoder": tie_decoder}))
         setup.module.train()
         torch.manual_seed(1)
         loss = setup.batch_loss(batch, random.Random(0))

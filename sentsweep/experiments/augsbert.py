@@ -8,6 +8,7 @@ sentences from --corpus instead, and --set topic_corpus=FILE topic_prompt=shown|
     python sweeps/augsbert.py --model roberta-base --sts-dir data/stsbenchmark --seeds 5
 """
 
+from sentsweep.references import THESIS_REIML_2023
 from sentsweep.search_spaces.supervised import AUGSBERT_QUICK, AUGSBERT_SAMPLINGS, AUGSBERT_SETTINGS, AUGSBERT_TEACHERS
 from sentsweep.sweep import Stage, SweepDefinition
 
@@ -27,6 +28,7 @@ def grid_axes(args):
 DEFINITION = SweepDefinition(
     name="augsbert",
     description=__doc__.splitlines()[0],
+    reference=THESIS_REIML_2023,
     constants=AUGSBERT_SETTINGS,
     quick_constants=AUGSBERT_QUICK,
     stages=[Stage("teacher x sampling", grid_axes)],

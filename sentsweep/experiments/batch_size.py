@@ -5,6 +5,7 @@ Thesis 000 (section 5.4.2) found batch size 8 too easy for contrastive objective
     python sweeps/batch_size.py --quick
 """
 
+from sentsweep.references import THESIS_REIML_2023
 from sentsweep.search_spaces.contrastive import BATCH_SIZES, CONTRASTIVE_METHODS, NM_SETTINGS, QUICK_SETTINGS
 from sentsweep.sweep import Stage, SweepDefinition
 
@@ -23,6 +24,7 @@ def grid_axes(args):
 DEFINITION = SweepDefinition(
     name="batch_size",
     description=__doc__.splitlines()[0],
+    reference=THESIS_REIML_2023,
     constants=NM_SETTINGS | {"method": "simcse"},
     quick_constants=QUICK_SETTINGS,
     stages=[Stage("method x batch_size", grid_axes)],

@@ -1,5 +1,7 @@
-"""Labelled-data intersection: the number of labelled pairs at which in-domain supervised SBERT matches an
-unsupervised method (TSDAE paper, table 10), by bisection over sample size with the seed std as precision.
+"""Labelled-data intersection: labelled pairs at which in-domain SBERT matches TSDAE (TSDAE paper, table 10).
+
+The number of labelled pairs at which in-domain supervised SBERT matches an unsupervised method, found by
+bisection over sample size with the seed std as precision.
 
 First the unsupervised reference (--reference, default tsdae) runs over the seeds; then `sbert` runs over
 the seeds at each probed number of gold pairs (the training split beside the dev/test data) until its mean
@@ -9,10 +11,11 @@ dev score is within one seed std of the reference's. Each probe is a stage of th
     python sweeps/labelled_intersection.py --model bert-base-uncased --corpus in_domain.txt --sts-dir data --seeds 5
 """
 
+from sentsweep.data import read_scored_pairs
+from sentsweep.references import TSDAE
 from sentsweep.search_spaces.intersection import IntersectionSearch
 from sentsweep.search_spaces.supervised import INTERSECTION_QUICK, INTERSECTION_SETTINGS
 from sentsweep.search_spaces.tsdae import PAPER_SETTINGS
-from sentsweep.data import read_scored_pairs
 from sentsweep.sweep import Stage, SweepDefinition
 
 REFERENCE_STAGE, SUPERVISED_STAGE = "reference", "supervised"
@@ -51,6 +54,7 @@ def run_search(runner, tracker, constants: dict, stages) -> None:
 DEFINITION = SweepDefinition(
     name="labelled_intersection",
     description=__doc__.splitlines()[0],
+    reference=TSDAE,
     constants=INTERSECTION_SETTINGS | {k: PAPER_SETTINGS[k] for k in ("noise_type", "noise_ratio", "tie_decoder")},
     quick_constants=INTERSECTION_QUICK,
     stages=[Stage(REFERENCE_STAGE, lambda args: {"method": [args.reference]}),

@@ -7,6 +7,7 @@ Thesis 001, tables 5.16 / 5.17: w in {0.1, 0.01, 0.001, 0.0001}, 3 seeds.
 
 from ray import tune
 
+from sentsweep.references import THESIS_WANG_2022
 from sentsweep.search_spaces.contrastive import (
     MULTITASK_METHODS,
     MULTITASK_SETTINGS,
@@ -37,6 +38,7 @@ def sampled_axes(args):
 DEFINITION = SweepDefinition(
     name="multitask_weight",
     description=__doc__.splitlines()[0],
+    reference=THESIS_WANG_2022,
     constants=MULTITASK_SETTINGS | {"method": MULTITASK_METHODS[0]},
     quick_constants=QUICK_SETTINGS,
     stages=[Stage("method x w", grid_axes)],

@@ -9,6 +9,7 @@ Thesis 000, section 5.4.2 and table 6.10.
 
 from ray import tune
 
+from sentsweep.references import THESIS_REIML_2023
 from sentsweep.search_spaces.contrastive import NM_METHODS, NM_SETTINGS, NM_WEIGHTS, QUICK_SETTINGS, weight_ranges
 from sentsweep.sweep import Stage, SweepDefinition
 
@@ -38,6 +39,7 @@ def sampled_axes(args):
 DEFINITION = SweepDefinition(
     name="nm_weight",
     description=__doc__.splitlines()[0],
+    reference=THESIS_REIML_2023,
     constants=NM_SETTINGS | {"method": NM_METHODS[0]},
     quick_constants=QUICK_SETTINGS,
     stages=[Stage("method x w x pooling", grid_axes)],

@@ -4,6 +4,7 @@
     python sweeps/sample_size.py --model bert-base-uncased --corpus corpus.txt --sts-dir data/stsbenchmark
 """
 
+from sentsweep.references import TSDAE
 from sentsweep.search_spaces.contrastive import QUICK_SETTINGS, SAMPLE_SIZE_METHODS, SAMPLE_SIZES
 from sentsweep.search_spaces.tsdae import PAPER_SETTINGS
 from sentsweep.sweep import Stage, SweepDefinition
@@ -24,6 +25,7 @@ def grid_axes(args):
 DEFINITION = SweepDefinition(
     name="sample_size",
     description=__doc__.splitlines()[0],
+    reference=TSDAE,
     constants=PAPER_SETTINGS,
     quick_constants=QUICK_SETTINGS,
     stages=[Stage("method x sample_size", grid_axes)],

@@ -5,6 +5,7 @@
         --sts-dir data/stsbenchmark --gpus-per-trial 0.5           # the paper's setting
 """
 
+from sentsweep.references import TSDAE
 from sentsweep.search_spaces.tsdae import (
     PAPER_DELETION_RATIOS,
     PAPER_POOLINGS,
@@ -35,6 +36,7 @@ def sampled_axes(args):
 DEFINITION = SweepDefinition(
     name="tsdae_deletion",
     description=__doc__.splitlines()[0],
+    reference=TSDAE,
     constants=PAPER_SETTINGS,
     quick_constants=QUICK_SETTINGS | {"max_steps": 60},
     stages=[Stage("deletion_ratio x pooling", grid_axes)],

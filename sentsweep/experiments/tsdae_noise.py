@@ -6,7 +6,14 @@ stage 3 the pooling; stage 4 tied vs untied decoder. Each stage keeps the previo
     python sweeps/tsdae_noise.py --quick
 """
 
-from sentsweep.search_spaces.tsdae import PAPER_DELETION_RATIOS, PAPER_NOISE_TYPES, PAPER_POOLINGS, PAPER_SETTINGS, QUICK_SETTINGS
+from sentsweep.references import TSDAE
+from sentsweep.search_spaces.tsdae import (
+    PAPER_DELETION_RATIOS,
+    PAPER_NOISE_TYPES,
+    PAPER_POOLINGS,
+    PAPER_SETTINGS,
+    QUICK_SETTINGS,
+)
 from sentsweep.sweep import Stage, SweepDefinition
 
 
@@ -17,6 +24,7 @@ def pick(args, full, quick):
 DEFINITION = SweepDefinition(
     name="tsdae_noise",
     description=__doc__.splitlines()[0],
+    reference=TSDAE,
     constants=PAPER_SETTINGS | {"noise_ratio": 0.3},
     quick_constants=QUICK_SETTINGS,
     stages=[

@@ -26,14 +26,17 @@ from sentsweep.demo_data import CORPUS_FILE, DEMO_DIR
 from sentsweep.errors import InputError
 from sentsweep.models import build_tiny_model, check_model_source, load_sentence_model
 from sentsweep.random_seeds import parse_seeds
+from sentsweep.references import Reference
 from sentsweep.search_spaces.param_spaces import grid_param_space, sampled_param_space, values_to_validate
 from sentsweep.tasks import build_tasks, main_metric, parse_task_specs
 from sentsweep.tasks.sts import StsEvaluator
 from sentsweep.tracking.callback import SweepTracker
 from sentsweep.tracking.store import check_tracking_reachable, resolve_tracking_uri
-from sentsweep.trainables import get_method, train
+from sentsweep.trainables.catalog import check_keys, get_method, train, validate_config
+from sentsweep.trainables.settings import BOOKKEEPING_KEYS, EvaluationSettings, TrainingSettings
 
 DEFAULT_OUTPUT_DIR = Path("sweep_outputs")
+TINY_MODEL_PENDING = "<the tiny random model, built once every check has passed>"
 SCHEDULERS = ("fifo", "asha", "median")
 
 
@@ -63,6 +66,7 @@ class SweepDefinition:
     trains_on_gold_pairs: bool = False  # supervised: train_file = the labelled pairs beside the dev/test data
     # Runs the stages itself, e.g. a search whose next stage depends on the last: (runner, tracker, constants, stages)
     driver: Callable | None = None
+    reference: Reference | None = None  # the work whose experiment this re-runs (None: the project's own)
     selection_metric: str = "best_sts_dev"
     table_metrics: list[str] = field(default_factory=lambda: ["sts_test_at_best_dev", "best_sts_dev"])
 
@@ -119,12 +123,6 @@ def parse_assignments(assignments: list[str]) -> dict:
     return parsed
 
 
-def _check_positive(values, name: str) -> None:
-    for value in values or []:
-        if value <= 0:
-            raise InputError(f"{name} {value!r} must be positive")
-
-
 def resolve_settings(definition: SweepDefinition, args: argparse.Namespace) -> tuple[dict, list[int]]:
     """The trials' fixed config (absolute paths, checked files) and the seeds; raises `InputError` on bad input."""
     constants = dict(definition.constants)
@@ -133,11 +131,11 @@ def resolve_settings(definition: SweepDefinition, args: argparse.Namespace) -> t
     for option in ("lr", "max_steps", "eval_steps", "max_seq_length"):
         if getattr(args, option) is not None:
             constants[option] = getattr(args, option)
-    constants.update(parse_assignments(args.set))
-    _check_positive([constants["max_steps"], constants["eval_steps"], constants["batch_size"]], "steps/batch size")
-    _check_positive(args.batch_sizes, "batch size")
-    _check_positive(args.sample_sizes, "sample size")
-    _check_positive([args.cpus_per_trial], "cpus per trial")
+    overrides = parse_assignments(args.set)
+    check_keys(overrides)  # a misspelled key fails here, with the closest setting suggested
+    constants.update(overrides)
+    if args.cpus_per_trial <= 0:
+        raise InputError(f"cpus per trial {args.cpus_per_trial!r} must be positive")
     if args.gpus_per_trial < 0:
         raise InputError(f"gpus per trial {args.gpus_per_trial!r} must be >= 0")
 
@@ -154,7 +152,8 @@ def resolve_settings(definition: SweepDefinition, args: argparse.Namespace) -> t
         constants.update(eval_format="hf", dev_file=args.hf_sts, test_file=args.hf_sts)
     else:
         files = sts_benchmark_files(args.sts_dir or DEMO_DIR)
-        constants.update(eval_format="stsb", dev_file=str(files["dev"].resolve()), test_file=str(files["test"].resolve()))
+        constants.update(eval_format="stsb", dev_file=str(files["dev"].resolve()),
+                         test_file=str(files["test"].resolve()))
     read_scored_pairs(constants["dev_file"], constants["eval_format"], "dev")
     read_scored_pairs(constants["test_file"], constants["eval_format"], "test")
     if definition.trains_on_gold_pairs and "train_file" not in constants:
@@ -201,15 +200,28 @@ def stage_axes(definition: SweepDefinition, args: argparse.Namespace) -> list[tu
     return stages
 
 
-def validate_axes(constants: dict, stages: list[tuple[str, dict]]) -> None:
-    """Check every value every axis can take with its method's own validation, before anything runs."""
+def validate_axes(constants: dict, stages: list[tuple[str, dict]]) -> set[str]:
+    """Check every value every axis can take as its method's typed settings, before anything runs; returns
+    the names of the sweep's methods."""
+    methods = set()
     for _, axes in stages:
         first_point = constants | {name: values_to_validate(axis)[0] for name, axis in axes.items()}
+        first_point.setdefault("model", TINY_MODEL_PENDING)
         for name, axis in axes.items():
             for value in values_to_validate(axis):
-                point = first_point | {name: value}
-                _, validate_config = get_method(point["method"])
-                validate_config(point)
+                methods.add(validate_config(first_point | {name: value}).method)
+        if not axes:
+            methods.add(validate_config(first_point).method)
+    return methods
+
+
+def check_overrides_used(overrides: dict, methods: set[str]) -> None:
+    """Every --set key must be a setting of at least one method the sweep runs (else it would do nothing)."""
+    used = set(BOOKKEEPING_KEYS).union(*(get_method(name).setting_names() for name in methods))
+    for key in overrides:
+        if key not in used:
+            raise InputError(f"setting {key!r} is not used by the method(s) of this sweep: "
+                             f"{', '.join(sorted(methods))}")
 
 
 def _tiny_model(output_dir: Path, corpus: Path) -> Path:
@@ -256,9 +268,11 @@ def run_sweep(definition: SweepDefinition, argv=None, prog: str | None = None) -
 def _run(definition: SweepDefinition, args: argparse.Namespace) -> int:
     constants, seeds = resolve_settings(definition, args)
     stages = stage_axes(definition, args)
+    EvaluationSettings.from_config(constants)  # the shared settings need no model: checked before any is built
+    TrainingSettings.from_config({"model": TINY_MODEL_PENDING} | constants)
     if args.quick and definition.quick_setup is not None:
         prepare_quick_models(definition, constants, args)  # the checks below need the tiny models it builds
-    validate_axes(constants, stages)
+    check_overrides_used(parse_assignments(args.set), validate_axes(constants, stages))
     tracking_uri = resolve_tracking_uri(args.tracking_uri)
     check_tracking_reachable(tracking_uri)
     prepare_quick_models(definition, constants, args)  # --quick without --model: every check passed, build now
@@ -300,9 +314,11 @@ class SweepRunner:
                 self.definition.driver(self, tracker, constants, stages)
             else:
                 for index, (stage_name, axes) in enumerate(stages):
-                    title = f"stage {index + 1}/{len(stages)} '{stage_name}'" if len(stages) > 1 else self.definition.name
+                    title = (f"stage {index + 1}/{len(stages)} '{stage_name}'" if len(stages) > 1
+                             else self.definition.name)
                     table = self.run_stage(tracker, index, title, constants | (
-                        {"stage": stage_name} if len(stages) > 1 else {}), axes, stage_name if len(stages) > 1 else None)
+                        {"stage": stage_name} if len(stages) > 1 else {}), axes,
+                        stage_name if len(stages) > 1 else None)
                     if len(stages) > 1:
                         best = self.best_values(table, axes)
                         print(f"best on dev ({self.definition.selection_metric}, mean over seeds): {best}")
@@ -314,14 +330,20 @@ class SweepRunner:
         return 0
 
     def run_stage(self, tracker, index: int, title: str, constants: dict, axes: dict, stage: str | None):
-        """Fit one stage, write its results, print its table and return it (`sentsweep.analysis.tables.ComparisonTable`)."""
+        """Fit one stage, write its results, print its table and return it
+        (`sentsweep.analysis.tables.ComparisonTable`)."""
         self._fit(tracker, f"{self.definition.name}-{tracker.parent_run_id[:8]}-{index}", constants, axes)
         if not tracker.writer.flush(attempts=6, wait_s=5.0):
             raise StageFailed(
                 f"MLflow at {self.tracking_uri} is unreachable; {tracker.writer.pending} results are saved in "
                 f"{tracker.writer.pending_file}; write them later with\n"
                 f"  python -m sentsweep.tracking.writer {tracker.writer.pending_file}", exit_code=3)
-        table = self._table(tracker.parent_run_id, axes, stage)
+        runs = fetch_trial_runs(self.tracking_uri, self.experiment, tracker.parent_run_id)
+        if stage is not None and len(runs):
+            runs = runs[runs["params.stage"] == stage]
+        if not len(runs) or not (runs["status"] == "FINISHED").any():
+            raise StageFailed(no_trial_finished(runs), exit_code=1)
+        table = self._table(runs, axes)
         print(f"\n{title}: mean ± std over seeds (MLflow experiment {self.experiment!r}, "
               f"sweep run {tracker.parent_run_id})\n\n{to_markdown(table)}")
         if self.definition.selection_metric not in table.best:
@@ -374,15 +396,24 @@ class SweepRunner:
             )
         tuner.fit()
 
-    def _table(self, parent_run_id: str, axes: dict, stage: str | None):
-        """The stage's comparison table: its axes as rows, the table metrics as columns."""
-        runs = fetch_trial_runs(self.tracking_uri, self.experiment, parent_run_id)
-        if stage is not None:
-            runs = runs[runs["params.stage"] == stage]
+    def _table(self, runs, axes: dict):
+        """The stage's comparison table of its trial `runs`: its axes as rows, the table metrics as columns."""
         group_by = list(axes) or ["method"]  # a sweep over seeds alone still gets its one row
         metrics = list(dict.fromkeys(self.definition.table_metrics + [self.definition.selection_metric]
                                      + self.task_metrics))
         return build_table(runs, group_by, metrics)
+
+
+def no_trial_finished(runs) -> str:
+    """What to say when no trial of a stage finished: how many ended how, and their failure reasons (the last
+    line of each distinct traceback)."""
+    if not len(runs):
+        return "no trial of this stage reported anything to MLflow"
+    counts = runs["status"].value_counts().to_dict()
+    reasons = [reason.strip().splitlines()[-1] for reason in runs["failure_reason"].dropna().unique() if reason.strip()]
+    summary = ", ".join(f"{count} {status.lower()}" for status, count in sorted(counts.items()))
+    listed = "".join(f"\n  {reason}" for reason in dict.fromkeys(reasons))
+    return f"no trial of this stage finished ({summary}); failure reason(s):{listed or ' none recorded'}"
 
 
 class StageFailed(Exception):

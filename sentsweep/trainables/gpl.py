@@ -12,36 +12,60 @@
 from __future__ import annotations
 
 import random
+from dataclasses import dataclass
 
 import torch
+from sentence_transformers.sentence_transformer.losses import MarginMSELoss
 
-from sentsweep.random_seeds import resolve_seed
 from sentsweep.data import read_corpus, read_scored_pairs
 from sentsweep.errors import InputError
-from sentsweep.models import check_model_source, check_pooling, load_sentence_model, preprocess_on_device
+from sentsweep.models import POOLING_MODES, check_model_source, load_sentence_model, preprocess_on_device
 from sentsweep.pair_models import CrossEncoderTeacher
 from sentsweep.query_generation import check_query_generator, generate_queries, load_query_generator
+from sentsweep.references import GPL, REPORT_TSDAE_GPL, THESIS_REIML_2023
 from sentsweep.scorers import EmbeddingScorer
+from sentsweep.settings import Settings, cited, project_choice, required_input, setting
 from sentsweep.trainables.loop import TrainingSetup, run_trial, sample_corpus
+from sentsweep.trainables.settings import Method, Trial
 from sentsweep.trainables.teachers import teacher_spearman, train_teacher
 
-DEFAULTS = dict(pooling="mean", queries_per_passage=3, negatives_top_k=50, score_max=5.0, teacher_epochs=3,
-                teacher_batch_size=16, teacher_lr=2e-5, query_max_length=64)
 
+@dataclass(frozen=True)
+class GplSettings(Settings):
+    generator: str = setting(help="seq2seq query-generation model (hub name or local folder)",
+                             source=required_input())
+    cross_encoder: str | None = setting(None, "a trained cross-encoder for the margins (none: train one from "
+                                        "`model` on train_file)", project_choice("004 names none"))
+    train_file: str | None = setting(None, "gold pairs to train the cross-encoder on when none is given",
+                                     project_choice())
+    retriever: str | None = setting(None, "dense retriever that mines negatives (none: `model` as released)",
+                                    project_choice())
+    pooling: str = setting("mean", "the bi-encoder's pooling", project_choice("004 is silent"),
+                           choices=POOLING_MODES)
+    queries_per_passage: int = setting(3, "queries generated per passage",
+                                       cited(REPORT_TSDAE_GPL, "GPL", '"Three queries are generated for each input '
+                                             'sentence."'), ge=1)
+    negatives_top_k: int = setting(50, "retrieved passages a negative is drawn from",
+                                   cited(REPORT_TSDAE_GPL, "GPL", '"50 of the most similar sentences are retrieved"'),
+                                   ge=1)
+    score_max: float = setting(5.0, "gold scores are divided by it (the cross-encoder's training labels)",
+                               cited(THESIS_REIML_2023, "§3.1", '"dividing each score by 5"'), gt=0)
+    teacher_epochs: int = setting(3, "epochs of the cross-encoder on the gold pairs",
+                                  cited(THESIS_REIML_2023, "§5.2.1", "000's cross-encoder recipe; 004 is silent"),
+                                  ge=1)
+    teacher_batch_size: int = setting(16, "the cross-encoder's batch size",
+                                      cited(THESIS_REIML_2023, "§5.1", "000's recipe; 004 is silent"), ge=1)
+    teacher_lr: float = setting(2e-5, "the cross-encoder's learning rate",
+                                cited(THESIS_REIML_2023, "§5.1", "000's recipe; 004 is silent"), gt=0)
+    query_max_length: int = setting(64, "tokens per generated query", project_choice(), ge=1)
 
-def validate_gpl_config(config: dict) -> None:
-    config = DEFAULTS | config
-    check_pooling(config["pooling"])
-    if not config.get("generator"):
-        raise InputError("method 'gpl' needs generator (a seq2seq query-generation model: hub name or local folder)")
-    check_query_generator(config["generator"])
-    if config.get("cross_encoder"):
-        check_model_source(config["cross_encoder"])
-    elif not config.get("train_file"):
-        raise InputError("method 'gpl' needs cross_encoder (a trained cross-encoder) or train_file (gold pairs to train one)")
-    for key in ("queries_per_passage", "negatives_top_k"):
-        if not isinstance(config[key], int) or config[key] < 1:
-            raise InputError(f"{key} {config[key]!r} must be a positive integer")
+    def __post_init__(self) -> None:
+        check_query_generator(self.generator)
+        if self.cross_encoder:
+            check_model_source(self.cross_encoder)
+        elif not self.train_file:
+            raise InputError("method 'gpl' needs cross_encoder (a trained cross-encoder) or train_file (gold pairs "
+                             "to train one)")
 
 
 def mine_negatives(retriever_scorer, queries: list[str], owners: list[int], passages: list[str], top_k: int,
@@ -57,36 +81,33 @@ def mine_negatives(retriever_scorer, queries: list[str], owners: list[int], pass
     return negatives
 
 
-def build_gpl(config: dict) -> TrainingSetup:
-    from sentence_transformers.sentence_transformer.losses import MarginMSELoss
-
-    config = DEFAULTS | config
-    seed = resolve_seed(config)
+def build_gpl(trial: Trial) -> TrainingSetup:
+    settings, training, seed = trial.settings, trial.training, trial.seed
     rng = random.Random(seed)
     device = "cuda" if torch.cuda.is_available() else "cpu"
-    passages = sample_corpus(read_corpus(config["corpus"]), config.get("sample_size"), seed)
+    passages = sample_corpus(read_corpus(training.corpus), training.sample_size, seed)
 
-    generator, tokenizer = load_query_generator(config["generator"])
-    generated = generate_queries(generator.to(device), tokenizer, passages, config["queries_per_passage"], seed,
-                                 config["query_max_length"])
+    generator, tokenizer = load_query_generator(settings.generator)
+    generated = generate_queries(generator.to(device), tokenizer, passages, settings.queries_per_passage, seed,
+                                 settings.query_max_length)
     del generator
     queries = [q for per_passage in generated for q in per_passage]
     owners = [i for i, per_passage in enumerate(generated) for _ in per_passage]
 
-    retriever = load_sentence_model(config.get("retriever") or config["model"], None, config["max_seq_length"], device)
-    negatives = mine_negatives(EmbeddingScorer(retriever), queries, owners, passages, config["negatives_top_k"], rng)
+    retriever = load_sentence_model(settings.retriever or training.model, None, training.max_seq_length, device)
+    negatives = mine_negatives(EmbeddingScorer(retriever), queries, owners, passages, settings.negatives_top_k, rng)
     del retriever
 
     torch.manual_seed(seed)
     metrics = {}
-    if config.get("cross_encoder"):
-        teacher = CrossEncoderTeacher(config["cross_encoder"], config["max_seq_length"], device)
+    if settings.cross_encoder:
+        teacher = CrossEncoderTeacher(settings.cross_encoder, training.max_seq_length, device)
     else:
-        teacher = CrossEncoderTeacher(config["model"], config["max_seq_length"], device)
-        gold = read_scored_pairs(config["train_file"], config.get("eval_format", "stsb"), "train")
-        train_teacher(teacher, gold, config["score_max"], config["teacher_epochs"], config["teacher_batch_size"],
-                      config["teacher_lr"], seed)
-        dev = read_scored_pairs(config["dev_file"], config.get("eval_format", "stsb"), "dev")
+        teacher = CrossEncoderTeacher(training.model, training.max_seq_length, device)
+        gold = read_scored_pairs(settings.train_file, trial.evaluation.eval_format, "train")
+        train_teacher(teacher, gold, settings.score_max, settings.teacher_epochs, settings.teacher_batch_size,
+                      settings.teacher_lr, seed)
+        dev = read_scored_pairs(trial.evaluation.dev_file, trial.evaluation.eval_format, "dev")
         metrics["teacher_sts_dev"] = teacher_spearman(teacher, dev)
     positive_scores = teacher.predict(queries, [passages[i] for i in owners], logits=True)
     negative_scores = teacher.predict(queries, [passages[i] for i in negatives], logits=True)
@@ -95,7 +116,7 @@ def build_gpl(config: dict) -> TrainingSetup:
                 for q, p, n, pos, neg in zip(queries, owners, negatives, positive_scores, negative_scores)]
 
     torch.manual_seed(seed)
-    model = load_sentence_model(config["model"], config["pooling"], config["max_seq_length"], device=device)
+    model = load_sentence_model(training.model, settings.pooling, training.max_seq_length, device=device)
     loss = MarginMSELoss(model)
 
     def batch_loss(batch, rng):
@@ -107,6 +128,4 @@ def build_gpl(config: dict) -> TrainingSetup:
     return TrainingSetup(model=model, module=model, batch_loss=batch_loss, examples=examples, metrics=metrics)
 
 
-def train_gpl(config: dict, session=None) -> None:
-    """Ray Tune function trainable of GPL (see the module docstring)."""
-    run_trial(DEFAULTS | config, build_gpl, session)
+GPL_METHOD = Method("gpl", GplSettings, lambda trial, session: run_trial(trial, build_gpl, session), GPL)

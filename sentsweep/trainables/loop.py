@@ -1,9 +1,9 @@
-"""The training loop every unsupervised trainable shares.
+"""The training loop every trained method shares (its settings: `TrainingSettings`, `EvaluationSettings`).
 
 AdamW at a constant learning rate over shuffled mini-batches of the corpus; every `eval_steps` steps (and at
 step 0, the untrained model) the STS dev score is computed; when it improves, the test score of that
 checkpoint is computed too, so test is only ever reported for the dev-selected checkpoint. The evaluation
-tasks of `config['eval_tasks']` ({name: path}, see sentsweep.tasks) are scored once, at the end, on the test
+tasks of `eval_tasks` ({name: path}, see sentsweep.tasks) are scored once, at the end, on the test
 splits and with the dev-selected weights (or, with `select_checkpoint: last`, the final weights). Each
 evaluation is reported together with a checkpoint from which the trial resumes exactly: batches, noise and
 dropout are seeded from (seed, step), not from state carried across steps.
@@ -15,20 +15,19 @@ import copy
 import math
 import random
 import tempfile
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 import torch
 
-from sentsweep.random_seeds import resolve_seed
 from sentsweep.data import read_corpus, read_scored_pairs
-from sentsweep.errors import InputError
-from sentsweep.tasks.sts import StsEvaluator
 from sentsweep.scorers import EmbeddingScorer
 from sentsweep.tasks import build_tasks, evaluate_tasks
+from sentsweep.tasks.sts import StsEvaluator
 from sentsweep.trainables.session import TuneSession
+from sentsweep.trainables.settings import Trial
 
 CHECKPOINT_FILE = "trial_state.pt"
 
@@ -39,8 +38,8 @@ class TrainingSetup:
 
     model: the SentenceTransformer that is evaluated; module: everything optimised and checkpointed (it
     contains the model); batch_loss(batch, rng): the method's loss on one batch of training examples.
-    examples: the training examples (labelled pairs, triplets...); None for the corpus of `config['corpus']`
-    (raw sentences, sampled to `config['sample_size']`). metrics: what the preparation measured (a teacher's
+    examples: the training examples (labelled pairs, triplets...); None for the training corpus
+    (raw sentences, sampled to `sample_size`). metrics: what the preparation measured (a teacher's
     dev score, the number of silver pairs), reported with every evaluation.
     """
 
@@ -122,15 +121,6 @@ def make_optimizer(module: torch.nn.Module, lr: float, weight_decay: float = 0.0
     return torch.optim.AdamW(module.parameters(), lr=lr, weight_decay=weight_decay, fused=True)
 
 
-PRECISIONS = ("fp32", "bf16")
-
-
-def check_shared_settings(config: dict) -> None:
-    """The settings of the shared loop that every method takes: precision and checkpoint selection."""
-    if config.get("precision", "fp32") not in PRECISIONS:
-        raise InputError(f"precision {config['precision']!r}; expected one of {', '.join(PRECISIONS)}")
-
-
 def training_step(setup: TrainingSetup, optimizer, schedule: BatchSchedule, seed: int, step: int,
                   precision: str = "fp32") -> float:
     """One optimisation step on batch `step`, with everything random seeded from (seed, step); returns the loss.
@@ -157,19 +147,19 @@ def sample_corpus(corpus: list[str], sample_size: int | None, seed: int) -> list
     return random.Random(seed).sample(corpus, sample_size)
 
 
-def run_trial(config: dict, build_setup: Callable[[dict], TrainingSetup], session=None) -> Progress:
+def run_trial(trial: Trial, build_setup: Callable[[Trial], TrainingSetup], session=None) -> Progress:
     """Train one configuration to `max_steps`, evaluating, reporting and checkpointing as described above."""
     session = session or TuneSession()
-    seed = resolve_seed(config)
+    seed, training, evaluation = trial.seed, trial.training, trial.evaluation
     seed_everything(seed)
-    dev = StsEvaluator(read_scored_pairs(config["dev_file"], config.get("eval_format", "stsb"), "dev"))
-    test = StsEvaluator(read_scored_pairs(config["test_file"], config.get("eval_format", "stsb"), "test"))
-    tasks = build_tasks(config.get("eval_tasks") or {})
-    setup = build_setup(config)
+    dev = StsEvaluator(read_scored_pairs(evaluation.dev_file, evaluation.eval_format, "dev"))
+    test = StsEvaluator(read_scored_pairs(evaluation.test_file, evaluation.eval_format, "test"))
+    tasks = build_tasks(evaluation.eval_tasks or {})
+    setup = build_setup(trial)
     corpus = setup.examples if setup.examples is not None else sample_corpus(
-        read_corpus(config["corpus"]), config.get("sample_size"), seed)
+        read_corpus(training.corpus), training.sample_size, seed)
     setup.module.train()
-    optimizer = make_optimizer(setup.module, config["lr"], config.get("weight_decay", 0.0))
+    optimizer = make_optimizer(setup.module, training.lr, training.weight_decay)
     progress = Progress()
     best_weights = None  # the dev-selected model's weights, kept only when tasks are scored at the end
 
@@ -184,8 +174,8 @@ def run_trial(config: dict, build_setup: Callable[[dict], TrainingSetup], sessio
     else:
         resumed_at = None
 
-    schedule = BatchSchedule(corpus, config["batch_size"], seed, config.get("group_by_length", True))
-    max_steps, eval_steps = config["max_steps"], config["eval_steps"]
+    schedule = BatchSchedule(corpus, training.batch_size, seed, training.group_by_length)
+    max_steps, eval_steps = training.max_steps, training.eval_steps
     losses: list[float] = []
     while True:
         at_eval = progress.step % eval_steps == 0 or progress.step == max_steps
@@ -194,7 +184,7 @@ def run_trial(config: dict, build_setup: Callable[[dict], TrainingSetup], sessio
             if tasks and progress.best_step == progress.step:
                 best_weights = {key: value.detach().clone() for key, value in setup.model.state_dict().items()}
             if tasks and progress.step >= max_steps:
-                last = config.get("select_checkpoint") == "last"
+                last = evaluation.select_checkpoint == "last"
                 final = score_tasks_with_weights(setup.model, setup.model.state_dict() if last else best_weights, tasks)
                 metrics.update(final.metrics)
                 metrics["per_query"] = final.per_query
@@ -214,7 +204,7 @@ def run_trial(config: dict, build_setup: Callable[[dict], TrainingSetup], sessio
                 session.report(metrics, Path(directory))
         if progress.step >= max_steps:
             return progress
-        losses.append(training_step(setup, optimizer, schedule, seed, progress.step, config.get("precision", "fp32")))
+        losses.append(training_step(setup, optimizer, schedule, seed, progress.step, training.precision))
         progress.step += 1
 
 

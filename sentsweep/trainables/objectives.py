@@ -14,33 +14,108 @@ MultipleNegativesRankingLoss over (x, x), in one pass).
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import torch
+from sentence_transformers.sentence_transformer.losses import ContrastiveTensionLossInBatchNegatives
 from torch import Tensor, nn
 
 from sentsweep.errors import InputError
-from sentsweep.losses.consert import ConsertLoss, check_augmentations
+from sentsweep.losses.consert import AUGMENTATIONS, ConsertLoss, check_augmentations
 from sentsweep.losses.contrastive import NoiseMatchingLoss, SimCseLoss
 from sentsweep.losses.reconstruction import ClmAutoEncoderLoss, MaskedLanguageModelingLoss, MlmAutoEncoderLoss
 from sentsweep.losses.tsdae import TsdaeLoss
-from sentsweep.models import check_model_source, check_pooling, preprocess_on_device
-from sentsweep.noise import WordNoise, check_noise_type, check_ratio
+from sentsweep.models import POOLING_MODES, preprocess_on_device
+from sentsweep.noise import NOISE_TYPES, WordNoise
+from sentsweep.references import (
+    BERT,
+    CONSERT,
+    CONTRASTIVE_TENSION,
+    SIMCSE,
+    THESIS_REIML_2023,
+    THESIS_WANG_2022,
+    TSDAE,
+    Reference,
+)
+from sentsweep.registry import Registry, unknown_name
+from sentsweep.settings import Settings, cited, project_choice, required_input, setting
+from sentsweep.trainables.settings import Trial
 
-# Each objective's settings with their defaults (the values of the seed documents where they give one).
-OBJECTIVE_DEFAULTS = {
-    "tsdae": {"noise_type": "delete", "noise_ratio": 0.6, "tie_decoder": True},
-    "simcse": {"temperature": 0.05},
-    "nm": {"noise_ratio": 0.6, "temperature": 0.05},
-    "ct": {"temperature": 0.05},
-    "mlm": {"mlm_probability": 0.15},
-    "consert": {"augmentations": "token_shuffle,feature_cutoff", "augmentation_ratio": 0.1, "temperature": 0.1},
-    "clm_ae": {"decoder_layers": 2},
-    "mlm_ae": {"decoder_layers": 2, "decoder_mask_ratio": 0.8},
-}
-# Methods whose sentence embedding is dropout-free by definition (ConSERT removes the encoder's dropout).
-DROPOUT_FREE = {"consert"}
+
+@dataclass(frozen=True)
+class TsdaeSettings(Settings):
+    noise_type: str = setting("delete", "word noise on the encoder's input", cited(TSDAE, "App. A, Table 5",
+                              '"deletion is the best noise type"'), choices=NOISE_TYPES)
+    noise_ratio: float = setting(0.6, "share of the words the noise touches", cited(TSDAE, "App. A, Table 6",
+                                 '"setting the deletion ratio to 0.6"'), ge=0, lt=1)
+    tie_decoder: bool = setting(True, "decoder shares the encoder's weights", cited(TSDAE, "§3.2, App. A",
+                                '"tying the encoder and decoder parameters"'))
+
+
+@dataclass(frozen=True)
+class SimCseSettings(Settings):
+    temperature: float = setting(0.05, "softmax temperature tau of the contrastive loss",
+                                 cited(THESIS_WANG_2022, "§5.2.2, Table 5.3", '"temperature 0.05"'), gt=0)
+
+
+@dataclass(frozen=True)
+class NoiseMatchingSettings(Settings):
+    noise_ratio: float = setting(0.6, "share of the words deleted from the matched copy",
+                                 cited(THESIS_REIML_2023, "§4.2.3", '"60% of the input sentence is noised"'),
+                                 ge=0, lt=1)
+    temperature: float = setting(0.05, "softmax temperature tau", project_choice("000 §4.2.3 gives no value"),
+                                 gt=0)
+
+
+@dataclass(frozen=True)
+class ContrastiveTensionSettings(Settings):
+    temperature: float = setting(0.05, "the in-batch softmax's temperature (logit scale 1 / tau)",
+                                 project_choice("002 §5.3 defines CT without a temperature"), gt=0)
+
+
+@dataclass(frozen=True)
+class MlmSettings(Settings):
+    mlm_probability: float = setting(0.15, "share of the tokens selected for prediction",
+                                     cited(THESIS_REIML_2023, "§2.3.1.3", '"BERT selects 15% of the input tokens"'),
+                                     gt=0, lt=1)
+
+
+@dataclass(frozen=True)
+class ConsertSettings(Settings):
+    augmentations: str = setting("token_shuffle,feature_cutoff", "one augmentation per view, comma-separated "
+                                 f"({', '.join(AUGMENTATIONS)})",
+                                 cited(THESIS_WANG_2022, "§5.3.1, Table 5.4", "Token Shuffling + Feature Cutoff"))
+    augmentation_ratio: float = setting(0.1, "share of tokens or features an augmentation cuts or drops",
+                                        project_choice("001 §5.3.1 uses 0.2"), ge=0, lt=1)
+    temperature: float = setting(0.1, "NT-Xent temperature", project_choice("001 Table 5.3 uses 0.05"), gt=0)
+
+    def __post_init__(self) -> None:
+        check_augmentations(self.augmentations)
+
+
+@dataclass(frozen=True)
+class ClmAutoEncoderSettings(Settings):
+    decoder_layers: int = setting(2, "layers of the causal decoder", cited(THESIS_WANG_2022, "§3.2.1",
+                                  '"always set 2 layers for decoder in this thesis"'), ge=1)
+
+
+@dataclass(frozen=True)
+class MlmAutoEncoderSettings(Settings):
+    decoder_layers: int = setting(2, "layers of the masked-LM decoder", cited(THESIS_WANG_2022, "§3.2.2, Table 5.3",
+                                  '"decoder layers 2"'), ge=1)
+    decoder_mask_ratio: float = setting(0.8, "share of the decoder's input tokens masked",
+                                        cited(THESIS_WANG_2022, "§3.2.2", '"usually 80% in this thesis"'), gt=0, lt=1)
+
+
+@dataclass(frozen=True)
+class UnsupervisedSettings(Settings):
+    """The settings of an unsupervised method as a whole: pooling, and the weight of a second objective."""
+
+    pooling: str = setting(help="how token vectors become the sentence vector", source=required_input(),
+                           choices=POOLING_MODES)
+    w: float | None = setting(None, "weight of the second objective in L = L_first + w L_second",
+                              cited(THESIS_WANG_2022, "eq. 3.6", "no default: each sweep gives w"), ge=0)
 
 
 @dataclass
@@ -51,101 +126,103 @@ class Objective:
     loss: Callable[[list[str], random.Random], Tensor]
 
 
+@dataclass(frozen=True)
+class ObjectiveSpec:
+    """A registered objective: its settings, the work that defines it, and how it is built on a model.
+
+    `build(model, settings, source, vocabulary)`: `source` is the checkpoint the model was loaded from (for
+    decoders initialised from it), `vocabulary` the corpus's words (for insert/replace noise).
+    `dropout_free`: the sentence embedding is computed without the encoder's dropout (ConSERT).
+    """
+
+    name: str
+    settings: type[Settings]
+    reference: Reference
+    build: Callable[..., Objective]
+    dropout_free: bool = False
+
+
+OBJECTIVES: Registry[ObjectiveSpec] = Registry("objective")
+
+
+def objective(name: str, settings: type[Settings], reference: Reference, dropout_free: bool = False):
+    """Register the decorated builder as objective `name` (adding an objective touches only this module)."""
+    def register(build):
+        OBJECTIVES.add(name, ObjectiveSpec(name, settings, reference, build, dropout_free))
+        return build
+    return register
+
+
 def parse_method(method: str) -> tuple[str, ...]:
-    """'mlm+nm' -> ('mlm', 'nm'); unknown objectives or more than two are an `InputError`."""
+    """'mlm+nm' -> ('mlm', 'nm'); unknown objectives (the closest suggested) or more than two are an `InputError`."""
     parts = tuple(part.strip() for part in str(method).split("+"))
-    unknown = [part for part in parts if part not in OBJECTIVE_DEFAULTS]
-    if unknown or not 1 <= len(parts) <= 2 or len(set(parts)) != len(parts):
-        raise InputError(
-            f"unknown method {method!r}; expected tfidf, bm25, sbert, augsbert, gpl, one of "
-            f"{', '.join(OBJECTIVE_DEFAULTS)} or two of those joined by '+'"
-        )
+    for part in parts:
+        if part not in OBJECTIVES:
+            raise InputError(f"method {method!r}: {unknown_name('objective', part, OBJECTIVES.names())}")
+    if not 1 <= len(parts) <= 2 or len(set(parts)) != len(parts):
+        raise InputError(f"method {method!r}: one objective or two different ones joined by '+'")
     return parts
 
 
-def with_defaults(config: dict) -> dict:
-    """The config completed with the defaults of its method's objectives (explicit values win)."""
-    complete = {}
-    for objective in parse_method(config["method"]):
-        complete.update(OBJECTIVE_DEFAULTS[objective])
-    complete.update(config)
-    return complete
-
-
-CHECKPOINT_SELECTIONS = ("best_sts_dev", "last")
-
-
-def check_checkpoint_selection(selection: str) -> str:
-    """'best_sts_dev' (the checkpoint with the best STS dev score) or 'last' (fixed steps, no selection: the
-    TSDAE paper's protocol for its USEB tasks, which uses no in-domain labels for early stopping)."""
-    if selection not in CHECKPOINT_SELECTIONS:
-        raise InputError(f"select_checkpoint {selection!r}; expected one of {', '.join(CHECKPOINT_SELECTIONS)}")
-    return selection
-
-
-def validate_config(config: dict) -> None:
-    """Raise an `InputError` naming the first bad value of an unsupervised trial config."""
-    objectives = parse_method(config["method"])
-    config = with_defaults(config)
-    check_pooling(config["pooling"])
-    if len(objectives) == 2:
-        weight = config.get("w")
-        if not isinstance(weight, (int, float)) or isinstance(weight, bool) or weight < 0:
-            raise InputError(f"weight w {weight!r} of method {config['method']!r} must be a number >= 0")
-    if "noise_type" in config:
-        check_noise_type(config["noise_type"])
-    if "noise_ratio" in config:
-        check_ratio(config["noise_ratio"], "noise ratio")
-    if "temperature" in config and not config["temperature"] > 0:
-        raise InputError(f"temperature {config['temperature']!r} must be > 0")
-    if "augmentations" in config:
-        check_augmentations(config["augmentations"])
-        check_ratio(config["augmentation_ratio"], "augmentation ratio")
-    for key in ("mlm_probability", "decoder_mask_ratio"):
-        if key in config and not 0 < config[key] < 1:
-            raise InputError(f"{key} {config[key]!r} must lie in (0, 1)")
-    if "tie_decoder" in config and not isinstance(config["tie_decoder"], bool):
-        raise InputError(f"tie_decoder {config['tie_decoder']!r} must be true or false")
-    check_checkpoint_selection(config.get("select_checkpoint", "best_sts_dev"))
+def check_weight(trial: Trial) -> None:
+    """A method of two objectives needs its weight w."""
+    if len(trial.objectives) == 2 and trial.settings.w is None:
+        raise InputError(f"method {trial.method!r} needs the weight w of its second objective (--set w=...)")
 
 
 def _generator(rng: random.Random) -> torch.Generator:
     return torch.Generator().manual_seed(rng.getrandbits(63))
 
 
-def build_objective(name: str, model, config: dict, vocabulary: tuple[str, ...]) -> Objective:
-    """The objective `name` on `model`, with settings from the (defaults-completed) `config`."""
-    source = check_model_source(config["model"])
-    if name == "tsdae":
-        # Untied: a separate decoder initialised from the same checkpoint; tied: built from the encoder.
-        loss = TsdaeLoss(model, decoder_name_or_path=None if config["tie_decoder"] else source,
-                         tie_encoder_decoder=config["tie_decoder"])
-        noise = WordNoise(config["noise_type"], config["noise_ratio"], vocabulary, model.tokenizer.mask_token)
-        return Objective(loss, lambda s, rng: loss(
-            [preprocess_on_device(model, [noise(x, rng) for x in s]), preprocess_on_device(model, s)], None))
-    if name == "simcse":
-        loss = SimCseLoss(model, config["temperature"])
-        return Objective(loss, lambda s, rng: loss(preprocess_on_device(model, s)))
-    if name == "ct":
-        from sentence_transformers.sentence_transformer.losses import ContrastiveTensionLossInBatchNegatives
+@objective("tsdae", TsdaeSettings, TSDAE)
+def build_tsdae(model, settings: TsdaeSettings, source: str, vocabulary: tuple[str, ...]) -> Objective:
+    # Untied: a separate decoder initialised from the same checkpoint; tied: built from the encoder.
+    loss = TsdaeLoss(model, decoder_name_or_path=None if settings.tie_decoder else source,
+                     tie_encoder_decoder=settings.tie_decoder)
+    noise = WordNoise(settings.noise_type, settings.noise_ratio, vocabulary, model.tokenizer.mask_token)
+    return Objective(loss, lambda s, rng: loss(
+        [preprocess_on_device(model, [noise(x, rng) for x in s]), preprocess_on_device(model, s)], None))
 
-        loss = ContrastiveTensionLossInBatchNegatives(model, scale=1.0 / config["temperature"])
-        return Objective(loss, lambda s, rng: loss([preprocess_on_device(model, s)], None))
-    if name == "nm":
-        loss = NoiseMatchingLoss(model, config["temperature"])
-        noise = WordNoise("delete", config["noise_ratio"])
-        return Objective(loss, lambda s, rng: loss(
-            preprocess_on_device(model, s), preprocess_on_device(model, [noise(x, rng) for x in s])))
-    if name == "consert":
-        loss = ConsertLoss(model, config["augmentations"], config["augmentation_ratio"], config["temperature"])
-        return Objective(loss, lambda s, rng: loss(preprocess_on_device(model, s), _generator(rng)))
-    if name == "mlm":
-        loss = MaskedLanguageModelingLoss(model, source, config["mlm_probability"])
-        return Objective(loss, lambda s, rng: loss(preprocess_on_device(model, s), _generator(rng)))
-    if name == "clm_ae":
-        loss = ClmAutoEncoderLoss(model, source, config["decoder_layers"])
-        return Objective(loss, lambda s, rng: loss(preprocess_on_device(model, s)))
-    if name == "mlm_ae":
-        loss = MlmAutoEncoderLoss(model, source, config["decoder_layers"], config["decoder_mask_ratio"])
-        return Objective(loss, lambda s, rng: loss(preprocess_on_device(model, s), _generator(rng)))
-    raise InputError(f"unknown objective {name!r}")
+
+@objective("simcse", SimCseSettings, SIMCSE)
+def build_simcse(model, settings: SimCseSettings, source: str, vocabulary: tuple[str, ...]) -> Objective:
+    loss = SimCseLoss(model, settings.temperature)
+    return Objective(loss, lambda s, rng: loss(preprocess_on_device(model, s)))
+
+
+@objective("ct", ContrastiveTensionSettings, CONTRASTIVE_TENSION)
+def build_ct(model, settings: ContrastiveTensionSettings, source: str, vocabulary: tuple[str, ...]) -> Objective:
+    loss = ContrastiveTensionLossInBatchNegatives(model, scale=1.0 / settings.temperature)
+    return Objective(loss, lambda s, rng: loss([preprocess_on_device(model, s)], None))
+
+
+@objective("nm", NoiseMatchingSettings, THESIS_REIML_2023)
+def build_nm(model, settings: NoiseMatchingSettings, source: str, vocabulary: tuple[str, ...]) -> Objective:
+    loss = NoiseMatchingLoss(model, settings.temperature)
+    noise = WordNoise("delete", settings.noise_ratio)
+    return Objective(loss, lambda s, rng: loss(
+        preprocess_on_device(model, s), preprocess_on_device(model, [noise(x, rng) for x in s])))
+
+
+@objective("consert", ConsertSettings, CONSERT, dropout_free=True)
+def build_consert(model, settings: ConsertSettings, source: str, vocabulary: tuple[str, ...]) -> Objective:
+    loss = ConsertLoss(model, settings.augmentations, settings.augmentation_ratio, settings.temperature)
+    return Objective(loss, lambda s, rng: loss(preprocess_on_device(model, s), _generator(rng)))
+
+
+@objective("mlm", MlmSettings, BERT)
+def build_mlm(model, settings: MlmSettings, source: str, vocabulary: tuple[str, ...]) -> Objective:
+    loss = MaskedLanguageModelingLoss(model, source, settings.mlm_probability)
+    return Objective(loss, lambda s, rng: loss(preprocess_on_device(model, s), _generator(rng)))
+
+
+@objective("clm_ae", ClmAutoEncoderSettings, THESIS_WANG_2022)
+def build_clm_ae(model, settings: ClmAutoEncoderSettings, source: str, vocabulary: tuple[str, ...]) -> Objective:
+    loss = ClmAutoEncoderLoss(model, source, settings.decoder_layers)
+    return Objective(loss, lambda s, rng: loss(preprocess_on_device(model, s)))
+
+
+@objective("mlm_ae", MlmAutoEncoderSettings, THESIS_WANG_2022)
+def build_mlm_ae(model, settings: MlmAutoEncoderSettings, source: str, vocabulary: tuple[str, ...]) -> Objective:
+    loss = MlmAutoEncoderLoss(model, source, settings.decoder_layers, settings.decoder_mask_ratio)
+    return Objective(loss, lambda s, rng: loss(preprocess_on_device(model, s), _generator(rng)))

@@ -20,65 +20,91 @@ Every preparation step is seeded by the trial's seed; a resumed trial repeats it
 from __future__ import annotations
 
 import random
+from dataclasses import dataclass
 
 import torch
+from sentence_transformers.sentence_transformer.losses import CosineSimilarityLoss
 
 from sentsweep.data import ScoredPairs, read_corpus, read_scored_pairs
 from sentsweep.errors import InputError
-from sentsweep.models import check_pooling, load_sentence_model, preprocess_on_device
+from sentsweep.models import POOLING_MODES, load_sentence_model, preprocess_on_device
 from sentsweep.pair_models import TEACHERS, build_teacher
+from sentsweep.references import AUGMENTED_SBERT, SBERT, THESIS_REIML_2023
+from sentsweep.sampling import SAMPLING_STRATEGIES, bm25_pairs, iterative_kde, random_pairs, semantic_pairs
 from sentsweep.scorers import EmbeddingScorer
-from sentsweep.random_seeds import resolve_seed
-from sentsweep.sampling import (
-    bm25_pairs,
-    check_sampling,
-    iterative_kde,
-    random_pairs,
-    semantic_pairs,
-)
+from sentsweep.settings import Settings, cited, project_choice, required_input, setting
 from sentsweep.topics import TOPIC_DELIMITER, read_topic_corpus, with_topic
 from sentsweep.trainables.loop import TrainingSetup, run_trial
+from sentsweep.trainables.settings import Method, Trial
 from sentsweep.trainables.teachers import domain_adapt, freeze_embeddings, teacher_spearman, train_teacher
 
-SUPERVISED_METHODS = ("sbert", "augsbert")
-SETTINGS = ("semi", "unsupervised", "domain")
-DEFAULTS = dict(pooling="mean", score_max=5.0, teacher="cbe", sampling="bm25", setting="semi", top_k=3,
-                random_pairs_per_sentence=3, teacher_epochs=3, teacher_batch_size=16, teacher_lr=2e-5,
-                domain_mlm_steps=100, student_init="model", topic_prompt="shown", reannotate_gold=False)
+AUGSBERT_SETTINGS = ("semi", "unsupervised", "domain")
 
 
-def with_supervised_defaults(config: dict) -> dict:
-    return DEFAULTS | config
+@dataclass(frozen=True)
+class SbertSettings(Settings):
+    """SBERT on gold scored pairs."""
+
+    train_file: str = setting(help="the gold scored pairs (an STS benchmark sts-train.csv, SICK, a `datasets` "
+                              "source)", source=required_input())
+    pooling: str = setting("mean", "how token vectors become the sentence vector",
+                           cited(THESIS_REIML_2023, "§2.4.4", "SBERT found MEAN pooling best"), choices=POOLING_MODES)
+    score_max: float = setting(5.0, "gold scores are divided by it to lie in [0, 1]",
+                               cited(THESIS_REIML_2023, "§3.1", '"dividing each score by 5"'), gt=0)
 
 
-def validate_supervised_config(config: dict) -> None:
-    """Raise an `InputError` naming the first bad value of a supervised or Augmented SBERT config."""
-    config = with_supervised_defaults(config)
-    check_pooling(config["pooling"])
-    if not config.get("train_file"):
-        raise InputError(f"method {config['method']!r} needs gold pairs: train_file (an STS benchmark sts-train.csv)")
-    if config["method"] == "augsbert":
-        if config["teacher"] not in TEACHERS:
-            raise InputError(f"unknown teacher {config['teacher']!r}; expected one of {', '.join(TEACHERS)}")
-        check_sampling(config["sampling"])
-        if config["setting"] not in SETTINGS:
-            raise InputError(f"unknown Augmented SBERT setting {config['setting']!r}; expected one of {', '.join(SETTINGS)}")
-        if config["setting"] != "semi" and config["sampling"] == "none":
-            raise InputError(f"setting {config['setting']!r} trains on silver pairs only, so sampling 'none' leaves nothing")
-        if config["topic_prompt"] not in ("shown", "hidden"):
-            raise InputError(f"topic_prompt {config['topic_prompt']!r}; expected shown or hidden")
-        if config["student_init"] not in ("model", "domain"):
-            raise InputError(f"student_init {config['student_init']!r}; expected model or domain")
-        if not isinstance(config["reannotate_gold"], bool):
-            raise InputError(f"reannotate_gold {config['reannotate_gold']!r} must be true or false")
-        if config["student_init"] == "domain" and config["setting"] != "domain":
-            raise InputError("student_init 'domain' needs setting 'domain' (the MLM checkpoint it starts from)")
+@dataclass(frozen=True)
+class AugsbertSettings(Settings):
+    """Augmented SBERT: a teacher trained on the gold pairs labels silver pairs for the bi-encoder."""
+
+    train_file: str = setting(help="the gold scored pairs the teacher (and, semi-supervised, the bi-encoder) "
+                              "trains on", source=required_input())
+    pooling: str = setting("mean", "the bi-encoder's pooling",
+                           cited(THESIS_REIML_2023, "§2.4.4", "SBERT found MEAN pooling best"), choices=POOLING_MODES)
+    score_max: float = setting(5.0, "gold scores are divided by it to lie in [0, 1]",
+                               cited(THESIS_REIML_2023, "§3.1", '"dividing each score by 5"'), gt=0)
+    teacher: str = setting("cbe", "ce: cross-encoder; cbe: Cross-Bi-Encoder",
+                           project_choice("000 §5.5 runs both and proposes the CBE"), choices=tuple(TEACHERS))
+    sampling: str = setting("bm25", "how silver pairs are drawn",
+                            project_choice("000 §6.2 recommends semantic + random"), choices=SAMPLING_STRATEGIES)
+    top_k: int = setting(3, "silver partners per sentence", project_choice(), ge=1)
+    random_pairs_per_sentence: int = setting(3, "random candidates per sentence of the iterative KDE",
+                                             project_choice(), ge=1)
+    teacher_epochs: int = setting(3, "epochs of the teacher on the gold pairs",
+                                  cited(THESIS_REIML_2023, "§5.2.1", '"fine-tuned for three epochs"'), ge=1)
+    teacher_batch_size: int = setting(16, "the teacher's batch size",
+                                      cited(THESIS_REIML_2023, "§5.1", '"our batch size is set to 16"'), ge=1)
+    teacher_lr: float = setting(2e-5, "the teacher's AdamW learning rate (10% warm-up, linear decay, wd 0.01)",
+                                cited(THESIS_REIML_2023, "§5.1", '"we set our learning rate to 2e-5"'), gt=0)
+    domain_mlm_steps: int = setting(100, "MLM steps of the teacher on the silver pairs (setting domain)",
+                                    project_choice("000 §5.4.3 uses 12.5K"), ge=1)
+    student_init: str = setting("model", "domain: the bi-encoder starts from the domain MLM checkpoint",
+                                project_choice("000 §5.4.3 trains both"), choices=("model", "domain"))
+    topic_corpus: str | None = setting(None, '"topic<TAB>sentence" lines: silver sentences with topic prompts',
+                                       project_choice())
+    topic_prompt: str = setting("shown", "whether the bi-encoder sees the topic prompt",
+                                project_choice("000 §5.6.1 compares both"), choices=("shown", "hidden"))
+    reannotate_gold: bool = setting(False, "replace the gold labels by the teacher's scores",
+                                    project_choice("000 §5.5 re-annotates"))
+    # Declared last: inside the class body its name hides the `setting` function.
+    setting: str = setting("semi", "semi: silver pairs from the gold sentences; unsupervised / domain: from "
+                           "the corpus", project_choice("000 has semi (§5.5) and unsupervised (§5.4.3)"),
+                           choices=AUGSBERT_SETTINGS)
 
 
-def gold_pairs(config: dict, seed: int) -> ScoredPairs:
+def check_augsbert(trial: Trial) -> None:
+    """Settings that only fail together."""
+    settings = trial.settings
+    if settings.setting != "semi" and settings.sampling == "none":
+        raise InputError(f"setting {settings.setting!r} trains on silver pairs only, so sampling 'none' leaves nothing")
+    if settings.student_init == "domain" and settings.setting != "domain":
+        raise InputError("student_init 'domain' needs setting 'domain' (the MLM checkpoint it starts from)")
+
+
+def gold_pairs(trial: Trial) -> ScoredPairs:
     """The gold training pairs, `sample_size` of them drawn with the trial's seed when given."""
-    pairs = read_scored_pairs(config["train_file"], config.get("eval_format", "stsb"), "train")
-    size = config.get("sample_size")
+    pairs = read_scored_pairs(trial.settings.train_file, trial.evaluation.eval_format, "train")
+    size, seed = trial.training.sample_size, trial.seed
     if size is None or size >= len(pairs):
         return pairs
     chosen = sorted(random.Random(seed).sample(range(len(pairs)), size))
@@ -86,10 +112,9 @@ def gold_pairs(config: dict, seed: int) -> ScoredPairs:
                        [pairs.scores[i] for i in chosen], f"{pairs.source}[{size} of {len(pairs)}]")
 
 
-def cosine_similarity_setup(model, examples: list[tuple[str, str, float]], metrics: dict | None = None) -> TrainingSetup:
+def cosine_similarity_setup(model, examples: list[tuple[str, str, float]],
+                            metrics: dict | None = None) -> TrainingSetup:
     """A bi-encoder trained on (sentence1, sentence2, label) with sentence-transformers' CosineSimilarityLoss."""
-    from sentence_transformers.sentence_transformer.losses import CosineSimilarityLoss
-
     loss = CosineSimilarityLoss(model)
 
     def batch_loss(batch, rng):
@@ -105,82 +130,81 @@ def _device() -> str:
     return "cuda" if torch.cuda.is_available() else "cpu"
 
 
-def build_sbert(config: dict) -> TrainingSetup:
-    config = with_supervised_defaults(config)
-    pairs = gold_pairs(config, resolve_seed(config))
-    model = load_sentence_model(config["model"], config["pooling"], config["max_seq_length"], device=_device())
-    examples = [(a, b, s / config["score_max"]) for a, b, s in zip(pairs.sentences1, pairs.sentences2, pairs.scores)]
+def build_sbert(trial: Trial) -> TrainingSetup:
+    settings, training = trial.settings, trial.training
+    pairs = gold_pairs(trial)
+    model = load_sentence_model(training.model, settings.pooling, training.max_seq_length, device=_device())
+    examples = [(a, b, s / settings.score_max) for a, b, s in zip(pairs.sentences1, pairs.sentences2, pairs.scores)]
     return cosine_similarity_setup(model, examples, {"gold_pairs": len(examples)})
 
 
-def silver_candidates(config: dict, sentences: list[str], rng: random.Random) -> list[tuple[int, int]]:
+def silver_candidates(trial: Trial, sentences: list[str], rng: random.Random) -> list[tuple[int, int]]:
     """Index pairs into `sentences` by the configured strategy (for 'kde': random + BM25 candidates)."""
-    strategy, top_k = config["sampling"], config["top_k"]
+    settings, training = trial.settings, trial.training
+    strategy, top_k = settings.sampling, settings.top_k
     if strategy == "random":
         return random_pairs(top_k * len(sentences), len(sentences), rng)
     if strategy == "bm25":
         return bm25_pairs(sentences, top_k)
     if strategy == "semantic":
-        retriever = load_sentence_model(config["model"], config["pooling"], config["max_seq_length"], device=_device())
+        retriever = load_sentence_model(training.model, settings.pooling, training.max_seq_length, device=_device())
         return semantic_pairs(EmbeddingScorer(retriever), sentences, top_k)
     if strategy == "kde":
-        candidates = random_pairs(config["random_pairs_per_sentence"] * len(sentences), len(sentences), rng)
+        candidates = random_pairs(settings.random_pairs_per_sentence * len(sentences), len(sentences), rng)
         return list(dict.fromkeys(candidates + bm25_pairs(sentences, top_k)))
     return []
 
 
-def build_augsbert(config: dict) -> TrainingSetup:
-    config = with_supervised_defaults(config)
-    seed = resolve_seed(config)
+def build_augsbert(trial: Trial) -> TrainingSetup:
+    settings, training, seed = trial.settings, trial.training, trial.seed
     rng = random.Random(seed)
-    gold = gold_pairs(config, seed)
+    gold = gold_pairs(trial)
     topics = None
-    if config["setting"] == "semi":
+    if settings.setting == "semi":
         sentences = list(dict.fromkeys(gold.sentences1 + gold.sentences2))
-    elif config.get("topic_corpus"):
-        topics, sentences = read_topic_corpus(config["topic_corpus"])
+    elif settings.topic_corpus:
+        topics, sentences = read_topic_corpus(settings.topic_corpus)
     else:
-        sentences = read_corpus(config["corpus"])
+        sentences = read_corpus(training.corpus)
     prompted = [with_topic(s, t) for s, t in zip(sentences, topics)] if topics else sentences
-    pairs = silver_candidates(config, prompted, rng)
+    pairs = silver_candidates(trial, prompted, rng)
 
-    teacher_source = config["model"]
-    if config["setting"] == "domain":
+    teacher_source = training.model
+    if settings.setting == "domain":
         teacher_source = domain_adapt(
-            config["model"], [prompted[i] for i, _ in pairs], [prompted[j] for _, j in pairs],
-            config["domain_mlm_steps"], config["batch_size"], config["lr"], seed, config["max_seq_length"],
+            training.model, [prompted[i] for i, _ in pairs], [prompted[j] for _, j in pairs],
+            settings.domain_mlm_steps, training.batch_size, training.lr, seed, training.max_seq_length,
             protect_prefix=TOPIC_DELIMITER if topics else None)
     torch.manual_seed(seed)
-    teacher = build_teacher(config["teacher"], teacher_source, config["max_seq_length"], _device())
-    if config["setting"] == "domain":
+    teacher = build_teacher(settings.teacher, teacher_source, training.max_seq_length, _device())
+    if settings.setting == "domain":
         freeze_embeddings(teacher.module)
-    train_teacher(teacher, gold, config["score_max"], config["teacher_epochs"], config["teacher_batch_size"],
-                  config["teacher_lr"], seed)
-    dev = read_scored_pairs(config["dev_file"], config.get("eval_format", "stsb"), "dev")
+    train_teacher(teacher, gold, settings.score_max, settings.teacher_epochs, settings.teacher_batch_size,
+                  settings.teacher_lr, seed)
+    dev = read_scored_pairs(trial.evaluation.dev_file, trial.evaluation.eval_format, "dev")
     metrics = {"teacher_sts_dev": teacher_spearman(teacher, dev)}
 
     silver_scores = teacher.predict([prompted[i] for i, _ in pairs], [prompted[j] for _, j in pairs]) if pairs else []
-    if config["sampling"] == "kde":
-        kept = iterative_kde([s / config["score_max"] for s in gold.scores], silver_scores, rng)
+    if settings.sampling == "kde":
+        kept = iterative_kde([s / settings.score_max for s in gold.scores], silver_scores, rng)
         pairs, silver_scores = [pairs[k] for k in kept], [silver_scores[k] for k in kept]
-    student_texts = prompted if topics and config["topic_prompt"] == "shown" else sentences
+    student_texts = prompted if topics and settings.topic_prompt == "shown" else sentences
     silver = [(student_texts[i], student_texts[j], float(score)) for (i, j), score in zip(pairs, silver_scores)]
-    gold_labels = (teacher.predict(gold.sentences1, gold.sentences2) if config["reannotate_gold"]
-                   else [s / config["score_max"] for s in gold.scores])
+    gold_labels = (teacher.predict(gold.sentences1, gold.sentences2) if settings.reannotate_gold
+                   else [s / settings.score_max for s in gold.scores])
     gold_examples = [(a, b, float(y)) for a, b, y in zip(gold.sentences1, gold.sentences2, gold_labels)]
-    examples = (gold_examples if config["setting"] == "semi" else []) + silver
+    examples = (gold_examples if settings.setting == "semi" else []) + silver
     del teacher
-    student_source = teacher_source if config["student_init"] == "domain" else config["model"]
+    student_source = teacher_source if settings.student_init == "domain" else training.model
     torch.manual_seed(seed)
-    model = load_sentence_model(student_source, config["pooling"], config["max_seq_length"], device=_device())
-    metrics |= {"silver_pairs": len(silver), "gold_pairs": len(gold_examples) if config["setting"] == "semi" else 0}
+    model = load_sentence_model(student_source, settings.pooling, training.max_seq_length, device=_device())
+    metrics |= {"silver_pairs": len(silver), "gold_pairs": len(gold_examples) if settings.setting == "semi" else 0}
     return cosine_similarity_setup(model, examples, metrics)
 
 
-BUILDERS = {"sbert": build_sbert, "augsbert": build_augsbert}
-
-
-def train_supervised(config: dict, session=None) -> None:
-    """Ray Tune function trainable of `sbert` and `augsbert` (see the module docstring)."""
-    run_trial(with_supervised_defaults(config), BUILDERS[config["method"]], session)
+SUPERVISED_METHODS = (
+    Method("sbert", SbertSettings, lambda trial, session: run_trial(trial, build_sbert, session), SBERT),
+    Method("augsbert", AugsbertSettings, lambda trial, session: run_trial(trial, build_augsbert, session),
+           AUGMENTED_SBERT, check=check_augsbert),
+)
 

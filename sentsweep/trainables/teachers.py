@@ -38,7 +38,8 @@ def train_teacher(teacher, pairs: ScoredPairs, score_max: float, epochs: int, ba
         rng.shuffle(order)
         for start in range(0, len(order), batch_size):
             batch = order[start:start + batch_size]
-            loss = teacher.loss([pairs.sentences1[i] for i in batch], [pairs.sentences2[i] for i in batch], labels[batch])
+            loss = teacher.loss([pairs.sentences1[i] for i in batch], [pairs.sentences2[i] for i in batch],
+                                labels[batch])
             loss.backward()
             optimizer.step()
             schedule.step()

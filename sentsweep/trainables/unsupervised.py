@@ -1,4 +1,4 @@
-"""The Ray Tune trainable of every unsupervised method: one objective, or two as L = L_first + w * L_second."""
+"""Every unsupervised method: one objective, or two trained as L = L_first + w * L_second on one model."""
 
 from __future__ import annotations
 
@@ -6,25 +6,26 @@ import torch
 from torch import nn
 
 from sentsweep.data import read_corpus
-from sentsweep.models import load_sentence_model
+from sentsweep.models import check_model_source, load_sentence_model
 from sentsweep.noise import corpus_vocabulary
 from sentsweep.trainables.loop import TrainingSetup, run_trial
-from sentsweep.trainables.objectives import DROPOUT_FREE, build_objective, parse_method, with_defaults
+from sentsweep.trainables.objectives import OBJECTIVES, UnsupervisedSettings, check_weight, parse_method
+from sentsweep.trainables.settings import Method, Trial
 
 
-def build_unsupervised(config: dict) -> TrainingSetup:
+def build_unsupervised(trial: Trial) -> TrainingSetup:
     """The shared model, every objective's extra modules, and the combined batch loss."""
-    config = with_defaults(config)
-    names = parse_method(config["method"])
+    specs = [OBJECTIVES.get(name) for name in trial.objectives]
+    training = trial.training
     device = "cuda" if torch.cuda.is_available() else "cpu"
-    model = load_sentence_model(
-        config["model"], config["pooling"], config["max_seq_length"], device=device,
-        dropout_free=any(name in DROPOUT_FREE for name in names),
-    )
-    vocabulary = corpus_vocabulary(read_corpus(config["corpus"])) if config.get("noise_type") in ("insert", "replace") else ()
-    objectives = [build_objective(name, model, config, vocabulary) for name in names]
-    weights = [1.0] + ([float(config["w"])] if len(names) == 2 else [])
-    module = nn.ModuleDict({"model": model, **{name: o.module for name, o in zip(names, objectives)}}).to(device)
+    model = load_sentence_model(training.model, trial.settings.pooling, training.max_seq_length, device=device,
+                                dropout_free=any(spec.dropout_free for spec in specs))
+    noise_types = {getattr(settings, "noise_type", None) for settings in trial.objectives.values()}
+    vocabulary = corpus_vocabulary(read_corpus(training.corpus)) if noise_types & {"insert", "replace"} else ()
+    source = check_model_source(training.model)
+    objectives = [spec.build(model, trial.objectives[spec.name], source, vocabulary) for spec in specs]
+    weights = [1.0] + ([trial.settings.w] if len(specs) == 2 else [])
+    module = nn.ModuleDict({"model": model, **{spec.name: o.module for spec, o in zip(specs, objectives)}}).to(device)
 
     def batch_loss(sentences, rng):
         return sum(weight * objective.loss(sentences, rng) for weight, objective in zip(weights, objectives))
@@ -32,6 +33,14 @@ def build_unsupervised(config: dict) -> TrainingSetup:
     return TrainingSetup(model=model, module=module, batch_loss=batch_loss)
 
 
-def train_unsupervised(config: dict, session=None) -> None:
-    """Ray Tune function trainable: trains `config['method']` (see sentsweep.trainables.objectives) and reports STS."""
-    run_trial(config, build_unsupervised, session)
+def unsupervised_method(name: str) -> Method:
+    """The method of one objective or two joined by '+' ('mlm+nm'); unknown objectives are an `InputError`."""
+    names = parse_method(name)
+    return Method(
+        name=name,
+        settings=UnsupervisedSettings,
+        run=lambda trial, session: run_trial(trial, build_unsupervised, session),
+        reference=OBJECTIVES.get(names[0]).reference,
+        check=check_weight,
+        objectives={objective: OBJECTIVES.get(objective).settings for objective in names},
+    )

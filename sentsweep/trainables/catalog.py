@@ -1,0 +1,84 @@
+"""Every method by name, and the typed trial a config dict becomes: where a Ray Tune trial starts.
+
+Methods: the lexical baselines (`tfidf`, `bm25`), the supervised ones (`sbert`, `augsbert`), `gpl`, and every
+unsupervised method: an objective of `sentsweep.trainables.objectives.OBJECTIVES` or two joined by '+'
+(`mlm+nm`). A config holds the settings of the shared loop, of the evaluation and of its method under flat
+keys; a key that is no setting of any method is refused, with the closest known key suggested, and every
+value is checked against its field (type, range, choices) before anything is loaded.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from sentsweep.errors import InputError
+from sentsweep.random_seeds import resolve_seed
+from sentsweep.registry import Registry, closest
+from sentsweep.trainables.gpl import GPL_METHOD
+from sentsweep.trainables.lexical_baselines import LEXICAL_METHODS
+from sentsweep.trainables.objectives import OBJECTIVES, UnsupervisedSettings
+from sentsweep.trainables.settings import BOOKKEEPING_KEYS, EvaluationSettings, Method, TrainingSettings, Trial
+from sentsweep.trainables.supervised import SUPERVISED_METHODS
+from sentsweep.trainables.unsupervised import unsupervised_method
+
+METHODS: Registry[Method] = Registry("method")
+for _method in (*LEXICAL_METHODS, *SUPERVISED_METHODS, GPL_METHOD):
+    METHODS.add(_method.name, _method)
+
+
+def get_method(name: str) -> Method:
+    """The method `name`; an unknown name is an `InputError` that suggests the closest method or objective."""
+    if name in METHODS:
+        return METHODS.get(name)
+    if "+" not in str(name) and name not in OBJECTIVES:
+        suggestion = closest(name, METHODS.names() + OBJECTIVES.names())
+        hint = f"; did you mean {suggestion!r}?" if suggestion else ""
+        raise InputError(f"unknown method {name!r}{hint} (known: {', '.join(METHODS.names())}, one of "
+                         f"{', '.join(OBJECTIVES.names())} or two of those joined by '+')")
+    return unsupervised_method(name)
+
+
+def known_setting_names() -> set[str]:
+    """Every key a trial config may hold: the settings of every method and objective, and bookkeeping."""
+    groups = [TrainingSettings, EvaluationSettings] + [method.settings for _, method in METHODS.items()]
+    groups += [spec.settings for _, spec in OBJECTIVES.items()] + [UnsupervisedSettings]
+    return {name for group in groups for name in group.field_names()} | set(BOOKKEEPING_KEYS)
+
+
+def check_keys(config: Mapping, known: set[str] | None = None) -> None:
+    """An `InputError` for the first key of `config` that is no known setting, suggesting the closest."""
+    known = known if known is not None else known_setting_names()
+    for key in config:
+        if key not in known:
+            suggestion = closest(key, known)
+            hint = f"; did you mean {suggestion!r}?" if suggestion else ""
+            raise InputError(f"unknown setting {key!r}{hint}")
+
+
+def resolve_trial(config: Mapping) -> Trial:
+    """The typed trial of a config dict; the first bad key or value is an `InputError` naming it."""
+    if "method" not in config:
+        raise InputError("the config names no method")
+    method = get_method(config["method"])
+    check_keys(config)
+    trial = Trial(
+        method=method.name,
+        seed=resolve_seed(config),
+        evaluation=EvaluationSettings.from_config(config),
+        training=TrainingSettings.from_config(config) if method.trains else None,
+        settings=method.settings.from_config(config),
+        objectives={name: settings.from_config(config) for name, settings in method.objectives.items()},
+    )
+    method.check(trial)
+    return trial
+
+
+def validate_config(config: Mapping) -> Trial:
+    """`resolve_trial` for a config checked before launch, which has no seed yet."""
+    return resolve_trial({"seed": 0, **config} if "seed" not in config and "seeds" not in config else config)
+
+
+def train(config: dict, session=None) -> None:
+    """Ray Tune function trainable: a trial of any method."""
+    trial = resolve_trial(config)
+    get_method(trial.method).run(trial, session)
