@@ -18,6 +18,7 @@ demo: $(STAMP)
 	$(PY) sweeps/tsdae_deletion.py --quick
 
 test: $(STAMP)
+	$(VENV)/bin/ruff check .
 	$(PY) -m pytest -q tests
 
 # The example report under docs/: a quick NM-weight sweep, then its table and plot.

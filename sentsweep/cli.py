@@ -15,6 +15,7 @@ import argparse
 import sys
 
 from sentsweep.errors import InputError
+from sentsweep.registry import unknown_name
 
 COMMANDS = {
     "list": "list the experiments",
@@ -26,38 +27,45 @@ COMMANDS = {
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The top-level parser, for `sentsweep --help`; each sub-command parses its own options."""
     parser = argparse.ArgumentParser(prog="sentsweep", description=__doc__.splitlines()[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter,
                                      epilog="\n".join(__doc__.splitlines()[2:8]))
-    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, help_text in COMMANDS.items():
-        command = commands.add_parser(name, help=help_text, add_help=name == "list")
-        if name != "list":
-            command.add_argument("arguments", nargs=argparse.REMAINDER, help="the sub-command's own options")
+        commands.add_parser(name, help=help_text)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    rest = getattr(args, "arguments", [])
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if not argv or argv[0] in ("-h", "--help"):
+        build_parser().print_help()
+        return 0 if argv else 2
+    command, rest = argv[0], argv[1:]
+    if command not in COMMANDS:
+        print(f"error: {unknown_name('command', command, COMMANDS)}", file=sys.stderr)
+        return 2
     # lazy: each sub-command imports only what it needs, so `analyze` and `list` never import Ray or torch.
-    if args.command == "analyze":
-        from sentsweep.analysis.cli import main as analyze
+    if command == "analyze":
+        from sentsweep.analysis.cli import main as analyze  # lazy: see above
 
         return analyze(rest)
-    if args.command == "evaluate":
+    if command == "evaluate":
         from sentsweep.evaluate import main as evaluate  # lazy: see above
 
         return evaluate(rest, prog="sentsweep evaluate")
-    if args.command == "replay":
+    if command == "replay":
         from sentsweep.tracking.writer import main as replay  # lazy: see above
 
         return replay(rest, prog="sentsweep replay")
     from sentsweep.experiments import experiment_names, get_experiment  # lazy: see above
 
-    if args.command == "list":
+    if command == "list":
         for name in experiment_names():
-            print(f"{name:24} {get_experiment(name).description}")
+            definition = get_experiment(name)
+            source = definition.reference.label if definition.reference else "project"
+            print(f"{name:24} [{source:7}] {definition.description}")
         return 0
     if not rest or rest[0] in ("-h", "--help"):
         print("usage: sentsweep run NAME [options]; NAME is one of: " + ", ".join(experiment_names()))

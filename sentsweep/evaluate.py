@@ -34,7 +34,8 @@ def main(argv=None, prog: str = "python -m sentsweep.evaluate") -> int:
             raise InputError("nothing to evaluate: give --sts-dir and/or --task NAME=PATH")
         tasks = build_tasks(parse_task_specs(args.task))
         if args.model:
-            scorer = EmbeddingScorer(load_sentence_model(args.model, args.pooling, args.max_seq_length), args.batch_size)
+            scorer = EmbeddingScorer(load_sentence_model(args.model, args.pooling, args.max_seq_length),
+                                     args.batch_size)
         else:
             scorer = TfidfScorer() if args.lexical == "tfidf" else Bm25Scorer()
         if args.sts_dir:

@@ -54,8 +54,10 @@ def average_precision(scores: Sequence[float], labels: Sequence[int], relevant_t
     return float(precision_at_hits.sum() / (relevant_total if relevant_total is not None else hits.sum()))
 
 
-def mean_average_precision(per_query_scores: Sequence[Sequence[float]], per_query_labels: Sequence[Sequence[int]]) -> float:
-    return float(np.mean([average_precision(s, l) for s, l in zip(per_query_scores, per_query_labels)]))
+def mean_average_precision(per_query_scores: Sequence[Sequence[float]],
+                           per_query_labels: Sequence[Sequence[int]]) -> float:
+    return float(np.mean([average_precision(scores, labels)
+                          for scores, labels in zip(per_query_scores, per_query_labels)]))
 
 
 def top1_accuracy(per_query_scores: Sequence[Sequence[float]], correct_index: Sequence[int]) -> dict:

@@ -16,8 +16,8 @@ import random
 
 import numpy as np
 
-from sentsweep.errors import InputError
 from sentsweep.bm25_index import Bm25Index, lexical_tokens
+from sentsweep.errors import InputError
 
 SAMPLING_STRATEGIES = ("none", "random", "bm25", "semantic", "kde")
 

@@ -8,8 +8,8 @@ from scipy.stats import spearmanr
 from sentsweep.data import read_sts_benchmark_file
 from sentsweep.demo_data import DEMO_DIR
 from sentsweep.encoding import average_ranks, nearest_neighbours, spearman
-from sentsweep.tasks.sts import StsEvaluator
 from sentsweep.models import load_sentence_model
+from sentsweep.tasks.sts import StsEvaluator
 
 
 def test_average_ranks_by_hand():

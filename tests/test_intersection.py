@@ -16,7 +16,9 @@ def run(search: IntersectionSearch, curve) -> list[int]:
 
 
 def test_bisection_finds_the_size_where_the_curve_meets_the_target():
-    curve = lambda n: 40 + 10 * math.log10(n)  # 60 at n = 100
+    def curve(n):
+        return 40 + 10 * math.log10(n)  # 60 at n = 100
+
     search = IntersectionSearch(target=60.0, precision=0.5, low=10, high=10_000)
     probed = run(search, curve)
     assert probed[:2] == [10_000, 10]

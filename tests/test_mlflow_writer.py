@@ -7,6 +7,7 @@ from mlflow.tracking import MlflowClient
 from sentsweep.tracking.writer import QueuedMlflowWriter, main as replay_main
 from tests.cluster_helpers import free_port
 
+
 def test_writes_queue_while_the_server_is_away_and_replay_later(tmp_path, capsys):
     store = f"sqlite:///{tmp_path / 'mlflow.db'}"
     client = MlflowClient(store)

@@ -4,8 +4,8 @@ import random
 
 import pytest
 
-from sentsweep.demo_data import CORPUS_FILE
 from sentsweep.data import read_corpus
+from sentsweep.demo_data import CORPUS_FILE
 from sentsweep.errors import InputError
 from sentsweep.noise import check_ratio, delete_words, split_words
 

@@ -41,11 +41,11 @@ def test_against_scikit_learn(seed):
     scores = rng.normal(size=(20, 30))
     labels = (rng.random((20, 30)) < 0.2).astype(int)
     labels[:, 0] = 1  # every query has a relevant document
-    for s, l in zip(scores, labels):
-        assert average_precision(s, l) == pytest.approx(average_precision_score(l, s))
+    for s, query_labels in zip(scores, labels):
+        assert average_precision(s, query_labels) == pytest.approx(average_precision_score(query_labels, s))
     assert mean_average_precision(scores, labels) == pytest.approx(
-        np.mean([average_precision_score(l, s) for s, l in zip(scores, labels)]))
+        np.mean([average_precision_score(query_labels, s) for s, query_labels in zip(scores, labels)]))
     ranked = [list(np.argsort(-s)) for s in scores]
-    relevant = [set(np.flatnonzero(l)) for l in labels]
+    relevant = [set(np.flatnonzero(query_labels)) for query_labels in labels]
     assert ndcg_at_k(ranked, relevant, 10) == pytest.approx(
-        np.mean([ndcg_score([l], [s], k=10) for s, l in zip(scores, labels)]))
+        np.mean([ndcg_score([query_labels], [s], k=10) for s, query_labels in zip(scores, labels)]))

@@ -33,7 +33,8 @@ def quick_sweep(tmp_path_factory):
 
     pools = workdir / "pools.jsonl"
     pools.write_text("".join(
-        json.dumps({"query": f"a cat sat {i}", "candidates": ["a cat sat on the mat", "stocks fell", "rain"][: 2 + i % 2],
+        json.dumps({"query": f"a cat sat {i}",
+                    "candidates": ["a cat sat on the mat", "stocks fell", "rain"][: 2 + i % 2],
                     "positive": 0}) + "\n" for i in range(6)), encoding="utf-8")
     output = io.StringIO()
     with contextlib.redirect_stdout(output):
@@ -86,7 +87,8 @@ def test_printed_table_equals_a_direct_computation_from_the_runs(quick_sweep):
     uri, parent, printed = quick_sweep
     runs = child_runs(uri, parent)
     best_dev = max(
-        np.mean([r.data.metrics["best_sts_dev"] for r in runs if (r.data.params["noise_ratio"], r.data.params["pooling"]) == key])
+        np.mean([r.data.metrics["best_sts_dev"] for r in runs
+                 if (r.data.params["noise_ratio"], r.data.params["pooling"]) == key])
         for key in {(r.data.params["noise_ratio"], r.data.params["pooling"]) for r in runs}
     )
     for ratio in ("0.3", "0.6"):

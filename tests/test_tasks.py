@@ -165,7 +165,8 @@ def test_senteval_sts_with_a_missing_subset_names_it(tmp_path):
 def test_beir_retrieval_skips_the_query_itself_and_computes_the_thesis_metrics(tmp_path):
     folder = tmp_path / "quora"
     docs = {"1": "how to cook rice", "2": "cooking rice how", "3": "best rice cooker", "4": "weather today"}
-    write(folder / "corpus.jsonl", "".join(json.dumps({"_id": k, "title": "", "text": v}) + "\n" for k, v in docs.items()))
+    write(folder / "corpus.jsonl",
+          "".join(json.dumps({"_id": k, "title": "", "text": v}) + "\n" for k, v in docs.items()))
     write(folder / "queries.jsonl", json.dumps({"_id": "1", "text": "how to cook rice"}) + "\n")
     write(folder / "qrels" / "test.tsv", "query-id\tcorpus-id\tscore\n1\t3\t1\n1\t2\t0\n")
     table = {("how to cook rice", "how to cook rice"): 1.0, ("how to cook rice", "cooking rice how"): 0.9,
@@ -200,8 +201,9 @@ def test_binary_transfer_task_cross_validates_a_separable_problem_to_100(tmp_pat
 
 def test_trec_reads_coarse_labels_and_scores_its_test_file(tmp_path):
     folder = tmp_path / "TREC"
-    write(folder / "train_5500.label", "".join(f"{'DESC:def' if i % 2 else 'NUM:count'} q {'good' if i % 2 else 'bad'} {i}\n"
-                                              for i in range(40)))
+    write(folder / "train_5500.label",
+          "".join(f"{'DESC:def' if i % 2 else 'NUM:count'} q {'good' if i % 2 else 'bad'} {i}\n"
+                  for i in range(40)))
     write(folder / "TREC_10.label", "DESC:manner how good\nNUM:date when bad\nNUM:date a good one\n")
     result = build_task("trec", str(folder)).evaluate(WordFeatures(), "test")
     assert result.per_query["trec_accuracy"] == [1.0, 1.0, 0.0]
@@ -218,7 +220,8 @@ def test_squad_pools_from_the_answer_sentence_with_chance_baseline(tmp_path):
         {"context": context, "qas": [
             {"id": "1", "question": "What flows through Warsaw?", "answers": [{"text": "Vistula", "answer_start": 22}]},
             {"id": "2", "question": "What is Warsaw?", "answers": [{"text": "a city", "answer_start": 10}]}]},
-        {"context": "One sentence only.", "qas": [{"id": "3", "question": "q", "answers": [{"text": "One", "answer_start": 0}]}]},
+        {"context": "One sentence only.",
+         "qas": [{"id": "3", "question": "q", "answers": [{"text": "One", "answer_start": 0}]}]},
     ]}]}
     write(tmp_path / "dev-v1.1.json", json.dumps(squad))
     task = build_task("squad", str(tmp_path / "dev-v1.1.json"))
