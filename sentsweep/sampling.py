@@ -1,4 +1,4 @@
-"""Silver sentence pairs for Augmented SBERT (thesis 000, sections 2.10 and 4.3.2), as (i, j) index pairs.
+"""Silver sentence pairs for Augmented SBERT (Reiml (2023), sections 2.10 and 4.3.2), as (i, j) index pairs.
 
 - random: pairs drawn uniformly (mostly dissimilar);
 - bm25: each sentence with its `top_k` lexically closest other sentences by Okapi BM25 (mostly similar);

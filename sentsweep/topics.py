@@ -1,4 +1,4 @@
-"""Topic prompts (thesis 000, section 4.4): a sentence x with topic label t_y is read as "t_y [T] x", the
+"""Topic prompts (Reiml (2023), section 4.4): a sentence x with topic label t_y is read as "t_y [T] x", the
 delimiter [T] = '¥' (unused in the datasets) marking where the topic ends.
 
 Topic-labelled corpora are "topic<TAB>sentence" lines (UKP Sentential Argument Mining topics, 20 Newsgroups

@@ -1,6 +1,6 @@
 """Augmented SBERT: the teacher (cross-encoder vs Cross-Bi-Encoder) x silver-pair sampling, over seeds.
 
-Thesis 000, sections 5.3 and 5.5 (tables of chapter 6): gold pairs are the training split beside the dev /
+Reiml (2023), sections 5.3 and 5.5 (tables of chapter 6): gold pairs are the training split beside the dev /
 test data (sts-train.csv of --sts-dir, SICK's TRAIN rows); --set setting=unsupervised|domain takes the silver
 sentences from --corpus instead, and --set topic_corpus=FILE topic_prompt=shown|hidden adds topic prompts.
 

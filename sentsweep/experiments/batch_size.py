@@ -1,6 +1,6 @@
 """Batch size of the contrastive methods (SimCSE, NM, CT, ConSERT): in-batch negatives grow with it.
 
-Thesis 000 (section 5.4.2) found batch size 8 too easy for contrastive objectives and used 64.
+Reiml (2023) (section 5.4.2) found batch size 8 too easy for contrastive objectives and used 64.
 
     python sweeps/batch_size.py --quick
 """

@@ -1,6 +1,7 @@
 """GPL: generated queries, mined negatives, cross-encoder margins, MarginMSE; over corpus sizes and seeds.
 
-004 (GPL section): 3 queries per passage from a T5 query generator, 50 negatives from a dense retriever.
+The TSDAE + GPL report draft (004, GPL section): 3 queries per passage from a T5 query generator, 50
+negatives from a dense retriever.
 Give the generator with --set generator=PATH_OR_NAME (a local folder works offline); --quick builds a tiny
 random T5 instead. Score retrieval with --eval-task quora=BEIR/quora (or any BEIR folder).
 

@@ -1,6 +1,6 @@
-"""Multi-task weight: L = L_SimCSE + w L_AE for the CLM and MLM auto-encoders (thesis 001, eq. 3.6).
+"""Multi-task weight: L = L_SimCSE + w L_AE for the CLM and MLM auto-encoders (Wang (2022), eq. 3.6).
 
-Thesis 001, tables 5.16 / 5.17: w in {0.1, 0.01, 0.001, 0.0001}, 3 seeds.
+Wang (2022), tables 5.16 / 5.17: w in {0.1, 0.01, 0.001, 0.0001}, 3 seeds.
 
     python sweeps/multitask_weight.py --quick
 """

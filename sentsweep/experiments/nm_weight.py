@@ -1,6 +1,6 @@
 """Noise Matching weight: L = L_MLM + w L_NM and L = L_TSDAE + w L_NM, CLS and mean pooling, over seeds.
 
-Thesis 000, section 5.4.2 and table 6.10.
+Reiml (2023), section 5.4.2 and table 6.10.
 
     python sweeps/nm_weight.py --quick
     ray submit cluster.yaml sweeps/nm_weight.py --model bert-base-uncased --corpus corpus.txt \\

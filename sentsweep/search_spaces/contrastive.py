@@ -1,8 +1,8 @@
 """Search spaces of the contrastive and multi-task experiments (theses 000 chapter 6 and 001 chapter 5).
 
-- Noise Matching (000, section 5.4.2 / table 6.10): MLM + w NM and TSDAE + w NM, CLS and mean pooling,
+- Noise Matching (Reiml 2023, section 5.4.2 / table 6.10): MLM + w NM and TSDAE + w NM, CLS and mean pooling,
   12.5K steps, batch size 64 (8 makes contrastive objectives too easy), lr 3e-5, 3 seeds.
-- Multi-task (001, tables 5.16 / 5.17, eq. 3.6): SimCSE + w CLM-AE and SimCSE + w MLM-AE with
+- Multi-task (Wang 2022, tables 5.16 / 5.17, eq. 3.6): SimCSE + w CLM-AE and SimCSE + w MLM-AE with
   w in {0.1, 0.01, 0.001, 0.0001}, 3 seeds.
 """
 

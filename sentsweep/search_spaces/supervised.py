@@ -1,9 +1,9 @@
-"""Settings and grids of the supervised and semi-supervised experiments (thesis 000, chapters 5-6; 004; TSDAE
-paper, table 10).
+"""Settings and grids of the supervised and semi-supervised experiments (Reiml (2023), chapters 5-6; the
+TSDAE + GPL report draft, 004; TSDAE paper, table 10).
 
-- Augmented SBERT (000, section 5.5): teacher CE vs CBE x sampling {none, random, bm25, kde, semantic};
+- Augmented SBERT (Reiml 2023, section 5.5): teacher CE vs CBE x sampling {none, random, bm25, kde, semantic};
   thesis hyperparameters (section 5.1): lr 2e-5, batch size 16, teacher trained 5 epochs.
-- GPL (004): 3 queries per passage, 50 mined negatives, MarginMSE.
+- GPL (the TSDAE + GPL report draft, 004): 3 queries per passage, 50 mined negatives, MarginMSE.
 - Labelled-data intersection (TSDAE paper, table 10): in-domain `sbert` over labelled sample sizes.
 """
 

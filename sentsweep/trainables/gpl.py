@@ -1,4 +1,4 @@
-"""GPL, Generative Pseudo Labeling (004; Wang et al. 2021), as a trainable.
+"""GPL, Generative Pseudo Labeling (the TSDAE + GPL report draft, 004; Wang et al. 2021), as a trainable.
 
 1. Queries: `queries_per_passage` (3) queries per passage of the corpus from a seq2seq `generator`.
 2. Negative mining: a dense `retriever` (default: `model` as released) retrieves the `negatives_top_k` (50)

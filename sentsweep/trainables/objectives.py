@@ -4,8 +4,8 @@ A method is one objective ("tsdae") or two joined by '+' ("mlm+nm", "simcse+clm_
 
     L = L_first + w * L_second
 
-which is the multi-task loss of thesis 001 (eq. 3.6, contrastive + w x auto-encoder) and the auxiliary
-objectives of thesis 000 chapter 6 (MLM / TSDAE + w x NM). sentence-transformers supplies Contrastive
+which is the multi-task loss of Wang (2022) (eq. 3.6, contrastive + w x auto-encoder) and the auxiliary
+objectives of Reiml (2023) chapter 6 (MLM / TSDAE + w x NM). sentence-transformers supplies Contrastive
 Tension (ContrastiveTensionLossInBatchNegatives) and TSDAE (DenoisingAutoEncoderLoss, which sentsweep's
 TsdaeLoss computes with less work); sentsweep.losses supplies the rest (SimCSE as
 MultipleNegativesRankingLoss over (x, x), in one pass).

@@ -1,4 +1,4 @@
-"""Trainables of the supervised and semi-supervised settings (thesis 000, chapters 4-6; TSDAE paper, table 10).
+"""Trainables of the supervised and semi-supervised settings (Reiml (2023), chapters 4-6; TSDAE paper, table 10).
 
 - `sbert`: a bi-encoder trained on gold scored pairs with SBERT's CosineSimilarityLoss,
   L = mean_i (cos(u_i, v_i) - y_i)^2, y = score / score_max; with `sample_size` labelled pairs it is the
@@ -54,15 +54,10 @@ class SbertSettings(Settings):
 
 
 @dataclass(frozen=True)
-class AugsbertSettings(Settings):
-    """Augmented SBERT: a teacher trained on the gold pairs labels silver pairs for the bi-encoder."""
+class AugsbertSettings(SbertSettings):
+    """Augmented SBERT: a teacher trained on the gold pairs labels silver pairs for the bi-encoder (SBERT's
+    settings, and the teacher's and the silver pairs')."""
 
-    train_file: str = setting(help="the gold scored pairs the teacher (and, semi-supervised, the bi-encoder) "
-                              "trains on", source=required_input())
-    pooling: str = setting("mean", "the bi-encoder's pooling",
-                           cited(THESIS_REIML_2023, "§2.4.4", "SBERT found MEAN pooling best"), choices=POOLING_MODES)
-    score_max: float = setting(5.0, "gold scores are divided by it to lie in [0, 1]",
-                               cited(THESIS_REIML_2023, "§3.1", '"dividing each score by 5"'), gt=0)
     teacher: str = setting("cbe", "ce: cross-encoder; cbe: Cross-Bi-Encoder",
                            project_choice("000 §5.5 runs both and proposes the CBE"), choices=tuple(TEACHERS))
     sampling: str = setting("bm25", "how silver pairs are drawn",

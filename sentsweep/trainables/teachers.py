@@ -1,6 +1,6 @@
 """Training of the pair-scoring teachers (cross-encoder, Cross-Bi-Encoder) and their domain adaptation.
 
-Thesis 000, section 5.1: AdamW, lr 2e-5, weight decay 0.01, linear warm-up over 10% of the steps then linear
+Reiml (2023), section 5.1: AdamW, lr 2e-5, weight decay 0.01, linear warm-up over 10% of the steps then linear
 decay, batch size 16; gold scores are divided by their maximum (5 for STS) to lie in [0, 1].
 Section 4.3.1: domain adaptation continues MLM pre-training on the pairs to be annotated, formatted as the
 teacher reads them ("[CLS] x1 [SEP] [CLS] x2 [SEP]"), then freezes the word embeddings for fine-tuning.
