@@ -45,9 +45,9 @@ def known_setting_names() -> set[str]:
     return {name for group in groups for name in group.field_names()} | set(BOOKKEEPING_KEYS)
 
 
-def check_keys(config: Mapping, known: set[str] | None = None) -> None:
+def check_keys(config: Mapping) -> None:
     """An `InputError` for the first key of `config` that is no known setting, suggesting the closest."""
-    known = known if known is not None else known_setting_names()
+    known = known_setting_names()
     for key in config:
         if key not in known:
             suggestion = closest(key, known)
