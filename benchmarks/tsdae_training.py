@@ -24,18 +24,21 @@ STEPS, BATCH_SIZE = 40, 8
 
 def ours(model_path: str, sentences: list[str], precision: str = "fp32") -> float:
     from sentsweep.trainables.catalog import resolve_trial
-    from sentsweep.trainables.loop import BatchSchedule, make_optimizer, training_step
+    from sentsweep.trainables.loop import BatchSchedule, make_lr_schedule, make_optimizer, training_step
     from sentsweep.trainables.unsupervised import build_unsupervised
 
     config = dict(method="tsdae", model=model_path, corpus="", pooling="cls", max_seq_length=128, noise_ratio=0.6,
                   noise_type="delete", tie_decoder=True, dev_file="", test_file="", lr=3e-5, batch_size=BATCH_SIZE,
                   max_steps=STEPS, eval_steps=STEPS, seed=0)
-    setup = build_unsupervised(resolve_trial(config))
+    trial = resolve_trial(config)
+    setup = build_unsupervised(trial)
     setup.module.train()
-    optimizer = make_optimizer(setup.module, lr=3e-5)
+    optimizer = make_optimizer(setup.module, trial.training)
+    lr_schedule = make_lr_schedule(optimizer, trial.training, STEPS + 1, 0)
     schedule = BatchSchedule(sentences, BATCH_SIZE, seed=0, group_by_length=True)
-    training_step(setup, optimizer, schedule, 0, 0, precision)  # warm-up, outside the timing
-    seconds = timed(lambda: [training_step(setup, optimizer, schedule, 0, s, precision) for s in range(1, STEPS + 1)])
+    training_step(setup, optimizer, lr_schedule, schedule, 0, 0, precision)  # warm-up, outside the timing
+    seconds = timed(lambda: [training_step(setup, optimizer, lr_schedule, schedule, 0, s, precision)
+                             for s in range(1, STEPS + 1)])
     return STEPS * BATCH_SIZE / seconds
 
 

@@ -52,23 +52,25 @@ def test_dynamic_padding_does_not_change_the_loss(tiny_model_dir):
 
 
 def tsdae_loss_curve(tiny_model_dir, make_optimizer=None, precision="fp32", tie_decoder=True) -> list:
-    """15 TSDAE steps on the tiny model from seed 0: the loss of each."""
-    from sentsweep.trainables.loop import make_optimizer as fused_adamw, training_step
+    """15 TSDAE steps on the tiny model from seed 0 at a constant 1e-3: the loss of each."""
+    from sentsweep.trainables.loop import make_lr_schedule, make_optimizer as fused_adamw, training_step
 
     config = dict(method="tsdae", model=str(tiny_model_dir), corpus=str(CORPUS_FILE), pooling="cls",
                   max_seq_length=32, tie_decoder=tie_decoder)
     torch.manual_seed(0)
-    setup = build_unsupervised(typed_trial(config))
+    trial = typed_trial(config)
+    setup = build_unsupervised(trial)
     setup.module.train()
-    optimizer = (make_optimizer or fused_adamw)(setup.module, 1e-3)
+    optimizer = (make_optimizer or fused_adamw)(setup.module, trial.training)
+    lr_schedule = make_lr_schedule(optimizer, trial.training, 15, 0)
     schedule = BatchSchedule(CORPUS, 8, seed=0)
-    return [training_step(setup, optimizer, schedule, 0, step, precision) for step in range(15)]
+    return [training_step(setup, optimizer, lr_schedule, schedule, 0, step, precision) for step in range(15)]
 
 
 def test_fused_adamw_keeps_the_loss_curve(tiny_model_dir):
     """The fused optimizer (a speed-up) gives the loss curve of the plain per-tensor AdamW, within float tolerance."""
-    plain = tsdae_loss_curve(tiny_model_dir, lambda module, lr: torch.optim.AdamW(
-        module.parameters(), lr=lr, weight_decay=0.0, foreach=False))
+    plain = tsdae_loss_curve(tiny_model_dir, lambda module, training: torch.optim.AdamW(
+        module.parameters(), lr=training.lr, weight_decay=0.0, foreach=False))
     assert tsdae_loss_curve(tiny_model_dir) == pytest.approx(plain, rel=1e-4)
 
 

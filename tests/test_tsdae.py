@@ -165,4 +165,7 @@ def test_fixed_steps_protocol_scores_the_last_weights_instead(tsdae_config):
     final = session.reports[-1]
     assert final["best_step"] < config["max_steps"]  # dev chose an earlier checkpoint, but it is not used
     assert final["stsb_spearman"] != pytest.approx(final["sts_test_at_best_dev"], abs=1e-6)
+    # The STS test score of the last weights is reported too; the stsb task scores the same split with them.
+    assert final["sts_test_last"] == pytest.approx(final["stsb_spearman"], abs=1e-9)
+    assert all("sts_test_last" not in report for report in session.reports[:-1])
     assert selection_tag(config).startswith("none")

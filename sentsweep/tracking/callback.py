@@ -42,6 +42,9 @@ def selection_tag(config: dict) -> str:
     """Which split chose the checkpoint the trial's final scores belong to."""
     if config.get("select_checkpoint") == "last":
         return "none (the last checkpoint after a fixed number of steps)"
+    if config.get("select_checkpoint") == "validation_loss":
+        return (f"validation_loss (the method's loss on {config.get('validation_size', 1000)} corpus sentences "
+                "held out of training)")
     return f"best_sts_dev ({config.get('eval_format', 'stsb')} dev split of {config.get('dev_file')})"
 
 
@@ -154,5 +157,5 @@ def _error_text(trial) -> str:
 
 def _stopped_early(trial) -> bool:
     """A trial ended by a scheduler before its last step (ASHA, median stopping)."""
-    config, result = trial.config, trial.last_result
-    return "step" in result and "max_steps" in config and result["step"] < config["max_steps"]
+    result = trial.last_result
+    return "step" in result and "total_steps" in result and result["step"] < result["total_steps"]

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from sentsweep.errors import InputError
 from sentsweep.random_seeds import resolve_seed
 from sentsweep.registry import Registry, closest
+from sentsweep.settings import Settings
 from sentsweep.trainables.gpl import GPL_METHOD
 from sentsweep.trainables.lexical_baselines import LEXICAL_METHODS
 from sentsweep.trainables.objectives import OBJECTIVES, UnsupervisedSettings
@@ -38,11 +39,25 @@ def get_method(name: str) -> Method:
     return unsupervised_method(name)
 
 
+def settings_groups() -> list[type[Settings]]:
+    """Every settings class: the shared loop's and evaluation's, each method's and each objective's."""
+    groups = [TrainingSettings, EvaluationSettings] + [method.settings for _, method in METHODS.items()]
+    return groups + [spec.settings for _, spec in OBJECTIVES.items()] + [UnsupervisedSettings]
+
+
 def known_setting_names() -> set[str]:
     """Every key a trial config may hold: the settings of every method and objective, and bookkeeping."""
-    groups = [TrainingSettings, EvaluationSettings] + [method.settings for _, method in METHODS.items()]
-    groups += [spec.settings for _, spec in OBJECTIVES.items()] + [UnsupervisedSettings]
-    return {name for group in groups for name in group.field_names()} | set(BOOKKEEPING_KEYS)
+    return {name for group in settings_groups() for name in group.field_names()} | set(BOOKKEEPING_KEYS)
+
+
+def setting_default(name: str):
+    """The default of setting `name` (the first settings class that declares it); an `InputError` when it has
+    none (an input such as the model or the learning rate)."""
+    for group in settings_groups():
+        for row in group.describe():
+            if row.name == name and not row.source.is_input:
+                return row.default
+    raise InputError(f"setting {name!r} has no default: the sweep must give it")
 
 
 def check_keys(config: Mapping) -> None:
@@ -69,6 +84,9 @@ def resolve_trial(config: Mapping) -> Trial:
         settings=method.settings.from_config(config),
         objectives={name: settings.from_config(config) for name, settings in method.objectives.items()},
     )
+    if trial.evaluation.select_checkpoint == "validation_loss" and not method.objectives:
+        raise InputError(f"select_checkpoint='validation_loss' needs an unsupervised method (its loss on held-out "
+                         f"corpus sentences); method {method.name!r} is not one")
     method.check(trial)
     return trial
 

@@ -1,12 +1,17 @@
 """The training loop every trained method shares (its settings: `TrainingSettings`, `EvaluationSettings`).
 
-AdamW at a constant learning rate over shuffled mini-batches of the corpus; every `eval_steps` steps (and at
-step 0, the untrained model) the STS dev score is computed; when it improves, the test score of that
-checkpoint is computed too, so test is only ever reported for the dev-selected checkpoint. The evaluation
-tasks of `eval_tasks` ({name: path}, see sentsweep.tasks) are scored once, at the end, on the test
-splits and with the dev-selected weights (or, with `select_checkpoint: last`, the final weights). Each
-evaluation is reported together with a checkpoint from which the trial resumes exactly: batches, noise and
-dropout are seeded from (seed, step), not from state carried across steps.
+The optimiser (AdamW or RMSProp) with its learning-rate schedule (warm-up, then constant, linear decay or
+CT's segments) runs over shuffled mini-batches of the corpus for `max_steps` steps or `epochs` epochs; every
+`eval_steps` steps (or at each epoch's end, and at step 0, the untrained model) the STS dev score is
+computed; when it improves, the test score of that checkpoint is computed too, so test is only ever reported
+for the dev-selected checkpoint. With `select_checkpoint: validation_loss` the method's loss on held-out
+corpus sentences is computed at each evaluation too, and the checkpoint with the lowest one is the one whose
+test score is reported (Wang (2022) §5.2.2); with `select_checkpoint: last`, the last checkpoint's
+test score is reported too (`sts_test_last`). The evaluation tasks of `eval_tasks` ({name: path}, see
+sentsweep.tasks) are scored once, at the end, on the test splits with the selected weights (with
+`select_checkpoint: last`, the final weights). Each evaluation is reported together with a checkpoint from
+which the trial resumes exactly: batches, noise and dropout are seeded from (seed, step), not from state
+carried across steps.
 """
 
 from __future__ import annotations
@@ -23,11 +28,12 @@ import numpy as np
 import torch
 
 from sentsweep.data import read_corpus, read_scored_pairs
+from sentsweep.errors import InputError
 from sentsweep.scorers import EmbeddingScorer
 from sentsweep.tasks import build_tasks, evaluate_tasks
 from sentsweep.tasks.sts import StsEvaluator
 from sentsweep.trainables.session import TuneSession
-from sentsweep.trainables.settings import Trial
+from sentsweep.trainables.settings import TrainingSettings, Trial
 
 CHECKPOINT_FILE = "trial_state.pt"
 
@@ -56,6 +62,9 @@ class Progress:
     best_sts_dev: float = -math.inf
     sts_test_at_best_dev: float = math.nan
     best_step: int = -1
+    best_validation_loss: float = math.inf
+    sts_test_at_best_validation_loss: float = math.nan
+    best_validation_step: int = -1
 
 
 def seed_everything(seed: int) -> None:
@@ -112,16 +121,43 @@ class BatchSchedule:
         return [self.corpus[self._permutation(p // size)[p % size]] for p in positions]
 
 
-def make_optimizer(module: torch.nn.Module, lr: float, weight_decay: float = 0.0) -> torch.optim.Optimizer:
-    """AdamW at a constant learning rate (the seeds' setting; weight decay 0 as in the TSDAE replication).
+def make_optimizer(module: torch.nn.Module, training: TrainingSettings) -> torch.optim.Optimizer:
+    """The trial's optimiser at its peak rate: AdamW, or RMSProp (Contrastive Tension, TSDAE paper App. B; its
+    smoothing and epsilon, which the paper does not give, are PyTorch's defaults).
 
-    The fused implementation updates all parameters in one kernel per step instead of one small kernel per
-    tensor, which matters on CPU where the update of a BERT and its decoder is a large share of a step.
+    The fused AdamW updates all parameters in one kernel per step instead of one small kernel per tensor,
+    which matters on CPU where the update of a BERT and its decoder is a large share of a step.
     """
-    return torch.optim.AdamW(module.parameters(), lr=lr, weight_decay=weight_decay, fused=True)
+    if training.optimizer == "rmsprop":
+        return torch.optim.RMSprop(module.parameters(), lr=training.lr, weight_decay=training.weight_decay)
+    return torch.optim.AdamW(module.parameters(), lr=training.lr, weight_decay=training.weight_decay, fused=True)
 
 
-def training_step(setup: TrainingSetup, optimizer, schedule: BatchSchedule, seed: int, step: int,
+# TSDAE paper App. B, CT: "1e-5 for step 1 to 500; 8e-6 for step 501 to 1000; 6e-6 for step 1001 to 1500; 4e-6
+# for step 1501 to 2000; 2e-6 for others": (last step of the segment, factor of the initial rate).
+CT_SEGMENTS = ((500, 1.0), (1000, 0.8), (1500, 0.6), (2000, 0.4))
+CT_FINAL_FACTOR = 0.2
+
+
+def ct_segment_factor(step: int) -> float:
+    """The factor of the initial rate at 0-based `step` (the paper counts from 1)."""
+    return next((factor for last, factor in CT_SEGMENTS if step + 1 <= last), CT_FINAL_FACTOR)
+
+
+def make_lr_schedule(optimizer, training: TrainingSettings, total_steps: int, warmup_steps: int):
+    """transformers' schedules: linear warm-up over `warmup_steps`, then constant or linear decay to 0 at
+    `total_steps`; or the segmented-constant rate of CT (after the warm-up, if one is set)."""
+    from transformers import get_constant_schedule_with_warmup, get_linear_schedule_with_warmup
+
+    if training.lr_schedule == "linear":
+        return get_linear_schedule_with_warmup(optimizer, warmup_steps, total_steps)
+    if training.lr_schedule == "ct_segments":
+        return torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: (
+            step / warmup_steps if step < warmup_steps else ct_segment_factor(step)))
+    return get_constant_schedule_with_warmup(optimizer, warmup_steps)
+
+
+def training_step(setup: TrainingSetup, optimizer, lr_schedule, schedule: BatchSchedule, seed: int, step: int,
                   precision: str = "fp32") -> float:
     """One optimisation step on batch `step`, with everything random seeded from (seed, step); returns the loss.
 
@@ -136,8 +172,32 @@ def training_step(setup: TrainingSetup, optimizer, schedule: BatchSchedule, seed
         raise FloatingPointError(f"loss is {loss.item()} at step {step}")
     loss.backward()
     optimizer.step()
+    lr_schedule.step()
     optimizer.zero_grad(set_to_none=True)
     return loss.item()
+
+
+def split_validation(corpus: list[str], size: int, seed: int) -> tuple[list[str], list[str]]:
+    """(training sentences, `size` held-out validation sentences), drawn with the trial's seed."""
+    if size >= len(corpus):
+        raise InputError(f"validation_size {size} leaves no training sentences of the corpus's {len(corpus)}")
+    order = list(range(len(corpus)))
+    random.Random(step_seed(seed, -(10**9))).shuffle(order)
+    held_out = set(order[:size])
+    return ([s for i, s in enumerate(corpus) if i not in held_out], [corpus[i] for i in sorted(held_out)])
+
+
+@torch.no_grad()
+def validation_loss(setup: TrainingSetup, sentences: list[str], batch_size: int, seed: int) -> float:
+    """The method's loss on held-out sentences: in training mode (contrastive views need dropout), with noise
+    and dropout seeded identically at every evaluation, so two checkpoints are compared on the same draws."""
+    losses, sizes = [], []
+    for index, start in enumerate(range(0, len(sentences), batch_size)):
+        batch = sentences[start:start + batch_size]
+        torch.manual_seed(step_seed(seed, -(10**6) - index))
+        losses.append(setup.batch_loss(batch, random.Random(step_seed(seed, -(10**6) - index))).item())
+        sizes.append(len(batch))
+    return float(np.average(losses, weights=sizes))
 
 
 def sample_corpus(corpus: list[str], sample_size: int | None, seed: int) -> list[str]:
@@ -148,7 +208,8 @@ def sample_corpus(corpus: list[str], sample_size: int | None, seed: int) -> list
 
 
 def run_trial(trial: Trial, build_setup: Callable[[Trial], TrainingSetup], session=None) -> Progress:
-    """Train one configuration to `max_steps`, evaluating, reporting and checkpointing as described above."""
+    """Train one configuration for its steps or epochs, evaluating, reporting and checkpointing as described
+    above."""
     session = session or TuneSession()
     seed, training, evaluation = trial.seed, trial.training, trial.evaluation
     seed_everything(seed)
@@ -156,55 +217,72 @@ def run_trial(trial: Trial, build_setup: Callable[[Trial], TrainingSetup], sessi
     test = StsEvaluator(read_scored_pairs(evaluation.test_file, evaluation.eval_format, "test"))
     tasks = build_tasks(evaluation.eval_tasks or {})
     setup = build_setup(trial)
-    corpus = setup.examples if setup.examples is not None else sample_corpus(
-        read_corpus(training.corpus), training.sample_size, seed)
+    by_validation_loss = evaluation.select_checkpoint == "validation_loss"
+    validation: list[str] = []
+    if setup.examples is not None:
+        corpus = setup.examples
+    else:
+        corpus = read_corpus(training.corpus)
+        if by_validation_loss:
+            corpus, validation = split_validation(corpus, evaluation.validation_size, seed)
+        corpus = sample_corpus(corpus, training.sample_size, seed)
+    max_steps, eval_steps = training.total_steps(len(corpus)), training.evaluation_interval(len(corpus))
     setup.module.train()
-    optimizer = make_optimizer(setup.module, training.lr, training.weight_decay)
+    optimizer = make_optimizer(setup.module, training)
+    lr_schedule = make_lr_schedule(optimizer, training, max_steps, training.warmup(len(corpus)))
     progress = Progress()
-    best_weights = None  # the dev-selected model's weights, kept only when tasks are scored at the end
+    selected_weights = None  # the selected checkpoint's model weights, kept only when tasks are scored at the end
 
     checkpoint_dir = session.latest_checkpoint_dir()
     if checkpoint_dir is not None:
         state = torch.load(Path(checkpoint_dir) / CHECKPOINT_FILE, weights_only=False)
         setup.module.load_state_dict(state["module"])
         optimizer.load_state_dict(state["optimizer"])
+        lr_schedule.load_state_dict(state["lr_schedule"])
         progress = Progress(**state["progress"])
-        best_weights = state.get("best_weights")
+        selected_weights = state.get("selected_weights")
         resumed_at = progress.step
     else:
         resumed_at = None
 
     schedule = BatchSchedule(corpus, training.batch_size, seed, training.group_by_length)
-    max_steps, eval_steps = training.max_steps, training.eval_steps
     losses: list[float] = []
     while True:
         at_eval = progress.step % eval_steps == 0 or progress.step == max_steps
         if at_eval and progress.step != resumed_at:
-            metrics = setup.metrics | _evaluate(setup.model, dev, test, progress)
-            if tasks and progress.best_step == progress.step:
-                best_weights = {key: value.detach().clone() for key, value in setup.model.state_dict().items()}
+            metrics = setup.metrics | _evaluate(setup.model, dev, test, progress) | {"total_steps": max_steps}
+            if by_validation_loss:
+                metrics |= _select_by_validation_loss(setup, validation, training.batch_size, seed, test, progress)
+            if evaluation.select_checkpoint == "last" and progress.step >= max_steps:
+                metrics["sts_test_last"] = test(setup.model)
+            selected_step = progress.best_validation_step if by_validation_loss else progress.best_step
+            if tasks and selected_step == progress.step:
+                selected_weights = {key: value.detach().clone() for key, value in setup.model.state_dict().items()}
             if tasks and progress.step >= max_steps:
                 last = evaluation.select_checkpoint == "last"
-                final = score_tasks_with_weights(setup.model, setup.model.state_dict() if last else best_weights, tasks)
+                final = score_tasks_with_weights(setup.model, setup.model.state_dict() if last else selected_weights,
+                                                 tasks)
                 metrics.update(final.metrics)
                 metrics["per_query"] = final.per_query
             if losses:
                 metrics["train_loss"] = float(np.mean(losses))
+                metrics["lr"] = lr_schedule.get_last_lr()[0]
                 losses = []
             with tempfile.TemporaryDirectory() as directory:
                 torch.save(
                     {
                         "module": setup.module.state_dict(),
                         "optimizer": optimizer.state_dict(),
+                        "lr_schedule": lr_schedule.state_dict(),
                         "progress": asdict(progress),
-                        "best_weights": best_weights,
+                        "selected_weights": selected_weights,
                     },
                     Path(directory) / CHECKPOINT_FILE,
                 )
                 session.report(metrics, Path(directory))
         if progress.step >= max_steps:
             return progress
-        losses.append(training_step(setup, optimizer, schedule, seed, progress.step, training.precision))
+        losses.append(training_step(setup, optimizer, lr_schedule, schedule, seed, progress.step, training.precision))
         progress.step += 1
 
 
@@ -228,4 +306,20 @@ def _evaluate(model, dev: StsEvaluator, test: StsEvaluator, progress: Progress) 
         "best_sts_dev": progress.best_sts_dev,
         "sts_test_at_best_dev": progress.sts_test_at_best_dev,
         "best_step": progress.best_step,
+    }
+
+
+def _select_by_validation_loss(setup: TrainingSetup, validation: list[str], batch_size: int, seed: int,
+                               test: StsEvaluator, progress: Progress) -> dict:
+    """The held-out loss; on a new lowest one, the STS test score of this checkpoint. Returns the metrics."""
+    loss = validation_loss(setup, validation, batch_size, seed)
+    if loss < progress.best_validation_loss:
+        progress.best_validation_loss = loss
+        progress.sts_test_at_best_validation_loss = test(setup.model)
+        progress.best_validation_step = progress.step
+    return {
+        "validation_loss": loss,
+        "best_validation_loss": progress.best_validation_loss,
+        "sts_test_at_best_validation_loss": progress.sts_test_at_best_validation_loss,
+        "best_validation_step": progress.best_validation_step,
     }

@@ -8,10 +8,12 @@ checked field by field (see `sentsweep.settings`).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
+from sentsweep.errors import InputError
 from sentsweep.references import THESIS_REIML_2023, TSDAE, Reference
 from sentsweep.settings import Settings, cited, project_choice, required_input, setting
 
@@ -21,25 +23,64 @@ BOOKKEEPING_KEYS = ("method", "seed", "seeds", "__trial_index__", "stage")
 
 @dataclass(frozen=True)
 class TrainingSettings(Settings):
-    """The shared training loop's settings (`sentsweep.trainables.loop`): every trained method takes them."""
+    """The shared training loop's settings (`sentsweep.trainables.loop`): every trained method takes them.
+
+    A trial lasts `max_steps` steps, or `epochs` passes over its training examples (both: whichever ends first).
+    """
 
     model: str = setting(help="Hugging Face model name or local folder to start from", source=required_input())
     corpus: str = setting(help="training sentences, one per line", source=required_input())
-    lr: float = setting(help="AdamW learning rate (constant)", source=required_input(), gt=0)
+    lr: float = setting(help="peak learning rate (reached after the warm-up)", source=required_input(), gt=0)
     batch_size: int = setting(help="training examples per step", source=required_input(), ge=1)
-    max_steps: int = setting(help="optimisation steps of the trial", source=required_input(), ge=1)
-    eval_steps: int = setting(help="steps between two dev evaluations", source=required_input(), ge=1)
     max_seq_length: int = setting(help="tokens per text; longer texts are truncated", source=required_input(), ge=1)
+    max_steps: int | None = setting(
+        None, "optimisation steps of the trial (with epochs: at most this many)", project_choice(), ge=1)
+    epochs: int | None = setting(
+        None, "passes over the training examples (none: max_steps alone decides)", project_choice(), ge=1)
+    eval_steps: int | None = setting(
+        None, "steps between two dev evaluations (none: at the end of each epoch)", project_choice(), ge=1)
+    optimizer: Literal["adamw", "rmsprop"] = setting(
+        "adamw", "the optimiser (rmsprop: Contrastive Tension's)",
+        cited(TSDAE, "App. B", '"the optimizers are AdamW, RMSProp and AdamW" (TSDAE, CT, BERT-flow)'))
+    lr_schedule: Literal["constant", "linear", "ct_segments"] = setting(
+        "constant", "after the warm-up: constant; linear decay to 0 at the last step; ct_segments: x1 to step "
+        "500, x0.8 to 1000, x0.6 to 1500, x0.4 to 2000, x0.2 after (002 App. B, for CT)",
+        cited(THESIS_REIML_2023, "§5.4.1", 'TSDAE: "a constant learning rate of 3e-5, no warm-up period"'))
+    warmup_steps: int = setting(0, "steps of linear warm-up from 0 to lr", cited(
+        THESIS_REIML_2023, "§5.4.1", '"no warm-up period"'), ge=0)
+    warmup_ratio: float = setting(0.0, "warm-up as a share of the trial's steps (instead of warmup_steps)",
+                                  cited(THESIS_REIML_2023, "§5.4.1", '"no warm-up period"'), ge=0, lt=1)
     sample_size: int | None = setting(
         None, "training examples drawn with the trial's seed (none: all)", project_choice(), ge=1)
     weight_decay: float = setting(
-        0.0, "AdamW weight decay",
+        0.0, "weight decay of the optimiser",
         cited(THESIS_REIML_2023, "§5.4.1", 'TSDAE training: "a weight decay of 0.0"'), ge=0)
     precision: Literal["fp32", "bf16"] = setting(
         "fp32", "bf16: forward pass under bfloat16 autocast (weights and optimiser state stay fp32)",
         project_choice())
     group_by_length: bool = setting(
         True, "batches of similar-length texts (less padding), in random order", project_choice())
+
+    def __post_init__(self) -> None:
+        if self.max_steps is None and self.epochs is None:
+            raise InputError("the trial needs max_steps or epochs (or both: whichever ends first)")
+        if self.warmup_steps and self.warmup_ratio:
+            raise InputError(f"warmup_steps={self.warmup_steps} and warmup_ratio={self.warmup_ratio}: give one")
+
+    def steps_per_epoch(self, examples: int) -> int:
+        return max(1, math.ceil(examples / self.batch_size))
+
+    def total_steps(self, examples: int) -> int:
+        """The trial's optimisation steps for `examples` training examples."""
+        by_epochs = self.epochs * self.steps_per_epoch(examples) if self.epochs is not None else None
+        return min(steps for steps in (self.max_steps, by_epochs) if steps is not None)
+
+    def evaluation_interval(self, examples: int) -> int:
+        return self.eval_steps or self.steps_per_epoch(examples)
+
+    def warmup(self, examples: int) -> int:
+        """Warm-up steps: `warmup_steps`, or `warmup_ratio` of the trial's steps (rounded up)."""
+        return self.warmup_steps or math.ceil(self.warmup_ratio * self.total_steps(examples))
 
 
 @dataclass(frozen=True)
@@ -52,9 +93,14 @@ class EvaluationSettings(Settings):
         "stsb", "format of dev_file/test_file: STS benchmark CSV, SICK, or a `datasets` source", project_choice())
     eval_tasks: dict[str, str] | None = setting(
         None, "{task name: folder}: scored once at the end, with the selected checkpoint", project_choice())
-    select_checkpoint: Literal["best_sts_dev", "last"] = setting(
-        "best_sts_dev", "checkpoint whose scores are reported: best on STS dev, or the last (fixed steps)",
+    select_checkpoint: Literal["best_sts_dev", "last", "validation_loss"] = setting(
+        "best_sts_dev", "checkpoint whose scores are reported: best on STS dev, the last (fixed steps), or the "
+        "lowest training loss on held-out corpus sentences (unsupervised methods)",
         cited(TSDAE, "App. A", '"evaluated every 1.5K training steps, reporting the best validation performance"'))
+    validation_size: int = setting(
+        1000, "sentences held out of the corpus (seeded) whose loss selects the checkpoint, with "
+        "select_checkpoint=validation_loss",
+        project_choice("001 §5.2.2 validates on a separate set of the training domain, 10k for 100k"), ge=1)
 
 
 @dataclass(frozen=True)

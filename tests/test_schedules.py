@@ -1,0 +1,99 @@
+"""The training loop's length, optimiser and learning-rate schedules: the rate at chosen steps equals the
+seeds' definition (Reiml (2023) §5.1 warm-up + linear decay; TSDAE paper App. B, CT's segments)."""
+
+import pytest
+import torch
+
+from sentsweep.errors import InputError
+from sentsweep.trainables.catalog import train
+from sentsweep.trainables.loop import make_lr_schedule, make_optimizer
+from sentsweep.trainables.session import LocalSession
+from sentsweep.trainables.settings import TrainingSettings
+
+INPUTS = dict(model="m", corpus="c", lr=1e-3, batch_size=8, max_seq_length=32)
+
+
+def rates(training: TrainingSettings, examples: int, steps: list[int]) -> dict[int, float]:
+    """The learning rate each of `steps` is taken at, driving a one-parameter optimiser through the schedule."""
+    module = torch.nn.Linear(1, 1)
+    optimizer = make_optimizer(module, training)
+    schedule = make_lr_schedule(optimizer, training, training.total_steps(examples), training.warmup(examples))
+    seen = {}
+    for step in range(max(steps) + 1):
+        seen[step] = optimizer.param_groups[0]["lr"]
+        optimizer.step()
+        schedule.step()
+    return {step: seen[step] for step in steps}
+
+
+def test_warmup_ratio_then_linear_decay_gives_the_rate_by_hand():
+    """000 §5.1: warm-up over 10% of the steps, then linear decay (to 0 at the last step)."""
+    training = TrainingSettings.from_config(INPUTS | dict(max_steps=100, lr_schedule="linear", warmup_ratio=0.1,
+                                                          weight_decay=0.01))
+    assert training.warmup(examples=1000) == 10
+    got = rates(training, 1000, [0, 5, 10, 55, 99])
+    # warm-up: lr * step / 10; decay: lr * (100 - step) / 90
+    assert got == pytest.approx({0: 0.0, 5: 5e-4, 10: 1e-3, 55: 5e-4, 99: 1e-3 / 90})
+
+
+def test_warmup_steps_from_epochs():
+    """001 Table 5.3: 910 warm-up steps; 3 epochs of 1,000 sentences at batch 64 are 3 x 16 steps."""
+    training = TrainingSettings.from_config(INPUTS | dict(batch_size=64, epochs=3, warmup_steps=910,
+                                                          lr_schedule="linear"))
+    assert training.total_steps(1000) == 48
+    assert training.evaluation_interval(1000) == 16  # no eval_steps: at the end of each epoch
+    capped = TrainingSettings.from_config(INPUTS | dict(batch_size=64, epochs=3, max_steps=20))
+    assert capped.total_steps(1000) == 20  # whichever ends first
+    assert rates(training, 1000, [0, 455])[455] == pytest.approx(0.5e-3)
+
+
+def test_constant_schedule_keeps_the_rate():
+    training = TrainingSettings.from_config(INPUTS | dict(max_steps=50))
+    assert set(rates(training, 100, [0, 10, 49]).values()) == {1e-3}
+
+
+def test_contrastive_tension_uses_rmsprop_with_the_segmented_rate():
+    """002 App. B: RMSProp; 1e-5 for steps 1-500, 8e-6 to 1000, 6e-6 to 1500, 4e-6 to 2000, 2e-6 after
+    (the loop's step 0 is the paper's step 1)."""
+    training = TrainingSettings.from_config(INPUTS | dict(lr=1e-5, max_steps=100_000, optimizer="rmsprop",
+                                                          lr_schedule="ct_segments"))
+    assert isinstance(make_optimizer(torch.nn.Linear(1, 1), training), torch.optim.RMSprop)
+    got = rates(training, 1000, [0, 499, 500, 999, 1000, 1500, 1999, 2000, 2500])
+    assert got == pytest.approx({0: 1e-5, 499: 1e-5, 500: 8e-6, 999: 8e-6, 1000: 6e-6, 1500: 4e-6, 1999: 4e-6,
+                                 2000: 2e-6, 2500: 2e-6})
+
+
+def test_length_and_warmup_settings_are_checked():
+    with pytest.raises(InputError, match="max_steps or epochs"):
+        TrainingSettings.from_config(INPUTS)
+    with pytest.raises(InputError, match="warmup_steps=5 and warmup_ratio=0.1"):
+        TrainingSettings.from_config(INPUTS | dict(max_steps=10, warmup_steps=5, warmup_ratio=0.1))
+    with pytest.raises(InputError, match="lr_schedule='cosine'"):
+        TrainingSettings.from_config(INPUTS | dict(max_steps=10, lr_schedule="cosine"))
+
+
+def test_validation_loss_selects_the_reported_checkpoint(tsdae_config):
+    """Wang (2022) §5.2.2: the checkpoint with the lowest loss on held-out sentences is the one reported."""
+    session = LocalSession()
+    train(tsdae_config | dict(select_checkpoint="validation_loss", validation_size=40, max_steps=30,
+                              eval_steps=10), session)
+    reports = session.reports
+    losses = {report["step"]: report["validation_loss"] for report in reports}
+    best_step = min(losses, key=losses.get)
+    final = reports[-1]
+    assert final["best_validation_step"] == best_step
+    assert final["best_validation_loss"] == losses[best_step]
+    test_at = {report["step"]: report["sts_test_at_best_validation_loss"] for report in reports}
+    assert final["sts_test_at_best_validation_loss"] == test_at[best_step]
+    assert final["total_steps"] == 30 and "lr" in final
+    from sentsweep.tracking.callback import selection_tag
+
+    assert selection_tag(tsdae_config | {"select_checkpoint": "validation_loss", "validation_size": 40}).startswith(
+        "validation_loss (the method's loss on 40 corpus sentences")
+
+
+def test_validation_loss_selection_needs_an_unsupervised_method():
+    from tests.conftest import typed_trial
+
+    with pytest.raises(InputError, match="validation_loss.*'tfidf'"):
+        typed_trial(dict(method="tfidf", select_checkpoint="validation_loss"))
