@@ -1,6 +1,7 @@
 """Sentence-encoder loading (hub name or local path) with a chosen pooling, and a tiny random BERT for tests.
 
-A model is a sentence-transformers `SentenceTransformer` made of a Transformer module and a Pooling module.
+A model is a sentence-transformers `SentenceTransformer` made of a Transformer module and a Pooling module
+(and, for "cls_linear" pooling, a Dense module after it).
 """
 
 from __future__ import annotations
@@ -10,7 +11,10 @@ from pathlib import Path
 from sentsweep.errors import InputError
 from sentsweep.noise import split_words
 
-POOLING_MODES = ("cls", "mean", "max")
+# "cls_linear": the [CLS] token's vector through a trainable linear layer with tanh (hidden -> hidden), the pooling
+# of SimCSE's official code ("a linear layer on the CLS token embedding as the pooling method", TSDAE paper
+# (Wang et al., 2021) App. B, seed 002). See `load_sentence_model`.
+POOLING_MODES = ("cls", "mean", "max", "cls_linear")
 SPECIAL_TOKENS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 
 
@@ -56,10 +60,18 @@ def load_sentence_model(
     `pooling=None` keeps the model's own sentence-transformers configuration (its pooling and any
     normalisation), which is how a published model is evaluated as released. `dropout_free` sets the
     transformer's dropout probabilities to 0 (ConSERT trains without the encoder's dropout).
+
+    `pooling="cls_linear"` is [CLS] pooling followed by a Dense layer (hidden -> hidden, tanh), the MLP pooler of
+    SimCSE's official code, which the TSDAE paper (Wang et al., 2021, App. B) describes as "a linear layer on
+    the CLS token embedding as the pooling method". The layer is a module of the SentenceTransformer, so it is
+    trained, saved and used at evaluation with the encoder (SimCSE's unsupervised recipe drops it at
+    evaluation; here it stays). It starts as the checkpoint's own linear layers did: weights drawn from
+    N(0, initializer_range), bias 0.
     """
+    import torch
     from sentence_transformers import SentenceTransformer
     from sentence_transformers.base.modules import Transformer
-    from sentence_transformers.sentence_transformer.modules import Pooling
+    from sentence_transformers.sentence_transformer.modules import Dense, Pooling
 
     quiet_transformers()
     source = check_model_source(name_or_path)
@@ -70,8 +82,14 @@ def load_sentence_model(
     check_pooling(pooling)
     no_dropout = {"hidden_dropout_prob": 0.0, "attention_probs_dropout_prob": 0.0} if dropout_free else {}
     transformer = Transformer(source, max_seq_length=max_seq_length, config_kwargs=no_dropout)
-    pooling_module = Pooling(transformer.get_embedding_dimension(), pooling_mode=pooling)
-    return SentenceTransformer(modules=[transformer, pooling_module], device=device or "cpu")
+    dimension = transformer.get_embedding_dimension()
+    modules = [transformer, Pooling(dimension, pooling_mode="cls" if pooling == "cls_linear" else pooling)]
+    if pooling == "cls_linear":
+        std = getattr(transformer.auto_model.config, "initializer_range", 0.02)
+        modules.append(Dense(dimension, dimension, activation_function=torch.nn.Tanh(),
+                             init_weight=torch.empty(dimension, dimension).normal_(0.0, std),
+                             init_bias=torch.zeros(dimension)))
+    return SentenceTransformer(modules=modules, device=device or "cpu")
 
 
 def preprocess_on_device(model, texts: list[str]) -> dict:

@@ -1,7 +1,9 @@
-"""In-batch contrastive objectives written here: SimCSE in one pass, Noise Matching and ConSERT's NT-Xent.
+"""In-batch contrastive objectives written here: SimCSE in one pass (with its InfoNCE loss, or with the binary
+cross-entropy of Wang (2022) eq. 2.10), Noise Matching and ConSERT's NT-Xent.
 
-(Contrastive Tension comes from sentence-transformers' ContrastiveTensionLossInBatchNegatives; SimCSE is
-the objective of its MultipleNegativesRankingLoss over (x, x) pairs, computed here in one forward pass.)
+(Contrastive Tension is in `contrastive_tension`, on sentence-transformers' ContrastiveTensionLoss; SimCSE is
+the objective of sentence-transformers' MultipleNegativesRankingLoss over (x, x) pairs, computed here in one
+forward pass.)
 """
 
 from __future__ import annotations
@@ -10,7 +12,17 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from sentsweep.references import SIMCSE, THESIS_REIML_2023, Cited
+from sentsweep.references import SIMCSE, THESIS_REIML_2023, THESIS_WANG_2022, Cited
+
+
+def encode_views(model: nn.Module, features: dict, views: int = 2) -> tuple[Tensor, ...]:
+    """The sentence embeddings of `views` copies of the batch, from one encoder pass over the copies stacked
+    ([x; x] for two): every row gets its own dropout mask, so in training the copies are different views of x.
+    `features` are the tokenized batch's (not stacked); the result holds one (N, d) tensor per copy."""
+    if views == 1:
+        return (model(dict(features))["sentence_embedding"],)
+    stacked = {k: torch.cat([v] * views) if torch.is_tensor(v) else v for k, v in features.items()}
+    return model(stacked)["sentence_embedding"].chunk(views)
 
 
 def info_nce(anchors: Tensor, positives: Tensor, temperature: float) -> Tensor:
@@ -107,6 +119,74 @@ class SimCseLoss(Cited, nn.Module):
         self.temperature = temperature
 
     def forward(self, features: dict) -> Tensor:
-        doubled = {k: torch.cat([v, v]) if torch.is_tensor(v) else v for k, v in features.items()}
-        first, second = self.model(doubled)["sentence_embedding"].chunk(2)
+        return self.loss_on_views(*encode_views(self.model, features, 2))
+
+    def loss_on_views(self, first: Tensor, second: Tensor) -> Tensor:
+        """The loss from the two views' embeddings (f(x_i, z), f(x_i, z')), computed by the caller."""
         return info_nce(first, second, self.temperature)
+
+
+def binary_contrastive(first: Tensor, second: Tensor, temperature: float) -> Tensor:
+    """Wang (2022) eq. 2.10 over the two views of N sentences: anchor f(x_i) = first[i], positive
+    f(x_i^+) = second[i], negatives X_i^- = {first[j], second[j] : j != i} (section 2.4.2's in-batch negatives),
+
+        L = -1/N sum_i [ log s(cos(x_i, x_i^+) / tau) + sum_{x^- in X_i^-} log(1 - s(cos(x_i, x^-) / tau)) ]
+
+    with s the logistic sigmoid (log(1 - s(u)) = log s(-u), computed stably)."""
+    anchors = F.normalize(first, dim=-1)
+    others = F.normalize(torch.cat([first, second]), dim=-1)
+    scores = anchors @ others.T / temperature  # (N, 2N): [anchor i vs first j | anchor i vs second j]
+    n = len(first)
+    rows = torch.arange(n, device=scores.device)
+    positive = torch.zeros_like(scores, dtype=torch.bool)
+    positive[rows, rows + n] = True
+    negative = torch.ones_like(scores, dtype=torch.bool)
+    negative[rows, rows] = False  # an anchor is not its own negative
+    negative[rows, rows + n] = False
+    log_likelihood = torch.where(positive, F.logsigmoid(scores), torch.zeros_like(scores)) + torch.where(
+        negative, F.logsigmoid(-scores), torch.zeros_like(scores))
+    return -log_likelihood.sum(1).mean()
+
+
+class SimCseBceLoss(Cited, nn.Module):
+    """SimCSE with its InfoNCE loss replaced by binary cross-entropy (SimCSE_BCE of Wang (2022), section 5.3.3,
+    Tables 5.9 / 5.10): the same two dropout views from one pass over [x; x], scored by eq. 2.10,
+
+        L_BCE = -1/N sum_i [ log g(cos(f(x_i), f(x_i^+))) + sum_{x_i^- in X_i^-} log(1 - g(cos(f(x_i), f(x_i^-)))) ]
+
+    where f(x_i) and f(x_i^+) are the two dropout views of x_i and X_i^- = {f(x_j), f(x_j^+)}_{j != i} are the
+    2N - 2 in-batch negatives of x_i (the definition of section 2.4.2): each pair is a separate yes/no decision,
+    summed over a sentence's pairs and averaged over the N anchors, as the equation writes it.
+
+    Project choices where the thesis is silent or unreadable: the thesis prints g(x) = sigma(x^tau); this is read
+    as g(x) = sigma(x / tau), the temperature scaling of eq. 2.7, with tau = 0.05 of Table 5.3 (section 5.3.3
+    keeps Table 5.3's other settings). Only x_i (the first view) is an anchor, as eq. 2.10 has one term per i.
+
+    References:
+        - Ruixiang Wang (2022), Improving Unsupervised Contrastive Learning for Sentence Embeddings,
+          section 2.4.2, eq. 2.10 (the loss), section 5.3.3, Tables 5.9 and 5.10 (SimCSE with BCE)
+        - Tianyu Gao, Xingcheng Yao, Danqi Chen (2021), SimCSE: Simple Contrastive Learning of Sentence
+          Embeddings, section 3 (the dropout views), https://arxiv.org/abs/2104.08821
+
+    Example::
+
+        from sentsweep.models import load_sentence_model
+
+        model = load_sentence_model("bert-base-uncased", "cls")
+        loss = SimCseBceLoss(model, temperature=0.05)
+        loss(model.preprocess(["A man is playing a guitar.", "A dog runs on the beach."])).backward()
+    """
+
+    reference = THESIS_WANG_2022
+
+    def __init__(self, model: nn.Module, temperature: float = 0.05) -> None:
+        super().__init__()
+        self.model = model
+        self.temperature = temperature
+
+    def forward(self, features: dict) -> Tensor:
+        return self.loss_on_views(*encode_views(self.model, features, 2))
+
+    def loss_on_views(self, first: Tensor, second: Tensor) -> Tensor:
+        """The loss from the two views' embeddings, computed by the caller."""
+        return binary_contrastive(first, second, self.temperature)

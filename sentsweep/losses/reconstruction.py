@@ -57,11 +57,26 @@ def mask_tokens(input_ids: Tensor, never_mask: Tensor, probability: float, mask_
     return torch.where(chosen, replacement, input_ids), labels
 
 
+def sentence_sum_token_mean(logits: Tensor, targets: Tensor) -> Tensor:
+    """-1/N sum_i sum_t log P(targets[i, t]): token cross-entropies summed within each of the N rows (targets of
+    -100 are not predicted and add nothing), then averaged over the rows (eq. 3.4 / 3.5's reduction)."""
+    token_losses = F.cross_entropy(logits.transpose(1, 2), targets, ignore_index=-100, reduction="none")
+    return token_losses.sum(1).mean()
+
+
 class ClmAutoEncoderLoss(Cited, nn.Module):
     """CLM auto-encoder: a causal Transformer decoder whose cross-attention sees only [f(x)] predicts x left to
     right (TSDAE's decoder, but with no input noise, so x~ = x):
 
-        L = -1/N sum_i sum_t log P(x_t | x_<t, f(x_i))
+        L = -1/N sum_i sum_t log P(x_t | x_<t, f(x_i))          (Wang (2022), eq. 3.4)
+
+    Reduction, as eq. 3.4 writes it: the token log-likelihoods are summed over each sentence's predicted tokens
+    (every real token after the first, [CLS], which starts decoding; padding never counts) and averaged over
+    the N sentences. A sentence of T predicted tokens thus weighs about T times a per-token mean, which sets
+    the scale of the weight w in the multi-task loss (eq. 3.6).
+
+    `forward(features, sentence)` takes the sentence embeddings f(x) when the caller has computed them (a
+    multi-task method shares one encoder pass between its objectives); without them it encodes the batch.
 
     References:
         - Ruixiang Wang (2022), Improving Unsupervised Contrastive Learning for Sentence Embeddings,
@@ -87,26 +102,33 @@ class ClmAutoEncoderLoss(Cited, nn.Module):
         self.model = model
         self.decoder = _load_head_model(model_path, AutoModelForCausalLM, is_decoder=True, add_cross_attention=True,
                                         num_hidden_layers=decoder_layers)
-        self.pad_token_id = model.tokenizer.pad_token_id
 
-    def forward(self, features: dict) -> Tensor:
-        sentence = self.model(dict(features))["sentence_embedding"]
-        input_ids = features["input_ids"]
+    def forward(self, features: dict, sentence: Tensor | None = None) -> Tensor:
+        if sentence is None:
+            sentence = self.model(dict(features))["sentence_embedding"]
+        input_ids, attention_mask = features["input_ids"], features["attention_mask"]
         logits = self.decoder(
             input_ids=input_ids[:, :-1],
-            attention_mask=features["attention_mask"][:, :-1],
+            attention_mask=attention_mask[:, :-1],
             encoder_hidden_states=sentence[:, None],
             use_cache=False,
         ).logits
-        return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), input_ids[:, 1:].reshape(-1),
-                               ignore_index=self.pad_token_id)
+        targets = input_ids[:, 1:].masked_fill(attention_mask[:, 1:] == 0, -100)
+        return sentence_sum_token_mean(logits, targets)
 
 
 class MlmAutoEncoderLoss(Cited, nn.Module):
     """MLM auto-encoder: a bidirectional decoder reads a heavily masked copy of x whose first (CLS) input
     embedding is replaced by f(x), and predicts the masked tokens M_i:
 
-        L = -1/N sum_i sum_{m in M_i} log P(x_m | f(x_i), x \\ M_i)
+        L = -1/N sum_i sum_{m in M_i} log P(x_m | f(x_i), x \\ M_i)          (Wang (2022), eq. 3.5)
+
+    Reduction, as eq. 3.5 writes it: the log-likelihoods are summed over each sentence's masked tokens M_i and
+    averaged over the N sentences (not averaged over all masked tokens of the batch), so a sentence's term grows
+    with its number of masked tokens, which sets the scale of the weight w in the multi-task loss (eq. 3.6).
+
+    `forward(features, generator, sentence)` takes the sentence embeddings f(x) when the caller has computed
+    them (a multi-task method shares one encoder pass between its objectives); without them it encodes the batch.
 
     References:
         - Ruixiang Wang (2022), Improving Unsupervised Contrastive Learning for Sentence Embeddings,
@@ -134,14 +156,16 @@ class MlmAutoEncoderLoss(Cited, nn.Module):
         self.mask_ratio = mask_ratio
         self.mask_token_id = model.tokenizer.mask_token_id
 
-    def forward(self, features: dict, generator) -> Tensor:
-        sentence = self.model(dict(features))["sentence_embedding"]
+    def forward(self, features: dict, generator, sentence: Tensor | None = None) -> Tensor:
+        if sentence is None:
+            sentence = self.model(dict(features))["sentence_embedding"]
         never_mask = special_or_padding(self.model.tokenizer, features)
         masked_ids, labels = mask_tokens(features["input_ids"], never_mask, self.mask_ratio, self.mask_token_id,
                                          generator)
         inputs_embeds = self.decoder.get_input_embeddings()(masked_ids)
         inputs_embeds = torch.cat([sentence[:, None], inputs_embeds[:, 1:]], dim=1)
-        return self.decoder(inputs_embeds=inputs_embeds, attention_mask=features["attention_mask"], labels=labels).loss
+        logits = self.decoder(inputs_embeds=inputs_embeds, attention_mask=features["attention_mask"]).logits
+        return sentence_sum_token_mean(logits, labels)
 
 
 class MaskedLanguageModelingLoss(Cited, nn.Module):

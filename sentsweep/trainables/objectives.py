@@ -6,9 +6,10 @@ A method is one objective ("tsdae") or two joined by '+' ("mlm+nm", "simcse+clm_
 
 which is the multi-task loss of Wang (2022) (eq. 3.6, contrastive + w x auto-encoder) and the auxiliary
 objectives of Reiml (2023) chapter 6 (MLM / TSDAE + w x NM). sentence-transformers supplies Contrastive
-Tension (ContrastiveTensionLossInBatchNegatives) and TSDAE (DenoisingAutoEncoderLoss, which sentsweep's
-TsdaeLoss computes with less work); sentsweep.losses supplies the rest (SimCSE as
-MultipleNegativesRankingLoss over (x, x), in one pass).
+Tension (`ct`: ContrastiveTensionLoss, two encoders, which sentsweep's ContrastiveTensionBceLoss averages over
+the pairs as the TSDAE paper's J_CT does; `ct_in_batch`: ContrastiveTensionLossInBatchNegatives) and TSDAE
+(DenoisingAutoEncoderLoss, which sentsweep's TsdaeLoss computes with less work); sentsweep.losses supplies the
+rest (SimCSE as MultipleNegativesRankingLoss over (x, x), in one pass).
 """
 
 from __future__ import annotations
@@ -23,7 +24,8 @@ from torch import Tensor, nn
 
 from sentsweep.errors import InputError
 from sentsweep.losses.consert import AUGMENTATIONS, ConsertLoss, check_augmentations
-from sentsweep.losses.contrastive import NoiseMatchingLoss, SimCseLoss
+from sentsweep.losses.contrastive import NoiseMatchingLoss, SimCseBceLoss, SimCseLoss
+from sentsweep.losses.contrastive_tension import ContrastiveTensionBceLoss, contrastive_tension_pairs
 from sentsweep.losses.reconstruction import ClmAutoEncoderLoss, MaskedLanguageModelingLoss, MlmAutoEncoderLoss
 from sentsweep.losses.tsdae import TsdaeLoss
 from sentsweep.models import POOLING_MODES, preprocess_on_device
@@ -60,6 +62,14 @@ class SimCseSettings(Settings):
 
 
 @dataclass(frozen=True)
+class SimCseBceSettings(Settings):
+    temperature: float = setting(
+        0.05, "temperature tau in the sigmoid g(s) = sigmoid(s / tau) of each pair's cosine similarity s",
+        project_choice("001 eq. 2.10 prints g(x) = sigma(x^tau) and §5.3.3 keeps Table 5.3's temperature 0.05; "
+                       "read as sigma(cos / tau) with tau = 0.05, the scaling of eq. 2.7"), gt=0)
+
+
+@dataclass(frozen=True)
 class NoiseMatchingSettings(Settings):
     noise_ratio: float = setting(0.6, "share of the words deleted from the matched copy",
                                  cited(THESIS_REIML_2023, "§4.2.3", '"60% of the input sentence is noised"'),
@@ -70,6 +80,15 @@ class NoiseMatchingSettings(Settings):
 
 @dataclass(frozen=True)
 class ContrastiveTensionSettings(Settings):
+    negatives_per_positive: int = setting(
+        7, "K: random negative pairs (a, b != a) per positive pair (a, a) in a batch",
+        project_choice("002 §5.3 samples K random sentences without giving K; with App. B's batch size 8, K=7 "
+                       "gives one positive pair per batch, as in sentence-transformers' CT example (pos_neg_ratio 8)"),
+        ge=1)
+
+
+@dataclass(frozen=True)
+class ContrastiveTensionInBatchSettings(Settings):
     temperature: float = setting(0.05, "the in-batch softmax's temperature (logit scale 1 / tau)",
                                  project_choice("002 §5.3 defines CT without a temperature"), gt=0)
 
@@ -86,9 +105,13 @@ class ConsertSettings(Settings):
     augmentations: str = setting("token_shuffle,feature_cutoff", "one augmentation per view, comma-separated "
                                  f"({', '.join(AUGMENTATIONS)})",
                                  cited(THESIS_WANG_2022, "§5.3.1, Table 5.4", "Token Shuffling + Feature Cutoff"))
-    augmentation_ratio: float = setting(0.1, "share of tokens or features an augmentation cuts or drops",
-                                        project_choice("001 §5.3.1 uses 0.2"), ge=0, lt=1)
-    temperature: float = setting(0.1, "NT-Xent temperature", project_choice("001 Table 5.3 uses 0.05"), gt=0)
+    augmentation_ratio: float = setting(0.2, "share of tokens or features an augmentation cuts or drops",
+                                        cited(THESIS_WANG_2022, "§5.3.1", '"we use Feature Cutoff with probability '
+                                              '0.2 and Embedding Dropout with probability 0.2"'), ge=0, lt=1)
+    temperature: float = setting(0.05, "NT-Xent temperature",
+                                 cited(THESIS_WANG_2022, "Table 5.3", '"temperature 0.05"; §5.3.1: "Other '
+                                       'hyperparameters setting is same as basic experimental setup from Table 5.3"'),
+                                 gt=0)
 
     def __post_init__(self) -> None:
         check_augmentations(self.augmentations)
@@ -119,11 +142,32 @@ class UnsupervisedSettings(Settings):
 
 
 @dataclass
+class EncodedBatch:
+    """One encoder pass over a batch, shared by the objectives of a multi-task method.
+
+    `features`: the tokenized batch x (on the model's device); `views`: the sentence embeddings f(x) of each of
+    the copies of x that were stacked and encoded in that single pass ([x; x] for two), one (N, d) tensor per
+    copy, each copy with its own dropout mask. views[0] is f(x), the embedding every objective shares.
+    """
+
+    features: dict
+    views: tuple[Tensor, ...]
+
+
+@dataclass
 class Objective:
-    """An objective's trainable parts (beyond the shared model) and its loss on a batch of raw sentences."""
+    """An objective's trainable parts (beyond the shared model) and its loss on a batch of raw sentences.
+
+    An objective whose loss reads the encoder only through sentence embeddings of the clean batch (SimCSE, the
+    CLM / MLM auto-encoders) also gives `loss_on_views(encoded, rng)`, its loss from an `EncodedBatch` with at
+    least `views` copies: the objectives of a multi-task method then share one encoder pass (Wang (2022)
+    eq. 3.6: the contrastive and auto-encoder terms share f(x)). `loss` is the same loss, encoding by itself.
+    """
 
     module: nn.Module
     loss: Callable[[list[str], random.Random], Tensor]
+    views: int = 0
+    loss_on_views: Callable[[EncodedBatch, random.Random], Tensor] | None = None
 
 
 @dataclass(frozen=True)
@@ -187,11 +231,34 @@ def build_tsdae(model, settings: TsdaeSettings, source: str, vocabulary: tuple[s
 @objective("simcse", SimCseSettings, SIMCSE)
 def build_simcse(model, settings: SimCseSettings, source: str, vocabulary: tuple[str, ...]) -> Objective:
     loss = SimCseLoss(model, settings.temperature)
-    return Objective(loss, lambda s, rng: loss(preprocess_on_device(model, s)))
+    return Objective(loss, lambda s, rng: loss(preprocess_on_device(model, s)),
+                     views=2, loss_on_views=lambda encoded, rng: loss.loss_on_views(*encoded.views[:2]))
+
+
+@objective("simcse_bce", SimCseBceSettings, THESIS_WANG_2022)
+def build_simcse_bce(model, settings: SimCseBceSettings, source: str, vocabulary: tuple[str, ...]) -> Objective:
+    loss = SimCseBceLoss(model, settings.temperature)
+    return Objective(loss, lambda s, rng: loss(preprocess_on_device(model, s)),
+                     views=2, loss_on_views=lambda encoded, rng: loss.loss_on_views(*encoded.views[:2]))
 
 
 @objective("ct", ContrastiveTensionSettings, CONTRASTIVE_TENSION)
 def build_ct(model, settings: ContrastiveTensionSettings, source: str, vocabulary: tuple[str, ...]) -> Objective:
+    # The loss module holds the copied encoder model1, so the loop optimises and checkpoints it; model2 (the
+    # shared model) is the one evaluated.
+    loss = ContrastiveTensionBceLoss(model)
+
+    def batch_loss(sentences: list[str], rng: random.Random) -> Tensor:
+        firsts, seconds, labels = contrastive_tension_pairs(sentences, settings.negatives_per_positive, rng)
+        features = [preprocess_on_device(model, firsts), preprocess_on_device(model, seconds)]
+        return loss(features, torch.tensor(labels, dtype=torch.float, device=model.device))
+
+    return Objective(loss, batch_loss)
+
+
+@objective("ct_in_batch", ContrastiveTensionInBatchSettings, CONTRASTIVE_TENSION)
+def build_ct_in_batch(model, settings: ContrastiveTensionInBatchSettings, source: str,
+                      vocabulary: tuple[str, ...]) -> Objective:
     loss = ContrastiveTensionLossInBatchNegatives(model, scale=1.0 / settings.temperature)
     return Objective(loss, lambda s, rng: loss([preprocess_on_device(model, s)], None))
 
@@ -219,10 +286,13 @@ def build_mlm(model, settings: MlmSettings, source: str, vocabulary: tuple[str, 
 @objective("clm_ae", ClmAutoEncoderSettings, THESIS_WANG_2022)
 def build_clm_ae(model, settings: ClmAutoEncoderSettings, source: str, vocabulary: tuple[str, ...]) -> Objective:
     loss = ClmAutoEncoderLoss(model, source, settings.decoder_layers)
-    return Objective(loss, lambda s, rng: loss(preprocess_on_device(model, s)))
+    return Objective(loss, lambda s, rng: loss(preprocess_on_device(model, s)),
+                     views=1, loss_on_views=lambda encoded, rng: loss(encoded.features, encoded.views[0]))
 
 
 @objective("mlm_ae", MlmAutoEncoderSettings, THESIS_WANG_2022)
 def build_mlm_ae(model, settings: MlmAutoEncoderSettings, source: str, vocabulary: tuple[str, ...]) -> Objective:
     loss = MlmAutoEncoderLoss(model, source, settings.decoder_layers, settings.decoder_mask_ratio)
-    return Objective(loss, lambda s, rng: loss(preprocess_on_device(model, s), _generator(rng)))
+    return Objective(loss, lambda s, rng: loss(preprocess_on_device(model, s), _generator(rng)),
+                     views=1, loss_on_views=lambda encoded, rng: loss(encoded.features, _generator(rng),
+                                                                      encoded.views[0]))

@@ -1,4 +1,11 @@
-"""Every unsupervised method: one objective, or two trained as L = L_first + w * L_second on one model."""
+"""Every unsupervised method: one objective, or two trained as L = L_first + w * L_second on one model.
+
+When both objectives read the encoder only through sentence embeddings of the clean batch ("simcse+clm_ae",
+"simcse+mlm_ae"), the encoder runs once per batch: one pass over the batch stacked as often as the objectives
+need views ([x; x] for SimCSE's two dropout views), and each objective's loss is computed from that pass, the
+auto-encoder's decoder conditioned on the first view f(x) (Wang (2022) eq. 3.6 and Figure 3.5: f(x) is the
+representation both terms share). Other methods run each objective on its own.
+"""
 
 from __future__ import annotations
 
@@ -6,10 +13,18 @@ import torch
 from torch import nn
 
 from sentsweep.data import read_corpus
-from sentsweep.models import check_model_source, load_sentence_model
+from sentsweep.losses.contrastive import encode_views
+from sentsweep.models import check_model_source, load_sentence_model, preprocess_on_device
 from sentsweep.noise import corpus_vocabulary
 from sentsweep.trainables.loop import TrainingSetup, run_trial
-from sentsweep.trainables.objectives import OBJECTIVES, UnsupervisedSettings, check_weight, parse_method
+from sentsweep.trainables.objectives import (
+    OBJECTIVES,
+    EncodedBatch,
+    Objective,
+    UnsupervisedSettings,
+    check_weight,
+    parse_method,
+)
 from sentsweep.trainables.settings import Method, Trial
 
 
@@ -26,11 +41,25 @@ def build_unsupervised(trial: Trial) -> TrainingSetup:
     objectives = [spec.build(model, trial.objectives[spec.name], source, vocabulary) for spec in specs]
     weights = [1.0] + ([trial.settings.w] if len(specs) == 2 else [])
     module = nn.ModuleDict({"model": model, **{spec.name: o.module for spec, o in zip(specs, objectives)}}).to(device)
+    return TrainingSetup(model=model, module=module, batch_loss=combined_loss(model, objectives, weights))
 
-    def batch_loss(sentences, rng):
-        return sum(weight * objective.loss(sentences, rng) for weight, objective in zip(weights, objectives))
 
-    return TrainingSetup(model=model, module=module, batch_loss=batch_loss)
+def combined_loss(model, objectives: list[Objective], weights: list[float]):
+    """batch_loss(sentences, rng) = sum_k weights[k] * L_k; with two objectives that can share an encoder pass,
+    the batch is encoded once (as many stacked copies as the objectives need views) and both read that pass."""
+    if len(objectives) > 1 and all(objective.loss_on_views is not None for objective in objectives):
+        views = max(objective.views for objective in objectives)
+
+        def batch_loss(sentences, rng):
+            features = preprocess_on_device(model, sentences)
+            encoded = EncodedBatch(features, encode_views(model, features, views))
+            return sum(weight * objective.loss_on_views(encoded, rng)
+                       for weight, objective in zip(weights, objectives))
+    else:
+        def batch_loss(sentences, rng):
+            return sum(weight * objective.loss(sentences, rng) for weight, objective in zip(weights, objectives))
+
+    return batch_loss
 
 
 def unsupervised_method(name: str) -> Method:
