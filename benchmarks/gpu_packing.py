@@ -51,13 +51,14 @@ class UtilisationSampler:
 
 def sweep_trials_per_hour(fraction: float, model: str, folder: Path) -> tuple[float, float]:
     """(trials per hour, mean GPU utilisation %) of the TRIALS-seed sweep at `fraction` GPU per trial."""
-    from sentsweep.sweep.launcher import Stage, SweepDefinition, run_sweep
+    from sentsweep.search_spaces.protocol import project_protocol
+    from sentsweep.sweep import Stage, SweepDefinition, run_sweep
 
     constants = trial_config(model, STEPS) | {"lr": 3e-5, "batch_size": 32, "max_seq_length": 64,
                                               "eval_steps": STEPS, "precision": "bf16", "seeds": TRIALS}
     constants.pop("seed")
     definition = SweepDefinition(name=f"gpu-packing-{fraction}", description="fractional GPU packing",
-                                 constants=constants, quick_constants={}, stages=[Stage("seeds", lambda args: {})])
+                                 protocol=project_protocol(constants, {}), stages=[Stage("seeds", lambda args: {})])
     cpus = max(1.0, (os.cpu_count() or 1) * fraction)
     sampler = UtilisationSampler()
     sampler.start()

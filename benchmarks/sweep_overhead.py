@@ -33,7 +33,9 @@ def run(trial_seconds: float = 60.0) -> list[Result]:
     from sentsweep.data import read_corpus
     from sentsweep.demo_data import CORPUS_FILE
     from sentsweep.models import build_tiny_model
-    from sentsweep.sweep.launcher import Stage, SweepDefinition, read_corpus_pairs_text, run_sweep
+    from sentsweep.search_spaces.protocol import project_protocol
+    from sentsweep.sweep import Stage, SweepDefinition, run_sweep
+    from sentsweep.sweep.launcher import read_corpus_pairs_text
     from sentsweep.trainables.catalog import train
     from sentsweep.trainables.session import LocalSession
 
@@ -51,8 +53,8 @@ def run(trial_seconds: float = 60.0) -> list[Result]:
         plain = timed(lambda: [train(trial_config(model, steps) | {"seed": s}, LocalSession()) for s in range(TRIALS)])
 
         constants = {k: v for k, v in trial_config(model, steps).items() if k != "seed"} | {"seeds": TRIALS}
-        definition = SweepDefinition(name="overhead", description="overhead", constants=constants,
-                                     quick_constants={}, stages=[Stage("seeds", lambda args: {})])
+        definition = SweepDefinition(name="overhead", description="overhead", protocol=project_protocol(constants, {}),
+                                     stages=[Stage("seeds", lambda args: {})])
         start = time.perf_counter()
         with contextlib.redirect_stdout(io.StringIO()):
             code = run_sweep(definition, ["--model", model, "--tracking-uri", f"sqlite:///{folder / 'mlflow.db'}",

@@ -88,11 +88,13 @@ def test_unknown_method_is_named():
         ("tsdae_noise", ["--set", "noise_ratio=1.5"], "setting noise_ratio=1.5 is out of range"),
         # A misspelled key or value fails for every method, with the closest valid one suggested.
         ("augsbert", ["--set", "select_checkpoint=lats"], "setting select_checkpoint='lats': expected one of "
-         "'best_sts_dev', 'last'; did you mean 'last'\\?"),
+         "'best_sts_dev', 'last', 'validation_loss'; did you mean 'last'\\?"),
         ("labelled_intersection", ["--set", "select_checkpoint=lats"], "did you mean 'last'"),
         ("gpl", ["--set", "select_checkpoint=lats"], "did you mean 'last'"),
         ("augsbert", ["--set", "temprature=0.1"], "unknown setting 'temprature'; did you mean 'temperature'"),
         ("sample_size", ["--sample-sizes", "128", "100000"], "sample size 100000 exceeds the corpus's 400 sentences"),
+        ("multitask_weight", ["--set", "validation_size=400"], "validation_size 400 leaves no training sentences"),
+        ("tsdae_noise", ["--set", "warmup_steps=10", "warmup_ratio=0.1"], "warmup_steps=10 and warmup_ratio=0.1"),
     ],
 )
 def test_bad_method_settings_fail_before_launch(tmp_path, monkeypatch, capsys, script, extra, message):

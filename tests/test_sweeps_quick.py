@@ -35,25 +35,30 @@ def run_quick(name, workdir, *extra):
     return uri, output.getvalue()
 
 
+BEST_DEV = "sts_test_at_best_dev | best_sts_dev"
+BY_VALIDATION_LOSS = "sts_test_at_best_validation_loss | best_sts_dev"
+
+
 @pytest.mark.parametrize(
-    "name, group_by, rows",
+    "name, extra, group_by, metrics, rows",
     [
-        ("nm_weight", ["method", "w", "pooling"], 8),
-        ("multitask_weight", ["method", "w"], 4),
-        ("sample_size", ["method", "sample_size"], 4),
-        ("batch_size", ["method", "batch_size"], 4),
-        ("learning_rate", ["method", "lr"], 4),
-        ("augsbert", ["teacher", "sampling"], 4),
-        ("gpl", ["queries_per_passage"], 1),
+        ("nm_weight", ["--no-table-rows"], ["method", "w", "pooling"], BEST_DEV, 8),
+        ("multitask_weight", ["--no-baselines"], ["method", "w"], BY_VALIDATION_LOSS, 4),
+        ("sample_size", [], ["method", "sample_size"], BEST_DEV, 4),
+        ("batch_size", [], ["method", "batch_size"], BY_VALIDATION_LOSS, 2),
+        ("learning_rate", [], ["method", "lr"], BEST_DEV, 4),
+        ("augsbert", [], ["teacher", "sampling"], BEST_DEV, 4),
+        ("gpl", [], ["queries_per_passage"], BEST_DEV, 1),
     ],
 )
-def test_quick_sweep_prints_its_table_and_analysis_reprints_it(workdir, capsys, name, group_by, rows):
-    uri, printed = run_quick(name, workdir)
-    header = "| " + " | ".join(group_by) + " | sts_test_at_best_dev | best_sts_dev |"
+def test_quick_sweep_prints_its_table_and_analysis_reprints_it(workdir, capsys, name, extra, group_by, metrics, rows):
+    uri, printed = run_quick(name, workdir, *extra)
+    header = "| " + " | ".join(group_by) + f" | {metrics} |"
     assert header in printed
     assert "Runs left out: none" in printed
     capsys.readouterr()
-    assert analysis_cli.main(["table", "--experiment", name, "--tracking-uri", uri, "--rows", *group_by]) == 0
+    assert analysis_cli.main(["table", "--experiment", name, "--tracking-uri", uri, "--rows", *group_by,
+                              "--metrics", *metrics.split(" | ")]) == 0
     table = capsys.readouterr().out
     body = [line for line in table.splitlines() if line.startswith("| ") and "---" not in line][1:]
     assert len(body) == rows
@@ -75,7 +80,8 @@ def test_greedy_search_carries_each_stage_best_into_the_next(workdir):
 
 
 def test_optuna_search_repeats_each_sampled_config_over_the_seeds(workdir):
-    uri, printed = run_quick("learning_rate", workdir, "--search", "optuna", "--num-configs", "3")
+    uri, printed = run_quick("learning_rate", workdir, "--search", "optuna", "--num-configs", "3",
+                             "--methods", "simcse", "nm")
     client = MlflowClient(uri)
     runs = fetch_trial_runs(uri, "learning_rate", latest_sweep_run_id(uri, "learning_rate"))
     assert len(runs) == 3 * 2
@@ -95,3 +101,18 @@ def test_labelled_intersection_quick_reports_its_answer_on_the_sweep_run(workdir
     assert set(runs["params.method"]) == {"tsdae", "sbert"}
     probed = {int(n) for n in runs.loc[runs["params.method"] == "sbert", "params.sample_size"]}
     assert answer in probed and f"{answer}: " in printed
+
+
+def test_independent_stages_each_print_a_table_and_carry_nothing_over(workdir):
+    """multitask_weight's stages are the rows of one table (Wang (2022) Table 5.16), not a greedy search."""
+    uri, printed = run_quick("multitask_weight", workdir, "--methods", "simcse+clm_ae", "--weights", "0.1")
+    for title in ("stage 1/3 'SimCSE alone'", "stage 2/3 'auto-encoders alone'", "stage 3/3 'multi-task'"):
+        assert title in printed
+    assert "best on dev" not in printed
+    runs = fetch_trial_runs(uri, "multitask_weight", latest_sweep_run_id(uri, "multitask_weight"))
+    by_stage = runs.groupby("params.stage")
+    assert set(by_stage.get_group("SimCSE alone")["params.epochs"]) == {"1", "3"}
+    assert set(by_stage.get_group("auto-encoders alone")["params.method"]) == {"clm_ae", "mlm_ae"}
+    multitask = by_stage.get_group("multi-task")
+    assert set(multitask["params.method"]) == {"simcse+clm_ae"} and set(multitask["params.epochs"]) == {"1"}
+    assert set(runs["params.select_checkpoint"]) == {"validation_loss"}

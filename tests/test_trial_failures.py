@@ -7,8 +7,9 @@ import ray
 from mlflow.tracking import MlflowClient
 
 from sentsweep.analysis.runs import fetch_trial_runs, latest_sweep_run_id
+from sentsweep.search_spaces.protocol import project_protocol
 from sentsweep.search_spaces.tsdae import QUICK_SETTINGS
-from sentsweep.sweep.launcher import Stage, SweepDefinition, run_sweep
+from sentsweep.sweep import Stage, SweepDefinition, run_sweep
 
 
 def run(definition, workdir, *extra):
@@ -24,8 +25,8 @@ def test_nan_loss_fails_its_trial_with_the_reason_and_the_sweep_goes_on(tmp_path
     definition = SweepDefinition(
         name="temperature",
         description="SimCSE temperature, one value so small that the logits overflow",
-        constants=dict(method="simcse", pooling="mean", batch_size=8, seeds=2),
-        quick_constants=QUICK_SETTINGS | {"max_steps": 20, "eval_steps": 10},
+        protocol=project_protocol(dict(method="simcse", pooling="mean", batch_size=8, seeds=2),
+                                  QUICK_SETTINGS | {"max_steps": 20, "eval_steps": 10}),
         stages=[Stage("temperature", lambda args: {"temperature": [0.05, 1e-300]})],
     )
     code, uri, printed = run(definition, tmp_path, "--max-failures", "0")
@@ -43,8 +44,8 @@ def test_asha_stops_trials_early_and_the_table_counts_them(tmp_path):
     definition = SweepDefinition(
         name="asha",
         description="TSDAE deletion ratios under ASHA",
-        constants=dict(method="tsdae", noise_type="delete", pooling="cls", tie_decoder=True, batch_size=8, seeds=2),
-        quick_constants=QUICK_SETTINGS | {"max_steps": 80, "eval_steps": 10},
+        protocol=project_protocol(dict(method="tsdae", noise_type="delete", pooling="cls", tie_decoder=True,
+                                       batch_size=8, seeds=2), QUICK_SETTINGS | {"max_steps": 80, "eval_steps": 10}),
         stages=[Stage("ratio", lambda args: {"noise_ratio": [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8]})],
     )
     code, uri, printed = run(definition, tmp_path, "--scheduler", "asha", "--seeds", "1")
@@ -63,8 +64,8 @@ def test_when_every_trial_fails_the_sweep_ends_naming_their_failure_reason(tmp_p
     definition = SweepDefinition(
         name="all_fail",
         description="SimCSE at a temperature so small that every trial's loss overflows",
-        constants=dict(method="simcse", pooling="mean", batch_size=8, seeds=2),
-        quick_constants=QUICK_SETTINGS | {"max_steps": 20, "eval_steps": 10},
+        protocol=project_protocol(dict(method="simcse", pooling="mean", batch_size=8, seeds=2),
+                                  QUICK_SETTINGS | {"max_steps": 20, "eval_steps": 10}),
         stages=[Stage("temperature", lambda args: {"temperature": [1e-300]})],
     )
     code, uri, printed = run(definition, tmp_path, "--max-failures", "0")

@@ -9,19 +9,19 @@ sentences from --corpus instead, and --set topic_corpus=FILE topic_prompt=shown|
 """
 
 from sentsweep.references import THESIS_REIML_2023
-from sentsweep.search_spaces.supervised import AUGSBERT_QUICK, AUGSBERT_SAMPLINGS, AUGSBERT_SETTINGS, AUGSBERT_TEACHERS
+from sentsweep.search_spaces.supervised import AUGSBERT_PROTOCOL
 from sentsweep.sweep import Stage, SweepDefinition
 
 
 def add_arguments(parser):
-    parser.add_argument("--teachers", nargs="+", help=f"default: {' '.join(AUGSBERT_TEACHERS)}")
-    parser.add_argument("--samplings", nargs="+", help=f"default: {' '.join(AUGSBERT_SAMPLINGS)}")
+    parser.add_argument("--teachers", nargs="+", help=f"default: {' '.join(AUGSBERT_PROTOCOL.grid('teacher'))}")
+    parser.add_argument("--samplings", nargs="+", help=f"default: {' '.join(AUGSBERT_PROTOCOL.grid('sampling'))}")
 
 
 def grid_axes(args):
     return {
-        "teacher": args.teachers or AUGSBERT_TEACHERS,
-        "sampling": args.samplings or (["none", "bm25"] if args.quick else AUGSBERT_SAMPLINGS),
+        "teacher": args.teachers or AUGSBERT_PROTOCOL.grid("teacher"),
+        "sampling": args.samplings or (["none", "bm25"] if args.quick else AUGSBERT_PROTOCOL.grid("sampling")),
     }
 
 
@@ -29,8 +29,7 @@ DEFINITION = SweepDefinition(
     name="augsbert",
     description=__doc__.splitlines()[0],
     reference=THESIS_REIML_2023,
-    constants=AUGSBERT_SETTINGS,
-    quick_constants=AUGSBERT_QUICK,
+    protocol=AUGSBERT_PROTOCOL,
     stages=[Stage("teacher x sampling", grid_axes)],
     add_arguments=add_arguments,
     trains_on_gold_pairs=True,

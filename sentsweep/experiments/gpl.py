@@ -14,7 +14,7 @@ from pathlib import Path
 
 from sentsweep.models import build_tiny_seq2seq
 from sentsweep.references import REPORT_TSDAE_GPL
-from sentsweep.search_spaces.supervised import GPL_QUICK, GPL_SETTINGS
+from sentsweep.search_spaces.supervised import GPL_PROTOCOL
 from sentsweep.sweep import Stage, SweepDefinition
 
 
@@ -29,16 +29,15 @@ def tiny_generator(constants: dict, output_dir: Path) -> dict:
 
 
 def grid_axes(args):
-    return {"queries_per_passage": [
-        GPL_QUICK["queries_per_passage"] if args.quick else GPL_SETTINGS["queries_per_passage"]]}
+    return {"queries_per_passage": [GPL_PROTOCOL.quick["queries_per_passage"]] if args.quick
+            else GPL_PROTOCOL.grid("queries_per_passage")}
 
 
 DEFINITION = SweepDefinition(
     name="gpl",
     description=__doc__.splitlines()[0],
     reference=REPORT_TSDAE_GPL,
-    constants=GPL_SETTINGS,
-    quick_constants=GPL_QUICK,
+    protocol=GPL_PROTOCOL,
     stages=[Stage("queries per passage", grid_axes)],
     quick_setup=tiny_generator,
     trains_on_gold_pairs=True,

@@ -11,11 +11,13 @@ dev score is within one seed std of the reference's. Each probe is a stage of th
     python sweeps/labelled_intersection.py --model bert-base-uncased --corpus in_domain.txt --sts-dir data --seeds 5
 """
 
+from dataclasses import replace
+
 from sentsweep.data import read_scored_pairs
 from sentsweep.references import TSDAE
 from sentsweep.search_spaces.intersection import IntersectionSearch
-from sentsweep.search_spaces.supervised import INTERSECTION_QUICK, INTERSECTION_SETTINGS
-from sentsweep.search_spaces.tsdae import PAPER_SETTINGS
+from sentsweep.search_spaces.supervised import INTERSECTION_PROTOCOL
+from sentsweep.search_spaces.tsdae import BEST_CONFIGURATION
 from sentsweep.sweep import Stage, SweepDefinition
 
 REFERENCE_STAGE, SUPERVISED_STAGE = "reference", "supervised"
@@ -55,8 +57,7 @@ DEFINITION = SweepDefinition(
     name="labelled_intersection",
     description=__doc__.splitlines()[0],
     reference=TSDAE,
-    constants=INTERSECTION_SETTINGS | {k: PAPER_SETTINGS[k] for k in ("noise_type", "noise_ratio", "tie_decoder")},
-    quick_constants=INTERSECTION_QUICK,
+    protocol=replace(INTERSECTION_PROTOCOL, settings={**INTERSECTION_PROTOCOL.settings, **BEST_CONFIGURATION}),
     stages=[Stage(REFERENCE_STAGE, lambda args: {"method": [args.reference]}),
             Stage(SUPERVISED_STAGE, lambda args: {"method": ["sbert"]})],
     add_arguments=add_arguments,

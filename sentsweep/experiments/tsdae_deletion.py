@@ -1,19 +1,15 @@
-"""TSDAE deletion ratio x pooling ablation (TSDAE paper, appendix A, tables 6 and 7).
+"""TSDAE deletion ratio x pooling ablation (TSDAE paper, App. A, Tables 6 and 7), untied as in the paper's search.
 
+    python sweeps/tsdae_deletion.py --dry-run                     # the protocol card
     python sweeps/tsdae_deletion.py --quick                       # minutes, tiny model, demo data
     python sweeps/tsdae_deletion.py --model bert-base-uncased --corpus nli_sentences.txt \\
         --sts-dir data/stsbenchmark --gpus-per-trial 0.5           # the paper's setting
 """
 
+from dataclasses import replace
+
 from sentsweep.references import TSDAE
-from sentsweep.search_spaces.tsdae import (
-    PAPER_DELETION_RATIOS,
-    PAPER_POOLINGS,
-    PAPER_SETTINGS,
-    QUICK_SETTINGS,
-    deletion_pooling_grid,
-    deletion_pooling_ranges,
-)
+from sentsweep.search_spaces.tsdae import QUICK_GRIDS, SEARCH_PROTOCOL, deletion_pooling_ranges
 from sentsweep.sweep import Stage, SweepDefinition
 
 
@@ -24,21 +20,19 @@ def add_arguments(parser):
 
 
 def grid_axes(args):
-    ratios = args.ratios or ([0.3, 0.6] if args.quick else PAPER_DELETION_RATIOS)
-    poolings = args.poolings or (["cls", "mean"] if args.quick else PAPER_POOLINGS)
-    return deletion_pooling_grid(ratios, poolings)
+    grid = QUICK_GRIDS if args.quick else {name: SEARCH_PROTOCOL.grid(name) for name in ("noise_ratio", "pooling")}
+    return {"noise_ratio": args.ratios or grid["noise_ratio"], "pooling": args.poolings or grid["pooling"]}
 
 
 def sampled_axes(args):
-    return deletion_pooling_ranges(*args.ratio_range, args.poolings or PAPER_POOLINGS)
+    return deletion_pooling_ranges(*args.ratio_range, args.poolings or SEARCH_PROTOCOL.grid("pooling"))
 
 
 DEFINITION = SweepDefinition(
     name="tsdae_deletion",
     description=__doc__.splitlines()[0],
     reference=TSDAE,
-    constants=PAPER_SETTINGS,
-    quick_constants=QUICK_SETTINGS | {"max_steps": 60},
+    protocol=replace(SEARCH_PROTOCOL, quick=SEARCH_PROTOCOL.quick | {"max_steps": 60}),
     stages=[Stage("deletion_ratio x pooling", grid_axes)],
     sampled_axes=sampled_axes,
     add_arguments=add_arguments,

@@ -10,10 +10,15 @@ from ray import tune
 from ray.tune.search.sample import Categorical, Domain, Float, Integer
 
 
-def grid_param_space(constants: dict, axes: dict[str, list], seeds: list[int]) -> dict:
-    """Every combination of the axes' values, each run once per seed."""
+def grid_param_space(constants: dict, axes: dict[str, list], seeds: list[int],
+                     by_method: dict[str, dict] | None = None) -> dict:
+    """Every combination of the axes' values, each run once per seed. `by_method` {setting: {method: value}}:
+    settings whose value follows the trial's method (each method with its own paper's settings), resolved
+    by Ray Tune once the grid has fixed the method."""
     space = dict(constants)
     space.update({name: tune.grid_search(list(values)) for name, values in axes.items()})
+    for name, values in (by_method or {}).items():
+        space[name] = tune.sample_from(lambda config, values=values: values[config["method"]])
     space["seed"] = tune.grid_search(list(seeds))
     return space
 

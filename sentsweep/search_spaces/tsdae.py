@@ -1,29 +1,134 @@
-"""TSDAE search spaces (TSDAE paper, appendix A).
+"""The TSDAE paper's protocols (Wang et al. 2021, "002"): its greedy configuration search (App. A), its main
+protocol with the unsupervised baselines each at their own settings (§5, App. B), and its corpus-size study
+(§7.1).
 
-The paper's greedy search on the STS benchmark dev set, 5 seeds, best dev score over evaluations every
-1.5K of 30K steps: noise type at ratio 0.3 with CLS pooling (table 5), then the deletion ratio 0.1 ... 0.9
-(table 6), then pooling CLS / mean / max (table 7), then tying the encoder and decoder.
+App. A: the greedy search on the STS benchmark dev set, 5 seeds, best dev score over evaluations every 1.5K
+of 30K steps: noise type at ratio 0.3 with CLS pooling (Table 5), then the deletion ratio 0.1 ... 0.9 (Table
+6), then pooling CLS / mean / max (Table 7), all untied; then tying the encoder and decoder (78.77 -> 79.15).
 """
 
 from __future__ import annotations
 
 from ray import tune
 
-PAPER_NOISE_TYPES = ["delete", "swap", "mask", "replace", "insert"]
-PAPER_DELETION_RATIOS = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9]
-PAPER_POOLINGS = ["cls", "mean", "max"]
-PAPER_SEEDS = 5
-# Appendix A: 30K steps, evaluation every 1.5K; appendix B: batch size 8, AdamW at a constant 3e-5.
-PAPER_SETTINGS = dict(
-    method="tsdae", noise_type="delete", noise_ratio=0.6, pooling="cls", tie_decoder=True, lr=3e-5, batch_size=8,
-    max_steps=30_000, eval_steps=1_500, max_seq_length=128, seeds=PAPER_SEEDS,
-)
+from sentsweep.references import THESIS_REIML_2023, TSDAE
+from sentsweep.search_spaces.protocol import Protocol, Sourced, sourced
+from sentsweep.settings import cited, project_choice
+
+APP_A = cited(TSDAE, "App. A", '"The maximum number of training steps is 30K and the models are evaluated every 1.5K '
+              'training steps, reporting the best validation performance"')
+APP_B_TSDAE = cited(TSDAE, "App. B", '"the batch size is 8; the optimizers are AdamW ...; the initial learning rates '
+                    'are 3e-5"')
+CONSTANT_RATE = cited(THESIS_REIML_2023, "§5.4.1", 'replicating 002: "constant learning rate of 3e-5, no warm-up '
+                      'period, and a weight decay of 0.0"')
+FIVE_SEEDS = Sourced(5, cited(TSDAE, "App. A; §5", '"Scores are obtained by calculating the average over 5 random '
+                                                   'seeds"'))
+NO_LENGTH = project_choice("002 gives no maximum sequence length")
+
+# Shared by the App. A search stages (tsdae_noise, tsdae_deletion).
+SEARCH_SETTINGS = {
+    "method": Sourced("tsdae", cited(TSDAE, "App. A")),
+    **sourced(APP_B_TSDAE, lr=3e-5, batch_size=8, optimizer="adamw"),
+    **sourced(CONSTANT_RATE, lr_schedule="constant", warmup_steps=0, weight_decay=0.0),
+    **sourced(APP_A, max_steps=30_000, eval_steps=1_500, select_checkpoint="best_sts_dev"),
+    "max_seq_length": Sourced(128, NO_LENGTH),
+    "noise_type": Sourced("delete", cited(TSDAE, "App. A, Table 5", '"deletion is the best noise type"')),
+    "noise_ratio": Sourced(0.3, cited(TSDAE, "App. A", '"fixing the noise ratio as 0.3 ... and the pooling method as '
+                                                       'CLS pooling"')),
+    "pooling": Sourced("cls", cited(TSDAE, "App. A", '"fixing ... the pooling method as CLS pooling"')),
+    "tie_decoder": Sourced(False, cited(TSDAE, "App. A, Tables 5-7", 'untied until the last step: "tying the encoder '
+                                        'and the decoder can further improve the validation score to 79.15" '
+                                        "(Tables 6-7: 78.77)")),
+}
+SEARCH_GRIDS = {
+    "noise_type": Sourced(["delete", "swap", "mask", "replace", "insert"],
+                          cited(TSDAE, "App. A, Table 5", "Delete Swap Mask Replace Add")),
+    "noise_ratio": Sourced([0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9], cited(TSDAE, "App. A, Table 6")),
+    "pooling": Sourced(["cls", "mean", "max"], cited(TSDAE, "App. A, Table 7")),
+    "tie_decoder": Sourced([False, True], cited(TSDAE, "App. A", '"Finally, we find that tying the encoder and the '
+                                                                  'decoder can further improve"')),
+}
 QUICK_SETTINGS = dict(lr=1e-3, max_steps=40, eval_steps=20, max_seq_length=32, seeds=2)
+QUICK_GRIDS = dict(noise_type=["delete", "swap", "mask"], noise_ratio=[0.3, 0.6], pooling=["cls", "mean"])
 
+SEARCH_PROTOCOL = Protocol(
+    settings=SEARCH_SETTINGS, seeds=FIVE_SEEDS, grids=SEARCH_GRIDS, quick=QUICK_SETTINGS,
+    notes=("Table 7 scores mean pooling 78.84 against CLS's 78.77 and the paper keeps CLS (\"mean pooling loses the "
+           "position information\"); the greedy search here keeps whichever is best on dev.",
+           "The corpus of App. A is SNLI + MultiNLI without labels (give it with --corpus)."),
+)
 
-def deletion_pooling_grid(ratios: list[float], poolings: list[str]) -> dict:
-    """Exact ablation grid over deletion ratio and pooling."""
-    return {"noise_ratio": list(ratios), "pooling": list(poolings)}
+# The TSDAE paper's best configuration (§3, App. A) and the settings of each unsupervised method of its main
+# comparison (§5.2, App. B), used by the main protocol and the corpus-size study.
+BEST_CONFIGURATION = {
+    "noise_type": Sourced("delete", cited(TSDAE, "§3, App. A", '"adopting deletion as the input noise and setting '
+                                                                'the deletion ratio to 0.6"')),
+    "noise_ratio": Sourced(0.6, cited(TSDAE, "§3, App. A, Table 6")),
+    "tie_decoder": Sourced(True, cited(TSDAE, "§3, App. A", '"tying the encoder and decoder parameters"')),
+}
+APP_B_CT = cited(TSDAE, "App. B", '"RMSProp ... 1e-5 ... segmented-constant scheduling scheme ... The pooling method '
+                 'for CT ... is mean pooling"')
+APP_B_SIMCSE = cited(TSDAE, "App. B", '"1 epoch of training, batch size of 512, AdamW optimizer with learning rate '
+                     '5e-5 and a linear layer on the CLS token embedding as the pooling method"')
+MLM_SETUP = cited(TSDAE, "§5.2", '"the number of training steps (100K), the batch size (8) and the learning rate '
+                  '(5e-5) ... mean-pooling"')
+PAPER_METHOD_SETTINGS = {
+    "tsdae": {**sourced(APP_B_TSDAE, lr=3e-5, batch_size=8, optimizer="adamw"),
+              "pooling": Sourced("cls", cited(TSDAE, "§3, App. A, Table 7", '"the CLS pooling is chosen"'))},
+    "mlm": sourced(MLM_SETUP, lr=5e-5, batch_size=8, pooling="mean"),
+    "ct": {**sourced(APP_B_CT, optimizer="rmsprop", lr=1e-5, lr_schedule="ct_segments", pooling="mean"),
+           "batch_size": Sourced(8, cited(TSDAE, "App. B", '"the batch size is 8"'))},
+    "simcse": sourced(APP_B_SIMCSE, epochs=1, batch_size=512, lr=5e-5, pooling="cls_linear"),
+}
+PAPER_METHODS = Sourced(["tsdae", "mlm", "ct", "simcse"], cited(TSDAE, "§5, Table 3", "TSDAE, MLM, CT, SimCSE; "
+                                                                "BERT-flow is not implemented"))
+MAIN_PROTOCOL = Protocol(
+    settings={
+        **sourced(cited(TSDAE, "App. B", '"the number of training steps is 100K"'), max_steps=100_000),
+        "select_checkpoint": Sourced("last", project_choice("002 names no checkpoint selection for its main results "
+                                                            "(App. B: 100K steps): the last one is reported")),
+        "eval_steps": Sourced(10_000, project_choice("dev is scored to follow the run; it selects nothing")),
+        **sourced(CONSTANT_RATE, lr_schedule="constant", weight_decay=0.0),
+        "max_seq_length": Sourced(128, NO_LENGTH),
+        **BEST_CONFIGURATION,
+        "method": Sourced("tsdae", cited(TSDAE, "§3")),
+        "pooling": Sourced("cls", cited(TSDAE, "§3", '"using the output of the [CLS] token"')),
+        "lr": Sourced(3e-5, APP_B_TSDAE),
+        "batch_size": Sourced(8, APP_B_TSDAE),
+    },
+    seeds=Sourced(5, cited(TSDAE, "§5", '"we report the scores averaged over 5 random seeds"')),
+    grids={"method": PAPER_METHODS},
+    method_settings=PAPER_METHOD_SETTINGS,
+    quick=QUICK_SETTINGS | dict(eval_steps=20),
+    notes=("SimCSE runs one epoch (App. B, the official code's setting), the others 100K steps.",
+           "CT evaluates its second encoder (App. B); the first is trained beside it."),
+)
+
+CORPUS_SIZE_PROTOCOL = Protocol(
+    settings={
+        **sourced(cited(TSDAE, "§7.1", '"train a bert-base-uncased model with 10 epochs up to 100k training steps. The '
+                                       'models are evaluated at the end of each epoch and the best score on the '
+                                       'development set is reported"'),
+                  epochs=10, max_steps=100_000, eval_steps=None, select_checkpoint="best_sts_dev"),
+        **sourced(CONSTANT_RATE, lr_schedule="constant", weight_decay=0.0),
+        "max_seq_length": Sourced(128, NO_LENGTH),
+        **BEST_CONFIGURATION,
+        "method": Sourced("tsdae", cited(TSDAE, "§7.1")),
+        "pooling": Sourced("cls", cited(TSDAE, "§3")),
+        "lr": Sourced(3e-5, APP_B_TSDAE),
+        "batch_size": Sourced(8, APP_B_TSDAE),
+    },
+    seeds=FIVE_SEEDS,
+    grids={"method": PAPER_METHODS,
+           "sample_size": Sourced([2**k for k in range(7, 17)], cited(TSDAE, "§7.1, Fig. 3", '"Between 128 and 65,536 '
+                                                                      'sentences"; the points between are powers of '
+                                                                      "two (project choice)"))},
+    method_settings={method: {name: value for name, value in settings.items() if name != "epochs"}
+                     for method, settings in PAPER_METHOD_SETTINGS.items()},
+    quick=QUICK_SETTINGS | dict(epochs=2, eval_steps=None),
+    notes=("Every method trains 10 epochs up to 100K steps here (§7.1), SimCSE included (its main-protocol "
+           "setting is 1 epoch).",),
+)
 
 
 def deletion_pooling_ranges(low: float, high: float, poolings: list[str]) -> dict:

@@ -1,4 +1,5 @@
-"""Run a sweep: parse options, check every input, then launch Ray Tune with MLflow tracking and print tables.
+"""Run a sweep: parse options and check every input; then print the protocol card (--dry-run) or hand the
+sweep to `sentsweep.sweep.runner` (Ray Tune with MLflow tracking, tables).
 
 Each script in sweeps/ describes its experiment with a `SweepDefinition` and calls `run_sweep`. Everything
 that can be wrong with the input (unknown method or pooling, a ratio outside [0, 1), a missing or malformed
@@ -13,67 +14,34 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
-from sentsweep.analysis.runs import fetch_trial_runs
-from sentsweep.analysis.tables import build_table, to_markdown
 from sentsweep.data import read_corpus, read_scored_pairs, sts_benchmark_files
 from sentsweep.demo_data import CORPUS_FILE, DEMO_DIR
 from sentsweep.errors import InputError
-from sentsweep.models import build_tiny_model, check_model_source, load_sentence_model
+from sentsweep.models import build_tiny_model, check_model_source
 from sentsweep.random_seeds import parse_seeds
-from sentsweep.references import Reference
-from sentsweep.search_spaces.param_spaces import grid_param_space, sampled_param_space, values_to_validate
-from sentsweep.tasks import build_tasks, main_metric, parse_task_specs
-from sentsweep.tasks.sts import StsEvaluator
-from sentsweep.tracking.callback import SweepTracker
+from sentsweep.search_spaces.param_spaces import values_to_validate
+from sentsweep.search_spaces.protocol import with_method_settings
+from sentsweep.sweep.card import protocol_card
+from sentsweep.sweep.definition import ResolvedSweep, SweepDefinition
+from sentsweep.tasks import build_tasks, parse_task_specs
 from sentsweep.tracking.store import check_tracking_reachable, resolve_tracking_uri
-from sentsweep.trainables.catalog import check_keys, get_method, train, validate_config
+from sentsweep.trainables.catalog import check_keys, get_method, setting_default, validate_config
 from sentsweep.trainables.settings import BOOKKEEPING_KEYS, EvaluationSettings, TrainingSettings
 
 DEFAULT_OUTPUT_DIR = Path("sweep_outputs")
 TINY_MODEL_PENDING = "<the tiny random model, built once every check has passed>"
-SCHEDULERS = ("fifo", "asha", "median")
-
-
-@dataclass
-class Stage:
-    """One stage of a sweep: its name and the axes it sweeps, {param: values} (grid) or {param: domain}."""
-
-    name: str
-    axes: Callable[[argparse.Namespace], dict]
-
-
-@dataclass
-class SweepDefinition:
-    """An experiment: its name, fixed settings (full and --quick), and its stages.
-
-    `sampled_axes(args)`, where given, returns {param: Ray Tune domain} for `--search optuna` (one stage).
-    """
-
-    name: str
-    description: str
-    constants: dict
-    quick_constants: dict
-    stages: list[Stage]
-    sampled_axes: Callable[[argparse.Namespace], dict] | None = None
-    add_arguments: Callable[[argparse.ArgumentParser], None] = lambda parser: None
-    quick_setup: Callable[[dict, Path], dict] | None = None  # --quick: extra tiny models, as config entries
-    trains_on_gold_pairs: bool = False  # supervised: train_file = the labelled pairs beside the dev/test data
-    # Runs the stages itself, e.g. a search whose next stage depends on the last: (runner, tracker, constants, stages)
-    driver: Callable | None = None
-    reference: Reference | None = None  # the work whose experiment this re-runs (None: the project's own)
-    selection_metric: str = "best_sts_dev"
-    table_metrics: list[str] = field(default_factory=lambda: ["sts_test_at_best_dev", "best_sts_dev"])
+SCHEDULERS = ("fifo", "asha", "median")  # see sentsweep.sweep.runner.make_scheduler
 
 
 def build_parser(definition: SweepDefinition, prog: str | None = None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog=prog, description=definition.description)
     parser.add_argument("--quick", action="store_true", help="tiny random model + shipped demo data, minutes on a CPU")
+    parser.add_argument("--dry-run", action="store_true",
+                        help="print the protocol card (grid, every setting with its source, seeds, trials, steps) "
+                        "and exit without training")
     parser.add_argument("--model", help="Hugging Face model name or local folder (default with --quick: a tiny BERT)")
     parser.add_argument("--corpus", help="training sentences, one per line (default: the shipped demo corpus)")
     data = parser.add_mutually_exclusive_group()
@@ -123,17 +91,21 @@ def parse_assignments(assignments: list[str]) -> dict:
     return parsed
 
 
-def resolve_settings(definition: SweepDefinition, args: argparse.Namespace) -> tuple[dict, list[int]]:
-    """The trials' fixed config (absolute paths, checked files) and the seeds; raises `InputError` on bad input."""
-    constants = dict(definition.constants)
-    if args.quick:
-        constants.update(definition.quick_constants)
+def resolve_settings(definition: SweepDefinition, args: argparse.Namespace) -> ResolvedSweep:
+    """The protocol with the command line applied; raises `InputError` on bad input (before anything runs)."""
+    protocol = definition.protocol
+    overrides = dict(protocol.quick) if args.quick else {}
     for option in ("lr", "max_steps", "eval_steps", "max_seq_length"):
         if getattr(args, option) is not None:
-            constants[option] = getattr(args, option)
-    overrides = parse_assignments(args.set)
-    check_keys(overrides)  # a misspelled key fails here, with the closest setting suggested
-    constants.update(overrides)
+            overrides[option] = getattr(args, option)
+    assignments = parse_assignments(args.set)
+    check_keys(assignments)  # a misspelled key fails here, with the closest setting suggested
+    overrides.update(assignments)
+    seeds_given = overrides.pop("seeds", None)
+    seeds = parse_seeds(args.seeds or _seeds_text(seeds_given if seeds_given is not None else protocol.seeds.value))
+    constants = protocol.constants() | overrides
+    method_settings = {method: {key: value for key, value in protocol.settings_of(method).items()
+                                if key not in overrides} for method in protocol.method_settings}
     if args.cpus_per_trial <= 0:
         raise InputError(f"cpus per trial {args.cpus_per_trial!r} must be positive")
     if args.gpus_per_trial < 0:
@@ -165,11 +137,14 @@ def resolve_settings(definition: SweepDefinition, args: argparse.Namespace) -> t
 
     if args.model:
         constants["model"] = check_model_source(args.model)
-    elif not args.quick:
+    elif not args.quick and not args.dry_run:
         raise InputError("--model is required without --quick (a hub name or a local folder)")
-    seeds = parse_seeds(args.seeds or str(constants.pop("seeds")))
-    constants.pop("seeds", None)
-    return constants, seeds
+    return ResolvedSweep(constants, method_settings, overrides, seeds)
+
+
+def _seeds_text(seeds) -> str:
+    """A protocol's seeds (a count, or a list of seeds) as `parse_seeds` reads them."""
+    return ",".join(map(str, seeds)) + "," if isinstance(seeds, (list, tuple)) else str(seeds)
 
 
 def gold_train_file(args: argparse.Namespace) -> str:
@@ -192,7 +167,7 @@ def stage_axes(definition: SweepDefinition, args: argparse.Namespace) -> list[tu
             raise InputError(f"sweep {definition.name!r} has no Optuna search space; use --search grid")
         stages = [("optuna", definition.sampled_axes(args))]
     else:
-        stages = [(stage.name, stage.axes(args)) for stage in definition.stages]
+        stages = [(stage.name, axes) for stage in definition.stages if (axes := stage.axes(args)) is not None]
     for name, values in (("sample_size", args.sample_sizes), ("batch_size", args.batch_sizes)):
         if values:
             for _, axes in stages:
@@ -200,19 +175,46 @@ def stage_axes(definition: SweepDefinition, args: argparse.Namespace) -> list[tu
     return stages
 
 
-def validate_axes(constants: dict, stages: list[tuple[str, dict]]) -> set[str]:
-    """Check every value every axis can take as its method's typed settings, before anything runs; returns
-    the names of the sweep's methods."""
+def validate_axes(resolved: ResolvedSweep, stages: list[tuple[str, dict]]) -> set[str]:
+    """Check every value every axis can take as its method's typed settings (with the method's protocol
+    settings), before anything runs; returns the names of the sweep's methods."""
     methods = set()
     for _, axes in stages:
-        first_point = constants | {name: values_to_validate(axis)[0] for name, axis in axes.items()}
+        first_point = resolved.constants | {name: values_to_validate(axis)[0] for name, axis in axes.items()}
         first_point.setdefault("model", TINY_MODEL_PENDING)
         for name, axis in axes.items():
             for value in values_to_validate(axis):
-                methods.add(validate_config(first_point | {name: value}).method)
+                point = with_method_settings(first_point | {name: value}, resolved.method_settings, axes)
+                methods.add(validate_config(point).method)
         if not axes:
-            methods.add(validate_config(first_point).method)
+            methods.add(validate_config(with_method_settings(first_point, resolved.method_settings)).method)
     return methods
+
+
+def validation_split_problem(constants: dict) -> str | None:
+    """What is wrong with holding validation sentences out of the corpus, if anything."""
+    if constants.get("select_checkpoint") != "validation_loss":
+        return None
+    size = constants.get("validation_size", setting_default("validation_size"))
+    corpus_size = len(read_corpus(constants["corpus"]))
+    if size >= corpus_size:
+        return (f"validation_size {size} leaves no training sentences of the corpus's {corpus_size} "
+                f"({constants['corpus']}); give a larger --corpus or --set validation_size=N")
+    return None
+
+
+def check_sampled_methods(resolved: ResolvedSweep, stages: list[tuple[str, dict]]) -> None:
+    """Optuna cannot condition a setting on the method it samples: refuse a sampled method axis whose methods
+    carry their own protocol settings."""
+    for _, axes in stages:
+        axis = axes.get("method")
+        if axis is None or isinstance(axis, list):
+            continue
+        own = [f"{method} ({', '.join(sorted(resolved.method_settings[method]))})"
+               for method in values_to_validate(axis) if resolved.method_settings.get(method)]
+        if own:
+            raise InputError(f"--search optuna samples the method, but {'; '.join(own)} run with their own "
+                             "settings; use --search grid, or --methods with one method")
 
 
 def check_overrides_used(overrides: dict, methods: set[str]) -> None:
@@ -237,16 +239,6 @@ def read_corpus_pairs_text() -> list[str]:
     return [sentence for p in pairs for sentence in p.sentences1 + p.sentences2]
 
 
-def baseline_scores(constants: dict) -> dict:
-    """STS dev/test scores of the untrained model as released (its own pooling)."""
-    model = load_sentence_model(constants["model"], pooling=None, max_seq_length=constants["max_seq_length"])
-    fmt = constants["eval_format"]
-    return {
-        f"untrained_sts_{split}": StsEvaluator(read_scored_pairs(constants[f"{split}_file"], fmt, split))(model)
-        for split in ("dev", "test")
-    }
-
-
 def prepare_quick_models(definition: SweepDefinition, constants: dict, args: argparse.Namespace) -> None:
     """Without --model, the tiny random BERT; then whatever else the sweep's --quick mode needs (once)."""
     if "model" not in constants:
@@ -266,179 +258,39 @@ def run_sweep(definition: SweepDefinition, argv=None, prog: str | None = None) -
 
 
 def _run(definition: SweepDefinition, args: argparse.Namespace) -> int:
-    constants, seeds = resolve_settings(definition, args)
+    resolved = resolve_settings(definition, args)
+    constants = resolved.constants
     stages = stage_axes(definition, args)
+    check_sampled_methods(resolved, stages)
     EvaluationSettings.from_config(constants)  # the shared settings need no model: checked before any is built
-    TrainingSettings.from_config({"model": TINY_MODEL_PENDING} | constants)
+    if args.dry_run:  # the card, with what would stop the sweep as given (a missing input, too small a corpus)
+        problems = [problem] if (problem := validation_split_problem(constants)) else []
+        try:
+            validate_axes(resolved, stages)
+        except InputError as error:
+            problems.append(str(error))
+        print(protocol_card(definition, args, resolved, stages, problems))
+        return 0
+    TrainingSettings.from_config(with_method_settings({"model": TINY_MODEL_PENDING} | constants,
+                                                      resolved.method_settings))
+    problem = validation_split_problem(constants)
+    if problem:
+        raise InputError(problem)
     if args.quick and definition.quick_setup is not None:
         prepare_quick_models(definition, constants, args)  # the checks below need the tiny models it builds
-    check_overrides_used(parse_assignments(args.set), validate_axes(constants, stages))
+    check_overrides_used(parse_assignments(args.set), validate_axes(resolved, stages))
     tracking_uri = resolve_tracking_uri(args.tracking_uri)
     check_tracking_reachable(tracking_uri)
     prepare_quick_models(definition, constants, args)  # --quick without --model: every check passed, build now
+
+    # lazy: Ray Tune, MLflow and the tables load only once a sweep really runs (a dry run needs none of them)
+    from sentsweep.sweep.runner import SweepRunner, baseline_scores
 
     baseline = baseline_scores(constants)
     print(
         f"untrained model {constants['model']}: STS dev {baseline['untrained_sts_dev']:.2f}, "
         f"test {baseline['untrained_sts_test']:.2f} (Spearman x 100 of cosine)"
     )
-    return SweepRunner(definition, args, tracking_uri, seeds).run(constants, stages, baseline)
+    return SweepRunner(definition, args, tracking_uri, resolved).run(stages, baseline)
 
 
-class SweepRunner:
-    """Runs the stages of one sweep on Ray Tune, logging to one MLflow parent run, and prints each table."""
-
-    def __init__(self, definition: SweepDefinition, args: argparse.Namespace, tracking_uri: str, seeds: list[int]):
-        self.definition = definition
-        self.args = args
-        self.tracking_uri = tracking_uri
-        self.seeds = seeds
-        self.task_metrics: list[str] = []  # main metrics of --eval-task tasks, shown in the tables
-        self.experiment = args.experiment or definition.name
-        self.storage_path = (
-            args.storage_path or os.environ.get("SENTSWEEP_STORAGE_PATH") or str(Path(args.output_dir, "ray").resolve())
-        )
-
-    def run(self, constants: dict, stages: list[tuple[str, dict]], baseline: dict) -> int:
-        """Run every stage (or the definition's own `driver`); returns the exit code (3 when results could
-        only be queued, not written)."""
-        import ray
-
-        tracker = SweepTracker(self.tracking_uri, self.experiment, self.definition.name,
-                               pending_dir=self.args.output_dir, resume=self.args.resume)
-        tracker.log_sweep_metrics(baseline)
-        ray.init(ignore_reinit_error=True, include_dashboard=False, log_to_driver=False)
-        self.task_metrics = [main_metric(name) for name in constants.get("eval_tasks", {})]
-        try:
-            if self.definition.driver is not None:
-                self.definition.driver(self, tracker, constants, stages)
-            else:
-                for index, (stage_name, axes) in enumerate(stages):
-                    title = (f"stage {index + 1}/{len(stages)} '{stage_name}'" if len(stages) > 1
-                             else self.definition.name)
-                    table = self.run_stage(tracker, index, title, constants | (
-                        {"stage": stage_name} if len(stages) > 1 else {}), axes,
-                        stage_name if len(stages) > 1 else None)
-                    if len(stages) > 1:
-                        best = self.best_values(table, axes)
-                        print(f"best on dev ({self.definition.selection_metric}, mean over seeds): {best}")
-                        constants = constants | best
-        except StageFailed as failure:
-            print(f"error: {failure}", file=sys.stderr)
-            return failure.exit_code
-        tracker.finish()
-        return 0
-
-    def run_stage(self, tracker, index: int, title: str, constants: dict, axes: dict, stage: str | None):
-        """Fit one stage, write its results, print its table and return it
-        (`sentsweep.analysis.tables.ComparisonTable`)."""
-        self._fit(tracker, f"{self.definition.name}-{tracker.parent_run_id[:8]}-{index}", constants, axes)
-        if not tracker.writer.flush(attempts=6, wait_s=5.0):
-            raise StageFailed(
-                f"MLflow at {self.tracking_uri} is unreachable; {tracker.writer.pending} results are saved in "
-                f"{tracker.writer.pending_file}; write them later with\n"
-                f"  python -m sentsweep.tracking.writer {tracker.writer.pending_file}", exit_code=3)
-        runs = fetch_trial_runs(self.tracking_uri, self.experiment, tracker.parent_run_id)
-        if stage is not None and len(runs):
-            runs = runs[runs["params.stage"] == stage]
-        if not len(runs) or not (runs["status"] == "FINISHED").any():
-            raise StageFailed(no_trial_finished(runs), exit_code=1)
-        table = self._table(runs, axes)
-        print(f"\n{title}: mean ± std over seeds (MLflow experiment {self.experiment!r}, "
-              f"sweep run {tracker.parent_run_id})\n\n{to_markdown(table)}")
-        if self.definition.selection_metric not in table.best:
-            raise StageFailed("no trial of this stage finished; see the failure_reason tags in MLflow", exit_code=1)
-        return table
-
-    def best_values(self, table, axes: dict) -> dict:
-        """{axis: value} of the table's best row by the selection metric (mean over seeds, on dev)."""
-        group_by = list(axes) or ["method"]
-        return dict(zip(group_by, map(_python_value, table.best[self.definition.selection_metric])))
-
-    def _fit(self, tracker, run_name: str, constants: dict, axes: dict) -> None:
-        from ray import tune
-        from ray.tune.search import Repeater
-        from ray.tune.search.optuna import OptunaSearch
-
-        metric = self.definition.selection_metric
-        scheduler = make_scheduler(self.args.scheduler, metric)
-        if self.args.search == "grid":
-            param_space = grid_param_space(constants, axes, self.seeds)
-            tune_config = tune.TuneConfig(num_samples=1, scheduler=scheduler, reuse_actors=True)
-        else:
-            param_space = sampled_param_space(constants, axes, self.seeds)
-            searcher = Repeater(OptunaSearch(metric=metric, mode="max", seed=0), repeat=len(self.seeds))
-            tune_config = tune.TuneConfig(
-                search_alg=searcher, num_samples=self.args.num_configs * len(self.seeds), scheduler=scheduler,
-                reuse_actors=True,
-            )
-        trainable = tune.with_resources(
-            train, {"cpu": self.args.cpus_per_trial, "gpu": self.args.gpus_per_trial}
-        )
-        experiment_path = f"{self.storage_path.rstrip('/')}/{run_name}"
-        if self.args.resume and tune.Tuner.can_restore(experiment_path):
-            tuner = tune.Tuner.restore(
-                experiment_path, trainable, resume_errored=True, param_space=param_space
-            )
-        else:
-            tuner = tune.Tuner(
-                trainable,
-                param_space=param_space,
-                tune_config=tune_config,
-                run_config=tune.RunConfig(
-                    name=run_name,
-                    storage_path=self.storage_path,
-                    callbacks=[tracker],
-                    failure_config=tune.FailureConfig(max_failures=self.args.max_failures),
-                    checkpoint_config=tune.CheckpointConfig(num_to_keep=1),
-                    verbose=1,
-                ),
-            )
-        tuner.fit()
-
-    def _table(self, runs, axes: dict):
-        """The stage's comparison table of its trial `runs`: its axes as rows, the table metrics as columns."""
-        group_by = list(axes) or ["method"]  # a sweep over seeds alone still gets its one row
-        metrics = list(dict.fromkeys(self.definition.table_metrics + [self.definition.selection_metric]
-                                     + self.task_metrics))
-        return build_table(runs, group_by, metrics)
-
-
-def no_trial_finished(runs) -> str:
-    """What to say when no trial of a stage finished: how many ended how, and their failure reasons (the last
-    line of each distinct traceback)."""
-    if not len(runs):
-        return "no trial of this stage reported anything to MLflow"
-    counts = runs["status"].value_counts().to_dict()
-    reasons = [reason.strip().splitlines()[-1] for reason in runs["failure_reason"].dropna().unique() if reason.strip()]
-    summary = ", ".join(f"{count} {status.lower()}" for status, count in sorted(counts.items()))
-    listed = "".join(f"\n  {reason}" for reason in dict.fromkeys(reasons))
-    return f"no trial of this stage finished ({summary}); failure reason(s):{listed or ' none recorded'}"
-
-
-class StageFailed(Exception):
-    """A stage whose results cannot be used: nothing finished, or MLflow unreachable (`exit_code`)."""
-
-    def __init__(self, message: str, exit_code: int) -> None:
-        super().__init__(message)
-        self.exit_code = exit_code
-
-
-def _python_value(value):
-    """A table cell back as the plain Python value a config holds (numpy scalars and 'True' strings undone)."""
-    if hasattr(value, "item"):
-        value = value.item()
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    return {"True": True, "False": False}.get(value, value) if isinstance(value, str) else value
-
-
-def make_scheduler(name: str, metric: str):
-    """Ray Tune's early-stopping scheduler by name, on the dev metric (None for fifo: every trial runs out)."""
-    from ray.tune.schedulers import ASHAScheduler, MedianStoppingRule
-
-    if name == "asha":
-        return ASHAScheduler(metric=metric, mode="max", grace_period=2, reduction_factor=2)
-    if name == "median":
-        return MedianStoppingRule(metric=metric, mode="max", grace_period=2, min_samples_required=2)
-    return None

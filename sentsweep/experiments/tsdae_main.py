@@ -1,0 +1,27 @@
+"""TSDAE paper's main protocol (§5, App. B): TSDAE, MLM, CT and SimCSE for 100K steps, each at its own settings.
+
+No early stopping: the last checkpoint is reported. Give the in-domain corpus with --corpus and the tasks with
+--eval-task (the paper's USEB: askubuntu, cqadupstack, twitterpara, scidocs).
+
+    python sweeps/tsdae_main.py --dry-run                         # the protocol card
+    python sweeps/tsdae_main.py --quick
+"""
+
+from sentsweep.references import TSDAE
+from sentsweep.search_spaces.tsdae import MAIN_PROTOCOL
+from sentsweep.sweep import Stage, SweepDefinition
+
+
+def add_arguments(parser):
+    parser.add_argument("--methods", nargs="+", help=f"default: {' '.join(MAIN_PROTOCOL.grid('method'))}")
+
+
+DEFINITION = SweepDefinition(
+    name="tsdae_main",
+    description=__doc__.splitlines()[0],
+    reference=TSDAE,
+    protocol=MAIN_PROTOCOL,
+    stages=[Stage("method", lambda args: {"method": args.methods or MAIN_PROTOCOL.grid("method")})],
+    add_arguments=add_arguments,
+    table_metrics=["sts_test_last", "sts_dev"],
+)

@@ -1,0 +1,190 @@
+"""The protocol card of a sweep (`--dry-run`): what it will run and where every value comes from.
+
+The card lists the resolved grid of each stage, every setting the sweep's methods read with its value and
+source (the protocol's, the command line's, or the settings class' own default and its source), the settings
+each method takes on its own, the seeds, and the number of trials and training steps in total. Printing it
+trains nothing, starts no Ray and writes no MLflow run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+from collections.abc import Iterable
+
+from sentsweep.data import read_corpus
+from sentsweep.search_spaces.param_spaces import values_to_validate
+from sentsweep.search_spaces.protocol import with_method_settings
+from sentsweep.settings import Source
+from sentsweep.trainables.catalog import get_method
+from sentsweep.trainables.settings import EvaluationSettings, TrainingSettings
+
+# Settings the launcher fills from its own options (data files, the model), not from the protocol.
+DATA_OPTIONS = {"model": "--model", "corpus": "--corpus", "dev_file": "--sts-dir / --sick-file / --hf-sts",
+                "test_file": "--sts-dir / --sick-file / --hf-sts", "eval_format": "--sts-dir / --sick-file / --hf-sts",
+                "train_file": "the training split beside the dev/test data", "eval_tasks": "--eval-task"}
+
+
+def protocol_card(definition, args: argparse.Namespace, resolved, stages: list[tuple[str, dict]],
+                  problems: Iterable[str] = ()) -> str:
+    """The card as Markdown: header, grid, fixed settings, per-method settings, seeds, trials and steps; then
+    the `problems` that would stop the sweep from starting as given, and the protocol's notes."""
+    protocol = definition.protocol
+    methods = sweep_methods(resolved.constants, stages)
+    lines = [f"# Protocol card: {definition.name}", "", definition.description, ""]
+    if definition.reference is not None:
+        lines += [f"Re-runs: {definition.reference.label}: {definition.reference}", ""]
+    else:
+        lines += ["Re-runs: no published experiment (the project's own sweep)", ""]
+    if args.quick:
+        lines += ["**--quick**: the project's tiny run (tiny random model, demo data); its overrides are marked.", ""]
+
+    lines += ["## Grid" + (" (greedy: each stage keeps the best value on dev of the stages before)"
+                           if definition.greedy else ""), "", "| stage | axis | values | source |", "|---|---|---|---|"]
+    grid_names = {stage.name: stage.grids for stage in definition.stages}
+    for index, (name, axes) in enumerate(stages, start=1):
+        for axis, values in axes.items() or [("-", None)]:
+            source = axis_source(protocol, grid_names.get(name, {}).get(axis, axis), values, args)
+            lines.append(f"| {index} {name} | {axis} | {_values(values)} | {source} |")
+    lines.append("")
+
+    swept = {axis for _, axes in stages for axis in axes}
+    lines += ["## Settings of every trial", "", "| group | setting | value | source |", "|---|---|---|---|"]
+    for group, name, value, source in fixed_settings(resolved, methods, args, protocol):
+        mark = " (swept)" if name in swept else ""
+        lines.append(f"| {group} | {name}{mark} | {_value(value)} | {source} |")
+    lines.append("")
+
+    own = {method: settings for method, settings in resolved.method_settings.items() if method in methods and settings}
+    if own:
+        lines += ["## Settings of one method (each with its own paper's)", "", "| method | setting | value | source |",
+                  "|---|---|---|---|"]
+        for method, settings in own.items():
+            for name, value in settings.items():
+                source = protocol.method_settings[method][name].source
+                lines.append(f"| {method} | {name} | {_value(value)} | {source} |")
+        lines.append("")
+
+    seeds_source = "command line" if args.seeds else (
+        "--quick" if args.quick and "seeds" in protocol.quick else str(protocol.seeds.source))
+    trials, steps, per_stage = count_work(resolved, stages, args)
+    lines += [f"**Seeds:** {', '.join(map(str, resolved.seeds))} ({seeds_source})", "",
+              f"**Trials:** {' + '.join(str(n) for n in per_stage)} grid point{'s' if sum(per_stage) != 1 else ''} x "
+              f"{len(resolved.seeds)} seed{'s' if len(resolved.seeds) != 1 else ''} = {trials}",
+              "", f"**Training steps in all:** {steps:,} (corpus: {corpus_examples(resolved.constants):,} sentences)"]
+    for problem in problems:
+        lines += ["", f"**Cannot run as given:** {problem}"]
+    if protocol.notes:
+        lines += ["", "## Notes", ""] + [f"- {note}" for note in protocol.notes]
+    return "\n".join(lines)
+
+
+def sweep_methods(constants: dict, stages: list[tuple[str, dict]]) -> list[str]:
+    """The methods the sweep's trials run, in order of appearance."""
+    methods = [constants["method"]] if "method" in constants else []
+    for _, axes in stages:
+        methods += [str(value) for value in values_to_validate(axes.get("method", []))]
+    return list(dict.fromkeys(methods))
+
+
+def axis_source(protocol, grid: str, values, args: argparse.Namespace) -> str:
+    """The source of an axis' values: the protocol's for its `grid`, or who changed them."""
+    declared = protocol.grids.get(grid)
+    if declared is not None and isinstance(values, list) and list(declared.value) == values:
+        return str(declared.source)
+    if declared is not None and isinstance(values, list) and set(values) <= set(declared.value):
+        return f"part of {declared.source}" + (" (--quick)" if args.quick else " (command line)")
+    return "--quick (the project's tiny run)" if args.quick else "command line"
+
+
+def fixed_settings(resolved, methods: Iterable[str], args: argparse.Namespace, protocol):
+    """(group, setting, value, source) of every setting the sweep's methods read, outside their own
+    per-method settings."""
+    rows, seen = [], set()
+    given = {item.partition("=")[0] for item in args.set}
+    given |= {option for option in ("lr", "max_steps", "eval_steps", "max_seq_length")
+              if getattr(args, option) is not None}
+    for method_name in methods:
+        method = get_method(method_name)
+        for group, settings in settings_groups_of(method):
+            for row in settings.describe():
+                if row.name in seen:
+                    continue
+                seen.add(row.name)
+                value = resolved.constants.get(row.name, row.default)
+                rows.append((group, row.name, value, _source(row.name, row.source, protocol, given, args)))
+    return rows
+
+
+def settings_groups_of(method) -> list[tuple[str, type]]:
+    """(label, settings class) of each group a method reads."""
+    groups = [("training", TrainingSettings)] if method.trains else []
+    groups += [("evaluation", EvaluationSettings), ("unsupervised" if method.objectives else method.name,
+                                                    method.settings)]
+    return groups + list(method.objectives.items())
+
+
+def _source(name: str, default_source: Source, protocol, given: set[str], args: argparse.Namespace) -> str:
+    if name in given:
+        return "command line"
+    if args.quick and name in protocol.quick:
+        return "--quick (the project's tiny run)"
+    if name in DATA_OPTIONS:
+        return DATA_OPTIONS[name] if name != "model" or args.model else "--model (--quick: the tiny random BERT)"
+    if name in protocol.settings:
+        return str(protocol.settings[name].source)
+    return f"default: {default_source}"
+
+
+def corpus_examples(constants: dict) -> int:
+    return len(read_corpus(constants["corpus"]))
+
+
+def count_work(resolved, stages: list[tuple[str, dict]], args: argparse.Namespace) -> tuple[int, int, list[int]]:
+    """(trials, training steps in all, points per stage): every grid point of every stage, once per seed."""
+    corpus_size = corpus_examples(resolved.constants)
+    seeds = len(resolved.seeds)
+    trials = steps = 0
+    per_stage = []
+    for _, axes in stages:
+        if args.search == "optuna":
+            points = [{name: values_to_validate(axis)[0] for name, axis in axes.items()}] * args.num_configs
+        else:
+            names = list(axes)
+            points = [dict(zip(names, combination)) for combination in
+                      itertools.product(*(list(axes[name]) for name in names))]
+        per_stage.append(len(points))
+        for point in points:
+            config = with_method_settings(resolved.constants | point, resolved.method_settings, axes)
+            trials += seeds
+            steps += seeds * trial_steps(config, corpus_size)
+    return trials, steps, per_stage
+
+
+def trial_steps(config: dict, corpus_size: int) -> int:
+    """Optimisation steps of one trial of `config` (0 for a method that trains nothing)."""
+    if not get_method(config["method"]).trains:
+        return 0
+    training = TrainingSettings.from_config({"model": "-"} | config)
+    examples = corpus_size
+    if config.get("select_checkpoint") == "validation_loss":
+        examples -= config.get("validation_size", 1000)
+    if training.sample_size is not None:
+        examples = min(examples, training.sample_size)
+    return training.total_steps(max(examples, 1))
+
+
+def _values(values) -> str:
+    return ", ".join(map(_value, values)) if isinstance(values, list) else str(values)
+
+
+def _value(value) -> str:
+    if value is None:
+        return "none"
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, float):
+        return f"{value:g}"
+    if isinstance(value, int):
+        return f"{value:,}" if value >= 10_000 else str(value)
+    return str(value)

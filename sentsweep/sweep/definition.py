@@ -1,0 +1,58 @@
+"""What a sweep is: its stages and definition (an experiment), and its settings once the command line is applied."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from sentsweep.references import Reference
+from sentsweep.search_spaces.protocol import Protocol
+
+
+@dataclass
+class Stage:
+    """One stage of a sweep: its name and the axes it sweeps, {param: values} (grid) or {param: domain}; axes
+    None: the stage is left out (an option turned it off)."""
+
+    name: str
+    axes: Callable[[argparse.Namespace], dict | None]
+    grids: dict[str, str] = field(default_factory=dict)  # axis -> the protocol grid it takes, where not its name
+
+
+@dataclass
+class SweepDefinition:
+    """An experiment: its name, its protocol (every setting, grid and seed with its source), and its stages.
+
+    `sampled_axes(args)`, where given, returns {param: Ray Tune domain} for `--search optuna` (one stage).
+    `greedy`: each stage fixes its axes at their best value on dev before the next one starts (the TSDAE
+    paper's App. A search); otherwise the stages are independent parts of one protocol (a table's rows).
+    """
+
+    name: str
+    description: str
+    protocol: Protocol
+    stages: list[Stage]
+    greedy: bool = False
+    sampled_axes: Callable[[argparse.Namespace], dict] | None = None
+    add_arguments: Callable[[argparse.ArgumentParser], None] = lambda parser: None
+    quick_setup: Callable[[dict, Path], dict] | None = None  # --quick: extra tiny models, as config entries
+    trains_on_gold_pairs: bool = False  # supervised: train_file = the labelled pairs beside the dev/test data
+    # Runs the stages itself, e.g. a search whose next stage depends on the last: (runner, tracker, constants, stages)
+    driver: Callable | None = None
+    reference: Reference | None = None  # the work whose experiment this re-runs (None: the project's own)
+    selection_metric: str = "best_sts_dev"
+    table_metrics: list[str] = field(default_factory=lambda: ["sts_test_at_best_dev", "best_sts_dev"])
+
+
+@dataclass
+class ResolvedSweep:
+    """A sweep's settings once the command line is applied: `constants` every trial shares (absolute paths,
+    checked files), `method_settings` {method: {key: value}} of the protocol that nothing overrode, the keys the
+    command line or --quick set (`overrides`), and the seeds."""
+
+    constants: dict
+    method_settings: dict[str, dict]
+    overrides: dict
+    seeds: list[int]

@@ -1,0 +1,143 @@
+"""Protocol cards (--dry-run): every sweep prints its grid, settings with sources, seeds, trials and steps,
+without training or starting Ray; per-method settings reach the trials of their method only."""
+
+import contextlib
+import io
+import math
+
+import pytest
+import ray
+from ray.tune.search.variant_generator import generate_variants
+
+from sentsweep.experiments import experiment_names, get_experiment
+from sentsweep.search_spaces.param_spaces import grid_param_space
+from sentsweep.sweep import run_sweep
+from sentsweep.sweep.runner import settings_by_method
+
+
+def dry_run(name: str, *options: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = run_sweep(get_experiment(name), ["--dry-run", *options])
+    return code, out.getvalue(), err.getvalue()
+
+
+def row(card: str, *cells: str) -> bool:
+    """Whether the card has a table row starting with `cells` (the source may go on after them)."""
+    prefix = "| " + " | ".join(cells)
+    return any(line.startswith(prefix) for line in card.splitlines())
+
+
+@pytest.mark.parametrize("name", experiment_names())
+def test_every_sweep_prints_its_card_without_training(name, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    code, card, err = dry_run(name)
+    assert code == 0, err
+    for heading in ("# Protocol card", "## Grid", "## Settings of every trial", "**Seeds:**", "**Trials:**",
+                    "**Training steps in all:**"):
+        assert heading in card
+    assert not ray.is_initialized()
+    assert list(tmp_path.iterdir()) == []  # no MLflow database, no Ray results, no tiny model
+
+
+def test_multitask_card_carries_wang_2022_settings_with_sources():
+    code, card, _ = dry_run("multitask_weight")
+    assert code == 0
+    assert row(card, "3 multi-task", "w", "0.1, 0.01, 0.001, 0.0001", "001 §5.3.7")
+    assert row(card, "1 SimCSE alone", "epochs", "1, 3", "001 Table 5.16")
+    assert row(card, "2 auto-encoders alone", "method", "clm_ae, mlm_ae", "001 Table 5.16")
+    assert row(card, "training", "warmup_steps", "910", "001 §5.2.2, Table 5.3")
+    assert row(card, "training", "max_seq_length", "32", "001 §5.2.2, Table 5.3")
+    assert row(card, "training", "epochs (swept)", "3", "001 §5.3.7")
+    assert row(card, "training", "eval_steps", "250", "001 §5.2.2")
+    assert row(card, "evaluation", "select_checkpoint", "validation_loss", "001 §5.2.2")
+    assert row(card, "unsupervised", "pooling", "mean", "001 §5.2.2, Table 5.3")
+    assert row(card, "training", "lr_schedule", "linear", "project choice")
+    assert "**Seeds:** 1, 7, 42 (001 §5.2.2" in card
+    assert "**Trials:** 2 + 2 + 8 grid points x 3 seeds = 36" in card
+    # The demo corpus is smaller than the 10k held-out validation sentences: the card says so.
+    assert "**Cannot run as given:** validation_size 10000" in card
+
+
+def test_tsdae_search_runs_untied_and_tries_tying_last():
+    code, card, _ = dry_run("tsdae_noise")
+    assert code == 0
+    assert "greedy" in card
+    assert row(card, "1 noise_type", "noise_type", "delete, swap, mask, replace, insert", "002 App. A, Table 5")
+    assert row(card, "4 tie_decoder", "tie_decoder", "false, true", "002 App. A")
+    assert row(card, "tsdae", "tie_decoder (swept)", "false", "002 App. A, Tables 5-7")
+    assert row(card, "tsdae", "noise_ratio (swept)", "0.3", "002 App. A")
+    assert row(card, "training", "max_steps", "30,000", "002 App. A")
+    assert "**Trials:** 5 + 9 + 3 + 2 grid points x 5 seeds = 95" in card
+    assert "**Training steps in all:** 2,850,000" in card
+
+
+def test_nm_card_marks_the_weight_grid_as_the_projects():
+    code, card, _ = dry_run("nm_weight")
+    assert code == 0
+    assert row(card, "2 method x w x pooling", "w", "1, 0.1, 0.01, 0.001", "project choice (Table 6.10 has no w axis")
+    assert row(card, "1 Table 6.10 rows", "method", "simcse, mlm+simcse, nm, tsdae", "000 §5.4.2, Table 6.10")
+    assert row(card, "2 method x w x pooling", "method", "mlm+nm, tsdae+nm", "000 §5.4.2, Table 6.10")
+    assert "**Trials:** 8 + 16 grid points x 3 seeds = 72" in card
+    assert row(card, "training", "warmup_ratio", "0.1", "000 §5.1")
+    assert row(card, "training", "weight_decay", "0.01", "000 §5.1")
+    assert row(card, "training", "max_steps", "12,500", "000 §5.4.2")
+
+
+def test_main_protocol_runs_each_method_with_its_papers_settings():
+    code, card, _ = dry_run("tsdae_main")
+    assert code == 0
+    assert row(card, "ct", "optimizer", "rmsprop", "002 App. B")
+    assert row(card, "ct", "lr_schedule", "ct_segments", "002 App. B")
+    assert row(card, "mlm", "lr", "5e-05", "002 §5.2")
+    assert row(card, "simcse", "pooling", "cls_linear", "002 App. B")
+    assert row(card, "evaluation", "select_checkpoint", "last")
+
+
+def test_steps_follow_the_batch_size_of_one_epoch(tmp_path):
+    """001 Table 5.11: one epoch at each batch size, so the steps are ceil(sentences / batch size)."""
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("\n".join(f"sentence number {i}" for i in range(1_100)) + "\n")
+    code, card, _ = dry_run("batch_size", "--corpus", str(corpus), "--set", "validation_size=100")
+    assert code == 0
+    expected = 3 * 2 * sum(math.ceil(1_000 / size) for size in (32, 64, 96, 128, 256, 512))
+    assert f"**Training steps in all:** {expected:,} (corpus: 1,100 sentences)" in card
+    assert row(card, "evaluation", "validation_size", "100", "command line")
+
+
+def test_command_line_values_are_marked_as_such():
+    code, card, _ = dry_run("tsdae_deletion", "--ratios", "0.5", "0.6", "--lr", "1e-4")
+    assert code == 0
+    assert row(card, "1 deletion_ratio x pooling", "noise_ratio", "0.5, 0.6", "part of 002 App. A, Table 6 "
+               "(command line)")
+    assert row(card, "training", "lr", "0.0001", "command line")
+
+
+def test_method_settings_reach_only_their_methods_trials():
+    """Ray Tune resolves a per-method setting once the grid has fixed the method: CT gets RMSProp, SimCSE keeps
+    the sweep's AdamW; an axis of the same name wins over the method's value."""
+    protocol = get_experiment("learning_rate").protocol
+    method_settings = {method: protocol.settings_of(method) for method in protocol.method_settings}
+    constants = protocol.constants()
+    axes = {"method": ["simcse", "ct"], "lr": [1e-4]}
+    by_method = settings_by_method(constants, axes, method_settings)
+    assert by_method["optimizer"] == {"simcse": "adamw", "ct": "rmsprop"}
+    assert "lr" not in by_method
+    trials = [config for _, config in generate_variants(grid_param_space(constants, axes, [0], by_method))]
+    assert {(t["method"], t["optimizer"], t["lr_schedule"], t["pooling"], t["lr"]) for t in trials} == {
+        ("simcse", "adamw", "linear", "cls", 1e-4), ("ct", "rmsprop", "ct_segments", "mean", 1e-4)}
+
+
+def test_a_per_method_setting_without_default_falls_back_to_the_sweeps_value():
+    """TSDAE paper §7.1 at each method's App. B batch size: SimCSE 512, TSDAE the sweep's 8."""
+    protocol = get_experiment("sample_size").protocol
+    method_settings = {"simcse": protocol.settings_of("simcse")}
+    by_method = settings_by_method(protocol.constants(), {"method": ["tsdae", "simcse"]}, method_settings)
+    assert by_method["batch_size"] == {"tsdae": 8, "simcse": 512}
+    assert by_method["pooling"] == {"tsdae": "cls", "simcse": "cls_linear"}
+
+
+def test_optuna_cannot_sample_methods_that_carry_their_own_settings():
+    code, _, err = dry_run("learning_rate", "--search", "optuna")
+    assert code == 2
+    assert "ct (lr_schedule, optimizer, pooling)" in err and "--search grid" in err
