@@ -97,3 +97,48 @@ def test_validation_loss_selection_needs_an_unsupervised_method():
 
     with pytest.raises(InputError, match="validation_loss.*'tfidf'"):
         typed_trial(dict(method="tfidf", select_checkpoint="validation_loss"))
+
+
+def beir_folder(folder, splits=("dev", "test")):
+    """A small BEIR folder (corpus.jsonl, queries.jsonl, qrels/<split>.tsv) of demo-corpus sentences: each query is
+    a sentence whose relevant document is the next one."""
+    import json
+
+    from sentsweep.data import read_corpus
+    from sentsweep.demo_data import CORPUS_FILE
+
+    sentences = read_corpus(CORPUS_FILE)[:60]
+    folder.mkdir(parents=True)
+    (folder / "corpus.jsonl").write_text("".join(json.dumps({"_id": str(i), "title": "", "text": s}) + "\n"
+                                                 for i, s in enumerate(sentences)))
+    (folder / "queries.jsonl").write_text("".join(json.dumps({"_id": f"q{i}", "text": sentences[i]}) + "\n"
+                                                  for i in range(0, 40, 2)))
+    (folder / "qrels").mkdir()
+    for split, queries in zip(splits, (range(0, 20, 2), range(20, 40, 2))):
+        (folder / "qrels" / f"{split}.tsv").write_text(
+            "query-id\tcorpus-id\tscore\n" + "".join(f"q{i}\t{i + 1}\t1\n" for i in queries))
+    return folder
+
+
+def test_a_tasks_dev_split_selects_the_reported_checkpoint(tsdae_config, tmp_path):
+    """Wang (2022) §5.3.7: "Recall@10 of Quora devset (validation task) as the best model checkpoint selection"."""
+    quora = beir_folder(tmp_path / "quora")
+    session = LocalSession()
+    train(tsdae_config | dict(eval_tasks={"quora": str(quora)}, select_checkpoint="best_task_dev",
+                              selection_task="quora", selection_metric="recall_at_10", max_steps=30), session)
+    reports = session.reports
+    dev = {report["step"]: report["task_dev"] for report in reports}
+    best_step = max(sorted(dev), key=dev.get)  # the first of equal scores: a later one must be strictly better
+    final = reports[-1]
+    assert final["best_task_step"] == best_step and final["best_task_dev"] == dev[best_step]
+    at = {report["step"]: report["sts_test_at_best_task_dev"] for report in reports}
+    assert final["sts_test_at_best_task_dev"] == at[best_step]
+    assert "quora_recall_at_10" in final  # the task's test split, scored once with the selected weights
+
+
+def test_task_selection_needs_one_of_the_eval_tasks():
+    from tests.conftest import typed_trial
+
+    with pytest.raises(InputError, match="selection_task to name one of the eval tasks \\(none given"):
+        typed_trial(dict(method="tsdae", pooling="cls", model="m", select_checkpoint="best_task_dev",
+                         selection_task="quora"))

@@ -88,7 +88,8 @@ MULTITASK_PROTOCOL = Protocol(
            "w weighs a per-sentence reconstruction loss against SimCSE's per-sentence loss.",
            "SimCSE's term and the auto-encoder's share one encoder pass f(x) (eq. 3.6).",
            "001 selects Table 5.17's checkpoints by Recall@10 on a Quora dev split; this sweep selects by "
-           "validation loss, the thesis' default (§5.2.2).",
+           "validation loss, the thesis' default (§5.2.2). For Table 5.17: --eval-task quora=BEIR/quora --set "
+           "select_checkpoint=best_task_dev selection_task=quora selection_metric=recall_at_10.",
            "001 evaluates on eProduct (internal) and Quora: add --eval-task quora=... for the retrieval columns."),
 )
 

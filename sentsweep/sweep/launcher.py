@@ -132,8 +132,13 @@ def resolve_settings(definition: SweepDefinition, args: argparse.Namespace) -> R
         constants["train_file"] = gold_train_file(args)
     if args.eval_task:
         specs = {name: str(Path(path).resolve()) for name, path in parse_task_specs(args.eval_task).items()}
-        build_tasks(specs)  # reads and checks every task file now, before any training
+        tasks = build_tasks(specs)  # reads and checks every task file now, before any training
         constants["eval_tasks"] = specs
+        selection = constants.get("selection_task")
+        if constants.get("select_checkpoint") == "best_task_dev" and selection in tasks and \
+                "dev" not in tasks[selection].splits:
+            raise InputError(f"selection_task {selection!r} has no dev split ({specs[selection]}) to select "
+                             "checkpoints on")
 
     if args.model:
         constants["model"] = check_model_source(args.model)

@@ -42,6 +42,9 @@ def selection_tag(config: dict) -> str:
     """Which split chose the checkpoint the trial's final scores belong to."""
     if config.get("select_checkpoint") == "last":
         return "none (the last checkpoint after a fixed number of steps)"
+    if config.get("select_checkpoint") == "best_task_dev":
+        task = config.get("selection_task")
+        return f"best_task_dev (the dev split of task {task}, {(config.get('eval_tasks') or {}).get(task)})"
     if config.get("select_checkpoint") == "validation_loss":
         return (f"validation_loss (the method's loss on {config.get('validation_size', 1000)} corpus sentences "
                 "held out of training)")

@@ -6,7 +6,9 @@ CT's segments) runs over shuffled mini-batches of the corpus for `max_steps` ste
 computed; when it improves, the test score of that checkpoint is computed too, so test is only ever reported
 for the dev-selected checkpoint. With `select_checkpoint: validation_loss` the method's loss on held-out
 corpus sentences is computed at each evaluation too, and the checkpoint with the lowest one is the one whose
-test score is reported (Wang (2022) §5.2.2); with `select_checkpoint: last`, the last checkpoint's
+test score is reported (Wang (2022) §5.2.2); with `select_checkpoint: best_task_dev`, the dev split of
+`selection_task` (one of `eval_tasks`) selects it (Wang (2022) §5.3.7: Quora dev Recall@10); with
+`select_checkpoint: last`, the last checkpoint's
 test score is reported too (`sts_test_last`). The evaluation tasks of `eval_tasks` ({name: path}, see
 sentsweep.tasks) are scored once, at the end, on the test splits with the selected weights (with
 `select_checkpoint: last`, the final weights). Each evaluation is reported together with a checkpoint from
@@ -65,6 +67,9 @@ class Progress:
     best_validation_loss: float = math.inf
     sts_test_at_best_validation_loss: float = math.nan
     best_validation_step: int = -1
+    best_task_dev: float = -math.inf
+    sts_test_at_best_task_dev: float = math.nan
+    best_task_step: int = -1
 
 
 def seed_everything(seed: int) -> None:
@@ -218,6 +223,9 @@ def run_trial(trial: Trial, build_setup: Callable[[Trial], TrainingSetup], sessi
     tasks = build_tasks(evaluation.eval_tasks or {})
     setup = build_setup(trial)
     by_validation_loss = evaluation.select_checkpoint == "validation_loss"
+    by_task = evaluation.select_checkpoint == "best_task_dev"
+    if by_task:
+        selection_key = task_metric_key(tasks[evaluation.selection_task], evaluation.selection_metric)
     validation: list[str] = []
     if setup.examples is not None:
         corpus = setup.examples
@@ -255,7 +263,11 @@ def run_trial(trial: Trial, build_setup: Callable[[Trial], TrainingSetup], sessi
                 metrics |= _select_by_validation_loss(setup, validation, training.batch_size, seed, test, progress)
             if evaluation.select_checkpoint == "last" and progress.step >= max_steps:
                 metrics["sts_test_last"] = test(setup.model)
-            selected_step = progress.best_validation_step if by_validation_loss else progress.best_step
+            if by_task:
+                metrics |= _select_by_task_dev(setup.model, tasks[evaluation.selection_task], selection_key, test,
+                                               progress)
+            selected_step = (progress.best_validation_step if by_validation_loss else
+                             progress.best_task_step if by_task else progress.best_step)
             if tasks and selected_step == progress.step:
                 selected_weights = {key: value.detach().clone() for key, value in setup.model.state_dict().items()}
             if tasks and progress.step >= max_steps:
@@ -322,4 +334,27 @@ def _select_by_validation_loss(setup: TrainingSetup, validation: list[str], batc
         "best_validation_loss": progress.best_validation_loss,
         "sts_test_at_best_validation_loss": progress.sts_test_at_best_validation_loss,
         "best_validation_step": progress.best_validation_step,
+    }
+
+
+def task_metric_key(task, metric: str | None) -> str:
+    """The metric key of `task` that selects the checkpoint: `metric` with the task's prefix, or its main one."""
+    return f"{task.name}_{metric}" if metric else task.main_metric_key
+
+
+def _select_by_task_dev(model, task, key: str, test: StsEvaluator, progress: Progress) -> dict:
+    """The selection task's dev metric; on a new best, the STS test score of this checkpoint. Returns the metrics."""
+    metrics = task.evaluate(EmbeddingScorer(model), "dev").metrics
+    if key not in metrics:
+        raise InputError(f"selection metric {key!r} is not one of task {task.name!r}'s: {', '.join(sorted(metrics))}")
+    score = metrics[key]
+    if score > progress.best_task_dev:
+        progress.best_task_dev = score
+        progress.sts_test_at_best_task_dev = test(model)
+        progress.best_task_step = progress.step
+    return {
+        "task_dev": score,
+        "best_task_dev": progress.best_task_dev,
+        "sts_test_at_best_task_dev": progress.sts_test_at_best_task_dev,
+        "best_task_step": progress.best_task_step,
     }

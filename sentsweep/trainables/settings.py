@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from sentsweep.errors import InputError
-from sentsweep.references import THESIS_REIML_2023, TSDAE, Reference
+from sentsweep.references import THESIS_REIML_2023, THESIS_WANG_2022, TSDAE, Reference
 from sentsweep.settings import Settings, cited, project_choice, required_input, setting
 
 # Config keys that are bookkeeping of the sweep, not settings of a method.
@@ -93,14 +93,28 @@ class EvaluationSettings(Settings):
         "stsb", "format of dev_file/test_file: STS benchmark CSV, SICK, or a `datasets` source", project_choice())
     eval_tasks: dict[str, str] | None = setting(
         None, "{task name: folder}: scored once at the end, with the selected checkpoint", project_choice())
-    select_checkpoint: Literal["best_sts_dev", "last", "validation_loss"] = setting(
-        "best_sts_dev", "checkpoint whose scores are reported: best on STS dev, the last (fixed steps), or the "
-        "lowest training loss on held-out corpus sentences (unsupervised methods)",
+    select_checkpoint: Literal["best_sts_dev", "last", "validation_loss", "best_task_dev"] = setting(
+        "best_sts_dev", "checkpoint whose scores are reported: best on STS dev, the last (fixed steps), the "
+        "lowest training loss on held-out corpus sentences (unsupervised methods), or best on the dev split of "
+        "`selection_task`",
         cited(TSDAE, "App. A", '"evaluated every 1.5K training steps, reporting the best validation performance"'))
     validation_size: int = setting(
         1000, "sentences held out of the corpus (seeded) whose loss selects the checkpoint, with "
         "select_checkpoint=validation_loss",
         project_choice("001 §5.2.2 validates on a separate set of the training domain, 10k for 100k"), ge=1)
+    selection_task: str | None = setting(
+        None, "with select_checkpoint=best_task_dev: the eval_tasks task whose dev split selects the checkpoint",
+        cited(THESIS_WANG_2022, "§5.3.7", '"We use Recall@10 of Quora devset (validation task) as the best model '
+              'checkpoint selection"'))
+    selection_metric: str | None = setting(
+        None, "the selection task's metric, without its prefix (none: the task's main metric), e.g. recall@10",
+        cited(THESIS_WANG_2022, "§5.3.7", "Recall@10 for Quora"))
+
+    def __post_init__(self) -> None:
+        if self.select_checkpoint == "best_task_dev" and self.selection_task not in (self.eval_tasks or {}):
+            raise InputError(f"select_checkpoint='best_task_dev' needs selection_task to name one of the eval tasks "
+                             f"({', '.join(self.eval_tasks or {}) or 'none given: add --eval-task'}); got "
+                             f"{self.selection_task!r}")
 
 
 @dataclass(frozen=True)
