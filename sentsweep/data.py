@@ -2,7 +2,9 @@
 
 - plain-text corpus: one sentence per line;
 - STS benchmark format (tab-separated: genre, file, year, id, score, sentence1, sentence2[, extra...]);
-- SICK format (tab-separated with a header naming sentence_A, sentence_B, relatedness_score[, SemEval_set]);
+- SICK format (tab-separated with a header naming sentence_A, sentence_B, relatedness_score[, SemEval_set]):
+  the full release SICK.txt, SemEval 2014's SICK_train.txt / SICK_trial.txt / SICK_test_annotated.txt, or a
+  folder of either;
 - any Hugging Face `datasets` source (hub name or local path) with sentence1 / sentence2 / score columns.
 
 Every reader fails with an `InputError` naming the file, the line and the problem.
@@ -17,7 +19,9 @@ from pathlib import Path
 from sentsweep.errors import InputError
 
 STS_BENCHMARK_SPLIT_FILES = {"train": "sts-train.csv", "dev": "sts-dev.csv", "test": "sts-test.csv"}
-SICK_SPLIT_NAMES = {"train": "TRAIN", "dev": "TRIAL", "test": "TEST"}
+SICK_SPLIT_NAMES = {"train": "TRAIN", "dev": "TRIAL", "test": "TEST"}  # split: SICK.txt's SemEval_set label
+SICK_FULL_FILE = "SICK.txt"
+SICK_SEMEVAL_FILES = {"train": "SICK_train.txt", "dev": "SICK_trial.txt", "test": "SICK_test_annotated.txt"}
 
 
 @dataclass(frozen=True)
@@ -86,22 +90,91 @@ def read_sts_benchmark_file(path: str | Path) -> ScoredPairs:
     return ScoredPairs(sentences1, sentences2, scores, source=str(path))
 
 
-def read_sick_file(path: str | Path, split: str | None = None) -> ScoredPairs:
-    """Read a SICK file; with `split` (train/dev/test) keep only rows whose SemEval_set matches it."""
-    path = Path(path)
-    lines = read_lines(path)
+def _sick_header(path: Path, lines: list[str]) -> list[str]:
     if not lines or not lines[0].strip():
         raise InputError(f"{path}: empty file, expected a SICK header line")
     header = lines[0].split("\t")
-    required = ["sentence_A", "sentence_B", "relatedness_score"]
-    missing = [name for name in required if name not in header]
+    missing = [name for name in ("sentence_A", "sentence_B", "relatedness_score") if name not in header]
     if missing:
-        raise InputError(f"{path}, line 1: SICK header lacks column(s) {', '.join(missing)}")
-    if split is not None:
-        if split not in SICK_SPLIT_NAMES:
-            raise InputError(f"unknown SICK split {split!r}; expected one of {sorted(SICK_SPLIT_NAMES)}")
-        if "SemEval_set" not in header:
-            raise InputError(f"{path}, line 1: no SemEval_set column, so split {split!r} cannot be selected")
+        hint = (" (SemEval 2014's unannotated test file; the scores are in SICK_test_annotated.txt)"
+                if path.name == "SICK_test.txt" else "")
+        raise InputError(f"{path}, line 1: SICK header lacks column(s) {', '.join(missing)}{hint}")
+    return header
+
+
+def _check_sick_split(split: str | None) -> None:
+    if split is not None and split not in SICK_SPLIT_NAMES:
+        raise InputError(f"unknown SICK split {split!r}; expected one of {sorted(SICK_SPLIT_NAMES)}")
+
+
+def _sick_folder_files(folder: Path) -> dict[str, Path]:
+    """{split: file} of SemEval 2014's files in `folder` (SentEval's data/downstream/SICK)."""
+    files = {split: folder / name for split, name in SICK_SEMEVAL_FILES.items() if (folder / name).is_file()}
+    if not files:
+        raise InputError(f"SICK folder {folder} holds neither {SICK_FULL_FILE} nor any of SemEval 2014's "
+                         f"{', '.join(SICK_SEMEVAL_FILES.values())}")
+    return files
+
+
+def sick_splits(path: str | Path) -> tuple[str, ...]:
+    """The splits (train, dev, test, in that order) that a SICK file or folder holds; see `read_sick_file`."""
+    path = Path(path)
+    if path.is_dir():
+        if (path / SICK_FULL_FILE).is_file():
+            return sick_splits(path / SICK_FULL_FILE)
+        return tuple(_sick_folder_files(path))
+    lines = read_lines(path)
+    header = _sick_header(path, lines)
+    if "SemEval_set" in header:
+        column = header.index("SemEval_set")
+        present = {line.split("\t")[column].strip() for line in lines[1:]
+                   if line.strip() and len(line.split("\t")) > column}
+        return tuple(split for split, label in SICK_SPLIT_NAMES.items() if label in present)
+    return tuple(split for split, name in SICK_SEMEVAL_FILES.items() if path.name == name)
+
+
+def read_sick_file(path: str | Path, split: str | None = None) -> ScoredPairs:
+    """Read SICK's relatedness pairs from either release, columns found by the header line.
+
+    - the full release, `SICK.txt` (12 columns: pair_ID, sentence_A, sentence_B, entailment_label,
+      relatedness_score, entailment_AB, entailment_BA, sentence_A_original, sentence_B_original,
+      sentence_A_dataset, sentence_B_dataset, SemEval_set): `split` (train/dev/test) keeps the rows whose
+      SemEval_set is TRAIN/TRIAL/TEST;
+    - SemEval 2014 task 1's files, one per split (pair_ID, sentence_A, sentence_B, relatedness_score,
+      entailment_judgment): `SICK_train.txt`, `SICK_trial.txt` (dev), `SICK_test_annotated.txt` (test); a
+      file under its release name is that split, so asking it for another split is refused;
+    - a folder holding SICK.txt, or SemEval's files (SentEval's data/downstream/SICK): the file of `split`.
+
+    Without `split`, every pair of the file or folder. A file with neither a SemEval_set column nor a
+    SemEval file name cannot be split, and asking it for a split is refused.
+    """
+    path = Path(path)
+    _check_sick_split(split)
+    if path.is_dir():
+        if (path / SICK_FULL_FILE).is_file():
+            return read_sick_file(path / SICK_FULL_FILE, split)
+        files = _sick_folder_files(path)
+        if split is not None:
+            if split not in files:
+                raise InputError(f"SICK folder {path} lacks {SICK_SEMEVAL_FILES[split]}, its {split!r} split")
+            return read_sick_file(files[split], split)
+        parts = [read_sick_file(file, name) for name, file in files.items()]
+        return ScoredPairs([s for part in parts for s in part.sentences1],
+                           [s for part in parts for s in part.sentences2],
+                           [score for part in parts for score in part.scores], source=str(path))
+    lines = read_lines(path)
+    header = _sick_header(path, lines)
+    select_rows = split is not None and "SemEval_set" in header
+    if split is not None and not select_rows:
+        file_split = next((name for name, file in SICK_SEMEVAL_FILES.items() if path.name == file), None)
+        if file_split is None:
+            raise InputError(
+                f"{path}, line 1: no SemEval_set column, so split {split!r} cannot be selected (the full "
+                f"release {SICK_FULL_FILE} has one; SemEval 2014's files are named "
+                f"{', '.join(SICK_SEMEVAL_FILES.values())}, one per split)")
+        if file_split != split:
+            raise InputError(f"{path} is SemEval 2014's {file_split!r} file; it holds no {split!r} pairs "
+                             f"(those are in {SICK_SEMEVAL_FILES[split]})")
     index = {name: header.index(name) for name in header}
     sentences1, sentences2, scores = [], [], []
     for line_number, line in enumerate(lines[1:], start=2):
@@ -110,7 +183,7 @@ def read_sick_file(path: str | Path, split: str | None = None) -> ScoredPairs:
         columns = line.split("\t")
         if len(columns) < len(header):
             raise InputError(f"{path}, line {line_number}: expected {len(header)} columns, found {len(columns)}")
-        if split is not None and columns[index["SemEval_set"]] != SICK_SPLIT_NAMES[split]:
+        if select_rows and columns[index["SemEval_set"]].strip() != SICK_SPLIT_NAMES[split]:
             continue
         scores.append(parse_score(columns[index["relatedness_score"]], path, line_number))
         sentences1.append(columns[index["sentence_A"]])

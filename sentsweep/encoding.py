@@ -1,4 +1,5 @@
-"""Evaluation primitives: Spearman's rho, cosine similarity, length-sorted encoding, exact nearest neighbours."""
+"""Evaluation primitives: Spearman's rho (of similarities rounded to 1e-6), cosine similarity, length-sorted
+encoding, exact nearest neighbours."""
 
 from __future__ import annotations
 
@@ -22,9 +23,24 @@ def average_ranks(values: np.ndarray) -> np.ndarray:
     return ranks
 
 
+SIMILARITY_DECIMALS = 6  # similarities are ranked after rounding to 1e-6
+
+
+def rounded_similarities(similarities) -> np.ndarray:
+    """`similarities` rounded to 1e-6 (`SIMILARITY_DECIMALS`), in float64, before they are ranked.
+
+    Cosines of identical (or equally similar) sentences should tie, but they differ in their last float bits,
+    and those bits change with the batch an embedding was computed in (padding length changes the kernels),
+    so unrounded ties would be broken by batch composition. Rounded, they tie and share their mean rank.
+    (Two values within 1e-16 of a rounding boundary can still fall apart: vanishingly rare, never systematic.)
+    """
+    return np.round(np.asarray(similarities, dtype=np.float64), SIMILARITY_DECIMALS)
+
+
 def spearman(predicted: np.ndarray, gold: np.ndarray) -> float:
-    """Spearman's rho: the Pearson correlation of the average ranks of `predicted` and `gold`."""
-    rank_predicted = average_ranks(predicted)
+    """Spearman's rho: the Pearson correlation of the average ranks of `predicted` (rounded by
+    `rounded_similarities`: every STS score of the project ranks its similarities here) and `gold`."""
+    rank_predicted = average_ranks(rounded_similarities(predicted))
     rank_gold = average_ranks(gold)
     rank_predicted -= rank_predicted.mean()
     rank_gold -= rank_gold.mean()

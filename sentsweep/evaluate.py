@@ -3,6 +3,8 @@
 Examples:
     python -m sentsweep.evaluate --model path/to/all-MiniLM-L6-v2 --sts-dir ../shared/data/stsbenchmark
     python -m sentsweep.evaluate --lexical bm25 --task askubuntu=data-eval/askubuntu --task quora=beir/quora
+    python -m sentsweep.evaluate --model M --task sts13=SentEval/data/downstream/STS/STS13-en-test \
+        --task sickr=SentEval/data/downstream/SICK --task beir-cqadupstack=beir/cqadupstack
 """
 
 from __future__ import annotations

@@ -2,7 +2,13 @@
 
 import pytest
 
-from sentsweep.data import read_corpus, read_sick_file, read_sts_benchmark_file, sts_benchmark_files
+from sentsweep.data import (
+    read_corpus,
+    read_sick_file,
+    read_sts_benchmark_file,
+    sick_splits,
+    sts_benchmark_files,
+)
 from sentsweep.demo_data import DEMO_DIR, generate
 from sentsweep.errors import InputError
 
@@ -21,19 +27,81 @@ def test_sts_benchmark_row_takes_score_from_column_5_and_sentences_from_6_and_7(
     assert pairs.sentences2 == ["A girl is brushing her hair.", "Two."]
 
 
-def test_sick_reads_by_header_and_selects_split(tmp_path):
+SICK_FULL_HEADER = ("pair_ID\tsentence_A\tsentence_B\tentailment_label\trelatedness_score\tentailment_AB\t"
+                    "entailment_BA\tsentence_A_original\tsentence_B_original\tsentence_A_dataset\t"
+                    "sentence_B_dataset\tSemEval_set\n")
+SEMEVAL_HEADER = "pair_ID\tsentence_A\tsentence_B\trelatedness_score\tentailment_judgment\n"
+
+
+def test_sick_full_release_reads_its_12_columns_by_header_and_selects_split(tmp_path):
     path = tmp_path / "SICK.txt"
     path.write_text(
-        "pair_ID\tsentence_A\tsentence_B\tentailment_label\trelatedness_score\tSemEval_set\n"
-        "1\tA dog runs.\tA dog is running.\tENTAILMENT\t4.9\tTRAIN\n"
-        "2\tA man sings.\tA cat sleeps.\tNEUTRAL\t1.2\tTEST\n"
-        "3\tKids play.\tChildren play.\tENTAILMENT\t4.5\tTRIAL\n",
+        SICK_FULL_HEADER
+        + "1\tA dog runs.\tA dog is running.\tENTAILMENT\t4.9\tA_entails_B\tB_entails_A\tA dog runs!\t"
+          "A dog runs.\tFLICKR\tFLICKR\tTRAIN\n"
+          "2\tA man sings.\tA cat sleeps.\tNEUTRAL\t1.2\tA_neutral_B\tB_neutral_A\tA man sings.\t"
+          "A cat sleeps.\tSEMEVAL\tSEMEVAL\tTEST\n"
+          "3\tKids play.\tChildren play.\tENTAILMENT\t4.5\tA_entails_B\tB_entails_A\tKids play.\t"
+          "Children play.\tFLICKR\tFLICKR\tTRIAL\n",
         encoding="utf-8",
     )
     assert read_sick_file(path).scores == [4.9, 1.2, 4.5]
     test = read_sick_file(path, "test")
     assert (test.sentences1, test.sentences2, test.scores) == (["A man sings."], ["A cat sleeps."], [1.2])
     assert read_sick_file(path, "dev").scores == [4.5]
+    assert read_sick_file(path, "train").sentences2 == ["A dog is running."]
+    assert sick_splits(path) == ("train", "dev", "test")
+    with pytest.raises(InputError, match=r"unknown SICK split 'validation'; expected one of \['dev', 'test', "):
+        read_sick_file(path, "validation")
+
+
+def write_semeval_folder(folder):
+    """SemEval 2014 task 1's three files, as SentEval's data/downstream/SICK holds them."""
+    folder.mkdir()
+    (folder / "SICK_train.txt").write_text(SEMEVAL_HEADER + "1\tA dog runs.\tA dog is running.\t4.9\tENTAILMENT\n"
+                                           "4\tA boy eats.\tA boy is eating.\t4.7\tENTAILMENT\n", encoding="utf-8")
+    (folder / "SICK_trial.txt").write_text(SEMEVAL_HEADER + "3\tKids play.\tChildren play.\t4.5\tENTAILMENT\n",
+                                           encoding="utf-8")
+    (folder / "SICK_test_annotated.txt").write_text(SEMEVAL_HEADER + "2\tA man sings.\tA cat sleeps.\t1.2\tNEUTRAL\n",
+                                                    encoding="utf-8")
+    return folder
+
+
+def test_sick_semeval_files_are_each_their_split_and_a_folder_of_them_is_the_release(tmp_path):
+    folder = write_semeval_folder(tmp_path / "SICK")
+    test = read_sick_file(folder / "SICK_test_annotated.txt", "test")
+    assert (test.sentences1, test.sentences2, test.scores) == (["A man sings."], ["A cat sleeps."], [1.2])
+    assert read_sick_file(folder / "SICK_train.txt", "train").scores == [4.9, 4.7]
+    assert read_sick_file(folder / "SICK_trial.txt").scores == [4.5]
+    with pytest.raises(InputError, match=r"SICK_trial.txt is SemEval 2014's 'dev' file; it holds no 'test' pairs "
+                                         r"\(those are in SICK_test_annotated.txt\)"):
+        read_sick_file(folder / "SICK_trial.txt", "test")
+    # the folder: each split from its file, and every pair in train, dev, test order without a split
+    assert read_sick_file(folder, "dev").scores == [4.5]
+    assert read_sick_file(folder, "test").sentences1 == ["A man sings."]
+    assert read_sick_file(folder).scores == [4.9, 4.7, 4.5, 1.2]
+    assert sick_splits(folder) == ("train", "dev", "test")
+    (folder / "SICK_trial.txt").unlink()
+    assert sick_splits(folder) == ("train", "test")
+    with pytest.raises(InputError, match=r"SICK folder .*SICK lacks SICK_trial.txt, its 'dev' split"):
+        read_sick_file(folder, "dev")
+
+
+def test_sick_file_without_split_column_is_refused_where_a_split_is_needed(tmp_path):
+    path = tmp_path / "relatedness.txt"
+    path.write_text(SEMEVAL_HEADER + "1\ta\tb\t3.2\tNEUTRAL\n", encoding="utf-8")
+    assert read_sick_file(path).scores == [3.2]  # no split asked: every pair
+    assert sick_splits(path) == ()
+    with pytest.raises(InputError, match=r"relatedness.txt, line 1: no SemEval_set column, so split 'test' cannot "
+                                         r"be selected"):
+        read_sick_file(path, "test")
+    unannotated = tmp_path / "SICK_test.txt"
+    unannotated.write_text("pair_ID\tsentence_A\tsentence_B\n1\ta\tb\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"lacks column\(s\) relatedness_score \(SemEval 2014's unannotated test "
+                                         r"file; the scores are in SICK_test_annotated.txt\)"):
+        read_sick_file(unannotated, "test")
+    with pytest.raises(InputError, match=r"SICK folder .* holds neither SICK.txt nor any of SemEval 2014's"):
+        read_sick_file(tmp_path, "test")
 
 
 @pytest.mark.parametrize(

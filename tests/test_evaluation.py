@@ -5,10 +5,12 @@ import pytest
 import torch
 from scipy.stats import spearmanr
 
-from sentsweep.data import read_sts_benchmark_file
-from sentsweep.demo_data import DEMO_DIR
+from sentsweep.data import ScoredPairs, read_corpus, read_sts_benchmark_file
+from sentsweep.demo_data import CORPUS_FILE, DEMO_DIR
 from sentsweep.encoding import average_ranks, nearest_neighbours, spearman
 from sentsweep.models import load_sentence_model
+from sentsweep.scorers import EmbeddingScorer
+from sentsweep.tasks import build_task
 from sentsweep.tasks.sts import StsEvaluator
 
 
@@ -22,7 +24,52 @@ def test_spearman_matches_scipy_with_ties(seed):
     gold = rng.integers(0, 6, size=300).astype(float)  # many ties, as in STS gold scores
     predicted = gold + rng.normal(0, 2, size=300)
     predicted[:40] = 0.5  # ties in the prediction too
-    assert spearman(predicted, gold) == pytest.approx(spearmanr(predicted, gold).statistic, abs=1e-12)
+    predicted[40:60] = 0.25 + rng.normal(0, 1e-9, size=20)  # near-ties: equal once rounded to 1e-6
+    expected = spearmanr(np.round(predicted, 6), gold).statistic
+    assert spearman(predicted, gold) == pytest.approx(expected, abs=1e-12)
+
+
+def test_similarities_are_rounded_to_1e_6_before_ranking_by_hand():
+    # the middle two differ by 1e-12 (last bits): unrounded they rank 3 and 2, rounded they tie at 2.5
+    predicted = np.array([0.1, 0.3 + 1e-12, 0.3, 0.5])
+    gold = np.array([1.0, 2.0, 3.0, 4.0])
+    assert spearmanr(predicted, gold).statistic == pytest.approx(0.8)  # ranks 1, 3, 2, 4
+    # ranks 1, 2.5, 2.5, 4 against 1, 2, 3, 4: centred (-1.5, 0, 0, 1.5) . (-1.5, -.5, .5, 1.5) = 4.5,
+    # over sqrt(4.5 * 5)
+    assert spearman(predicted, gold) == pytest.approx(3 / np.sqrt(10), abs=1e-15)
+    # 1e-6 apart is a real difference and is kept
+    assert spearman(np.array([0.1, 0.300001, 0.3, 0.5]), gold) == pytest.approx(0.8, abs=1e-15)
+
+
+def duplicated_pairs() -> ScoredPairs:
+    """Demo STS pairs plus pairs of identical sentences (cosine 1 up to the last bits), gold scores random."""
+    pairs = read_sts_benchmark_file(DEMO_DIR / "sts-dev.csv")
+    sentences = read_corpus(CORPUS_FILE)[:120]
+    rng = np.random.default_rng(0)
+    gold = [*pairs.scores, *rng.uniform(0, 5, len(sentences)).round(2)]
+    return ScoredPairs(pairs.sentences1 + sentences, pairs.sentences2 + sentences, gold, "duplicated")
+
+
+def test_sts_score_is_identical_to_the_last_digit_across_batch_sizes(tiny_model_dir, tmp_path):
+    """Batch size changes padding, so embeddings (and the cosines of identical sentences around 1) differ in
+    their last bits; the rounded ranking, and so the score, does not change at all."""
+    model = load_sentence_model(str(tiny_model_dir), "mean", 32)
+    pairs = duplicated_pairs()
+    scores = {batch_size: StsEvaluator(pairs, batch_size)(model) for batch_size in (2, 7, 32)}
+    assert scores[2] == scores[7] == scores[32]
+    similarities = EmbeddingScorer(model, 2).pair_similarities(pairs.sentences1, pairs.sentences2)
+    assert scores[2] == 100 * spearmanr(np.round(similarities, 6), pairs.scores).statistic
+    # the same for every metric of a SentEval STS task, pooled included
+    folder = tmp_path / "STS13-en-test"
+    folder.mkdir()
+    for offset, subset in enumerate(("FNWN", "headlines", "OnWN")):  # every third pair, duplicates in each
+        rows = range(offset, len(pairs), 3)
+        (folder / f"STS.input.{subset}.txt").write_text(
+            "".join(f"{pairs.sentences1[i]}\t{pairs.sentences2[i]}\n" for i in rows), encoding="utf-8")
+        (folder / f"STS.gs.{subset}.txt").write_text("".join(f"{pairs.scores[i]}\n" for i in rows), encoding="utf-8")
+    task = build_task("sts13", str(folder))
+    metrics = {batch_size: task.evaluate(EmbeddingScorer(model, batch_size), "test").metrics for batch_size in (2, 32)}
+    assert metrics[2] == metrics[32]
 
 
 def test_sts_evaluator_equals_scipy_over_the_same_embeddings(tiny_model_dir):

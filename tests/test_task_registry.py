@@ -21,7 +21,7 @@ from sentsweep.tasks.useb import AskUbuntuTask
 
 TASKS_FOLDER = Path(sentsweep.tasks.__file__).parent
 EXPECTED_NAMES = {"stsb", "sickr", "sts12", "sts13", "sts14", "sts15", "sts16", "askubuntu", "cqadupstack",
-                  "twitterpara", "scidocs", "quora", "squad", "distractors", *TRANSFER_TASKS}
+                  "twitterpara", "scidocs", "quora", "beir-cqadupstack", "squad", "distractors", *TRANSFER_TASKS}
 
 
 def test_every_task_of_the_seeds_is_registered_and_beir_folders_are_named():
@@ -54,7 +54,8 @@ def test_a_name_like_none_suggests_nothing(tmp_path):
 @pytest.mark.parametrize("name, metric", [
     ("askubuntu", "askubuntu_map"), ("cqadupstack", "cqadupstack_map_at_100"), ("twitterpara", "twitterpara_ap"),
     ("scidocs", "scidocs_map"), ("quora", "quora_ndcg_at_10"), ("beir-fiqa", "beir-fiqa_ndcg_at_10"),
-    ("stsb", "stsb_spearman"), ("sickr", "sickr_spearman"), ("sts14", "sts14_wmean"), ("squad", "squad_top1"),
+    ("beir-cqadupstack", "beir-cqadupstack_ndcg_at_10"), ("stsb", "stsb_spearman"), ("sickr", "sickr_spearman"),
+    ("sts14", "sts14_wmean_spearman"), ("squad", "squad_top1"),
     ("distractors", "distractors_top1"), ("mr", "mr_accuracy"), ("sst2", "sst2_accuracy"),
     ("topics", "topics_f1_macro"),
 ])

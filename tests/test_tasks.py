@@ -2,6 +2,9 @@
 scikit-learn / scipy), the paper's averaging and splits, and malformed files named with file and line."""
 
 import json
+import shutil
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -132,32 +135,181 @@ def test_scidocs_map_counts_relevant_papers_without_title_as_trec_eval_does(tmp_
 
 # --- STS12-16 (SentEval) -------------------------------------------------------------------------------------
 
-def test_senteval_sts_scores_each_subset_then_mean_and_weighted_mean(tmp_path):
-    rng = np.random.default_rng(1)
-    folder, table, expected, sizes = tmp_path / "STS13-en-test", {}, {}, {}
-    for n_pairs, subset in zip((5, 8, 12), SENTEVAL_STS_SUBSETS["sts13"]):
-        pairs = [(f"{subset} a{i}", f"{subset} b{i}") for i in range(n_pairs)]
+# The subsets of SentEval's STS1x-en-test folders, as senteval/sts.py and get_transfer_data.bash name them.
+SENTEVAL_FOLDERS = {
+    "sts12": ("STS12-en-test", ["MSRpar", "MSRvid", "SMTeuroparl", "surprise.OnWN", "surprise.SMTnews"]),
+    "sts13": ("STS13-en-test", ["FNWN", "headlines", "OnWN"]),
+    "sts14": ("STS14-en-test", ["deft-forum", "deft-news", "headlines", "images", "OnWN", "tweet-news"]),
+    "sts15": ("STS15-en-test", ["answers-forums", "answers-students", "belief", "headlines", "images"]),
+    "sts16": ("STS16-en-test", ["answer-answer", "headlines", "plagiarism", "postediting", "question-question"]),
+}
+WORDS = "a man woman dog cat plays runs guitar piano park street eats food red blue car".split()
+
+
+def senteval_sts_folder(tmp_path, task, sizes=None, seed=1):
+    """A SentEval STS1x-en-test folder with the real file names: {subset: (pairs, gold)} of the kept pairs.
+
+    Sentences are random word strings (so TF-IDF similarities vary); each subset ends with a pair whose gold
+    line is blank, which SentEval drops."""
+    rng = np.random.default_rng(seed)
+    folder_name, subsets = SENTEVAL_FOLDERS[task]
+    folder, kept = tmp_path / folder_name, {}
+    write(folder / "00-readme.txt", "STS test data\n")
+    for index, subset in enumerate(subsets):
+        n_pairs = (sizes or {}).get(subset, 6 + 3 * index)
+        pairs = [(" ".join(rng.choice(WORDS, 5)) + f" {subset}{i}", " ".join(rng.choice(WORDS, 5)))
+                 for i in range(n_pairs)]
         gold = [round(float(rng.uniform(0, 5)), 2) for _ in pairs]
-        table.update({p: float(rng.normal()) for p in pairs})
-        # one more pair whose gold line is blank: SentEval drops it
         write(folder / f"STS.input.{subset}.txt", "".join(f"{a}\t{b}\n" for a, b in pairs) + "x\ty\n")
         write(folder / f"STS.gs.{subset}.txt", "".join(f"{g}\n" for g in gold) + "\n")
-        expected[subset] = 100 * spearmanr([table[p] for p in pairs], gold).statistic
-        sizes[subset] = n_pairs
+        kept[subset] = (pairs, gold)
+    return folder, kept
+
+
+def test_sts13_reads_senteval_folder_and_scores_subsets_means_and_pooled_by_hand(tmp_path):
+    folder, kept = senteval_sts_folder(tmp_path, "sts13", {"FNWN": 5, "headlines": 8, "OnWN": 12})
+    assert sorted(f.name for f in folder.glob("STS.*.txt")) == [
+        "STS.gs.FNWN.txt", "STS.gs.OnWN.txt", "STS.gs.headlines.txt",
+        "STS.input.FNWN.txt", "STS.input.OnWN.txt", "STS.input.headlines.txt"]
+    rng = np.random.default_rng(2)
+    # each subset's similarities on its own scale, so ranking them together differs from averaging per subset
+    table = {pair: float(rng.normal(shift, 1)) for shift, (pairs, _) in zip((0, 3, -2), kept.values())
+             for pair in pairs}
     result = build_task("sts13", str(folder)).evaluate(TableScorer(table), "test")
+    expected = {subset: 100 * spearmanr([table[p] for p in pairs], gold).statistic
+                for subset, (pairs, gold) in kept.items()}
+    sizes = {subset: len(gold) for subset, (_, gold) in kept.items()}
+    assert sizes == {"FNWN": 5, "headlines": 8, "OnWN": 12}  # the blank-gold pair of each subset is dropped
     for subset, value in expected.items():
-        assert result.metrics[f"sts13_{subset}"] == pytest.approx(value)
-    assert result.metrics["sts13_mean"] == pytest.approx(np.mean(list(expected.values())))
-    assert result.metrics["sts13_wmean"] == pytest.approx(
-        sum(expected[s] * sizes[s] for s in expected) / sum(sizes.values()))
+        assert result.metrics[f"sts13_{subset}_spearman"] == pytest.approx(value)
+    assert result.metrics["sts13_mean_spearman"] == pytest.approx(np.mean(list(expected.values())))
+    wmean = sum(expected[s] * sizes[s] for s in expected) / sum(sizes.values())
+    assert result.metrics["sts13_wmean_spearman"] == pytest.approx(wmean)
+    # MTEB's definition: one Spearman over all the year's pairs, concatenated
+    all_pairs = [p for pairs, _ in kept.values() for p in pairs]
+    all_gold = [g for _, gold in kept.values() for g in gold]
+    pooled = 100 * spearmanr([table[p] for p in all_pairs], all_gold).statistic
+    assert result.metrics["sts13_pooled_spearman"] == pytest.approx(pooled)
+    assert abs(pooled - wmean) > 1  # the two aggregations are different numbers
+    assert set(result.metrics) == {f"sts13_{s}_spearman" for s in kept} | {
+        "sts13_mean_spearman", "sts13_wmean_spearman", "sts13_pooled_spearman"}
+    assert build_task("sts13", str(folder)).main_metric_key == "sts13_wmean_spearman"
+
+
+@pytest.mark.parametrize("task", sorted(SENTEVAL_FOLDERS))
+def test_every_year_reads_senteval_real_file_names(tmp_path, task):
+    folder, kept = senteval_sts_folder(tmp_path, task)
+    table = {pair: float(i) for i, pair in enumerate(p for pairs, _ in kept.values() for p in pairs)}
+    metrics = build_task(task, str(folder)).evaluate(TableScorer(table), "test").metrics
+    for subset, (pairs, gold) in kept.items():
+        assert metrics[f"{task}_{subset}_spearman"] == pytest.approx(
+            100 * spearmanr([table[p] for p in pairs], gold).statistic)
 
 
 def test_senteval_sts_with_a_missing_subset_names_it(tmp_path):
     folder = tmp_path / "STS13-en-test"
     write(folder / "STS.input.FNWN.txt", "a\tb\n")
     write(folder / "STS.gs.FNWN.txt", "1\n")
-    with pytest.raises(InputError, match="HDL, OnWN"):
+    write(folder / "STS.input.HDL.txt", "a\tb\n")
+    with pytest.raises(InputError, match=r"subset\(s\) headlines, OnWN .*found: STS.input.FNWN.txt, STS.input.HDL.txt"):
         build_task("sts13", str(folder))
+
+
+def test_evaluate_command_scores_sts13_from_senteval_folder(tmp_path):
+    """`python -m sentsweep.evaluate --task sts13=<SentEval folder>` prints every STS13 metric, as computed here."""
+    folder, _ = senteval_sts_folder(tmp_path, "sts13")
+    command = [sys.executable, "-m", "sentsweep.evaluate", "--lexical", "tfidf", "--task", f"sts13={folder}"]
+    completed = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    assert completed.returncode == 0, completed.stderr
+    printed = dict(line.split(": ") for line in completed.stdout.strip().splitlines())
+    expected = build_task("sts13", str(folder)).evaluate(TfidfScorer(), "test").metrics
+    assert printed == {name: f"{value:.2f}" for name, value in expected.items()}
+    assert "sts13_headlines_spearman" in printed and "sts13_pooled_spearman" in printed
+
+    gold_file = folder / "STS.gs.headlines.txt"
+    write(gold_file, "high\n" + gold_file.read_text(encoding="utf-8").split("\n", 1)[1])
+    completed = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    assert completed.returncode == 2
+    assert f"{gold_file}, line 1: score 'high' is not a number" in completed.stderr
+
+
+# --- SICK-R -------------------------------------------------------------------------------------------------
+
+SICK_FULL_HEADER = ("pair_ID\tsentence_A\tsentence_B\tentailment_label\trelatedness_score\tentailment_AB\t"
+                    "entailment_BA\tsentence_A_original\tsentence_B_original\tsentence_A_dataset\t"
+                    "sentence_B_dataset\tSemEval_set\n")
+SEMEVAL_HEADER = "pair_ID\tsentence_A\tsentence_B\trelatedness_score\tentailment_judgment\n"
+
+
+def sick_rows(seed=3, counts=(("TRAIN", 9), ("TRIAL", 4), ("TEST", 7))):
+    """(pair id, sentence A, sentence B, relatedness, SemEval_set) rows of a fake SICK release."""
+    rng = np.random.default_rng(seed)
+    rows, pair_id = [], 1
+    for label, count in counts:
+        for _ in range(count):
+            rows.append((pair_id, f"a man plays {pair_id}", f"someone plays {pair_id}",
+                         round(float(rng.uniform(1, 5)), 1), label))
+            pair_id += 1
+    return rows
+
+
+def write_sick_full(path, rows):
+    """SICK.txt, the full release: 12 tab-separated columns."""
+    return write(path, SICK_FULL_HEADER + "".join(
+        f"{i}\t{a}\t{b}\tNEUTRAL\t{score}\tA_neutral_B\tB_neutral_A\t{a}.\t{b}.\tFLICKR\tFLICKR\t{label}\n"
+        for i, a, b, score, label in rows))
+
+
+def write_sick_semeval(folder, rows):
+    """SemEval 2014 task 1's files (SentEval's data/downstream/SICK): one file per split, 5 columns."""
+    for label, name in (("TRAIN", "SICK_train.txt"), ("TRIAL", "SICK_trial.txt"), ("TEST", "SICK_test_annotated.txt")):
+        write(folder / name, SEMEVAL_HEADER + "".join(
+            f"{i}\t{a}\t{b}\t{score}\tNEUTRAL\n" for i, a, b, score, split in rows if split == label))
+    return folder
+
+
+@pytest.mark.parametrize("release", ["SICK.txt", "SemEval folder", "folder with SICK.txt"])
+def test_sickr_test_split_and_all_pairs_spearman_by_hand(tmp_path, release):
+    rows = sick_rows()
+    if release == "SICK.txt":
+        path = write_sick_full(tmp_path / "SICK.txt", rows)
+    elif release == "folder with SICK.txt":
+        path = write_sick_full(tmp_path / "SICK" / "SICK.txt", rows).parent
+    else:
+        path = write_sick_semeval(tmp_path / "SICK", rows)
+    rng = np.random.default_rng(4)
+    table = {(a, b): float(rng.normal()) for _, a, b, _, _ in rows}
+    task = build_task("sickr", str(path))
+    assert task.splits == ("train", "dev", "test")
+    metrics = task.evaluate(TableScorer(table), "test").metrics
+    test_rows = [r for r in rows if r[4] == "TEST"]
+    assert metrics["sickr_spearman"] == pytest.approx(
+        100 * spearmanr([table[(a, b)] for _, a, b, _, _ in test_rows], [r[3] for r in test_rows]).statistic)
+    # MTEB's SICK-R: every pair of the release, ranked together
+    assert metrics["sickr_all_spearman"] == pytest.approx(
+        100 * spearmanr([table[(a, b)] for _, a, b, _, _ in rows], [r[3] for r in rows]).statistic)
+    dev_rows = [r for r in rows if r[4] == "TRIAL"]
+    assert task.evaluate(TableScorer(table), "dev").metrics == {"sickr_spearman": pytest.approx(
+        100 * spearmanr([table[(a, b)] for _, a, b, _, _ in dev_rows], [r[3] for r in dev_rows]).statistic)}
+
+
+def test_sickr_from_the_semeval_test_file_alone_has_test_only_and_no_all_pairs_score(tmp_path):
+    folder = write_sick_semeval(tmp_path / "SICK", sick_rows())
+    task = build_task("sickr", str(folder / "SICK_test_annotated.txt"))
+    assert task.splits == ("test",)
+    table = {(a, b): float(i) for i, a, b, _, _ in sick_rows()}
+    assert set(task.evaluate(TableScorer(table), "test").metrics) == {"sickr_spearman"}
+    with pytest.raises(InputError, match="task 'sickr' has no 'dev' split; it has test"):
+        task.evaluate(TableScorer(table), "dev")
+
+
+def test_sickr_refuses_a_file_it_cannot_split_naming_it(tmp_path):
+    renamed = write(tmp_path / "sick_relatedness.tsv", SEMEVAL_HEADER + "1\ta\tb\t3.2\tNEUTRAL\n")
+    with pytest.raises(InputError, match=r"sickr: .*sick_relatedness.tsv holds no test pairs.*cannot be split"):
+        build_task("sickr", str(renamed))
+    trial_only = write(tmp_path / "SICK_trial.txt", SEMEVAL_HEADER + "1\ta\tb\t3.2\tNEUTRAL\n")
+    with pytest.raises(InputError, match=r"SICK_trial.txt holds no test pairs"):
+        build_task("sickr", str(trial_only))
 
 
 # --- BEIR retrieval (Quora) -----------------------------------------------------------------------------------
@@ -179,6 +331,75 @@ def test_beir_retrieval_skips_the_query_itself_and_computes_the_thesis_metrics(t
     assert metrics["quora_precision_at_3"] == pytest.approx(100 / 3)
     assert metrics["quora_mrr_at_10"] == pytest.approx(50)
     assert metrics["quora_ndcg_at_10"] == pytest.approx(100 / np.log2(3))
+
+
+# --- CQADupStack as BEIR releases it (12 forum folders) -------------------------------------------------------
+
+BEIR_CQADUPSTACK_FORUMS = ["android", "english", "gaming", "gis", "mathematica", "physics", "programmers", "stats",
+                           "tex", "unix", "webmasters", "wordpress"]
+
+
+def beir_cqadupstack_folder(tmp_path):
+    """BEIR's cqadupstack/<forum>/{corpus.jsonl, queries.jsonl, qrels/test.tsv}. Queries are corpus questions
+    too (same ids). In even-numbered forums the duplicate ranks first, in odd ones second; android has a
+    second query whose duplicate ranks third, so the forum average differs from the mean over all queries."""
+    folder, table = tmp_path / "cqadupstack", {}
+    for index, forum in enumerate(BEIR_CQADUPSTACK_FORUMS):
+        docs = {"1": (f"{forum} how do i x", "body one"), "2": (f"{forum} x how", "body two"),
+                "3": (f"{forum} unrelated", "body three"), "4": (f"{forum} why y", "body four"),
+                "5": (f"{forum} y why", "body five")}
+        queries = {"1": docs["1"][0]}
+        qrels = [("1", "2")]
+        text = {d: f"{title} {body}" for d, (title, body) in docs.items()}
+        table[(queries["1"], text["1"])] = 1.0  # the query's own question: not counted as retrieved
+        table[(queries["1"], text["2"])] = 0.9 if index % 2 == 0 else 0.4
+        table[(queries["1"], text["3"])] = 0.5
+        if forum == "android":
+            queries["4"] = docs["4"][0]
+            qrels.append(("4", "5"))
+            table.update({(queries["4"], text["1"]): 0.8, (queries["4"], text["3"]): 0.7,
+                          (queries["4"], text["5"]): 0.6})
+        write(folder / forum / "corpus.jsonl", "".join(
+            json.dumps({"_id": d, "title": title, "text": body}) + "\n" for d, (title, body) in docs.items()))
+        write(folder / forum / "queries.jsonl", "".join(
+            json.dumps({"_id": q, "text": t}) + "\n" for q, t in queries.items()))
+        write(folder / forum / "qrels" / "test.tsv", "query-id\tcorpus-id\tscore\n" + "".join(
+            f"{q}\t{d}\t1\n" for q, d in qrels))
+    return folder, table
+
+
+def test_beir_cqadupstack_is_one_task_averaging_the_twelve_forums_by_hand(tmp_path):
+    folder, table = beir_cqadupstack_folder(tmp_path)
+    task = build_task("beir-cqadupstack", str(folder))
+    assert task.splits == ("test",) and task.main_metric_key == "beir-cqadupstack_ndcg_at_10"
+    metrics = task.evaluate(TableScorer(table), "test").metrics
+    first, second, third = 1.0, 1 / np.log2(3), 1 / np.log2(4)  # nDCG@10 of one relevant doc at rank 1, 2, 3
+    per_forum = {forum: (first if i % 2 == 0 else second) for i, forum in enumerate(BEIR_CQADUPSTACK_FORUMS)}
+    per_forum["android"] = (first + third) / 2  # its two queries: ranks 1 and 3
+    for forum, ndcg in per_forum.items():
+        assert metrics[f"beir-cqadupstack_{forum}_ndcg_at_10"] == pytest.approx(100 * ndcg)
+    assert metrics["beir-cqadupstack_ndcg_at_10"] == pytest.approx(100 * np.mean(list(per_forum.values())))
+    # recall@1 per forum: 1 (even), 0 (odd), android 1/2; averaged over forums, not over the 13 queries
+    assert metrics["beir-cqadupstack_android_recall_at_1"] == pytest.approx(50)
+    assert metrics["beir-cqadupstack_recall_at_1"] == pytest.approx(100 * (0.5 + 5 * 1 + 6 * 0) / 12)
+    assert metrics["beir-cqadupstack_mrr_at_10"] == pytest.approx(100 * ((1 + 1 / 3) / 2 + 5 + 6 / 2) / 12)
+    assert metrics["beir-cqadupstack_recall_at_1000"] == pytest.approx(100)
+    metric_names = {key.removeprefix("beir-cqadupstack_android_") for key in metrics if "_android_" in key}
+    assert len(metric_names) == 14 and {f"beir-cqadupstack_{m}" for m in metric_names} <= set(metrics)
+    assert len(metrics) == 13 * 14
+
+
+def test_beir_cqadupstack_names_missing_forums_and_the_layout_each_name_reads(tmp_path):
+    folder, _ = beir_cqadupstack_folder(tmp_path)
+    with pytest.raises(InputError, match=r"'cqadupstack' reads USEB's corpus.json .* 'beir-cqadupstack' reads BEIR"):
+        build_task("cqadupstack", str(folder))
+    with pytest.raises(InputError, match=r"lacks the forum folder\(s\) android, english, .*score it alone as "
+                                         r"'beir-gaming'"):
+        build_task("beir-cqadupstack", str(folder / "gaming"))
+    for forum in ("tex", "wordpress"):
+        shutil.rmtree(folder / forum)
+    with pytest.raises(InputError, match=r"beir-cqadupstack: .* lacks the forum folder\(s\) tex, wordpress \("):
+        build_task("beir-cqadupstack", str(folder))
 
 
 # --- transfer classification ---------------------------------------------------------------------------------
@@ -314,8 +535,8 @@ def torch_normalize(embeddings):
 def test_sts_average_over_sts_tasks(tmp_path):
     from sentsweep.demo_data import DEMO_DIR
 
-    sick = write(tmp_path / "SICK.txt", "pair_ID\tsentence_A\tsentence_B\trelatedness_score\tSemEval_set\n" + "".join(
-        f"{i}\tthe cat {i}\ta cat {i % 3}\t{1 + i % 4}\tTEST\n" for i in range(12)))
+    sick = write_sick_full(tmp_path / "SICK.txt", [(i, f"the cat {i}", f"a cat {i % 3}", 1 + i % 4, "TEST")
+                                                   for i in range(12)])
     tasks = build_tasks({"stsb": str(DEMO_DIR), "sickr": str(sick)})
     result = evaluate_tasks(tasks, TfidfScorer(), "test")
     assert result.metrics["sts_avg"] == pytest.approx(

@@ -46,7 +46,8 @@ def build_parser(definition: SweepDefinition, prog: str | None = None) -> argpar
     parser.add_argument("--corpus", help="training sentences, one per line (default: the shipped demo corpus)")
     data = parser.add_mutually_exclusive_group()
     data.add_argument("--sts-dir", help="folder with sts-dev.csv and sts-test.csv (STS benchmark format)")
-    data.add_argument("--sick-file", help="SICK file; its SemEval_set column gives dev (TRIAL) and test")
+    data.add_argument("--sick-file",
+                      help="SICK: SICK.txt (its SemEval_set column: dev and test) or the SemEval 2014 files' folder")
     data.add_argument("--hf-sts", help="`datasets` hub name or local path with sentence1/sentence2/score")
     parser.add_argument("--eval-task", action="append", default=[], metavar="NAME=PATH",
                         help="also score every trial's dev-selected model on this task's test split, for example "

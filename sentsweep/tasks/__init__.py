@@ -24,7 +24,8 @@ __all__ = [
     "parse_task_specs", "task_names",
 ]
 
-BEIR_PREFIX = "beir-"  # 'beir-<dataset>' reads any BEIR retrieval folder with the task registered as 'quora'
+BEIR_PREFIX = "beir-"  # 'beir-<dataset>' reads any BEIR retrieval folder with the task registered as 'quora',
+# unless the name is registered itself ('beir-cqadupstack': the 12 forum folders, averaged)
 
 
 def task_names() -> list[str]:
@@ -33,7 +34,7 @@ def task_names() -> list[str]:
 
 
 def _task_class(name: str) -> type[Task]:
-    kind = "quora" if name.startswith(BEIR_PREFIX) else name
+    kind = "quora" if name.startswith(BEIR_PREFIX) and name not in TASKS else name
     if kind not in TASKS:
         raise unknown_name(TASKS.kind, name, task_names())
     return TASKS.get(kind)

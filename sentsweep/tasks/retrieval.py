@@ -3,6 +3,15 @@ Sentence Embeddings", chapter 4, evaluates it: Quora and CQADupStack as BEIR rel
 Rücklé, Srivastava and Gurevych (2021), "BEIR: A Heterogenous Benchmark for Zero-shot Evaluation of Information
 Retrieval Models"). `quora` names the task; 'beir-<dataset>' reads any other BEIR folder the same way.
 
+`beir-cqadupstack` is CQADupStack of Hoogeveen, Verspoor and Baldwin (2015), "CQADupStack: A Benchmark Data
+Set for Community Question-Answering Research", as BEIR's `cqadupstack` folder holds it: one BEIR folder per
+StackExchange forum (android, english, gaming, gis, mathematica, physics, programmers, stats, tex, unix,
+webmasters, wordpress), each searched on its own (queries are titles, documents title + body). Every metric
+is reported per forum (`beir-cqadupstack_<forum>_<metric>`) and as the plain mean over the 12 forums
+(`beir-cqadupstack_<metric>`), which is what Wang (2022), section 4.2, reports ("the average of the results
+for these 12 subforums"). It is not USEB's `cqadupstack` (`sentsweep.tasks.useb`: titles only, MAP@100),
+whose numbers differ, hence the separate name.
+
 A BEIR folder holds `corpus.jsonl` ({"_id", "title", "text"} per line; a document is "title text"),
 `queries.jsonl` ({"_id", "text"}) and `qrels/<split>.tsv` (a header, then query-id, corpus-id, score; score
 > 0 is relevant). Every query with a relevant document retrieves from the whole corpus by exact search in
@@ -20,13 +29,15 @@ from pathlib import Path
 
 from sentsweep.data import read_lines
 from sentsweep.errors import InputError
-from sentsweep.references import BEIR
+from sentsweep.references import BEIR, CQADUPSTACK
 from sentsweep.retrieval_metrics import mrr_at_k, ndcg_at_k, precision_at_k, recall_at_k
 from sentsweep.scorers import Scorer
 from sentsweep.tasks.base import Task, TaskResult, register
 from sentsweep.tasks.common import check_split, task_folder
 
 CUTOFFS = (1, 3, 5, 10, 100, 1000)
+CQADUPSTACK_FORUMS = ("android", "english", "gaming", "gis", "mathematica", "physics", "programmers", "stats",
+                      "tex", "unix", "webmasters", "wordpress")
 
 
 def read_jsonl(path: Path, required: tuple[str, ...]) -> list[dict]:
@@ -111,4 +122,39 @@ class BeirRetrievalTask(Task):
             metrics[f"{self.name}_precision_at_{k}"] = 100.0 * precision_at_k(ranked, relevant, k)
         metrics[f"{self.name}_mrr_at_10"] = 100.0 * mrr_at_k(ranked, relevant, 10)
         metrics[f"{self.name}_ndcg_at_10"] = 100.0 * ndcg_at_k(ranked, relevant, 10)
+        return TaskResult(metrics)
+
+
+@register("beir-cqadupstack")
+class BeirCqaDupStackTask(Task):
+    """BEIR's CQADupStack: each of the 12 forum folders scored as a BEIR retrieval task on its own; every
+    metric per forum and as the plain mean over the forums (nDCG@10 main, as for `quora`)."""
+
+    name = "beir-cqadupstack"
+    main_metric = BeirRetrievalTask.main_metric
+    splits = BeirRetrievalTask.splits
+    reference = CQADUPSTACK
+
+    def __init__(self, name: str, path: str) -> None:
+        super().__init__(name, path)
+        folder = task_folder(name, path)
+        missing = [forum for forum in CQADUPSTACK_FORUMS if not (folder / forum).is_dir()]
+        if missing:
+            hint = (f"; {folder} looks like one forum's folder: score it alone as 'beir-{folder.name}'"
+                    if (folder / "corpus.jsonl").is_file() else "")
+            raise InputError(f"{name}: {folder} lacks the forum folder(s) {', '.join(missing)} (BEIR's cqadupstack "
+                             f"holds {', '.join(CQADUPSTACK_FORUMS)}){hint}")
+        self.forums = {forum: BeirRetrievalTask(f"{name}_{forum}", str(folder / forum)) for forum in CQADUPSTACK_FORUMS}
+        self.splits = tuple(split for split in self.splits if all(split in t.splits for t in self.forums.values()))
+        if not self.splits:
+            raise InputError(f"{name}: no split whose qrels every forum folder of {folder} holds")
+
+    def evaluate(self, scorer: Scorer, split: str) -> TaskResult:
+        check_split(self.name, split, self.splits)
+        per_forum = {forum: task.evaluate(scorer, split).metrics for forum, task in self.forums.items()}
+        metrics = {key: value for forum_metrics in per_forum.values() for key, value in forum_metrics.items()}
+        for key in per_forum[CQADUPSTACK_FORUMS[0]]:
+            metric = key.removeprefix(f"{self.name}_{CQADUPSTACK_FORUMS[0]}_")
+            values = [per_forum[forum][f"{self.name}_{forum}_{metric}"] for forum in CQADUPSTACK_FORUMS]
+            metrics[f"{self.name}_{metric}"] = sum(values) / len(values)
         return TaskResult(metrics)

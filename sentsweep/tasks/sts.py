@@ -1,17 +1,30 @@
 """Semantic textual similarity tasks: 100 x Spearman's rho between the method's pair similarities and the
 gold scores, rho = Pearson(rank(similarities), rank(gold)) over the pairs, tied values sharing their mean rank.
+Every score ranks the similarities rounded to 1e-6 (`sentsweep.encoding.spearman`), so pairs that should tie
+(identical sentences, whose cosines differ in their last float bits with the batch they were encoded in) do
+tie, and a score does not change with the batch size.
 
 - `stsb`: the STS benchmark of Cer, Diab, Agirre, Lopez-Gazpio and Specia (2017), "SemEval-2017 Task 1:
   Semantic Textual Similarity Multilingual and Crosslingual Focused Evaluation"; its folder (sts-dev.csv /
   sts-test.csv), splits dev and test;
 - `sickr`: SICK of Marelli et al. (2014), "A SICK cure for the evaluation of compositional distributional
-  semantic models", scored on relatedness (SICK-R); splits train / dev (TRIAL) / test by its SemEval_set column;
+  semantic models", scored on relatedness (SICK-R), from the full release SICK.txt (splits train / dev /
+  test by its SemEval_set column: TRAIN / TRIAL / TEST), from SemEval 2014 task 1's files SICK_train.txt /
+  SICK_trial.txt / SICK_test_annotated.txt (each its split), or from a folder of either (SentEval's
+  data/downstream/SICK). `sickr_spearman` (main) is the test split's, as SentEval reports it; where the path
+  holds all three splits, the test evaluation adds `sickr_all_spearman`, the Spearman over every pair of the
+  release pooled, which is what MTEB (Muennighoff, Tazi, Magne and Reimers (2023), "MTEB: Massive Text
+  Embedding Benchmark") reports as SICK-R (its 9,927 pairs are SemEval 2014's three files; SICK.txt holds
+  9,840). It includes the train pairs, so it is not a held-out score for a model trained on SICK;
 - `sts12` ... `sts16`: Agirre et al. (2012), "SemEval Semantic Textual Similarity tasks 2012-2016", as
   SentEval's folders hold them (Conneau and Kiela (2018), "SentEval: An Evaluation Toolkit for Universal
-  Sentence Representations"): STS.input.<subset>.txt, "sentence1<TAB>sentence2" per line, and
-  STS.gs.<subset>.txt, the gold score per line, blank where a pair has none, which drops the pair; test only.
-  As SentEval does, each subset is scored on its own and averaged twice: `<task>_mean` (plain mean over
-  subsets) and `<task>_wmean` (weighted by the subsets' numbers of pairs: SentEval's "ALL", the main metric).
+  Sentence Representations"; `STS1x-en-test`, subsets as SentEval's senteval/sts.py names them, STS13
+  without SMT, which is not distributed): STS.input.<subset>.txt, "sentence1<TAB>sentence2" per line, and
+  STS.gs.<subset>.txt, the gold score per line, blank where a pair has none, which drops the pair; test
+  only. Metrics: `<task>_<subset>_spearman` for each subset on its own; as SentEval averages them,
+  `<task>_mean_spearman` (plain mean over subsets) and `<task>_wmean_spearman` (weighted by the subsets'
+  numbers of pairs: SentEval's "ALL", the main metric); and `<task>_pooled_spearman`, one Spearman over all
+  the year's pairs together (MTEB's STS12-16: the same similarities, ranked across subsets).
 """
 
 from __future__ import annotations
@@ -21,12 +34,14 @@ from pathlib import Path
 import numpy as np
 
 from sentsweep.data import (
+    SICK_SEMEVAL_FILES,
     SICK_SPLIT_NAMES,
     ScoredPairs,
     parse_score,
     read_lines,
     read_sick_file,
     read_sts_benchmark_file,
+    sick_splits,
     sts_benchmark_files,
 )
 from sentsweep.encoding import spearman
@@ -36,19 +51,30 @@ from sentsweep.scorers import EmbeddingScorer, Scorer
 from sentsweep.tasks.base import Task, TaskResult, register
 from sentsweep.tasks.common import check_split, task_folder
 
+# Subsets of each year, as SentEval's senteval/sts.py and data/downstream/get_transfer_data.bash name them.
 SENTEVAL_STS_SUBSETS = {
     "sts12": ["MSRpar", "MSRvid", "SMTeuroparl", "surprise.OnWN", "surprise.SMTnews"],
-    "sts13": ["FNWN", "HDL", "OnWN"],
+    "sts13": ["FNWN", "headlines", "OnWN"],  # SentEval's STS13 has no SMT subset (not distributed)
     "sts14": ["deft-forum", "deft-news", "headlines", "images", "OnWN", "tweet-news"],
     "sts15": ["answers-forums", "answers-students", "belief", "headlines", "images"],
     "sts16": ["answer-answer", "headlines", "plagiarism", "postediting", "question-question"],
 }
 
 
+def pair_similarities(scorer: Scorer, pairs: ScoredPairs) -> np.ndarray:
+    """The scorer's similarity of each pair, in the pairs' order."""
+    return np.asarray(scorer.pair_similarities(pairs.sentences1, pairs.sentences2), dtype=np.float64)
+
+
 def sts_spearman(scorer: Scorer, pairs: ScoredPairs) -> float:
     """100 x Spearman's rho between the scorer's pair similarities and the gold scores."""
-    similarities = scorer.pair_similarities(pairs.sentences1, pairs.sentences2)
-    return 100.0 * spearman(similarities, np.asarray(pairs.scores))
+    return 100.0 * spearman(pair_similarities(scorer, pairs), np.asarray(pairs.scores))
+
+
+def pooled_spearman(similarities: list[np.ndarray], pairs: list[ScoredPairs]) -> float:
+    """100 x Spearman's rho over the pairs of several sets together: their similarities and gold scores
+    concatenated, ranked as one set."""
+    return 100.0 * spearman(np.concatenate(similarities), np.concatenate([np.asarray(p.scores) for p in pairs]))
 
 
 class StsEvaluator:
@@ -84,7 +110,8 @@ class StsBenchmarkTask(Task):
 
 @register("sickr")
 class SickRelatednessTask(Task):
-    """SICK-R: 100 x Spearman on the relatedness scores of the splits the file holds (test at least)."""
+    """SICK-R: 100 x Spearman on the relatedness scores of the splits the path holds (test at least); on test,
+    with all three splits present, also the Spearman over all the release's pairs pooled (`sickr_all_spearman`)."""
 
     name = "sickr"
     main_metric = "spearman"
@@ -93,19 +120,26 @@ class SickRelatednessTask(Task):
 
     def __init__(self, name: str, path: str) -> None:
         super().__init__(name, path)
-        read_sick_file(path)  # checks the header and every row
-        lines = read_lines(path)
-        header = lines[0].split("\t")
-        column = header.index("SemEval_set") if "SemEval_set" in header else None
-        present = {line.split("\t")[column] for line in lines[1:] if line.strip()} if column is not None else set()
-        self.splits = tuple(split for split, label in SICK_SPLIT_NAMES.items() if label in present)
+        self.splits = sick_splits(path)
         if "test" not in self.splits:
-            raise InputError(f"{name}: {path} has no row of the test split (SemEval_set TEST)")
+            raise InputError(
+                f"{name}: {path} holds no test pairs: give the full release SICK.txt (its SemEval_set column "
+                f"marks TEST), SemEval 2014's {SICK_SEMEVAL_FILES['test']}, or a folder holding either"
+                + ("" if self.splits else "; a file without a SemEval_set column cannot be split"))
         self.pairs = {split: read_sick_file(path, split) for split in self.splits}
 
     def evaluate(self, scorer: Scorer, split: str) -> TaskResult:
         check_split(self.name, split, self.splits)
-        return TaskResult({self.main_metric_key: sts_spearman(scorer, self.pairs[split])})
+        similarities = {split: pair_similarities(scorer, self.pairs[split])}
+        gold = np.asarray(self.pairs[split].scores)
+        metrics = {self.main_metric_key: 100.0 * spearman(similarities[split], gold)}
+        if split == "test" and set(self.splits) == set(SICK_SPLIT_NAMES):
+            for other in self.splits:
+                if other not in similarities:
+                    similarities[other] = pair_similarities(scorer, self.pairs[other])
+            metrics[f"{self.name}_all_spearman"] = pooled_spearman(
+                [similarities[s] for s in self.splits], [self.pairs[s] for s in self.splits])
+        return TaskResult(metrics)
 
 
 def read_senteval_sts_subset(folder: Path, subset: str) -> ScoredPairs:
@@ -131,26 +165,35 @@ def read_senteval_sts_subset(folder: Path, subset: str) -> ScoredPairs:
 
 @register(*SENTEVAL_STS_SUBSETS)
 class SentEvalStsTask(Task):
-    """STS12-16: 100 x Spearman per subset, then their mean and their mean weighted by size (main)."""
+    """STS12-16: 100 x Spearman per subset, then their mean, their mean weighted by size (main), and the
+    Spearman over all the year's pairs pooled."""
 
     name = "senteval-sts"
-    main_metric = "wmean"
+    main_metric = "wmean_spearman"
     splits = ("test",)
     reference = SEMEVAL_STS
 
     def __init__(self, name: str, path: str) -> None:
         super().__init__(name, path)
         folder = task_folder(name, path)
-        missing = [s for s in SENTEVAL_STS_SUBSETS[name] if not (folder / f"STS.input.{s}.txt").is_file()]
+        expected = SENTEVAL_STS_SUBSETS[name]
+        missing = [s for s in expected if not (folder / f"STS.input.{s}.txt").is_file()]
         if missing:
-            raise InputError(f"{name}: {folder} lacks STS.input.<subset>.txt for subset(s) {', '.join(missing)}")
-        self.subsets = {subset: read_senteval_sts_subset(folder, subset) for subset in SENTEVAL_STS_SUBSETS[name]}
+            present = sorted(f.name for f in folder.glob("STS.input.*.txt"))
+            raise InputError(
+                f"{name}: {folder} lacks STS.input.<subset>.txt for subset(s) {', '.join(missing)} (SentEval's "
+                f"{name.upper()}-en-test holds {', '.join(expected)}; found: {', '.join(present) or 'none'})")
+        self.subsets = {subset: read_senteval_sts_subset(folder, subset) for subset in expected}
 
     def evaluate(self, scorer: Scorer, split: str = "test") -> TaskResult:
         check_split(self.name, split, self.splits)
-        scores = {subset: sts_spearman(scorer, pairs) for subset, pairs in self.subsets.items()}
+        similarities = {subset: pair_similarities(scorer, pairs) for subset, pairs in self.subsets.items()}
+        scores = {subset: 100.0 * spearman(similarities[subset], np.asarray(pairs.scores))
+                  for subset, pairs in self.subsets.items()}
         sizes = [len(pairs) for pairs in self.subsets.values()]
-        metrics = {f"{self.name}_{subset}": score for subset, score in scores.items()}
-        metrics[f"{self.name}_mean"] = float(np.mean(list(scores.values())))
-        metrics[f"{self.name}_wmean"] = float(np.average(list(scores.values()), weights=sizes))
+        metrics = {f"{self.name}_{subset}_spearman": score for subset, score in scores.items()}
+        metrics[f"{self.name}_mean_spearman"] = float(np.mean(list(scores.values())))
+        metrics[f"{self.name}_wmean_spearman"] = float(np.average(list(scores.values()), weights=sizes))
+        metrics[f"{self.name}_pooled_spearman"] = pooled_spearman(list(similarities.values()),
+                                                                  list(self.subsets.values()))
         return TaskResult(metrics)

@@ -17,7 +17,7 @@ ranked (trec_eval, for SciDocs: all relevant documents of the query); MAP is its
   Question-Answering Research" (`corpus.json`: {forum: {qid: title}}; `retrieval_split.json`: {valid|test:
   {forum: {qid: [duplicate qids]}}}): retrieve from the forum's questions minus the split's queries; MAP@100
   (main: AP over the top 100, 0 for a query with no duplicate there) and nDCG@10 per forum, averaged over the
-  12 forums.
+  12 forums. (BEIR's release, title + body documents, is the separate task `beir-cqadupstack`.)
 - TwitterPara: Twitter URL Corpus and PIT-2015 of Xu, Callison-Burch and Dolan (2015), "SemEval-2015 Task 1:
   Paraphrase and Semantic Similarity in Twitter (PIT)" (`Twitter_URL_Corpus_test.txt`: s1, s2, "(n, 6)" with
   n of 6 annotators saying paraphrase; `test.data`: PIT-2015 with s1, s2, label 0-5 in columns 3-5): AP (main)
@@ -136,6 +136,10 @@ class CqaDupStackTask(Task):
 
     def __init__(self, name: str, path: str) -> None:
         super().__init__(name, path)
+        if (Path(path) / "android" / "corpus.jsonl").is_file():
+            raise InputError(f"{name}: {path} is BEIR's CQADupStack (a folder per forum with corpus.jsonl); "
+                             f"{name!r} reads USEB's corpus.json and retrieval_split.json, 'beir-cqadupstack' "
+                             f"reads BEIR's folders")
         folder = task_folder(name, path, ("corpus.json", "retrieval_split.json"))
         self.corpus = read_json(folder / "corpus.json")
         self.split_queries = read_json(folder / "retrieval_split.json")
