@@ -5,6 +5,7 @@
     sentsweep analyze table --experiment nm_weight --rows method pooling --columns w
     sentsweep evaluate --model all-MiniLM-L6-v2 --sts-dir ../shared/data/stsbenchmark
     sentsweep replay sweep_outputs/mlflow-pending-1a2b3c4d.jsonl
+    sentsweep build-distractors --model bert-large-uncased --sts-dir data/stsbenchmark --output-dir pools
 
 Each sub-command's own options: `sentsweep <command> --help`.
 """
@@ -23,6 +24,7 @@ COMMANDS = {
     "analyze": "tables, significance tests, plots and reports of sweeps in MLflow",
     "evaluate": "a model or a lexical baseline on the STS benchmark and evaluation tasks",
     "replay": "write MLflow operations a sweep had to queue",
+    "build-distractors": "the STS-B distractor pools of Malmberg (2021) from a masked LM (--eval-task distractors=)",
 }
 
 
@@ -59,6 +61,10 @@ def main(argv: list[str] | None = None) -> int:
         from sentsweep.tracking.writer import main as replay  # lazy: see above
 
         return replay(rest, prog="sentsweep replay")
+    if command == "build-distractors":
+        from sentsweep.distractor_data import main as build_distractors  # lazy: see above
+
+        return build_distractors(rest, prog="sentsweep build-distractors")
     from sentsweep.experiments import experiment_names, get_experiment  # lazy: see above
 
     if command == "list":

@@ -1,11 +1,13 @@
 """Sentence-encoder loading (hub name or local path) with a chosen pooling, and a tiny random BERT for tests.
 
 A model is a sentence-transformers `SentenceTransformer` made of a Transformer module and a Pooling module
-(and, for "cls_linear" pooling, a Dense module after it).
+(and, for "cls_linear" pooling, a Dense module after it; for the poolings of `LAYER_POOLING`, a
+`HiddenLayerPooling` module in place of the Pooling module).
 """
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 from sentsweep.errors import InputError
@@ -14,7 +16,19 @@ from sentsweep.noise import split_words
 # "cls_linear": the [CLS] token's vector through a trainable linear layer with tanh (hidden -> hidden), the pooling
 # of SimCSE's official code ("a linear layer on the CLS token embedding as the pooling method", TSDAE paper
 # (Wang et al., 2021) App. B, seed 002). See `load_sentence_model`.
-POOLING_MODES = ("cls", "mean", "max", "cls_linear")
+#
+# Malmberg (2021), seed 003, §3.3.1: BERT's sentence vector is its [CLS] token's, or "averaging the sentence's token
+# embeddings excluding [CLS] and [SEP] embeddings", and "the embeddings were extracted from the second last
+# layer" (bert-as-service's default layer). name: (token vectors pooled, hidden layer (-1: the last, -2: the one
+# below it), without [CLS] and [SEP]). 003's own BERT rows are `cls_second_last` and
+# `mean_no_special_second_last`; `mean_second_last` is bert-as-service's default mean, which keeps [CLS] and [SEP].
+LAYER_POOLING = {
+    "mean_no_special": ("mean", -1, True),
+    "cls_second_last": ("cls", -2, False),
+    "mean_second_last": ("mean", -2, False),
+    "mean_no_special_second_last": ("mean", -2, True),
+}
+POOLING_MODES = ("cls", "mean", "max", "cls_linear", *LAYER_POOLING)
 SPECIAL_TOKENS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 
 
@@ -58,8 +72,11 @@ def load_sentence_model(
     """A SentenceTransformer for `name_or_path` with `pooling` over the last layer.
 
     `pooling=None` keeps the model's own sentence-transformers configuration (its pooling and any
-    normalisation), which is how a published model is evaluated as released. `dropout_free` sets the
-    transformer's dropout probabilities to 0 (ConSERT trains without the encoder's dropout).
+    normalisation), which is how a published model is evaluated as released. The poolings of `LAYER_POOLING`
+    (seed 003) pool hidden layer -1 or -2 with a `HiddenLayerPooling` module; a model saved with one reloads
+    with `SentenceTransformer(folder, trust_remote_code=True)`, since the module's class is this package's.
+    `dropout_free` sets the transformer's dropout probabilities to 0 (ConSERT trains without the encoder's
+    dropout).
 
     `pooling="cls_linear"` is [CLS] pooling followed by a Dense layer (hidden -> hidden, tanh), the MLP pooler of
     SimCSE's official code, which the TSDAE paper (Wang et al., 2021, App. B) describes as "a linear layer on
@@ -81,6 +98,13 @@ def load_sentence_model(
         return model
     check_pooling(pooling)
     no_dropout = {"hidden_dropout_prob": 0.0, "attention_probs_dropout_prob": 0.0} if dropout_free else {}
+    if pooling in LAYER_POOLING:
+        mode, layer, no_special = LAYER_POOLING[pooling]
+        hidden_states = {"output_hidden_states": True} if layer != -1 else {}
+        transformer = Transformer(source, max_seq_length=max_seq_length, config_kwargs=no_dropout | hidden_states)
+        excluded = cls_and_sep_ids(transformer.tokenizer, name_or_path, pooling) if no_special else []
+        pooler = _hidden_layer_pooling_class()(transformer.get_embedding_dimension(), mode, layer, excluded)
+        return SentenceTransformer(modules=[transformer, pooler], device=device or "cpu")
     transformer = Transformer(source, max_seq_length=max_seq_length, config_kwargs=no_dropout)
     dimension = transformer.get_embedding_dimension()
     modules = [transformer, Pooling(dimension, pooling_mode="cls" if pooling == "cls_linear" else pooling)]
@@ -90,6 +114,88 @@ def load_sentence_model(
                              init_weight=torch.empty(dimension, dimension).normal_(0.0, std),
                              init_bias=torch.zeros(dimension)))
     return SentenceTransformer(modules=modules, device=device or "cpu")
+
+
+def cls_and_sep_ids(tokenizer, name_or_path: str, pooling: str) -> list[int]:
+    """The ids of the tokenizer's [CLS] and [SEP] tokens (its sequence start and end tokens: <s> and </s> for
+    RoBERTa); an `InputError` naming the model when it has neither."""
+    ids = {token_id for token_id in (tokenizer.cls_token_id, tokenizer.sep_token_id) if token_id is not None}
+    if not ids:
+        raise InputError(f"pooling {pooling!r} leaves out [CLS] and [SEP], but the tokenizer of {name_or_path!r} "
+                         f"has neither")
+    return sorted(ids)
+
+
+@functools.cache
+def _hidden_layer_pooling_class():
+    """`HiddenLayerPooling`, defined on first use so that importing this module does not import
+    sentence-transformers (nor torch)."""
+    import torch
+    from sentence_transformers.base.modules.module import Module
+
+    class HiddenLayerPooling(Module):
+        """Pools one hidden layer of the transformer into the sentence vector (Malmberg (2021), seed 003, §3.3.1).
+
+        With H = the token vectors of hidden layer `layer` (-1: the last, the transformer's `token_embeddings`;
+        -2: the second to last, from its `all_layer_embeddings`, so the transformer must output hidden states)
+        and M_i = 1 for the tokens that count (attention mask 1, and, with `excluded_token_ids` ([CLS], [SEP]),
+        input id not one of those):
+
+            mode "cls":  s = H_first, the first token that is not padding
+            mode "mean": s = sum_i M_i H_i / max(sum_i M_i, 1e-9)
+        """
+
+        config_keys = ["embedding_dimension", "mode", "layer", "excluded_token_ids"]
+
+        def __init__(self, embedding_dimension: int, mode: str = "mean", layer: int = -1,
+                     excluded_token_ids: list[int] | None = None) -> None:
+            super().__init__()
+            if mode not in ("cls", "mean"):
+                raise ValueError(f"HiddenLayerPooling mode {mode!r}: expected 'cls' or 'mean'")
+            self.embedding_dimension = embedding_dimension
+            self.mode = mode
+            self.layer = layer
+            self.excluded_token_ids = list(excluded_token_ids or [])
+
+        def forward(self, features: dict, **kwargs) -> dict:
+            if self.layer == -1:
+                tokens = features["token_embeddings"]
+            elif "all_layer_embeddings" in features:
+                tokens = features["all_layer_embeddings"][self.layer]
+            else:
+                raise RuntimeError(f"pooling layer {self.layer} needs the transformer's hidden states: load it with "
+                                   f"config output_hidden_states=True")
+            attention = features["attention_mask"]
+            if self.mode == "cls":
+                first = attention.to(torch.int).argmax(dim=1)
+                features["sentence_embedding"] = tokens[torch.arange(len(tokens), device=tokens.device), first]
+                return features
+            mask = attention.bool()
+            if self.excluded_token_ids:
+                excluded = torch.tensor(self.excluded_token_ids, device=tokens.device)
+                mask = mask & ~torch.isin(features["input_ids"], excluded)
+            dtype = torch.float32 if tokens.dtype in (torch.float16, torch.bfloat16) else tokens.dtype
+            weights = mask.unsqueeze(-1).to(dtype)
+            total = (tokens.to(dtype) * weights).sum(dim=1)
+            features["sentence_embedding"] = (total / weights.sum(dim=1).clamp(min=1e-9)).to(tokens.dtype)
+            return features
+
+        def get_embedding_dimension(self) -> int:
+            return self.embedding_dimension
+
+        def save(self, output_path: str, *args, **kwargs) -> None:
+            self.save_config(output_path)
+
+    HiddenLayerPooling.__module__ = __name__
+    HiddenLayerPooling.__qualname__ = "HiddenLayerPooling"
+    return HiddenLayerPooling
+
+
+def __getattr__(name: str):
+    """`sentsweep.models.HiddenLayerPooling` (PEP 562), also for sentence-transformers reloading a saved model."""
+    if name == "HiddenLayerPooling":
+        return _hidden_layer_pooling_class()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def preprocess_on_device(model, texts: list[str]) -> dict:

@@ -75,7 +75,7 @@ def test_unreachable_tracking_server_is_named(run_quick):
 
 
 def test_unknown_method_is_named():
-    with pytest.raises(InputError, match="unknown method .tsdea.; did you mean .tsdae.. \\(known: tfidf, bm25, sbert"):
+    with pytest.raises(InputError, match="unknown method .tsdea.; did you mean .tsdae.. \\(known: tfidf, bm25, bm25_dense, sbert"):
         get_method("tsdea")
 
 
@@ -88,7 +88,7 @@ def test_unknown_method_is_named():
         ("tsdae_noise", ["--set", "noise_ratio=1.5"], "setting noise_ratio=1.5 is out of range"),
         # A misspelled key or value fails for every method, with the closest valid one suggested.
         ("augsbert", ["--set", "select_checkpoint=lats"], "setting select_checkpoint='lats': expected one of "
-         "'best_sts_dev', 'last', 'validation_loss'; did you mean 'last'\\?"),
+         "'best_sts_dev', 'last', 'validation_loss', 'best_task_dev'; did you mean 'last'\\?"),
         ("labelled_intersection", ["--set", "select_checkpoint=lats"], "did you mean 'last'"),
         ("gpl", ["--set", "select_checkpoint=lats"], "did you mean 'last'"),
         ("augsbert", ["--set", "temprature=0.1"], "unknown setting 'temprature'; did you mean 'temperature'"),
