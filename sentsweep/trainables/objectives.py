@@ -19,15 +19,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
-from sentence_transformers.sentence_transformer.losses import ContrastiveTensionLossInBatchNegatives
 from torch import Tensor, nn
 
 from sentsweep.errors import InputError
 from sentsweep.losses.consert import AUGMENTATIONS, ConsertLoss, check_augmentations
 from sentsweep.losses.contrastive import NoiseMatchingLoss, SimCseBceLoss, SimCseLoss
-from sentsweep.losses.contrastive_tension import ContrastiveTensionBceLoss, contrastive_tension_pairs
 from sentsweep.losses.reconstruction import ClmAutoEncoderLoss, MaskedLanguageModelingLoss, MlmAutoEncoderLoss
-from sentsweep.losses.tsdae import TsdaeLoss
 from sentsweep.models import POOLING_MODES, preprocess_on_device
 from sentsweep.noise import NOISE_TYPES, WordNoise
 from sentsweep.references import (
@@ -220,6 +217,9 @@ def _generator(rng: random.Random) -> torch.Generator:
 
 @objective("tsdae", TsdaeSettings, TSDAE)
 def build_tsdae(model, settings: TsdaeSettings, source: str, vocabulary: tuple[str, ...]) -> Objective:
+    # lazy: the losses built on sentence-transformers' classes import it; settings and cards do without it
+    from sentsweep.losses.tsdae import TsdaeLoss
+
     # Untied: a separate decoder initialised from the same checkpoint; tied: built from the encoder.
     loss = TsdaeLoss(model, decoder_name_or_path=None if settings.tie_decoder else source,
                      tie_encoder_decoder=settings.tie_decoder)
@@ -244,6 +244,9 @@ def build_simcse_bce(model, settings: SimCseBceSettings, source: str, vocabulary
 
 @objective("ct", ContrastiveTensionSettings, CONTRASTIVE_TENSION)
 def build_ct(model, settings: ContrastiveTensionSettings, source: str, vocabulary: tuple[str, ...]) -> Objective:
+    # lazy: the losses built on sentence-transformers' classes import it; settings and cards do without it
+    from sentsweep.losses.contrastive_tension import ContrastiveTensionBceLoss, contrastive_tension_pairs
+
     # The loss module holds the copied encoder model1, so the loop optimises and checkpoints it; model2 (the
     # shared model) is the one evaluated.
     loss = ContrastiveTensionBceLoss(model)
@@ -259,6 +262,8 @@ def build_ct(model, settings: ContrastiveTensionSettings, source: str, vocabular
 @objective("ct_in_batch", ContrastiveTensionInBatchSettings, CONTRASTIVE_TENSION)
 def build_ct_in_batch(model, settings: ContrastiveTensionInBatchSettings, source: str,
                       vocabulary: tuple[str, ...]) -> Objective:
+    from sentence_transformers.sentence_transformer.losses import ContrastiveTensionLossInBatchNegatives
+
     loss = ContrastiveTensionLossInBatchNegatives(model, scale=1.0 / settings.temperature)
     return Objective(loss, lambda s, rng: loss([preprocess_on_device(model, s)], None))
 
