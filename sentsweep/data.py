@@ -232,8 +232,34 @@ def load_hf_scored_pairs(name_or_path: str, split: str) -> ScoredPairs:
     )
 
 
+def is_useb_training_folder(path: str | Path) -> bool:
+    folder = Path(path)
+    return folder.is_dir() and any((folder / name).is_file() for name in ("train.org", "train.s1"))
+
+
+def read_useb_training_pairs(folder: str | Path) -> ScoredPairs:
+    """USEB's labelled training pairs (https://github.com/UKPLab/useb, data-train/<task>/supervised): `train.org`
+    and `train.para`, aligned lines of relevant pairs (AskUbuntu, CQADupStack, SciDocs; score 1 each, for
+    MultipleNegativesRankingLoss), or `train.s1`, `train.s2` and `train.lbl`, pairs with a float label
+    (TwitterPara). Files of different lengths, or a label that is no number, are an `InputError`."""
+    folder = Path(folder)
+    if (folder / "train.s1").is_file():
+        first, second, labels = (read_lines(folder / f"train.{part}") for part in ("s1", "s2", "lbl"))
+        scores = [parse_score(label, folder / "train.lbl", number) for number, label in enumerate(labels, start=1)]
+    else:
+        first, second = (read_lines(folder / f"train.{part}") for part in ("org", "para"))
+        scores = [1.0] * len(first)
+    if not len(first) == len(second) == len(scores) or not first:
+        raise InputError(f"{folder}: the USEB training files must hold the same number of lines, and some "
+                         f"({len(first)}, {len(second)}, {len(scores)})")
+    return ScoredPairs(first, second, scores, str(folder))
+
+
 def read_scored_pairs(path: str | Path, data_format: str = "stsb", split: str | None = None) -> ScoredPairs:
-    """Dispatch on the format name: 'stsb' (STS benchmark), 'sick' or 'hf' (a `datasets` source)."""
+    """Dispatch on the format name: 'stsb' (STS benchmark), 'sick' or 'hf' (a `datasets` source); a USEB
+    training folder (`read_useb_training_pairs`) whatever the format, since it holds training pairs only."""
+    if is_useb_training_folder(path):
+        return read_useb_training_pairs(path)
     if data_format == "stsb":
         return read_sts_benchmark_file(path)
     if data_format == "sick":

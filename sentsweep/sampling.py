@@ -3,10 +3,15 @@
 - random: pairs drawn uniformly (mostly dissimilar);
 - bm25: each sentence with its `top_k` lexically closest other sentences by Okapi BM25 (mostly similar);
 - semantic: each sentence with its `top_k` nearest other sentences by an embedding model's cosine;
-- kde: the thesis' iterative KDE (Algorithm 1), which keeps the annotated candidates (random + BM25 pairs)
-  whose score is denser under the gold scores' KDE than under the KDE of the silver pairs kept so far, so
-  the silver score distribution comes to match the gold one; it runs until a pass over the remaining
-  candidates keeps none.
+- semantic_random: each sentence with its `top_k` semantic neighbours (positives) and `random_per_sentence`
+  random other sentences (negatives), the thesis' "combined approach of semantic and random sampling"
+  (section 6.2) and its topic pairs, "2 positive and 2 negative sentence pairs ... obtained from semantic
+  search and random search" per sentence (section 5.6.1);
+- kde: the thesis' iterative KDE (Algorithm 1), which keeps the annotated candidates (the semantic_random
+  pairs: "It also seems essential to sample candidates using semantic search rather than just randomly",
+  section 6.2) whose score is denser under the gold scores' KDE than under the KDE of the silver pairs kept
+  so far, so the silver score distribution comes to match the gold one; it runs until a pass over the
+  remaining candidates keeps none.
 An unordered pair appears once, and never a sentence with itself.
 """
 
@@ -19,7 +24,7 @@ import numpy as np
 from sentsweep.bm25_index import Bm25Index, lexical_tokens
 from sentsweep.errors import InputError
 
-SAMPLING_STRATEGIES = ("none", "random", "bm25", "semantic", "kde")
+SAMPLING_STRATEGIES = ("none", "random", "bm25", "semantic", "semantic_random", "kde")
 
 
 def check_sampling(strategy: str) -> str:
@@ -42,6 +47,42 @@ def random_pairs(count: int, n_sentences: int, rng: random.Random) -> list[tuple
         i, j = rng.sample(range(n_sentences), 2)
         chosen[(min(i, j), max(i, j))] = None
     return list(chosen)
+
+
+def random_partner_pairs(n_sentences: int, per_sentence: int, rng: random.Random,
+                         exclude: dict[int, set[int]] | None = None) -> list[tuple[int, int]]:
+    """Each sentence i with `per_sentence` distinct random partners j != i drawn uniformly, none of them in
+    `exclude[i]` (fewer when there are not that many); unordered pairs, each once."""
+    if n_sentences < 2:
+        raise InputError(f"random pairs need at least 2 sentences, got {n_sentences}")
+    if per_sentence < 1:
+        raise InputError(f"random partners per sentence must be >= 1, got {per_sentence}")
+    exclude = exclude or {}
+    pairs = []
+    for i in range(n_sentences):
+        banned = exclude.get(i, set()) | {i}
+        allowed = n_sentences - len([j for j in banned if 0 <= j < n_sentences])
+        wanted = min(per_sentence, allowed)
+        partners: dict[int, None] = {}
+        while len(partners) < wanted:
+            j = rng.randrange(n_sentences)
+            if j not in banned:
+                partners[j] = None
+        pairs.extend((i, j) for j in partners)
+    return _unordered(pairs)
+
+
+def semantic_random_pairs(embedding_scorer, sentences: list[str], top_k: int, random_per_sentence: int,
+                          rng: random.Random) -> list[tuple[int, int]]:
+    """Each sentence with its `top_k` semantic neighbours and `random_per_sentence` random other sentences
+    that are not among them; the semantic pairs first, then the random ones, each unordered pair once."""
+    semantic = semantic_pairs(embedding_scorer, sentences, top_k)
+    neighbours: dict[int, set[int]] = {}
+    for i, j in semantic:
+        neighbours.setdefault(i, set()).add(j)
+        neighbours.setdefault(j, set()).add(i)
+    randoms = random_partner_pairs(len(sentences), random_per_sentence, rng, neighbours)
+    return list(dict.fromkeys(semantic + randoms))
 
 
 def bm25_pairs(sentences: list[str], top_k: int) -> list[tuple[int, int]]:

@@ -63,6 +63,11 @@ def test_quick_sweep_prints_its_table_and_analysis_reprints_it(workdir, capsys, 
     body = [line for line in table.splitlines() if line.startswith("| ") and "---" not in line][1:]
     assert len(body) == rows
     assert all(line in printed for line in body)  # the analysis command reproduces the sweep's own table
+    if name == "augsbert":  # each trial's silver scores reach MLflow, for the density plots of Reiml (2023) Fig. 6.3
+        runs = fetch_trial_runs(uri, name, latest_sweep_run_id(uri, name))
+        client = MlflowClient(uri)
+        assert all("silver_scores.json" in {item.path for item in client.list_artifacts(run_id)}
+                   for run_id in runs["run_id"])
 
 
 def test_greedy_search_carries_each_stage_best_into_the_next(workdir):

@@ -57,7 +57,7 @@ def test_a_name_like_none_suggests_nothing(tmp_path):
     ("beir-cqadupstack", "beir-cqadupstack_ndcg_at_10"), ("stsb", "stsb_spearman"), ("sickr", "sickr_spearman"),
     ("sts14", "sts14_wmean_spearman"), ("squad", "squad_top1"),
     ("distractors", "distractors_top1"), ("mr", "mr_accuracy"), ("sst2", "sst2_accuracy"),
-    ("topics", "topics_f1_macro"),
+    ("topics", "topics_f1_macro"), ("topics_prompted", "topics_prompted_f1_macro"),
 ])
 def test_main_metric_is_the_task_name_and_its_class_main_metric(name, metric):
     assert main_metric(name) == metric

@@ -541,3 +541,23 @@ def test_sts_average_over_sts_tasks(tmp_path):
     result = evaluate_tasks(tasks, TfidfScorer(), "test")
     assert result.metrics["sts_avg"] == pytest.approx(
         (result.metrics["stsb_spearman"] + result.metrics["sickr_spearman"]) / 2)
+
+
+# --- Topic classification on prompted sentences (Reiml (2023) Tables 6.14 / 6.16, "Prompted (F1)") ------------
+
+def test_prompted_topics_classify_the_sentences_with_their_prompts(tmp_path):
+    """The classifier sees "prompt ¥ sentence"; a feature that only the prompt carries separates the topics."""
+    rows = [("comp.graphics", "comp", f"render number {i}") if i % 2 else ("rec.autos", "rec", f"drive number {i}")
+            for i in range(40)]
+    for split, part in (("train", rows[:30]), ("test", rows[30:])):
+        write(tmp_path / f"{split}.tsv", "".join("\t".join(row) + "\n" for row in part))
+    seen = []
+
+    class PromptFeature:
+        def features(self, texts):
+            seen.extend(texts)
+            return np.array([[1.0 if text.startswith("comp ¥ ") else 0.0] for text in texts])
+
+    metrics = build_task("topics_prompted", str(tmp_path)).evaluate(PromptFeature(), "test").metrics
+    assert "comp ¥ render number 1" in seen and "rec ¥ drive number 0" in seen
+    assert metrics["topics_prompted_f1_macro"] == pytest.approx(100.0)

@@ -1,49 +1,83 @@
-"""Labelled-data intersection: labelled pairs at which in-domain SBERT matches TSDAE (TSDAE paper, table 10).
+"""Labelled-data intersection: labelled pairs at which in-domain SBERT matches TSDAE (TSDAE paper, App. D, Table 10).
 
 The number of labelled pairs at which in-domain supervised SBERT matches an unsupervised method, found by
-bisection over sample size with the seed std as precision.
+bisection over sample size with the seed std as precision (App. D).
 
-First the unsupervised reference (--reference, default tsdae) runs over the seeds; then `sbert` runs over
-the seeds at each probed number of gold pairs (the training split beside the dev/test data) until its mean
-dev score is within one seed std of the reference's. Each probe is a stage of the sweep's MLflow run.
+First the unsupervised reference (--reference, default tsdae) runs over the seeds with its paper's settings
+(App. B: fixed steps, the last checkpoint); then `sbert` runs over the seeds at each probed number of labelled
+pairs (App. B: batch 64, 10 epochs up to 20K steps, early stopping) until its mean score is within one seed
+std of the reference's. The score is the --target-task's test score (a USEB task, SBERT stopping early on its
+dev split, trained with MNRL on its relevant pairs, or MSE on TwitterPara's), else STS benchmark dev. Each
+probe is a stage of the sweep's MLflow run.
 
+    python sweeps/labelled_intersection.py --dry-run               # the protocol card
     python sweeps/labelled_intersection.py --quick
-    python sweeps/labelled_intersection.py --model bert-base-uncased --corpus in_domain.txt --sts-dir data --seeds 5
+    python sweeps/labelled_intersection.py --model bert-base-uncased \\
+        --corpus data-train/askubuntu/unsupervised/train.txt --eval-task askubuntu=data-eval/askubuntu \\
+        --target-task askubuntu --set train_file=data-train/askubuntu/supervised --seeds 5
 """
 
 from dataclasses import replace
 
 from sentsweep.data import read_scored_pairs
+from sentsweep.errors import InputError
 from sentsweep.references import TSDAE
 from sentsweep.search_spaces.intersection import IntersectionSearch
 from sentsweep.search_spaces.supervised import INTERSECTION_PROTOCOL
-from sentsweep.search_spaces.tsdae import BEST_CONFIGURATION
+from sentsweep.search_spaces.tsdae import BEST_CONFIGURATION, PAPER_METHOD_SETTINGS
 from sentsweep.sweep import Stage, SweepDefinition
+from sentsweep.tasks import build_task, main_metric
 
 REFERENCE_STAGE, SUPERVISED_STAGE = "reference", "supervised"
 
 
 def add_arguments(parser):
-    parser.add_argument("--reference", default="tsdae", help="the unsupervised method to match (default tsdae)")
-    parser.add_argument("--reference-pooling", default="cls", help="its pooling (the TSDAE paper: cls)")
+    parser.add_argument("--reference", default="tsdae", choices=sorted(PAPER_METHOD_SETTINGS),
+                        help="the unsupervised method to match, trained with its paper's settings (default tsdae)")
+    parser.add_argument("--target-task", metavar="NAME",
+                        help="one of the --eval-task tasks (a USEB task: askubuntu, cqadupstack, twitterpara, "
+                        "scidocs): the intersection is found on its test score and SBERT stops early on its dev "
+                        "split (TSDAE paper App. B, D); default: STS benchmark dev")
     parser.add_argument("--min-pairs", type=int, default=16, help="fewest labelled pairs probed")
+
+
+def check_target(args, constants: dict) -> None:
+    """--target-task must name an --eval-task task."""
+    tasks = constants.get("eval_tasks") or {}
+    if args.target_task is not None and args.target_task not in tasks:
+        raise InputError(f"--target-task {args.target_task!r} is not one of the --eval-task tasks "
+                         f"({', '.join(tasks) or 'none given'})")
+
+
+def supervised_settings(args, constants: dict, overrides: dict) -> dict:
+    """What the SBERT stages add for a target task: early stopping on its dev split (the last checkpoint if it
+    has none, as TwitterPara), and MNRL on its relevant pairs (MSE on TwitterPara's scored pairs), 002 §5.1."""
+    if args.target_task is None:
+        return {}
+    task = build_task(args.target_task, constants["eval_tasks"][args.target_task])
+    settings = {"select_checkpoint": "best_task_dev" if "dev" in task.splits else "last",
+                "selection_task": args.target_task}
+    if "loss" not in overrides:
+        settings["loss"] = "cosine" if args.target_task == "twitterpara" else "mnrl"
+    return settings
 
 
 def run_search(runner, tracker, constants: dict, stages) -> None:
     """Reference stage, then bisection stages over sample_size (see the module docstring)."""
     args = runner.args
-    metric = runner.definition.selection_metric
+    metric = main_metric(args.target_task) if args.target_task else runner.definition.selection_metric
     reference = runner.run_stage(tracker, 0, f"reference {args.reference}",
-                                 constants | {"method": args.reference, "pooling": args.reference_pooling,
-                                              "stage": REFERENCE_STAGE}, {}, REFERENCE_STAGE)
+                                 constants | {"method": args.reference, "stage": REFERENCE_STAGE}, {}, REFERENCE_STAGE)
     cell = reference.cells[(reference.rows[0], metric)]
+    supervised = supervised_settings(args, constants, runner.resolved.overrides)
     gold_size = len(read_scored_pairs(constants["train_file"], constants.get("eval_format", "stsb"), "train"))
     search = IntersectionSearch(target=cell.mean, precision=cell.std if cell.n > 1 else 0.0,
                                 low=min(args.min_pairs, gold_size), high=gold_size)
     while (size := search.next_size()) is not None:
         stage = f"{SUPERVISED_STAGE} n={size}"
         table = runner.run_stage(tracker, len(search.scores) + 1, stage,
-                                 constants | {"method": "sbert", "stage": stage}, {"sample_size": [size]}, stage)
+                                 constants | supervised | {"method": "sbert", "stage": stage},
+                                 {"sample_size": [size]}, stage)
         search.record(size, table.cells[(table.rows[0], metric)].mean)
     print(f"\nreference {args.reference}: {metric} {search.target:.2f} ± {search.precision:.2f}; "
           f"in-domain sbert ({metric} by labelled pairs: "
@@ -63,4 +97,5 @@ DEFINITION = SweepDefinition(
     add_arguments=add_arguments,
     trains_on_gold_pairs=True,
     driver=run_search,
+    check=check_target,
 )

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from sentsweep.references import REPORT_TSDAE_GPL, THESIS_REIML_2023, TSDAE
 from sentsweep.search_spaces.protocol import Protocol, Sourced, sourced
+from sentsweep.search_spaces.tsdae import PAPER_METHOD_SETTINGS
 from sentsweep.settings import cited, project_choice
 
 REIML_5_1 = cited(THESIS_REIML_2023, "§5.1", '"we set our learning rate to 2e-5 and include a warm-up period of 10% of '
@@ -35,9 +36,15 @@ AUGSBERT_PROTOCOL = Protocol(
     seeds=Sourced(3, cited(THESIS_REIML_2023, "Tables 6.12-6.13", '"Results are averaged over 3 random seeds"')),
     grids={
         "teacher": Sourced(["ce", "cbe"], cited(THESIS_REIML_2023, "Tables 6.12-6.13", "CE and CBE")),
-        "sampling": Sourced(["none", "random", "bm25", "kde"], cited(THESIS_REIML_2023, "§5.5")),
+        "sampling": Sourced(["none", "random", "kde", "bm25", "semantic"],
+                            cited(THESIS_REIML_2023, "§5.5, Tables 6.12-6.13", "rows None, R.S., KDE, BM25, S.S.")),
     },
-    quick=QUICK | dict(teacher_epochs=3, teacher_lr=3e-3, top_k=2),
+    quick=QUICK | dict(teacher_epochs=3, teacher_lr=3e-3, top_k=2, domain_mlm_steps=10, domain_mlm_batch_size=8),
+    notes=("Semantic search (sampling semantic, and the iterative KDE's semantic + random candidates, 000 §6.2) "
+           "embeds with `model` as released unless --set retriever=FOLDER names a fine-tuned bi-encoder, which "
+           "000 Figure 6.3 finds best.",
+           "Each trial reports its teacher's dev/test Spearman, test Pearson and the teacher-student Spearman on "
+           "the test pairs (Tables 6.1-6.3), and its silver scores for density plots (Figures 6.3-6.5)."),
 )
 
 GPL_PROTOCOL = Protocol(
@@ -55,12 +62,41 @@ GPL_PROTOCOL = Protocol(
     quick=QUICK | dict(queries_per_passage=2, negatives_top_k=5, teacher_epochs=1, teacher_lr=3e-3, sample_size=100),
 )
 
+# The TSDAE paper's in-domain supervised SBERT (§5.1, App. B) against an unsupervised method trained with its
+# own settings (App. B), for the intersection of App. D / Table 10.
+IN_DOMAIN_SBERT = cited(TSDAE, "App. B", '"the number of training epochs is 10; the maximum number of training '
+                        'steps is 20K; the batch size is 64 ... early-stopping is applied by checking the validation '
+                        'performance"')
+UNSUPERVISED_FIXED_STEPS = {
+    **sourced(cited(TSDAE, "App. B", '"we do not use early-stopping ... a fixed number of training steps": 100K'),
+              max_steps=100_000, epochs=None, select_checkpoint="last"),
+    **sourced(cited(THESIS_REIML_2023, "§5.4.1", "replicating 002: constant rate, no warm-up, weight decay 0.0"),
+              lr_schedule="constant", warmup_ratio=0.0, weight_decay=0.0),
+    "eval_steps": Sourced(10_000, project_choice("dev is scored to follow the run; it selects nothing")),
+}
 INTERSECTION_PROTOCOL = Protocol(
     settings={
-        "method": Sourced("sbert", cited(THESIS_REIML_2023, "§5.1", "in-domain SBERT fine-tuning")),
-        **FINE_TUNING, **PROJECT_LENGTH,
-        "pooling": Sourced("mean", project_choice("SBERT's default pooling")),
+        "method": Sourced("sbert", cited(TSDAE, "App. D", '"we train the in-domain supervised SBERT approach with '
+                                                           'varying size of labeled training data"')),
+        **sourced(IN_DOMAIN_SBERT, epochs=10, max_steps=20_000, batch_size=64),
+        "eval_steps": Sourced(None, project_choice("at each epoch's end: sentence-transformers' fit() default, "
+                                                   "which 002 trained with (App. B)")),
+        **sourced(cited(THESIS_REIML_2023, "§5.1", "002 App. B gives no rate; 000's fine-tuning defaults"),
+                  lr=2e-5, warmup_ratio=0.1, lr_schedule="linear", weight_decay=0.01),
+        "max_seq_length": Sourced(128, project_choice("002 gives no maximum sequence length")),
+        "pooling": Sourced("mean", project_choice("sentence-transformers' default pooling; 002 names none for SBERT")),
+        "loss": Sourced("cosine", cited(TSDAE, "§5.1", "MNRL for AskUbuntu, CQADupStack and SciDocs, MSE (cosine) "
+                                                       "for TwitterPara and STS-B's scored pairs; --target-task "
+                                                       "picks it")),
     },
-    seeds=Sourced(5, cited(TSDAE, "§5", '"we report the scores averaged over 5 random seeds"')),
+    seeds=Sourced(5, cited(TSDAE, "App. D", '"We set the search precision to the standard deviation of the target '
+                                            'score over 5 random seeds"')),
+    method_settings={method: {**settings, **UNSUPERVISED_FIXED_STEPS}
+                     for method, settings in PAPER_METHOD_SETTINGS.items()},
     quick=QUICK | dict(max_steps=30, eval_steps=10),
+    notes=("The supervised runs stop early on the target task's dev split (--target-task; on STS-B dev without "
+           "one); the unsupervised reference trains its fixed steps and reports its last checkpoint (App. B).",
+           "With --target-task the intersection is found on that task's test score (App. D, Table 10); give its "
+           "labelled training pairs with --set train_file=data-train/<task>/supervised (USEB's release).",
+           "The supervised stage runs once per bisection probe (at most 12); the card counts one."),
 )

@@ -41,6 +41,8 @@ class SweepDefinition:
     trains_on_gold_pairs: bool = False  # supervised: train_file = the labelled pairs beside the dev/test data
     # Runs the stages itself, e.g. a search whose next stage depends on the last: (runner, tracker, constants, stages)
     driver: Callable | None = None
+    # Checks of the sweep's own options against its resolved settings, before anything runs: (args, constants)
+    check: Callable[[argparse.Namespace, dict], None] = lambda args, constants: None
     reference: Reference | None = None  # the work whose experiment this re-runs (None: the project's own)
     selection_metric: str = "best_sts_dev"
     table_metrics: list[str] = field(default_factory=lambda: ["sts_test_at_best_dev", "best_sts_dev"])

@@ -268,6 +268,7 @@ def _run(definition: SweepDefinition, args: argparse.Namespace) -> int:
     constants = resolved.constants
     stages = stage_axes(definition, args)
     check_sampled_methods(resolved, stages)
+    definition.check(args, constants)
     EvaluationSettings.from_config(constants)  # the shared settings need no model: checked before any is built
     if args.dry_run:  # the card, with what would stop the sweep as given (a missing input, too small a corpus)
         problems = [problem] if (problem := validation_split_problem(constants)) else []

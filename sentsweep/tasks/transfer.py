@@ -25,7 +25,7 @@ from sentsweep.references import SENTEVAL, THESIS_REIML_2023
 from sentsweep.scorers import FeatureScorer, Scorer
 from sentsweep.tasks.base import Task, TaskResult, register
 from sentsweep.tasks.common import check_split, task_folder
-from sentsweep.topics import read_topic_corpus
+from sentsweep.topics import read_prompted_topic_corpus, read_topic_corpus
 
 C_GRID = [2.0 ** t for t in range(-2, 4)]
 BINARY_FILES = {
@@ -34,7 +34,7 @@ BINARY_FILES = {
     "subj": ("subj.objective", "subj.subjective"),
     "mpqa": ("mpqa.pos", "mpqa.neg"),
 }
-TRANSFER_TASKS = (*BINARY_FILES, "trec", "sst2", "topics")  # all need sentence vectors
+TRANSFER_TASKS = (*BINARY_FILES, "trec", "sst2", "topics", "topics_prompted")  # all need sentence vectors
 CV_SEED = 1111  # SentEval's default seed
 
 
@@ -136,4 +136,17 @@ class TopicClassificationTask(TransferTask):
     def read(self, folder: Path) -> tuple[Labelled, Labelled]:
         """train.tsv and test.tsv as (sentences, topics)."""
         train, test = (read_topic_corpus(folder / f"{split}.tsv") for split in ("train", "test"))
+        return (train[1], train[0]), (test[1], test[0])
+
+
+@register("topics_prompted")
+class PromptedTopicClassificationTask(TopicClassificationTask):
+    """The `topics_prompted` task: the frozen-encoder topic classification on sentences with their topic prompts
+    ("prompt ¥ sentence"), the "Prompted (F1)" column of Reiml (2023) Tables 6.14 and 6.16; F1 macro."""
+
+    name = "topics_prompted"
+
+    def read(self, folder: Path) -> tuple[Labelled, Labelled]:
+        """train.tsv and test.tsv (topic-labelled, with prompts) as (prompted sentences, labels)."""
+        train, test = (read_prompted_topic_corpus(folder / f"{split}.tsv") for split in ("train", "test"))
         return (train[1], train[0]), (test[1], test[0])

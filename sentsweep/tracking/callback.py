@@ -129,6 +129,8 @@ class SweepTracker(Callback):
         if result.get("per_query"):
             self.writer.submit({"op": "artifact", "trial": trial.trial_id, "file": PER_QUERY_ARTIFACT,
                                 "content": result["per_query"]})
+        for name, content in (result.get("artifacts") or {}).items():  # e.g. AugSBERT's silver_scores.json
+            self.writer.submit({"op": "artifact", "trial": trial.trial_id, "file": name, "content": content})
 
     def on_trial_complete(self, iteration, trials, trial, **info):
         if _stopped_early(trial):

@@ -3,42 +3,76 @@
 - `sbert`: a bi-encoder trained on gold scored pairs with SBERT's CosineSimilarityLoss,
   L = mean_i (cos(u_i, v_i) - y_i)^2, y = score / score_max; with `sample_size` labelled pairs it is the
   in-domain supervised reference of the labelled-data intersection search.
-- `augsbert`: Augmented SBERT. A teacher (`teacher`: 'ce' cross-encoder or 'cbe' Cross-Bi-Encoder, both
-  trained from `model` on the gold pairs) annotates silver pairs sampled by `sampling` (see
-  sentsweep.sampling), and the bi-encoder is trained on them with the same loss. `setting`:
+- `augsbert`: Augmented SBERT. A teacher (`teacher`: 'ce' cross-encoder, scoring through
+  `teacher_activation`, or 'cbe' Cross-Bi-Encoder, both trained from `model` on the gold pairs and kept at
+  their best epoch on dev, section 5.1) annotates silver pairs sampled by `sampling` (see
+  sentsweep.sampling; semantic search embeds with `retriever`, a fine-tuned bi-encoder, or `model` as
+  released), and the bi-encoder is trained on them with the same loss. `setting`:
   'semi' (silver pairs from the gold sentences, trained on gold + silver), 'unsupervised' (silver pairs from
   the target `corpus`, trained on silver only), 'domain' (as unsupervised, but the teacher first continues MLM
-  pre-training on the silver pairs and fine-tunes with frozen embeddings; `student_init: domain` starts the
-  bi-encoder from that MLM checkpoint too: FullDomainSBERT). With `topic_corpus` ("topic<TAB>sentence"
-  lines) the silver sentences carry their topic prompt "topic ¥ sentence" for MLM and annotation, and
-  `topic_prompt` says whether the bi-encoder sees it ('shown') or not ('hidden'). `reannotate_gold: true`
-  replaces the gold labels by the teacher's scores (the distillation of section 5.2.2, a label
-  regularisation; with `sampling: none` the bi-encoder learns from the re-annotated gold pairs alone).
+  pre-training on the silver pairs, `domain_mlm_steps` steps of `domain_mlm_batch_size` at `domain_mlm_lr`,
+  and fine-tunes with frozen embeddings; `student_init: domain` starts the bi-encoder from that MLM
+  checkpoint too: FullDomainSBERT). With `topic_corpus` ("topic<TAB>sentence" lines) the pairs are drawn
+  from the sentences, which then carry their topic prompt "topic ¥ sentence" for MLM and annotation, and
+  `topic_prompt` says whether the bi-encoder sees it ('shown') or not ('hidden'). `reannotate_gold` (on, as
+  in section 5.5) replaces the gold labels by the teacher's scores (a label regularisation; with `sampling:
+  none` the bi-encoder learns from the re-annotated gold pairs alone); `reannotate_file` names other pairs
+  to re-annotate and learn from instead (Tables 6.7/6.8: a teacher trained on STS-B labels BWS).
+  Besides the loop's metrics a trial reports its teacher's dev and test Spearman, test Pearson and selected
+  epoch (`teacher_sts_dev`, `teacher_sts_test`, `teacher_sts_test_pearson`, `teacher_best_epoch`, Tables
+  6.1-6.3), the Spearman between the teacher's and the dev-selected bi-encoder's scores of the test pairs
+  (`teacher_student_spearman_at_best_dev`, Table 6.3's "STS-B (Bi-Encoder)"), and with its first report the
+  teacher's scores of the gold, candidate and silver pairs under `artifacts` as `silver_scores.json`, for
+  density plots (Figures 6.3-6.5).
+- `topic_classifier`: the "Classifier" baseline of Reiml (2023) §5.6.1 and Tables 6.14-6.17: "a simple
+  classification objective, where a classifier head is used to classify the topic label". A linear layer over
+  the pooled sentence embedding is trained with cross-entropy on the class labels of `topic_corpus`, the
+  encoder fine-tuned with it (its embeddings are then evaluated like every method's: the tables score it on
+  STS, where it falls far below the pretrained model, so the encoder was not frozen); `classifier_inputs`
+  'raw' ("Original") or 'prompted' (each sentence with its topic prompt, "Prompted").
 Every preparation step is seeded by the trial's seed; a resumed trial repeats it identically.
 """
 
 from __future__ import annotations
 
+import json
+import math
 import random
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
 
+import numpy as np
 import torch
-from sentence_transformers.sentence_transformer.losses import CosineSimilarityLoss
 
 from sentsweep.data import ScoredPairs, read_corpus, read_scored_pairs
+from sentsweep.encoding import spearman
 from sentsweep.errors import InputError
-from sentsweep.models import POOLING_MODES, load_sentence_model, preprocess_on_device
-from sentsweep.pair_models import TEACHERS, build_teacher
-from sentsweep.references import AUGMENTED_SBERT, SBERT, THESIS_REIML_2023
-from sentsweep.sampling import SAMPLING_STRATEGIES, bm25_pairs, iterative_kde, random_pairs, semantic_pairs
+from sentsweep.models import POOLING_MODES, check_model_source, load_sentence_model, preprocess_on_device
+from sentsweep.pair_models import CE_ACTIVATIONS, TEACHERS, build_teacher
+from sentsweep.references import AUGMENTED_SBERT, SBERT, THESIS_REIML_2023, TSDAE
+from sentsweep.sampling import (
+    SAMPLING_STRATEGIES,
+    bm25_pairs,
+    iterative_kde,
+    random_pairs,
+    semantic_pairs,
+    semantic_random_pairs,
+)
 from sentsweep.scorers import EmbeddingScorer
 from sentsweep.settings import Settings, cited, project_choice, required_input, setting
-from sentsweep.topics import TOPIC_DELIMITER, read_topic_corpus, with_topic
+from sentsweep.topics import TOPIC_DELIMITER, read_topic_table
 from sentsweep.trainables.loop import TrainingSetup, run_trial
+from sentsweep.trainables.session import TuneSession
 from sentsweep.trainables.settings import Method, Trial
-from sentsweep.trainables.teachers import domain_adapt, freeze_embeddings, teacher_spearman, train_teacher
+from sentsweep.trainables.teachers import domain_adapt, freeze_embeddings, teacher_correlations, train_teacher
 
 AUGSBERT_SETTINGS = ("semi", "unsupervised", "domain")
+# A report's entry {file name: JSON content} of files for the trial's MLflow run (see TeacherAgreementSession).
+ARTIFACTS_KEY = "artifacts"
+SILVER_ARTIFACT = "silver_scores.json"
+AGREEMENT_METRIC = "teacher_student_spearman_at_best_dev"
+AGREEMENT_FILE = "teacher_agreement.json"
 
 
 @dataclass(frozen=True)
@@ -46,11 +80,24 @@ class SbertSettings(Settings):
     """SBERT on gold scored pairs."""
 
     train_file: str = setting(help="the gold scored pairs (an STS benchmark sts-train.csv, SICK, a `datasets` "
-                              "source)", source=required_input())
+                              "source, or a USEB data-train/<task>/supervised folder)", source=required_input())
     pooling: str = setting("mean", "how token vectors become the sentence vector",
                            cited(THESIS_REIML_2023, "§2.4.4", "SBERT found MEAN pooling best"), choices=POOLING_MODES)
     score_max: float = setting(5.0, "gold scores are divided by it to lie in [0, 1]",
                                cited(THESIS_REIML_2023, "§3.1", '"dividing each score by 5"'), gt=0)
+    loss: Literal["cosine", "mnrl"] = setting(
+        "cosine", "cosine: MSE of the cosine against the scaled score (sentence-transformers' CosineSimilarityLoss); "
+        "mnrl: the pairs as positives, the batch's other second sentences as negatives "
+        "(MultipleNegativesRankingLoss)",
+        cited(TSDAE, "§5.1", '"For AskUbuntu, CQADupStack and SciDocs ... trained with MNRL ... For TwitterPara ... '
+              'the MSE loss"; STS-B\'s scored pairs: cosine'))
+    mnrl_scale: float = setting(
+        20.0, "MNRL's similarity scale: softmax over scale x cosine",
+        project_choice("002 writes MNRL with a cosine sigma and no scale; sentence-transformers' MNRL, which 002 "
+                       "trained with (App. B), multiplies the cosine by 20"), gt=0)
+
+
+DOMAIN_MLM_QUOTE = '"12.5K steps of MLM pretraining with a batch size of 64 and a learning rate of 3e-5"'
 
 
 @dataclass(frozen=True)
@@ -60,31 +107,65 @@ class AugsbertSettings(SbertSettings):
 
     teacher: str = setting("cbe", "ce: cross-encoder; cbe: Cross-Bi-Encoder",
                            project_choice("000 §5.5 runs both and proposes the CBE"), choices=tuple(TEACHERS))
-    sampling: str = setting("bm25", "how silver pairs are drawn",
-                            project_choice("000 §6.2 recommends semantic + random"), choices=SAMPLING_STRATEGIES)
-    top_k: int = setting(3, "silver partners per sentence", project_choice(), ge=1)
-    random_pairs_per_sentence: int = setting(3, "random candidates per sentence of the iterative KDE",
-                                             project_choice(), ge=1)
+    teacher_activation: str = setting(
+        "sigmoid", "the cross-encoder's output activation on its logit: sigmoid, none or tanh (the CE is "
+        "trained with BCE on sigmoid(logit) either way; the CBE scores by cosine and ignores it)",
+        cited(THESIS_REIML_2023, "§4.1.2, Table 6.2", '"a similarity score s in (0, 1) due to its sigmoid '
+              'activation function"; Table 6.2 compares none and tanh'), choices=CE_ACTIVATIONS)
+    teacher_checkpoint: str = setting(
+        "best_dev", "the teacher's weights: those of its epoch with the best dev Spearman, or of its last epoch",
+        cited(THESIS_REIML_2023, "§5.1", '"After each epoch, we evaluate our models and take the model with the '
+              'best Spearman"'), choices=("best_dev", "last"))
+    teacher_dev_file: str | None = setting(
+        None, "scored pairs that select the teacher's epoch (none: dev_file), read in eval_format",
+        project_choice("000 §5.1 selects every model on a dev split; none here: the trial's dev_file"))
+    sampling: str = setting("semantic_random", "how silver pairs are drawn",
+                            cited(THESIS_REIML_2023, "§6.2", '"For our subsequent studies, we use the combined '
+                                  'approach of semantic and random sampling"'), choices=SAMPLING_STRATEGIES)
+    top_k: int = setting(3, "BM25 or semantic-search partners per sentence (random: top_k x sentences pairs)",
+                         project_choice("000 §5.6.1 uses 2 (UKP) and 4 (20 Newsgroups) positives per sentence"),
+                         ge=1)
+    random_pairs_per_sentence: int = setting(
+        3, "random partners per sentence of semantic_random and of the iterative KDE's candidates",
+        project_choice("000 §5.6.1 uses 2 (UKP) and 4 (20 Newsgroups) negatives per sentence"), ge=1)
+    retriever: str | None = setting(
+        None, "sentence-embedding model of semantic search (a fine-tuned bi-encoder's folder or hub name, used "
+        "with its own pooling); none: `model` as released with `pooling`",
+        project_choice("000 §6.2, Figure 6.3 find a fine-tuned retriever best and do not name it"))
     teacher_epochs: int = setting(3, "epochs of the teacher on the gold pairs",
                                   cited(THESIS_REIML_2023, "§5.2.1", '"fine-tuned for three epochs"'), ge=1)
     teacher_batch_size: int = setting(16, "the teacher's batch size",
                                       cited(THESIS_REIML_2023, "§5.1", '"our batch size is set to 16"'), ge=1)
     teacher_lr: float = setting(2e-5, "the teacher's AdamW learning rate (10% warm-up, linear decay, wd 0.01)",
                                 cited(THESIS_REIML_2023, "§5.1", '"we set our learning rate to 2e-5"'), gt=0)
-    domain_mlm_steps: int = setting(100, "MLM steps of the teacher on the silver pairs (setting domain)",
-                                    project_choice("000 §5.4.3 uses 12.5K"), ge=1)
+    domain_mlm_steps: int = setting(12_500, "MLM steps of the teacher on the silver pairs (setting domain)",
+                                    cited(THESIS_REIML_2023, "§5.4.3", DOMAIN_MLM_QUOTE), ge=1)
+    domain_mlm_batch_size: int = setting(64, "pairs per MLM step (setting domain)",
+                                         cited(THESIS_REIML_2023, "§5.4.3", DOMAIN_MLM_QUOTE), ge=1)
+    domain_mlm_lr: float = setting(3e-5, "AdamW learning rate of the MLM steps, constant (setting domain)",
+                                   cited(THESIS_REIML_2023, "§5.4.3", DOMAIN_MLM_QUOTE), gt=0)
     student_init: str = setting("model", "domain: the bi-encoder starts from the domain MLM checkpoint",
                                 project_choice("000 §5.4.3 trains both"), choices=("model", "domain"))
     topic_corpus: str | None = setting(None, '"topic<TAB>sentence" lines: silver sentences with topic prompts',
                                        project_choice())
     topic_prompt: str = setting("shown", "whether the bi-encoder sees the topic prompt",
                                 project_choice("000 §5.6.1 compares both"), choices=("shown", "hidden"))
-    reannotate_gold: bool = setting(False, "replace the gold labels by the teacher's scores",
-                                    project_choice("000 §5.5 re-annotates"))
+    reannotate_gold: bool = setting(True, "replace the gold labels by the teacher's scores",
+                                    cited(THESIS_REIML_2023, "§5.5", '"The train datasets are reannotated using our '
+                                          'trained Cross-Encoders as a form of label regularization"'))
+    reannotate_file: str | None = setting(
+        None, "scored pairs (read in eval_format; their scores unused) the teacher re-annotates and the "
+        "bi-encoder learns from instead of the gold pairs; their sentences give the semi setting's silver pairs",
+        cited(THESIS_REIML_2023, "§5.2.2, Tables 6.7-6.8", "teacher trained on STS-B, BWS train re-annotated; "
+              "none here: the gold pairs themselves"))
     # Declared last: inside the class body its name hides the `setting` function.
     setting: str = setting("semi", "semi: silver pairs from the gold sentences; unsupervised / domain: from "
                            "the corpus", project_choice("000 has semi (§5.5) and unsupervised (§5.4.3)"),
                            choices=AUGSBERT_SETTINGS)
+
+    def __post_init__(self) -> None:
+        if self.retriever is not None:
+            check_model_source(self.retriever)
 
 
 def check_augsbert(trial: Trial) -> None:
@@ -94,6 +175,21 @@ def check_augsbert(trial: Trial) -> None:
         raise InputError(f"setting {settings.setting!r} trains on silver pairs only, so sampling 'none' leaves nothing")
     if settings.student_init == "domain" and settings.setting != "domain":
         raise InputError("student_init 'domain' needs setting 'domain' (the MLM checkpoint it starts from)")
+    if settings.reannotate_file is not None and not settings.reannotate_gold:
+        raise InputError(f"reannotate_file={settings.reannotate_file!r} is re-annotated by the teacher, but "
+                         "reannotate_gold is false")
+    if settings.reannotate_file is not None and settings.setting != "semi":
+        raise InputError(f"reannotate_file={settings.reannotate_file!r} needs setting 'semi' (setting "
+                         f"{settings.setting!r} trains on silver pairs only)")
+    # the extra data files are read now, so a missing or malformed one fails before anything is trained
+    for path, split in ((settings.teacher_dev_file, "dev"), (settings.reannotate_file, "train")):
+        if path is not None:
+            read_scored_pairs(path, trial.evaluation.eval_format, split)
+    if settings.topic_corpus is not None:
+        if settings.setting == "semi":
+            raise InputError(f"topic_corpus={settings.topic_corpus!r} gives the silver sentences of setting "
+                             "'unsupervised' or 'domain'; setting 'semi' draws them from the gold pairs")
+        read_topic_table(settings.topic_corpus)
 
 
 def gold_pairs(trial: Trial) -> ScoredPairs:
@@ -110,6 +206,8 @@ def gold_pairs(trial: Trial) -> ScoredPairs:
 def cosine_similarity_setup(model, examples: list[tuple[str, str, float]],
                             metrics: dict | None = None) -> TrainingSetup:
     """A bi-encoder trained on (sentence1, sentence2, label) with sentence-transformers' CosineSimilarityLoss."""
+    from sentence_transformers.sentence_transformer.losses import CosineSimilarityLoss
+
     loss = CosineSimilarityLoss(model)
 
     def batch_loss(batch, rng):
@@ -125,81 +223,233 @@ def _device() -> str:
     return "cuda" if torch.cuda.is_available() else "cpu"
 
 
+def multiple_negatives_setup(model, pairs: list[tuple[str, str]], scale: float,
+                             metrics: dict | None = None) -> TrainingSetup:
+    """A bi-encoder trained on relevant pairs with sentence-transformers' MultipleNegativesRankingLoss:
+    -1/M sum_i log(exp(s cos(f(x_i), f(y_i))) / sum_j exp(s cos(f(x_i), f(y_j)))) over a batch of M pairs, the
+    TSDAE paper's in-domain SBERT (§5.1, its MNRL formula with sigma = cosine, App. B) with scale s."""
+    from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
+
+    loss = MultipleNegativesRankingLoss(model, scale=scale)
+
+    def batch_loss(batch, rng):
+        return loss([preprocess_on_device(model, [pair[0] for pair in batch]),
+                     preprocess_on_device(model, [pair[1] for pair in batch])], None)
+
+    return TrainingSetup(model=model, module=model, batch_loss=batch_loss, examples=pairs, metrics=metrics or {})
+
+
 def build_sbert(trial: Trial) -> TrainingSetup:
     settings, training = trial.settings, trial.training
     pairs = gold_pairs(trial)
     model = load_sentence_model(training.model, settings.pooling, training.max_seq_length, device=_device())
+    if settings.loss == "mnrl":
+        positives = [(a, b) for a, b in zip(pairs.sentences1, pairs.sentences2)]
+        return multiple_negatives_setup(model, positives, settings.mnrl_scale, {"gold_pairs": len(positives)})
     examples = [(a, b, s / settings.score_max) for a, b, s in zip(pairs.sentences1, pairs.sentences2, pairs.scores)]
     return cosine_similarity_setup(model, examples, {"gold_pairs": len(examples)})
 
 
-def silver_candidates(trial: Trial, sentences: list[str], rng: random.Random) -> list[tuple[int, int]]:
-    """Index pairs into `sentences` by the configured strategy (for 'kde': random + BM25 candidates)."""
+def semantic_retriever(trial: Trial):
+    """The model semantic search embeds with: `retriever` as it is configured, or `model` with `pooling`."""
     settings, training = trial.settings, trial.training
+    if settings.retriever is not None:
+        return load_sentence_model(settings.retriever, None, training.max_seq_length, device=_device())
+    return load_sentence_model(training.model, settings.pooling, training.max_seq_length, device=_device())
+
+
+def silver_candidates(trial: Trial, sentences: list[str], rng: random.Random) -> list[tuple[int, int]]:
+    """Index pairs into `sentences` by the configured strategy (for 'kde': its semantic + random candidates)."""
+    settings = trial.settings
     strategy, top_k = settings.sampling, settings.top_k
+    if strategy == "none":
+        return []
     if strategy == "random":
         return random_pairs(top_k * len(sentences), len(sentences), rng)
     if strategy == "bm25":
         return bm25_pairs(sentences, top_k)
+    scorer = EmbeddingScorer(semantic_retriever(trial))
     if strategy == "semantic":
-        retriever = load_sentence_model(training.model, settings.pooling, training.max_seq_length, device=_device())
-        return semantic_pairs(EmbeddingScorer(retriever), sentences, top_k)
-    if strategy == "kde":
-        candidates = random_pairs(settings.random_pairs_per_sentence * len(sentences), len(sentences), rng)
-        return list(dict.fromkeys(candidates + bm25_pairs(sentences, top_k)))
-    return []
+        return semantic_pairs(scorer, sentences, top_k)
+    return semantic_random_pairs(scorer, sentences, top_k, settings.random_pairs_per_sentence, rng)
 
 
-def build_augsbert(trial: Trial) -> TrainingSetup:
-    settings, training, seed = trial.settings, trial.training, trial.seed
+def _rounded(values) -> list[float]:
+    return [round(float(value), 6) for value in values]
+
+
+def build_augsbert(trial: Trial, agreement: TeacherAgreementSession | None = None) -> TrainingSetup:
+    """The bi-encoder's setup on gold (or re-annotated) and silver pairs; with `agreement`, it is given what
+    it needs to report the teacher-student agreement and the silver scores."""
+    settings, training, evaluation, seed = trial.settings, trial.training, trial.evaluation, trial.seed
     rng = random.Random(seed)
     gold = gold_pairs(trial)
+    dev = read_scored_pairs(evaluation.dev_file, evaluation.eval_format, "dev")
+    test = read_scored_pairs(evaluation.test_file, evaluation.eval_format, "test")
+    teacher_dev = (read_scored_pairs(settings.teacher_dev_file, evaluation.eval_format, "dev")
+                   if settings.teacher_dev_file else dev)
+    labelled = (read_scored_pairs(settings.reannotate_file, evaluation.eval_format, "train")
+                if settings.reannotate_file else gold)
     topics = None
     if settings.setting == "semi":
-        sentences = list(dict.fromkeys(gold.sentences1 + gold.sentences2))
+        sentences = list(dict.fromkeys(labelled.sentences1 + labelled.sentences2))
     elif settings.topic_corpus:
-        topics, sentences = read_topic_corpus(settings.topic_corpus)
+        topics = read_topic_table(settings.topic_corpus)
+        sentences = topics.sentences
     else:
         sentences = read_corpus(training.corpus)
-    prompted = [with_topic(s, t) for s, t in zip(sentences, topics)] if topics else sentences
-    pairs = silver_candidates(trial, prompted, rng)
+    # pairs are drawn between the sentences; the topic prompts are then given to each sentence of a pair
+    pairs = silver_candidates(trial, sentences, rng)
+    prompted = topics.prompted() if topics else sentences
 
     teacher_source = training.model
     if settings.setting == "domain":
         teacher_source = domain_adapt(
             training.model, [prompted[i] for i, _ in pairs], [prompted[j] for _, j in pairs],
-            settings.domain_mlm_steps, training.batch_size, training.lr, seed, training.max_seq_length,
-            protect_prefix=TOPIC_DELIMITER if topics else None)
+            settings.domain_mlm_steps, settings.domain_mlm_batch_size, settings.domain_mlm_lr, seed,
+            training.max_seq_length, protect_prefix=TOPIC_DELIMITER if topics else None)
     torch.manual_seed(seed)
-    teacher = build_teacher(settings.teacher, teacher_source, training.max_seq_length, _device())
+    teacher = build_teacher(settings.teacher, teacher_source, training.max_seq_length, _device(),
+                            settings.teacher_activation)
     if settings.setting == "domain":
         freeze_embeddings(teacher.module)
-    train_teacher(teacher, gold, settings.score_max, settings.teacher_epochs, settings.teacher_batch_size,
-                  settings.teacher_lr, seed)
-    dev = read_scored_pairs(trial.evaluation.dev_file, trial.evaluation.eval_format, "dev")
-    metrics = {"teacher_sts_dev": teacher_spearman(teacher, dev)}
+    selecting = settings.teacher_checkpoint == "best_dev"
+    fit = train_teacher(teacher, gold, settings.score_max, settings.teacher_epochs, settings.teacher_batch_size,
+                        settings.teacher_lr, seed, dev=teacher_dev if selecting else None)
+    _, dev_spearman, _ = teacher_correlations(teacher, dev)
+    teacher_test_scores, test_spearman, test_pearson = teacher_correlations(teacher, test)
+    metrics = {"teacher_sts_dev": dev_spearman, "teacher_sts_test": test_spearman,
+               "teacher_sts_test_pearson": test_pearson, "teacher_best_epoch": fit.best_epoch}
 
-    silver_scores = teacher.predict([prompted[i] for i, _ in pairs], [prompted[j] for _, j in pairs]) if pairs else []
-    if settings.sampling == "kde":
-        kept = iterative_kde([s / settings.score_max for s in gold.scores], silver_scores, rng)
-        pairs, silver_scores = [pairs[k] for k in kept], [silver_scores[k] for k in kept]
+    candidate_scores = (teacher.predict([prompted[i] for i, _ in pairs], [prompted[j] for _, j in pairs])
+                        if pairs else np.zeros(0))
+    gold_targets = [s / settings.score_max for s in gold.scores]
+    kept = iterative_kde(gold_targets, candidate_scores, rng) if settings.sampling == "kde" else range(len(pairs))
+    pairs, silver_scores = [pairs[k] for k in kept], [candidate_scores[k] for k in kept]
     student_texts = prompted if topics and settings.topic_prompt == "shown" else sentences
     silver = [(student_texts[i], student_texts[j], float(score)) for (i, j), score in zip(pairs, silver_scores)]
-    gold_labels = (teacher.predict(gold.sentences1, gold.sentences2) if settings.reannotate_gold
-                   else [s / settings.score_max for s in gold.scores])
-    gold_examples = [(a, b, float(y)) for a, b, y in zip(gold.sentences1, gold.sentences2, gold_labels)]
-    examples = (gold_examples if settings.setting == "semi" else []) + silver
+    semi = settings.setting == "semi"  # the other settings train on silver pairs only
+    reannotated = semi and settings.reannotate_gold
+    labels = (teacher.predict(labelled.sentences1, labelled.sentences2) if reannotated
+              else np.asarray(labelled.scores) / settings.score_max)
+    labelled_examples = [(a, b, float(y)) for a, b, y in zip(labelled.sentences1, labelled.sentences2, labels)]
+    examples = (labelled_examples if semi else []) + silver
     del teacher
     student_source = teacher_source if settings.student_init == "domain" else training.model
     torch.manual_seed(seed)
     model = load_sentence_model(student_source, settings.pooling, training.max_seq_length, device=_device())
-    metrics |= {"silver_pairs": len(silver), "gold_pairs": len(gold_examples) if settings.setting == "semi" else 0}
+    metrics |= {"silver_pairs": len(silver), "gold_pairs": len(labelled_examples) if semi else 0}
+    if agreement is not None:
+        scores = {"teacher": settings.teacher, "teacher_activation": settings.teacher_activation,
+                  "sampling": settings.sampling, "setting": settings.setting, "seed": seed,
+                  "gold": _rounded(gold_targets), "candidates": _rounded(candidate_scores),
+                  "silver": _rounded(silver_scores),
+                  "reannotated": _rounded(labels) if reannotated else None}
+        agreement.watch(model, test, teacher_test_scores, {SILVER_ARTIFACT: scores})
     return cosine_similarity_setup(model, examples, metrics)
+
+
+class TeacherAgreementSession:
+    """An augsbert trial's session: passes each report on to `session`, adding the Spearman correlation (x 100)
+    between the teacher's and the bi-encoder's scores of the test pairs at the dev-selected checkpoint
+    (`teacher_student_spearman_at_best_dev`, Reiml (2023) Table 6.3's "STS-B (Bi-Encoder)" column; measured
+    when an evaluation is the new best on dev, as the loop measures test), and, with the first report, the
+    watched files under `artifacts` ({file name: JSON content}). The value is saved in each checkpoint, so a
+    resumed trial goes on reporting it."""
+
+    def __init__(self, session) -> None:
+        self.session = session
+        self.model = None
+        self.pairs: ScoredPairs | None = None
+        self.teacher_scores = None
+        self.artifacts: dict = {}
+        self.value = math.nan
+
+    def watch(self, model, pairs: ScoredPairs, teacher_scores, artifacts: dict) -> None:
+        self.model, self.pairs, self.teacher_scores, self.artifacts = model, pairs, teacher_scores, artifacts
+
+    def latest_checkpoint_dir(self):
+        directory = self.session.latest_checkpoint_dir()
+        if directory is not None and (Path(directory) / AGREEMENT_FILE).is_file():
+            self.value = json.loads((Path(directory) / AGREEMENT_FILE).read_text())[AGREEMENT_METRIC]
+        return directory
+
+    def report(self, metrics: dict, checkpoint_dir: Path) -> None:
+        if self.model is not None and metrics.get("step") == metrics.get("best_step"):
+            student = EmbeddingScorer(self.model).pair_similarities(self.pairs.sentences1, self.pairs.sentences2)
+            self.value = 100.0 * spearman(student, np.asarray(self.teacher_scores))
+        extra = {AGREEMENT_METRIC: self.value}
+        (Path(checkpoint_dir) / AGREEMENT_FILE).write_text(json.dumps(extra), encoding="utf-8")
+        if self.artifacts:
+            extra[ARTIFACTS_KEY], self.artifacts = self.artifacts, {}
+        self.session.report(metrics | extra, checkpoint_dir)
+
+
+@dataclass(frozen=True)
+class TopicClassifierSettings(Settings):
+    """The topic-classification baseline: an encoder and a linear head trained on topic labels."""
+
+    topic_corpus: str = setting(help='"topic<TAB>sentence" or "label<TAB>prompt<TAB>sentence" lines: the training '
+                                'sentences and their classes', source=required_input())
+    pooling: str = setting("mean", "how token vectors become the sentence vector the head reads",
+                           project_choice("000 §5.6.1 does not say; SBERT's mean, as for the bi-encoders"),
+                           choices=POOLING_MODES)
+    classifier_inputs: str = setting(
+        "raw", "raw: the sentences; prompted: each with its topic prompt 'prompt ¥ sentence'",
+        cited(THESIS_REIML_2023, "Tables 6.14-6.17", 'rows "Classifier Original" and "Classifier Prompted"'),
+        choices=("raw", "prompted"))
+
+
+def check_topic_classifier(trial: Trial) -> None:
+    corpus = read_topic_table(trial.settings.topic_corpus)
+    if len(set(corpus.labels)) < 2:
+        raise InputError(f"topic_corpus={trial.settings.topic_corpus!r} has a single class "
+                         f"{corpus.labels[0]!r}: nothing to classify")
+
+
+class TopicClassifier(torch.nn.Module):
+    """A sentence encoder and a linear head over its sentence embedding: logits over the topic classes."""
+
+    def __init__(self, encoder, classes: list[str]) -> None:
+        super().__init__()
+        self.encoder = encoder
+        self.classes = classes
+        self.head = torch.nn.Linear(encoder.get_sentence_embedding_dimension(), len(classes)).to(encoder.device)
+
+    def forward(self, texts: list[str]) -> torch.Tensor:
+        features = preprocess_on_device(self.encoder, texts)
+        return self.head(self.encoder(features)["sentence_embedding"])
+
+
+def build_topic_classifier(trial: Trial) -> TrainingSetup:
+    settings, training = trial.settings, trial.training
+    corpus = read_topic_table(settings.topic_corpus)
+    classes = sorted(set(corpus.labels))
+    index = {label: position for position, label in enumerate(classes)}
+    texts = corpus.prompted() if settings.classifier_inputs == "prompted" else corpus.sentences
+    examples = [(text, index[label]) for text, label in zip(texts, corpus.labels)]
+    torch.manual_seed(trial.seed)
+    encoder = load_sentence_model(training.model, settings.pooling, training.max_seq_length, device=_device())
+    classifier = TopicClassifier(encoder, classes)
+
+    def batch_loss(batch, rng):
+        labels = torch.tensor([label for _, label in batch], device=encoder.device)
+        return torch.nn.functional.cross_entropy(classifier([text for text, _ in batch]), labels)
+
+    return TrainingSetup(model=encoder, module=classifier, batch_loss=batch_loss, examples=examples,
+                         metrics={"topic_classes": len(classes), "topic_sentences": len(examples)})
+
+
+def run_augsbert(trial: Trial, session=None):
+    agreement = TeacherAgreementSession(session or TuneSession())
+    return run_trial(trial, lambda typed: build_augsbert(typed, agreement), agreement)
 
 
 SUPERVISED_METHODS = (
     Method("sbert", SbertSettings, lambda trial, session: run_trial(trial, build_sbert, session), SBERT),
-    Method("augsbert", AugsbertSettings, lambda trial, session: run_trial(trial, build_augsbert, session),
-           AUGMENTED_SBERT, check=check_augsbert),
+    Method("augsbert", AugsbertSettings, run_augsbert, AUGMENTED_SBERT, check=check_augsbert),
+    Method("topic_classifier", TopicClassifierSettings,
+           lambda trial, session: run_trial(trial, build_topic_classifier, session), THESIS_REIML_2023,
+           check=check_topic_classifier),
 )
 
