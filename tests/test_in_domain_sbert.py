@@ -71,3 +71,8 @@ def test_the_reference_trains_with_its_papers_fixed_steps_and_sbert_with_app_b()
     assert (tsdae["max_steps"], tsdae["select_checkpoint"], tsdae["batch_size"]) == (100_000, "last", 8)
     constants = protocol.constants()
     assert (constants["epochs"], constants["max_steps"], constants["batch_size"]) == (10, 20_000, 64)
+
+
+def test_augsbert_refuses_mnrl_on_its_scored_silver_pairs():
+    with pytest.raises(InputError, match="loss='mnrl': augsbert trains on the teacher's scored silver pairs"):
+        typed_trial(dict(method="augsbert", model="m", train_file="t", loss="mnrl"))

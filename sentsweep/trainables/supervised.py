@@ -171,6 +171,9 @@ class AugsbertSettings(SbertSettings):
 def check_augsbert(trial: Trial) -> None:
     """Settings that only fail together."""
     settings = trial.settings
+    if settings.loss != "cosine":
+        raise InputError(f"loss={settings.loss!r}: augsbert trains on the teacher's scored silver pairs, with the "
+                         "cosine loss only")
     if settings.setting != "semi" and settings.sampling == "none":
         raise InputError(f"setting {settings.setting!r} trains on silver pairs only, so sampling 'none' leaves nothing")
     if settings.student_init == "domain" and settings.setting != "domain":
