@@ -92,26 +92,47 @@ class EmbeddingScorer:
         return self.embed(texts).float().cpu().numpy()
 
 
+def check_lemmatizer() -> None:
+    """An `InputError` when simplemma (the `lemmatize` extra) is not installed."""
+    try:
+        import simplemma  # noqa: F401
+    except ImportError:
+        raise InputError("lemmatize=true needs simplemma: pip install 'sentsweep[lemmatize]'") from None
+
+
+def lemmatized_tokens(text: str) -> list[str]:
+    """`lexical_tokens` mapped to their English lemmas ("walking" -> "walk", "cars" -> "car")."""
+    import simplemma
+
+    return [simplemma.lemmatize(token, lang="en") for token in lexical_tokens(text)]
+
+
 class TfidfScorer:
     """Cosine of TF-IDF vectors (scikit-learn's `TfidfVectorizer`: raw counts x idf(t) = ln((1 + N) / (1 + n(t)))
     + 1, rows L2-normalised); IDF from `fit_corpus` when given, else from the texts of each call.
 
     `max_features` keeps only the most frequent terms of the fitted texts ("the top 1024 features ordered by
     term frequency across the corpus", Malmberg (2021), seed 003, §3.3.3); the idf of a kept term is unchanged,
-    and a vector is normalised over the kept terms only.
+    and a vector is normalised over the kept terms only. `lemmatize` maps each token to its English lemma
+    first, so inflected forms share one term (003 §3.3.3: "walk" and "walking"), with simplemma's dictionary
+    (the `lemmatize` extra: `pip install 'sentsweep[lemmatize]'`).
     """
 
-    def __init__(self, fit_corpus: list[str] | None = None, max_features: int | None = None) -> None:
+    def __init__(self, fit_corpus: list[str] | None = None, max_features: int | None = None,
+                 lemmatize: bool = False) -> None:
         if max_features is not None and (isinstance(max_features, bool) or not isinstance(max_features, int)
                                          or max_features < 1):
             raise InputError(f"TF-IDF max_features={max_features!r} must be a whole number >= 1 (or none)")
         self.fit_corpus = fit_corpus
         self.max_features = max_features
+        self.tokens = lemmatized_tokens if lemmatize else lexical_tokens
+        if lemmatize:
+            check_lemmatizer()
 
     def _vectorize(self, texts: list[str]):
         from sklearn.feature_extraction.text import TfidfVectorizer
 
-        vectorizer = TfidfVectorizer(tokenizer=lexical_tokens, lowercase=False, token_pattern=None,
+        vectorizer = TfidfVectorizer(tokenizer=self.tokens, lowercase=False, token_pattern=None,
                                      max_features=self.max_features)
         vectorizer.fit(self.fit_corpus if self.fit_corpus is not None else texts)
         return vectorizer.transform(texts)  # rows L2-normalised: dot products are cosines

@@ -332,3 +332,22 @@ def test_bm25_dense_method_reports_pyserini_bm25_plus_alpha_cosine(tsdae_config,
         pairs.sentences1, pairs.sentences2)
     assert ours == pytest.approx(expected, abs=1e-5)
     assert report["sts_test_at_best_dev"] == pytest.approx(100 * spearman(expected, np.asarray(gold)))
+
+
+# --- TF-IDF with lemmatisation (003 §3.3.3) ------------------------------------------------------------------------
+
+def test_lemmatized_tfidf_gives_inflected_forms_one_term():
+    """003 §3.3.3: "the word "walk" and "walking" receive the same embedding following lemmatization"."""
+    corpus = ["he walks home", "she walked away", "walking is good", "cars drive fast"]
+    plain = TfidfScorer(corpus).pair_similarities(["walking"], ["walk"])
+    lemmatized = TfidfScorer(corpus, lemmatize=True).pair_similarities(["walking", "cars"], ["walk", "car"])
+    assert plain[0] == 0.0
+    assert lemmatized == pytest.approx([1.0, 1.0])
+
+
+def test_tfidf_method_reads_lemmatize(tsdae_config):
+    session = LocalSession()
+    train(tsdae_config | {"method": "tfidf", "lemmatize": True}, session)
+    pairs = read_sts_benchmark_file(DEMO_DIR / "sts-test.csv")
+    ours = TfidfScorer(read_corpus(CORPUS_FILE), lemmatize=True).pair_similarities(pairs.sentences1, pairs.sentences2)
+    assert session.reports[-1]["sts_test_at_best_dev"] == pytest.approx(100 * spearman(ours, pairs.scores), abs=1e-9)

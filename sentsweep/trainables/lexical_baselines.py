@@ -41,6 +41,10 @@ class TfidfSettings(Settings):
         None, "keep only this many terms, the most frequent in the corpus (none: the full vocabulary)",
         cited(THESIS_MALMBERG_2021, "§3.3.3", 'both configurations: "max size vocab" and "restricting the features '
               'used by the algorithm to the top 1024 features ordered by term frequency across the corpus"'), ge=1)
+    lemmatize: bool = setting(
+        False, "map words to their English lemma before counting (simplemma; the `lemmatize` extra)",
+        project_choice("003 §3.3.3 compares TF-IDF with and without lemmatisation (NLTK 3.5, whose WordNet data no "
+                       "package registry serves); simplemma's dictionary maps walking -> walk, as 003's example"))
 
 
 def _variant_defaults(parameter: str) -> str:
@@ -109,7 +113,7 @@ def lexical_scorer(trial: Trial):
     """The scorer of a lexical baseline's trial."""
     settings = trial.settings
     if trial.method == "tfidf":
-        return TfidfScorer(read_corpus(settings.corpus), settings.max_features)
+        return TfidfScorer(read_corpus(settings.corpus), settings.max_features, settings.lemmatize)
     if trial.method == "bm25":
         return Bm25Scorer(settings.bm25_variant, settings.k1, settings.b)
     device = "cuda" if torch.cuda.is_available() else "cpu"
