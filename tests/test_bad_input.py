@@ -94,6 +94,8 @@ def test_unknown_method_is_named():
         ("gpl", ["--set", "select_checkpoint=lats"], "did you mean 'last'"),
         ("augsbert", ["--set", "temprature=0.1"], "unknown setting 'temprature'; did you mean 'temperature'"),
         ("sample_size", ["--sample-sizes", "128", "100000"], "sample size 100000 exceeds the corpus's 400 sentences"),
+        ("labelled_intersection", ["--set", "train_file=no/such/pairs.csv"], "data file not found: no/such/pairs.csv"),
+        ("labelled_intersection", ["--target-task", "askubuntu"], "--target-task 'askubuntu' is not one of the "),
         ("multitask_weight", ["--set", "validation_size=400"], "validation_size 400 leaves no training sentences"),
         ("tsdae_noise", ["--set", "warmup_steps=10", "warmup_ratio=0.1"], "warmup_steps=10 and warmup_ratio=0.1"),
     ],

@@ -91,7 +91,7 @@ def test_tsdae_loss_keeps_the_loss_curve_of_sentence_transformers_denoising_loss
     from sentence_transformers.sentence_transformer.losses import DenoisingAutoEncoderLoss
 
     ours = tsdae_loss_curve(tiny_model_dir, tie_decoder=tie_decoder)
-    monkeypatch.setattr("sentsweep.trainables.objectives.TsdaeLoss", DenoisingAutoEncoderLoss)
+    monkeypatch.setattr("sentsweep.losses.tsdae.TsdaeLoss", DenoisingAutoEncoderLoss)
     reference = tsdae_loss_curve(tiny_model_dir, tie_decoder=tie_decoder)
     assert ours == pytest.approx(reference, rel=1e-5)
     assert sum(ours[-5:]) < sum(ours[:5])

@@ -141,3 +141,13 @@ def test_optuna_cannot_sample_methods_that_carry_their_own_settings():
     code, _, err = dry_run("learning_rate", "--search", "optuna")
     assert code == 2
     assert "ct (lr_schedule, optimizer, pooling)" in err and "--search grid" in err
+
+
+def test_set_values_naming_local_paths_are_made_absolute(tmp_path, monkeypatch):
+    """Trials run in Ray workers with another working directory: --set train_file=relative/path must still work."""
+    from sentsweep.sweep.launcher import local_paths_made_absolute
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "pairs").mkdir()
+    assert local_paths_made_absolute({"train_file": "pairs", "generator": "t5-base", "lr": 0.1}) == {
+        "train_file": str(tmp_path / "pairs"), "generator": "t5-base", "lr": 0.1}

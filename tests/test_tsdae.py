@@ -70,7 +70,7 @@ def test_tsdae_loss_and_gradients_equal_sentence_transformers_denoising_loss(tsd
         return loss.item(), {name: p.grad for name, p in setup.module.named_parameters() if p.grad is not None}
 
     ours, our_gradients = loss_and_gradients()
-    monkeypatch.setattr("sentsweep.trainables.objectives.TsdaeLoss", DenoisingAutoEncoderLoss)
+    monkeypatch.setattr("sentsweep.losses.tsdae.TsdaeLoss", DenoisingAutoEncoderLoss)
     reference, reference_gradients = loss_and_gradients()
     assert ours == pytest.approx(reference, rel=1e-6)
     assert our_gradients.keys() == reference_gradients.keys()

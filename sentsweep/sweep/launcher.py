@@ -101,7 +101,7 @@ def resolve_settings(definition: SweepDefinition, args: argparse.Namespace) -> R
             overrides[option] = getattr(args, option)
     assignments = parse_assignments(args.set)
     check_keys(assignments)  # a misspelled key fails here, with the closest setting suggested
-    overrides.update(assignments)
+    overrides.update(local_paths_made_absolute(assignments))
     seeds_given = overrides.pop("seeds", None)
     seeds = parse_seeds(args.seeds or _seeds_text(seeds_given if seeds_given is not None else protocol.seeds.value))
     constants = protocol.constants() | overrides
@@ -131,6 +131,8 @@ def resolve_settings(definition: SweepDefinition, args: argparse.Namespace) -> R
     read_scored_pairs(constants["test_file"], constants["eval_format"], "test")
     if definition.trains_on_gold_pairs and "train_file" not in constants:
         constants["train_file"] = gold_train_file(args)
+    elif definition.trains_on_gold_pairs:  # given with --set: a missing or malformed file fails here, naming itself
+        read_scored_pairs(constants["train_file"], constants["eval_format"], "train")
     if args.eval_task:
         specs = {name: str(Path(path).resolve()) for name, path in parse_task_specs(args.eval_task).items()}
         tasks = build_tasks(specs)  # reads and checks every task file now, before any training
@@ -146,6 +148,13 @@ def resolve_settings(definition: SweepDefinition, args: argparse.Namespace) -> R
     elif not args.quick and not args.dry_run:
         raise InputError("--model is required without --quick (a hub name or a local folder)")
     return ResolvedSweep(constants, method_settings, overrides, seeds)
+
+
+def local_paths_made_absolute(assignments: dict) -> dict:
+    """--set values naming an existing local file or folder, made absolute: trials run in Ray workers whose
+    working directory is not the launcher's (a hub name that is no local path stays as it is)."""
+    return {key: str(Path(value).resolve()) if isinstance(value, str) and value and Path(value).exists() else value
+            for key, value in assignments.items()}
 
 
 def _seeds_text(seeds) -> str:
