@@ -133,11 +133,12 @@ def max_overlap(runs) -> int:
 def test_fractional_gpus_pack_trials_onto_one_gpu(cluster_factory, tmp_path, gpus_per_trial, expected):
     cluster = cluster_factory(head_cpus=2, head_gpus=1)  # Ray is told of one GPU
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    # One seed: the quick grid's 4 trials, all startable at once on 2 CPUs (0.25 each), so the GPU alone limits them.
     driver = start_sweep("tsdae_deletion.py", tmp_path, "--tracking-uri", uri, "--gpus-per-trial",
-                         str(gpus_per_trial), "--cpus-per-trial", "0.25", *LONG_TRIALS,
+                         str(gpus_per_trial), "--cpus-per-trial", "0.25", "--seeds", "1", *LONG_TRIALS,
                          env={"RAY_ADDRESS": cluster.address})
     assert driver.wait(timeout=600) == 0, (tmp_path / "driver.log").read_text()[-3000:]
-    runs = assert_one_complete_run_per_trial(uri, steps=LONG_STEPS)
+    runs = assert_one_complete_run_per_trial(uri, expected_trials=4, steps=LONG_STEPS)
     assert max_overlap(runs) == expected
 
 
