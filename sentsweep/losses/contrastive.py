@@ -148,7 +148,7 @@ def binary_contrastive(first: Tensor, second: Tensor, temperature: float) -> Ten
     return -log_likelihood.sum(1).mean()
 
 
-class SimCseBceLoss(Cited, nn.Module):
+class SimCseBceLoss(SimCseLoss):
     """SimCSE with its InfoNCE loss replaced by binary cross-entropy (SimCSE_BCE of Wang (2022), section 5.3.3,
     Tables 5.9 / 5.10): the same two dropout views from one pass over [x; x], scored by eq. 2.10,
 
@@ -178,14 +178,6 @@ class SimCseBceLoss(Cited, nn.Module):
     """
 
     reference = THESIS_WANG_2022
-
-    def __init__(self, model: nn.Module, temperature: float = 0.05) -> None:
-        super().__init__()
-        self.model = model
-        self.temperature = temperature
-
-    def forward(self, features: dict) -> Tensor:
-        return self.loss_on_views(*encode_views(self.model, features, 2))
 
     def loss_on_views(self, first: Tensor, second: Tensor) -> Tensor:
         """The loss from the two views' embeddings, computed by the caller."""

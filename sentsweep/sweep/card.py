@@ -12,7 +12,6 @@ import argparse
 import itertools
 from collections.abc import Iterable
 
-from sentsweep.data import read_corpus
 from sentsweep.search_spaces.param_spaces import values_to_validate
 from sentsweep.search_spaces.protocol import with_method_settings
 from sentsweep.settings import Source
@@ -71,7 +70,7 @@ def protocol_card(definition, args: argparse.Namespace, resolved, stages: list[t
     lines += [f"**Seeds:** {', '.join(map(str, resolved.seeds))} ({seeds_source})", "",
               f"**Trials:** {' + '.join(str(n) for n in per_stage)} grid point{'s' if sum(per_stage) != 1 else ''} x "
               f"{len(resolved.seeds)} seed{'s' if len(resolved.seeds) != 1 else ''} = {trials}",
-              "", f"**Training steps in all:** {steps:,} (corpus: {corpus_examples(resolved.constants):,} sentences)"]
+              "", f"**Training steps in all:** {steps:,} (corpus: {resolved.corpus_size:,} sentences)"]
     for problem in problems:
         lines += ["", f"**Cannot run as given:** {problem}"]
     if protocol.notes:
@@ -136,13 +135,9 @@ def _source(name: str, default_source: Source, protocol, given: set[str], args: 
     return f"default: {default_source}"
 
 
-def corpus_examples(constants: dict) -> int:
-    return len(read_corpus(constants["corpus"]))
-
-
 def count_work(resolved, stages: list[tuple[str, dict]], args: argparse.Namespace) -> tuple[int, int, list[int]]:
     """(trials, training steps in all, points per stage): every grid point of every stage, once per seed."""
-    corpus_size = corpus_examples(resolved.constants)
+    corpus_size = resolved.corpus_size
     seeds = len(resolved.seeds)
     trials = steps = 0
     per_stage = []

@@ -52,9 +52,10 @@ class SweepDefinition:
 class ResolvedSweep:
     """A sweep's settings once the command line is applied: `constants` every trial shares (absolute paths,
     checked files), `method_settings` {method: {key: value}} of the protocol that nothing overrode, the keys the
-    command line or --quick set (`overrides`), and the seeds."""
+    command line or --quick set (`overrides`), the seeds, and the training corpus's size in sentences."""
 
     constants: dict
     method_settings: dict[str, dict]
     overrides: dict
     seeds: list[int]
+    corpus_size: int

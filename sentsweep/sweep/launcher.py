@@ -147,7 +147,7 @@ def resolve_settings(definition: SweepDefinition, args: argparse.Namespace) -> R
         constants["model"] = check_model_source(args.model)
     elif not args.quick and not args.dry_run:
         raise InputError("--model is required without --quick (a hub name or a local folder)")
-    return ResolvedSweep(constants, method_settings, overrides, seeds)
+    return ResolvedSweep(constants, method_settings, overrides, seeds, corpus_size)
 
 
 def local_paths_made_absolute(assignments: dict) -> dict:
@@ -206,12 +206,12 @@ def validate_axes(resolved: ResolvedSweep, stages: list[tuple[str, dict]]) -> se
     return methods
 
 
-def validation_split_problem(constants: dict) -> str | None:
+def validation_split_problem(resolved: ResolvedSweep) -> str | None:
     """What is wrong with holding validation sentences out of the corpus, if anything."""
+    constants, corpus_size = resolved.constants, resolved.corpus_size
     if constants.get("select_checkpoint") != "validation_loss":
         return None
     size = constants.get("validation_size", setting_default("validation_size"))
-    corpus_size = len(read_corpus(constants["corpus"]))
     if size >= corpus_size:
         return (f"validation_size {size} leaves no training sentences of the corpus's {corpus_size} "
                 f"({constants['corpus']}); give a larger --corpus or --set validation_size=N")
@@ -280,7 +280,7 @@ def _run(definition: SweepDefinition, args: argparse.Namespace) -> int:
     definition.check(args, constants)
     EvaluationSettings.from_config(constants)  # the shared settings need no model: checked before any is built
     if args.dry_run:  # the card, with what would stop the sweep as given (a missing input, too small a corpus)
-        problems = [problem] if (problem := validation_split_problem(constants)) else []
+        problems = [problem] if (problem := validation_split_problem(resolved)) else []
         try:
             validate_axes(resolved, stages)
         except InputError as error:
@@ -289,7 +289,7 @@ def _run(definition: SweepDefinition, args: argparse.Namespace) -> int:
         return 0
     TrainingSettings.from_config(with_method_settings({"model": TINY_MODEL_PENDING} | constants,
                                                       resolved.method_settings))
-    problem = validation_split_problem(constants)
+    problem = validation_split_problem(resolved)
     if problem:
         raise InputError(problem)
     if args.quick and definition.quick_setup is not None:

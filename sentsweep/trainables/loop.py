@@ -305,36 +305,32 @@ def score_tasks_with_weights(model, weights: dict, tasks: dict):
     return evaluate_tasks(tasks, EmbeddingScorer(selected), "test")
 
 
+def _keep_if_best(progress: Progress, score: float, fields: tuple[str, str, str], test: StsEvaluator, model,
+                  lower_is_better: bool = False) -> dict:
+    """When `score` beats the best so far, keep it, the STS test score of this checkpoint and the step, in the
+    `progress` fields (best, test at best, best step); returns those three fields as metrics."""
+    best, test_at_best, best_step = fields
+    if (score < getattr(progress, best)) if lower_is_better else (score > getattr(progress, best)):
+        setattr(progress, best, score)
+        setattr(progress, test_at_best, test(model))
+        setattr(progress, best_step, progress.step)
+    return {name: getattr(progress, name) for name in fields}
+
+
 def _evaluate(model, dev: StsEvaluator, test: StsEvaluator, progress: Progress) -> dict:
     """Score dev; on a new best, score test for this checkpoint. Returns the metrics to report."""
     sts_dev = dev(model)
-    if sts_dev > progress.best_sts_dev:
-        progress.best_sts_dev = sts_dev
-        progress.sts_test_at_best_dev = test(model)
-        progress.best_step = progress.step
-    return {
-        "step": progress.step,
-        "sts_dev": sts_dev,
-        "best_sts_dev": progress.best_sts_dev,
-        "sts_test_at_best_dev": progress.sts_test_at_best_dev,
-        "best_step": progress.best_step,
-    }
+    return {"step": progress.step, "sts_dev": sts_dev} | _keep_if_best(
+        progress, sts_dev, ("best_sts_dev", "sts_test_at_best_dev", "best_step"), test, model)
 
 
 def _select_by_validation_loss(setup: TrainingSetup, validation: list[str], batch_size: int, seed: int,
                                test: StsEvaluator, progress: Progress) -> dict:
     """The held-out loss; on a new lowest one, the STS test score of this checkpoint. Returns the metrics."""
     loss = validation_loss(setup, validation, batch_size, seed)
-    if loss < progress.best_validation_loss:
-        progress.best_validation_loss = loss
-        progress.sts_test_at_best_validation_loss = test(setup.model)
-        progress.best_validation_step = progress.step
-    return {
-        "validation_loss": loss,
-        "best_validation_loss": progress.best_validation_loss,
-        "sts_test_at_best_validation_loss": progress.sts_test_at_best_validation_loss,
-        "best_validation_step": progress.best_validation_step,
-    }
+    return {"validation_loss": loss} | _keep_if_best(
+        progress, loss, ("best_validation_loss", "sts_test_at_best_validation_loss", "best_validation_step"), test,
+        setup.model, lower_is_better=True)
 
 
 def task_metric_key(task, metric: str | None) -> str:
@@ -348,13 +344,5 @@ def _select_by_task_dev(model, task, key: str, test: StsEvaluator, progress: Pro
     if key not in metrics:
         raise InputError(f"selection metric {key!r} is not one of task {task.name!r}'s: {', '.join(sorted(metrics))}")
     score = metrics[key]
-    if score > progress.best_task_dev:
-        progress.best_task_dev = score
-        progress.sts_test_at_best_task_dev = test(model)
-        progress.best_task_step = progress.step
-    return {
-        "task_dev": score,
-        "best_task_dev": progress.best_task_dev,
-        "sts_test_at_best_task_dev": progress.sts_test_at_best_task_dev,
-        "best_task_step": progress.best_task_step,
-    }
+    return {"task_dev": score} | _keep_if_best(
+        progress, score, ("best_task_dev", "sts_test_at_best_task_dev", "best_task_step"), test, model)
