@@ -2,6 +2,12 @@
 
 The driver-side Ray Tune callback means trials need no route to the tracking server, a retried trial keeps
 its one run (looked up by its Ray trial id), and SQLite sees a single writer.
+
+The runs follow MLflow's conventions so its UI shows them as it would its own: the source tags (driver
+script, git commit, user) on every run, an experiment of kind "custom_model_development" (the UI then opens
+on its runs, not on GenAI traces), each trial's data files as dataset inputs with content digests
+(`sentsweep.tracking.datasets`), the trial's `system/...` usage metrics as reported
+(`sentsweep.trainables.system_metrics`), and the sweep's tables as the parent run's description.
 """
 
 from __future__ import annotations
@@ -9,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import re
 import time
 from pathlib import Path
 
@@ -16,18 +23,30 @@ from ray.tune import Callback
 from ray.tune.result import AUTO_RESULT_KEYS
 
 from sentsweep.random_seeds import TRIAL_INDEX_KEY, resolve_seed
+from sentsweep.tracking.datasets import trial_datasets
 from sentsweep.tracking.store import PER_QUERY_ARTIFACT
 from sentsweep.tracking.writer import QueuedMlflowWriter
 from sentsweep.version import code_version
 
 IGNORED_RESULT_KEYS = set(AUTO_RESULT_KEYS) | {"done", "trial_id", "experiment_tag", "should_checkpoint"}
-# Config entries that are bookkeeping, not hyperparameters.
-NON_PARAM_KEYS = {TRIAL_INDEX_KEY, "seeds"}
+# Config entries that are bookkeeping, not hyperparameters (the parent model's run becomes a tag, lineage).
+NON_PARAM_KEYS = {TRIAL_INDEX_KEY, "seeds", "parent_model_run_id"}
+# Params that do not change what a configuration is: whether its model is kept.
+UNHASHED_PARAMS = {"keep_model"}
+# The experiment tag the MLflow 3 UI reads to choose an experiment's pages (the server's JS bundle: its
+# ExperimentKind enum, "Machine learning" = runs first); without it the UI guesses a kind from what the experiment
+# holds, and may open it on GenAI traces.
+EXPERIMENT_KIND_TAG = "mlflow.experimentKind"
+EXPERIMENT_KIND = "custom_model_development"
+DESCRIPTION_TAG = "mlflow.note.content"  # a run's description in the MLflow UI (Markdown)
 
 
 def config_hash(config: dict) -> str:
-    """Hash of a trial's hyperparameters without its seed: the trials of one config over seeds share it."""
-    params = {k: v for k, v in config.items() if k not in NON_PARAM_KEYS | {"seed"}}
+    """Hash of a trial's hyperparameters without its seed: the trials of one config over seeds share it. A trial
+    that starts from another run's model (`parent_model_run_id`, a chained stage) leaves its `model` out too:
+    that is the same seed's model of the earlier stage, one per seed like the seed itself."""
+    per_seed = {"seed", "model"} if config.get("parent_model_run_id") else {"seed"}
+    params = {k: v for k, v in config.items() if k not in NON_PARAM_KEYS | UNHASHED_PARAMS | per_seed}
     return hashlib.sha1(json.dumps(params, sort_keys=True, default=str).encode()).hexdigest()[:12]
 
 
@@ -62,12 +81,16 @@ class SweepTracker(Callback):
     def __init__(self, tracking_uri: str, experiment_name: str, sweep_name: str, pending_dir: str | Path,
                  resume: bool = False) -> None:
         from mlflow.tracking import MlflowClient
+        from mlflow.tracking.context.registry import resolve_tags
 
         client = MlflowClient(tracking_uri=tracking_uri)
         self.sweep_name = sweep_name
-        experiment = client.get_experiment_by_name(experiment_name)
-        experiment_id = experiment.experiment_id if experiment else client.create_experiment(experiment_name)
+        experiment_id = _experiment_id(client, experiment_name)
         self.version = code_version()
+        # mlflow.source.name (the driver script), .type, .git.commit, mlflow.user, ...: what MLflow itself tags
+        # a run started here with; resolved once, since the driver's script and checkout stay the same.
+        self.source_tags = resolve_tags()
+        self._tables: dict[str, str] = {}  # title -> Markdown, of the stages logged by log_sweep_table
         unfinished = client.search_runs(
             [experiment_id],
             f"tags.role = 'sweep' and tags.sweep = '{sweep_name}' and attributes.status = 'RUNNING'",
@@ -80,7 +103,7 @@ class SweepTracker(Callback):
             self.parent_run_id = client.create_run(
                 experiment_id,
                 run_name=f"{sweep_name}-{time.strftime('%Y%m%d-%H%M%S')}",
-                tags={"sweep": sweep_name, "code_version": self.version, "role": "sweep"},
+                tags=self.source_tags | {"sweep": sweep_name, "code_version": self.version, "role": "sweep"},
             ).info.run_id
         self.writer = QueuedMlflowWriter(
             tracking_uri, experiment_id, self.parent_run_id,
@@ -92,6 +115,27 @@ class SweepTracker(Callback):
         for key, value in metrics.items():
             self.writer.client.log_metric(self.parent_run_id, key, value)
 
+    def log_sweep_table(self, title: str, markdown: str) -> None:
+        """A stage's table on the sweep's parent run: the artifact tables/<NN>-<title>.md, and the run's
+        description, which holds every stage table logged so far in order, each under its title (a title
+        logged again replaces its table)."""
+        self._tables[title] = markdown
+        number = list(self._tables).index(title) + 1
+        file_name = re.sub(r"[^A-Za-z0-9._-]+", "_", title).strip("_")
+        self.writer.submit({"op": "text", "trial": None, "file": f"tables/{number:02d}-{file_name}.md",
+                            "content": markdown})
+        self.writer.submit({"op": "tag", "trial": None, "key": DESCRIPTION_TAG, "value": self._description()})
+
+    def _description(self) -> str:
+        """The stage tables under their titles, cut to MLflow's tag size if need be (the artifacts are whole)."""
+        from mlflow.utils.validation import MAX_TAG_VAL_LENGTH
+
+        text = "\n\n".join(f"## {title}\n\n{markdown}" for title, markdown in self._tables.items())
+        if len(text) <= MAX_TAG_VAL_LENGTH:
+            return text
+        cut = "\n\n... (cut at MLflow's tag size; every table is whole in the run's artifacts, under tables/)"
+        return text[:MAX_TAG_VAL_LENGTH - len(cut)] + cut
+
     def on_trial_start(self, iteration, trials, trial, **info):
         config = trial.config
         params = trial_params(config)
@@ -99,7 +143,7 @@ class SweepTracker(Callback):
             "op": "create",
             "trial": trial.trial_id,
             "name": f"{config.get('method')}-{trial.trial_id}",
-            "tags": {
+            "tags": self.source_tags | {
                 "mlflow.parentRunId": self.parent_run_id,
                 "sweep": self.sweep_name,
                 "sweep_run_id": self.parent_run_id,
@@ -109,10 +153,14 @@ class SweepTracker(Callback):
                 "code_version": self.version,
                 "ray_trial_id": trial.trial_id,
                 "selected_on": selection_tag(config),
-            },
+            } | ({"parent_model_run_id": config["parent_model_run_id"]} if config.get("parent_model_run_id") else {}),
             "params": {k: json.dumps(v) if isinstance(v, (list, dict)) else str(v) for k, v in params.items()},
             "config": json.loads(json.dumps(params, default=str)),
         })
+        datasets = trial_datasets(config)
+        if datasets:
+            self.writer.submit({"op": "inputs", "trial": trial.trial_id, "datasets": [
+                {"dataset": dataset.to_dictionary(), "context": context} for dataset, context in datasets]})
 
     def on_trial_result(self, iteration, trials, trial, result, **info):
         step = int(result.get("step", result.get("training_iteration", 0)))
@@ -150,6 +198,16 @@ class SweepTracker(Callback):
             return False
         self.writer.client.set_terminated(self.parent_run_id, status="FINISHED")
         return True
+
+
+def _experiment_id(client, name: str) -> str:
+    """The experiment `name`, created if need be, with its kind tag (unless it has a kind already)."""
+    experiment = client.get_experiment_by_name(name)
+    if experiment is None:
+        return client.create_experiment(name, tags={EXPERIMENT_KIND_TAG: EXPERIMENT_KIND})
+    if EXPERIMENT_KIND_TAG not in experiment.tags:
+        client.set_experiment_tag(experiment.experiment_id, EXPERIMENT_KIND_TAG, EXPERIMENT_KIND)
+    return experiment.experiment_id
 
 
 def _error_text(trial) -> str:

@@ -1,8 +1,8 @@
 """Ordered, loss-free writes of trial results to MLflow, surviving a tracking server that goes away.
 
-Every write is an operation on a trial (create its run, log metrics, set a tag, store a JSON artifact,
-terminate it). Operations
-are applied in order; when the store cannot be reached they stay queued, mirrored to a JSON-lines file,
+Every write is an operation on a trial (create its run, log metrics, set a tag, store a JSON or text artifact,
+log its dataset inputs, terminate it), or with trial None on the sweep's parent run. Operations are applied in
+order; when the store cannot be reached they stay queued, mirrored to a JSON-lines file,
 and are retried on later writes (at most every `retry_interval_s`) and at the end of the sweep. Whatever is
 still queued then can be replayed later:
 
@@ -119,10 +119,11 @@ class QueuedMlflowWriter:
         return self._run_ids.get(trial_id)
 
     def _apply(self, operation: dict) -> None:
-        from mlflow.entities import Metric, Param
+        from mlflow.entities import Dataset, DatasetInput, InputTag, Metric, Param
+        from mlflow.utils.mlflow_tags import MLFLOW_DATASET_CONTEXT
 
         kind, trial_id = operation["op"], operation["trial"]
-        run_id = self._run_id(trial_id)
+        run_id = self.parent_run_id if trial_id is None else self._run_id(trial_id)
         if kind == "create":
             if run_id is None:
                 run = self.client.create_run(self.experiment_id, run_name=operation["name"], tags=operation["tags"])
@@ -140,6 +141,13 @@ class QueuedMlflowWriter:
             self.client.set_tag(run_id, operation["key"], operation["value"])
         elif kind == "artifact":
             self.client.log_dict(run_id, operation["content"], operation["file"])
+        elif kind == "text":
+            self.client.log_text(run_id, operation["content"], operation["file"])
+        elif kind == "inputs":  # [{"dataset": Dataset.to_dictionary(), "context": "training"}, ...]
+            self.client.log_inputs(run_id, datasets=[
+                DatasetInput(Dataset(**item["dataset"]), tags=[InputTag(MLFLOW_DATASET_CONTEXT, item["context"])])
+                for item in operation["datasets"]
+            ])
         elif kind == "terminate":
             self.client.set_terminated(run_id, status=operation["status"])
         else:

@@ -1,4 +1,8 @@
-"""Where a training loop reports metrics and checkpoints: Ray Tune inside a sweep, or memory for a direct run."""
+"""Where a training loop reports metrics and checkpoints: Ray Tune inside a sweep, or memory for a direct run.
+
+A report to Ray Tune also carries the trial process's machine usage since the previous report
+(`system_metrics`), which the driver logs to the trial's MLflow run with its other metrics.
+"""
 
 from __future__ import annotations
 
@@ -6,9 +10,16 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from sentsweep.trainables.system_metrics import process_sampler
+
 
 class TuneSession:
-    """Reports to Ray Tune (`tune.report`) and resumes from Tune's latest checkpoint of this trial."""
+    """Reports to Ray Tune (`tune.report`), with the `system/...` usage metrics since the last report, and
+    resumes from Tune's latest checkpoint of this trial."""
+
+    def __init__(self) -> None:
+        self._system_metrics = process_sampler()
+        self._system_metrics.new_window()  # a process running trials one after another: this trial's usage only
 
     def latest_checkpoint_dir(self):
         from ray import tune
@@ -21,7 +32,8 @@ class TuneSession:
     def report(self, metrics: dict, checkpoint_dir: Path) -> None:
         from ray import tune
 
-        tune.report(metrics, checkpoint=tune.Checkpoint.from_directory(str(checkpoint_dir)))
+        checkpoint = tune.Checkpoint.from_directory(str(checkpoint_dir))
+        tune.report(metrics | self._system_metrics.take(), checkpoint=checkpoint)
 
 
 class LocalSession:
