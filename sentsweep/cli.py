@@ -3,6 +3,8 @@
     sentsweep list                                   # the experiments and what each re-runs
     sentsweep run nm_weight --quick                  # = python sweeps/nm_weight.py --quick
     sentsweep analyze table --experiment nm_weight --rows method pooling --columns w
+    sentsweep models register --experiment nm_weight --stage multitask_w
+    sentsweep models export models:/nm_weight/1 my_model/
     sentsweep evaluate --model all-MiniLM-L6-v2 --sts-dir ../shared/data/stsbenchmark
     sentsweep replay sweep_outputs/mlflow-pending-1a2b3c4d.jsonl
     sentsweep build-distractors --model bert-large-uncased --sts-dir data/stsbenchmark --output-dir pools
@@ -22,6 +24,7 @@ COMMANDS = {
     "list": "list the experiments",
     "run": "run an experiment by name: sentsweep run NAME [its options]",
     "analyze": "tables, significance tests, plots and reports of sweeps in MLflow",
+    "models": "register a sweep's best models in the MLflow Model Registry; export a model to a folder",
     "evaluate": "a model or a lexical baseline on the STS benchmark and evaluation tasks",
     "replay": "write MLflow operations a sweep had to queue",
     "build-distractors": "the STS-B distractor pools of Malmberg (2021) from a masked LM (--eval-task distractors=)",
@@ -32,7 +35,7 @@ def build_parser() -> argparse.ArgumentParser:
     """The top-level parser, for `sentsweep --help`; each sub-command parses its own options."""
     parser = argparse.ArgumentParser(prog="sentsweep", description=__doc__.splitlines()[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter,
-                                     epilog="\n".join(__doc__.splitlines()[2:8]))
+                                     epilog="\n".join(__doc__.splitlines()[2:10]))
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, help_text in COMMANDS.items():
         commands.add_parser(name, help=help_text)
@@ -53,6 +56,10 @@ def main(argv: list[str] | None = None) -> int:
         from sentsweep.analysis.cli import main as analyze  # lazy: see above
 
         return analyze(rest)
+    if command == "models":
+        from sentsweep.analysis.model_registry import main as models  # lazy: see above
+
+        return models(rest, prog="sentsweep models")
     if command == "evaluate":
         from sentsweep.evaluate import main as evaluate  # lazy: see above
 

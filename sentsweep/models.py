@@ -72,9 +72,12 @@ def load_sentence_model(
     """A SentenceTransformer for `name_or_path` with `pooling` over the last layer.
 
     `pooling=None` keeps the model's own sentence-transformers configuration (its pooling and any
-    normalisation), which is how a published model is evaluated as released. The poolings of `LAYER_POOLING`
-    (seed 003) pool hidden layer -1 or -2 with a `HiddenLayerPooling` module; a model saved with one reloads
-    with `SentenceTransformer(folder, trust_remote_code=True)`, since the module's class is this package's.
+    normalisation), which is how a published model is evaluated as released. A sentence-transformers folder
+    saved with `pooling` itself (a sweep's exported model, see `saved_pooling`) is loaded as it is, trained
+    linear layer included, so the next stage of a chain starts from exactly the model the last one selected.
+    The poolings of `LAYER_POOLING` (seed 003) pool hidden layer -1 or -2 with a `HiddenLayerPooling` module; a
+    model saved with one reloads with `SentenceTransformer(folder, trust_remote_code=True)`, since the module's
+    class is this package's.
     `dropout_free` sets the transformer's dropout probabilities to 0 (ConSERT trains without the encoder's
     dropout).
 
@@ -92,11 +95,12 @@ def load_sentence_model(
 
     quiet_transformers()
     source = check_model_source(name_or_path)
-    if pooling is None:
+    if pooling is not None:
+        check_pooling(pooling)
+    if pooling is None or (saved_pooling(source) == pooling and not dropout_free):
         model = SentenceTransformer(source, device=device or "cpu")
         model.max_seq_length = max_seq_length
         return model
-    check_pooling(pooling)
     no_dropout = {"hidden_dropout_prob": 0.0, "attention_probs_dropout_prob": 0.0} if dropout_free else {}
     if pooling in LAYER_POOLING:
         mode, layer, no_special = LAYER_POOLING[pooling]
@@ -114,6 +118,26 @@ def load_sentence_model(
                              init_weight=torch.empty(dimension, dimension).normal_(0.0, std),
                              init_bias=torch.zeros(dimension)))
     return SentenceTransformer(modules=modules, device=device or "cpu")
+
+
+def saved_pooling(source: str) -> str | None:
+    """The pooling of a local sentence-transformers folder that is exactly what `load_sentence_model` builds for
+    it (a Transformer, a Pooling module of mode cls, mean or max, and for "cls_linear" a Dense layer after CLS);
+    None for anything else (a hub name, a bare transformers folder, a model with its own extra modules)."""
+    import json
+
+    modules_file = Path(source) / "modules.json"
+    if not modules_file.is_file():
+        return None
+    modules = json.loads(modules_file.read_text(encoding="utf-8"))
+    kinds = [entry["type"].rsplit(".", 1)[-1] for entry in modules]
+    if kinds not in (["Transformer", "Pooling"], ["Transformer", "Pooling", "Dense"]):
+        return None
+    pooling_config = Path(source) / modules[1]["path"] / "config.json"
+    mode = json.loads(pooling_config.read_text(encoding="utf-8")).get("pooling_mode")
+    if kinds[-1] == "Dense":
+        return "cls_linear" if mode == "cls" else None
+    return mode if mode in ("cls", "mean", "max") else None
 
 
 def cls_and_sep_ids(tokenizer, name_or_path: str, pooling: str) -> list[int]:

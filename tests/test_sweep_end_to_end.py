@@ -10,7 +10,7 @@ import ray
 from mlflow.tracking import MlflowClient
 
 import sentsweep.analysis.cli as analysis_cli
-from sentsweep.analysis.runs import latest_sweep_run_id
+from sentsweep.analysis.runs import fetch_trial_runs, latest_sweep_run_id
 
 SWEEP_SCRIPT = Path(__file__).resolve().parents[1] / "sweeps" / "tsdae_deletion.py"
 
@@ -178,3 +178,44 @@ def test_compare_over_queries_pairs_the_per_query_outcomes_of_shared_seeds(quick
         assert f"t = {expected.statistic:.3f}, p = {expected.pvalue:.4f}" in out
     else:  # the two configurations got every query equally right: no difference to test
         assert "t = nan" in out
+
+
+def test_the_best_configurations_models_reload_with_the_test_score_mlflow_recorded(quick_sweep, tmp_path):
+    from sentence_transformers import SentenceTransformer
+
+    from sentsweep.analysis.model_registry import main as models
+    from sentsweep.data import read_scored_pairs
+    from sentsweep.demo_data import DEMO_DIR
+    from sentsweep.tasks.sts import StsEvaluator
+
+    uri, parent, _ = quick_sweep
+    runs = fetch_trial_runs(uri, "tsdae_deletion", parent)
+    kept = runs[runs["logged_model_id"].notna()]
+    best = runs.groupby("config_hash")["metrics.best_sts_dev"].mean().idxmax()
+    assert set(kept["config_hash"]) == {best} and sorted(kept["seed"]) == ["0", "1"]  # --keep-models best
+    test = StsEvaluator(read_scored_pairs(DEMO_DIR / "sts-test.csv"))
+    for _, run in kept.iterrows():
+        folder = tmp_path / run["run_id"]
+        assert models(["export", f"runs:/{run['run_id']}/model", str(folder), "--tracking-uri", uri]) == 0
+        reloaded = SentenceTransformer(str(folder), device="cpu")
+        assert test(reloaded) == pytest.approx(run["metrics.sts_test_at_best_dev"], abs=1e-4)
+    assert models(["export", f"runs:/{kept.iloc[0]['run_id']}/model", str(folder), "--tracking-uri", uri]) == 2
+
+
+def test_registered_versions_carry_the_tables_cells_of_the_best_configuration(quick_sweep):
+    from sentsweep.analysis.model_registry import cell_text, register_best
+    from sentsweep.analysis.tables import build_table
+
+    uri, parent, _ = quick_sweep
+    versions = register_best(uri, "tsdae_deletion", parent, name="tsdae-deletion-best")
+    runs = fetch_trial_runs(uri, "tsdae_deletion", parent)
+    table = build_table(runs, ["noise_ratio", "pooling"], ["sts_test_at_best_dev", "best_sts_dev"])
+    best = table.best["best_sts_dev"]
+    client = MlflowClient(uri)
+    assert sorted(version.seed for version in versions) == [0, 1]
+    for version in versions:
+        tags = client.get_model_version("tsdae-deletion-best", version.version).tags
+        for metric in ("sts_test_at_best_dev", "best_sts_dev"):
+            assert tags[f"table.{metric}"] == cell_text(table.cells[(best, metric)])
+            assert tags[f"table.{metric}.n"] == "2"
+        assert tags["configuration"] == f"noise_ratio={best[0]}, pooling={best[1]}"

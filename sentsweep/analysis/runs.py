@@ -31,7 +31,9 @@ def latest_sweep_run_id(tracking_uri: str, experiment_name: str) -> str:
 def fetch_trial_runs(tracking_uri: str, experiment_name: str, sweep_run_id: str | None = None) -> pd.DataFrame:
     """Trial runs of one sweep (or of every sweep when `sweep_run_id` is None), fetched page by page.
 
-    Columns: run_id, status, seed, config_hash, failure_reason, params.<name>, metrics.<name>.
+    Columns: run_id, status, seed, config_hash, ray_trial_id, parent_model_run_id (the run whose model the trial
+    started from, where it did), logged_model_id (its model's MLflow id, where it was kept), failure_reason,
+    params.<name>, metrics.<name>.
     """
     client = _client(tracking_uri)
     experiment = client.get_experiment_by_name(experiment_name)
@@ -50,6 +52,9 @@ def fetch_trial_runs(tracking_uri: str, experiment_name: str, sweep_run_id: str 
                 "status": run.info.status,
                 "seed": run.data.tags.get("seed"),
                 "config_hash": run.data.tags.get("config_hash"),
+                "ray_trial_id": run.data.tags.get("ray_trial_id"),
+                "parent_model_run_id": run.data.tags.get("parent_model_run_id"),
+                "logged_model_id": run.data.tags.get("logged_model_id"),
                 "failure_reason": run.data.tags.get("failure_reason"),
             }
             row.update({f"params.{k}": v for k, v in run.data.params.items()})
@@ -74,3 +79,16 @@ def per_query_outcomes(tracking_uri: str, run_id: str) -> dict[str, list[float]]
                              f"outcomes was run): {error}") from None
         with open(path, encoding="utf-8") as handle:
             return json.load(handle)
+
+
+def runs_of_row(runs: pd.DataFrame, params: list[str], row: tuple) -> pd.DataFrame:
+    """The runs whose params equal a table `row`'s values (the table reads numbers as numbers: 0.30 == "0.3")."""
+    def same(value, param) -> bool:
+        try:
+            return float(value) == float(param)
+        except (TypeError, ValueError):
+            return str(value) == str(param)
+
+    mask = [all(same(value, param) for value, param in zip(row, values))
+            for values in zip(*(runs[f"params.{name}"] for name in params))]
+    return runs[mask] if len(runs) else runs

@@ -21,7 +21,8 @@ from sentsweep.trainables.settings import EvaluationSettings, TrainingSettings
 # Settings the launcher fills from its own options (data files, the model), not from the protocol.
 DATA_OPTIONS = {"model": "--model", "corpus": "--corpus", "dev_file": "--sts-dir / --sick-file / --hf-sts",
                 "test_file": "--sts-dir / --sick-file / --hf-sts", "eval_format": "--sts-dir / --sick-file / --hf-sts",
-                "train_file": "the training split beside the dev/test data", "eval_tasks": "--eval-task"}
+                "train_file": "the training split beside the dev/test data", "eval_tasks": "--eval-task",
+                "keep_model": "--keep-models"}
 
 
 def protocol_card(definition, args: argparse.Namespace, resolved, stages: list[tuple[str, dict]],
@@ -41,10 +42,15 @@ def protocol_card(definition, args: argparse.Namespace, resolved, stages: list[t
     lines += ["## Grid" + (" (greedy: each stage keeps the best value on dev of the stages before)"
                            if definition.greedy else ""), "", "| stage | axis | values | source |", "|---|---|---|---|"]
     grid_names = {stage.name: stage.grids for stage in definition.stages}
+    chains = {stage.name: stage for stage in definition.stages if stage.init_from}
     for index, (name, axes) in enumerate(stages, start=1):
         for axis, values in axes.items() or [("-", None)]:
             source = axis_source(protocol, grid_names.get(name, {}).get(axis, axis), values, args)
             lines.append(f"| {index} {name} | {axis} | {_values(values)} | {source} |")
+        if name in chains:
+            rows = "its best configuration on dev" if chains[name].init_rows == "best" else "each of its configurations"
+            lines.append(f"| {index} {name} | model | each seed starts from the same seed's model of stage "
+                         f"'{chains[name].init_from}', {rows} | chain |")
     lines.append("")
 
     swept = {axis for _, axes in stages for axis in axes}
@@ -66,7 +72,7 @@ def protocol_card(definition, args: argparse.Namespace, resolved, stages: list[t
 
     seeds_source = "command line" if args.seeds else (
         "--quick" if args.quick and "seeds" in protocol.quick else str(protocol.seeds.source))
-    trials, steps, per_stage = count_work(resolved, stages, args)
+    trials, steps, per_stage = count_work(resolved, stages, args, chained_from_each(definition))
     lines += [f"**Seeds:** {', '.join(map(str, resolved.seeds))} ({seeds_source})", "",
               f"**Trials:** {' + '.join(str(n) for n in per_stage)} grid point{'s' if sum(per_stage) != 1 else ''} x "
               f"{len(resolved.seeds)} seed{'s' if len(resolved.seeds) != 1 else ''} = {trials}",
@@ -135,19 +141,28 @@ def _source(name: str, default_source: Source, protocol, given: set[str], args: 
     return f"default: {default_source}"
 
 
-def count_work(resolved, stages: list[tuple[str, dict]], args: argparse.Namespace) -> tuple[int, int, list[int]]:
-    """(trials, training steps in all, points per stage): every grid point of every stage, once per seed."""
+def chained_from_each(definition) -> dict[str, str]:
+    """{stage: earlier stage} for the stages that start from each configuration of an earlier one."""
+    return {stage.name: stage.init_from for stage in definition.stages if stage.init_from and stage.init_rows == "each"}
+
+
+def count_work(resolved, stages: list[tuple[str, dict]], args: argparse.Namespace,
+               from_each: dict[str, str] | None = None) -> tuple[int, int, list[int]]:
+    """(trials, training steps in all, points per stage): every grid point of every stage, once per seed; a
+    stage chained to each configuration of an earlier stage (`from_each`) runs once per such configuration."""
     corpus_size = resolved.corpus_size
     seeds = len(resolved.seeds)
     trials = steps = 0
-    per_stage = []
-    for _, axes in stages:
+    per_stage, points_of = [], {}
+    for stage_name, axes in stages:
         if args.search == "optuna":
             points = [{name: values_to_validate(axis)[0] for name, axis in axes.items()}] * args.num_configs
         else:
             names = list(axes)
             points = [dict(zip(names, combination)) for combination in
                       itertools.product(*(list(axes[name]) for name in names))]
+        points *= points_of.get((from_each or {}).get(stage_name), 1)
+        points_of[stage_name] = len(points)
         per_stage.append(len(points))
         for point in points:
             config = with_method_settings(resolved.constants | point, resolved.method_settings, axes)

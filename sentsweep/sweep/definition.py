@@ -6,6 +6,7 @@ import argparse
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 from sentsweep.references import Reference
 from sentsweep.search_spaces.protocol import Protocol
@@ -14,11 +15,18 @@ from sentsweep.search_spaces.protocol import Protocol
 @dataclass
 class Stage:
     """One stage of a sweep: its name and the axes it sweeps, {param: values} (grid) or {param: domain}; axes
-    None: the stage is left out (an option turned it off)."""
+    None: the stage is left out (an option turned it off); a setting of one stage only (its method) is an axis of
+    one value. A stage may start from the models of an earlier stage (a chain: pre-training, then supervised
+    training)."""
 
     name: str
     axes: Callable[[argparse.Namespace], dict | None]
     grids: dict[str, str] = field(default_factory=dict)  # axis -> the protocol grid it takes, where not its name
+    # A chained stage: each seed starts from the same seed's model of stage `init_from` (an earlier stage), of
+    # its best configuration on dev (`init_rows` "best") or of each of its configurations ("each": an axis
+    # `pretrained` naming the row).
+    init_from: str | None = None
+    init_rows: Literal["best", "each"] = "best"
 
 
 @dataclass

@@ -27,6 +27,7 @@ from sentsweep.search_spaces.protocol import with_method_settings
 from sentsweep.sweep.card import protocol_card
 from sentsweep.sweep.definition import ResolvedSweep, SweepDefinition
 from sentsweep.tasks import build_tasks, parse_task_specs
+from sentsweep.tracking.models import check_model_uri, is_model_uri, materialize_model
 from sentsweep.tracking.store import check_tracking_reachable, resolve_tracking_uri
 from sentsweep.trainables.catalog import check_keys, get_method, setting_default, validate_config
 from sentsweep.trainables.settings import BOOKKEEPING_KEYS, EvaluationSettings, TrainingSettings
@@ -34,6 +35,7 @@ from sentsweep.trainables.settings import BOOKKEEPING_KEYS, EvaluationSettings, 
 DEFAULT_OUTPUT_DIR = Path("sweep_outputs")
 TINY_MODEL_PENDING = "<the tiny random model, built once every check has passed>"
 SCHEDULERS = ("fifo", "asha", "median")  # see sentsweep.sweep.runner.make_scheduler
+KEEP_MODELS = ("best", "all", "none")  # see sentsweep.sweep.runner.SweepRunner.keep_models
 
 
 def build_parser(definition: SweepDefinition, prog: str | None = None) -> argparse.ArgumentParser:
@@ -42,7 +44,8 @@ def build_parser(definition: SweepDefinition, prog: str | None = None) -> argpar
     parser.add_argument("--dry-run", action="store_true",
                         help="print the protocol card (grid, every setting with its source, seeds, trials, steps) "
                         "and exit without training")
-    parser.add_argument("--model", help="Hugging Face model name or local folder (default with --quick: a tiny BERT)")
+    parser.add_argument("--model", help="Hugging Face model name, local folder, or MLflow model URI "
+                        "(runs:/<run id>/model, models:/<name>/<version>; default with --quick: a tiny BERT)")
     parser.add_argument("--corpus", help="training sentences, one per line (default: the shipped demo corpus)")
     data = parser.add_mutually_exclusive_group()
     data.add_argument("--sts-dir", help="folder with sts-dev.csv and sts-test.csv (STS benchmark format)")
@@ -74,6 +77,9 @@ def build_parser(definition: SweepDefinition, prog: str | None = None) -> argpar
     parser.add_argument("--max-failures", type=int, default=2, help="retries of a failed trial from its checkpoint")
     parser.add_argument("--scheduler", choices=SCHEDULERS, default="fifo", help="early stopping on the dev metric")
     parser.add_argument("--resume", action="store_true", help="continue the latest unfinished sweep of the experiment")
+    parser.add_argument("--keep-models", choices=KEEP_MODELS, default="best",
+                        help="log the dev-selected model of the best configuration's trials (one per seed), of all "
+                        "trials, or of none to their MLflow runs (sentence-transformers flavour)")
     definition.add_arguments(parser)
     return parser
 
@@ -105,6 +111,7 @@ def resolve_settings(definition: SweepDefinition, args: argparse.Namespace) -> R
     seeds_given = overrides.pop("seeds", None)
     seeds = parse_seeds(args.seeds or _seeds_text(seeds_given if seeds_given is not None else protocol.seeds.value))
     constants = protocol.constants() | overrides
+    constants["keep_model"] = args.keep_models != "none" or any(stage.init_from for stage in definition.stages)
     method_settings = {method: {key: value for key, value in protocol.settings_of(method).items()
                                 if key not in overrides} for method in protocol.method_settings}
     if args.cpus_per_trial <= 0:
@@ -143,8 +150,8 @@ def resolve_settings(definition: SweepDefinition, args: argparse.Namespace) -> R
             raise InputError(f"selection_task {selection!r} has no dev split ({specs[selection]}) to select "
                              "checkpoints on")
 
-    if args.model:
-        constants["model"] = check_model_source(args.model)
+    if args.model:  # an MLflow model URI is checked once the tracking store is known to be reachable
+        constants["model"] = args.model if is_model_uri(args.model) else check_model_source(args.model)
     elif not args.quick and not args.dry_run:
         raise InputError("--model is required without --quick (a hub name or a local folder)")
     return ResolvedSweep(constants, method_settings, overrides, seeds, corpus_size)
@@ -297,6 +304,9 @@ def _run(definition: SweepDefinition, args: argparse.Namespace) -> int:
     check_overrides_used(parse_assignments(args.set), validate_axes(resolved, stages))
     tracking_uri = resolve_tracking_uri(args.tracking_uri)
     check_tracking_reachable(tracking_uri)
+    if is_model_uri(constants.get("model")):  # a run or registered version that does not exist fails here
+        constants["parent_model_run_id"] = check_model_uri(tracking_uri, constants["model"])
+        constants["model"] = str(materialize_model(tracking_uri, constants["model"], Path(args.output_dir, "models")))
     prepare_quick_models(definition, constants, args)  # --quick without --model: every check passed, build now
 
     # lazy: Ray Tune, MLflow and the tables load only once a sweep really runs (a dry run needs none of them)

@@ -1,26 +1,36 @@
-"""Run a checked sweep on Ray Tune: one MLflow parent run, one table per stage, the greedy search's carry-over.
+"""Run a checked sweep on Ray Tune: one MLflow parent run, one table per stage, the greedy search's carry-over,
+the trained models kept (`--keep-models`) and chained stages started from them.
 
 `sentsweep.sweep.launcher` checks every input first and calls `SweepRunner.run`; nothing here validates input.
+
+After each stage the models of its best configuration on dev (`--keep-models best`, the default), of all its
+trials (`all`) or of none are logged to their trials' MLflow runs (see `sentsweep.tracking.models`). A stage
+chained to an earlier one (`Stage.init_from`) starts each seed from the same seed's logged model of that
+stage, and its runs carry the parent model's run id as the tag `parent_model_run_id`.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 from pathlib import Path
 
-from sentsweep.analysis.runs import fetch_trial_runs
+from sentsweep.analysis.runs import fetch_trial_runs, runs_of_row
 from sentsweep.analysis.tables import build_table, to_markdown
 from sentsweep.data import read_scored_pairs
-from sentsweep.models import load_sentence_model
+from sentsweep.models import load_sentence_model, saved_pooling
+from sentsweep.random_seeds import resolve_seed
 from sentsweep.search_spaces.param_spaces import grid_param_space, sampled_param_space
 from sentsweep.search_spaces.protocol import with_method_settings
 from sentsweep.sweep.definition import ResolvedSweep, SweepDefinition
 from sentsweep.tasks import main_metric
 from sentsweep.tasks.sts import StsEvaluator
 from sentsweep.tracking.callback import SweepTracker
+from sentsweep.tracking.models import LOGGED_MODEL_NAME, log_trial_model, materialize_model
 from sentsweep.trainables.catalog import setting_default, train
+from sentsweep.trainables.loop import MODEL_FOLDER
 
 
 def baseline_scores(constants: dict) -> dict:
@@ -60,6 +70,13 @@ class SweepRunner:
         self.storage_path = (
             args.storage_path or os.environ.get("SENTSWEEP_STORAGE_PATH") or str(Path(args.output_dir, "ray").resolve())
         )
+        # {stage: {table row: {seed: run id}}}: the trials of each stage whose model was logged; each stage's
+        # table row params and best row on the selection metric
+        self.kept_models: dict[str, dict[tuple, dict[int, str]]] = {}
+        self.row_names: dict[str, list[str]] = {}
+        self.best_rows: dict[str, tuple] = {}
+        # the stages later stages start from, and which of their configurations they need ("best" or "each")
+        self.chain_sources = {stage.init_from: stage.init_rows for stage in definition.stages if stage.init_from}
 
     def run(self, stages: list[tuple[str, dict]], baseline: dict) -> int:
         """Run every stage (or the definition's own `driver`); returns the exit code (3 when results could
@@ -71,18 +88,23 @@ class SweepRunner:
         tracker = SweepTracker(self.tracking_uri, self.experiment, self.definition.name,
                                pending_dir=self.args.output_dir, resume=self.args.resume)
         tracker.log_sweep_metrics(baseline)
+        tracker.writer.client.set_tag(tracker.parent_run_id, "selection_metric", self.definition.selection_metric)
+        tracker.writer.client.set_tag(tracker.parent_run_id, "keep_models", self.args.keep_models)
         ray.init(ignore_reinit_error=True, include_dashboard=False, log_to_driver=False)
         self.task_metrics = [main_metric(name) for name in constants.get("eval_tasks", {})]
+        tracker.writer.client.set_tag(tracker.parent_run_id, "table_metrics", json.dumps(self.table_metrics()))
         try:
             if self.definition.driver is not None:
                 self.definition.driver(self, tracker, constants, stages)
             else:
+                stage_by_name = {stage.name: stage for stage in self.definition.stages}
                 for index, (stage_name, axes) in enumerate(stages):
                     title = (f"stage {index + 1}/{len(stages)} '{stage_name}'" if len(stages) > 1
                              else self.definition.name)
+                    axes, chain = self.chained(stage_by_name.get(stage_name), axes)
                     table = self.run_stage(tracker, index, title, constants | (
                         {"stage": stage_name} if len(stages) > 1 else {}), axes,
-                        stage_name if len(stages) > 1 else None)
+                        stage_name if len(stages) > 1 else None, chain)
                     if self.definition.greedy:
                         best = self.best_values(table, axes)
                         print(f"best on dev ({self.definition.selection_metric}, mean over seeds): {best}")
@@ -93,10 +115,47 @@ class SweepRunner:
         tracker.finish()
         return 0
 
-    def run_stage(self, tracker, index: int, title: str, constants: dict, axes: dict, stage: str | None):
-        """Fit one stage, write its results, print its table and return it
+    def chained(self, stage, axes: dict) -> tuple[dict, dict]:
+        """(axes, chain) of a stage: a chained stage's `chain` sets, for each seed, `model` to the same seed's logged
+        model of its earlier stage (of that stage's best configuration, or of each: the axis `pretrained`), its
+        pooling to that model's own, and `parent_model_run_id` to the run that logged it."""
+        if stage is None or not stage.init_from:
+            return axes, {}
+        kept = self.kept_models.get(stage.init_from, {})
+        if stage.init_rows == "best":
+            kept = {row: seeds for row, seeds in kept.items() if row == self.best_rows.get(stage.init_from)}
+        labels = {row: ", ".join(f"{name}={value}" for name, value in zip(self.row_names[stage.init_from], row))
+                  for row in kept}
+        missing = [f"{labels[row]} seed {seed}" for row in kept for seed in self.seeds if seed not in kept[row]]
+        if not kept or missing:
+            raise StageFailed(f"stage {stage.name!r} starts from the models of stage {stage.init_from!r}, which has "
+                              f"none for {', '.join(missing) or 'any configuration'} (a failed trial?)", exit_code=1)
+        runs = {(labels[row], seed): run_id for row, seeds in kept.items() for seed, run_id in seeds.items()}
+        folders = {key: str(materialize_model(self.tracking_uri, f"runs:/{run_id}/{LOGGED_MODEL_NAME}",
+                                              Path(self.args.output_dir, "models")))
+                   for key, run_id in runs.items()}
+        poolings = {key: saved_pooling(folder) for key, folder in folders.items()}
+        if stage.init_rows == "each":
+            axes = {"pretrained": sorted(labels.values())} | axes
+
+        from ray import tune  # lazy: Ray Tune is imported only once a sweep runs
+
+        def of_trial(table: dict):
+            return tune.sample_from(lambda config: table[(config.get("pretrained", next(iter(labels.values()))),
+                                                          resolve_seed(config))])
+
+        chain = {"model": of_trial(folders), "parent_model_run_id": of_trial(runs)}
+        if "pooling" not in axes and None not in poolings.values():
+            chain["pooling"] = of_trial(poolings)
+        return axes, chain
+
+    def run_stage(self, tracker, index: int, title: str, constants: dict, axes: dict, stage: str | None,
+                  chain: dict | None = None):
+        """Fit one stage (`chain`: the settings it takes from an earlier stage's models, see `chained`), write its
+        results, log the models it keeps, print its table and return it
         (`sentsweep.analysis.tables.ComparisonTable`)."""
-        self._fit(tracker, f"{self.definition.name}-{tracker.parent_run_id[:8]}-{index}", constants, axes)
+        results = self._fit(tracker, f"{self.definition.name}-{tracker.parent_run_id[:8]}-{index}", constants, axes,
+                            chain or {})
         if not tracker.writer.flush(attempts=6, wait_s=5.0):
             raise StageFailed(
                 f"MLflow at {self.tracking_uri} is unreachable; {tracker.writer.pending} results are saved in "
@@ -110,16 +169,59 @@ class SweepRunner:
         table = self._table(runs, axes)
         print(f"\n{title}: mean ± std over seeds (MLflow experiment {self.experiment!r}, "
               f"sweep run {tracker.parent_run_id})\n\n{to_markdown(table)}")
+        tracker.log_sweep_table(title, to_markdown(table))
         if self.definition.selection_metric not in table.best:
             raise StageFailed("no trial of this stage finished; see the failure_reason tags in MLflow", exit_code=1)
+        name = stage or self.definition.stages[0].name
+        self.row_names[name] = table.row_params
+        self.best_rows[name] = table.best[self.definition.selection_metric]
+        self.kept_models[name] = self.keep_models(runs, table, results, self.keep_policy(name))
         return table
+
+    def keep_policy(self, stage: str) -> str:
+        """--keep-models, widened where a later stage starts from this one's models."""
+        needed = self.chain_sources.get(stage)
+        if needed == "each" or self.args.keep_models == "all":
+            return "all"
+        return "best" if needed == "best" else self.args.keep_models
+
+    def keep_models(self, runs, table, results, policy: str) -> dict[tuple, dict[int, str]]:
+        """Log the selected model of each finished trial the policy keeps (those of the table's best row on the
+        selection metric, or all) to its MLflow run, and delete the others' model folders from their Ray
+        checkpoints; returns {table row: {seed: run id}} of the models logged."""
+        by_trial = {result.metrics.get("trial_id"): result for result in results if result.checkpoint is not None}
+        finished = runs[runs["status"] == "FINISHED"]
+        rows = {row: runs_of_row(finished, table.row_params, row) for row in table.rows}
+        kept: dict[tuple, dict[int, str]] = {}
+        for row, row_runs in rows.items():
+            if policy == "none" or (policy == "best" and row != table.best[self.definition.selection_metric]):
+                continue
+            for _, run in row_runs.iterrows():
+                result = by_trial.get(run["ray_trial_id"])
+                if result is None:
+                    continue
+                if isinstance(run["logged_model_id"], str):  # logged before the sweep was resumed
+                    kept.setdefault(row, {})[int(run["seed"])] = run["run_id"]
+                    continue
+                with result.checkpoint.as_directory() as directory:
+                    folder = Path(directory) / MODEL_FOLDER
+                    if folder.is_dir():
+                        log_trial_model(self.tracking_uri, run["run_id"], folder, result.metrics)
+                        kept.setdefault(row, {})[int(run["seed"])] = run["run_id"]
+        kept_trials = {run["ray_trial_id"] for row in kept for _, run in rows[row].iterrows()}
+        for trial_id, result in by_trial.items():
+            if trial_id not in kept_trials:
+                _delete_model_folder(result.checkpoint)
+        return kept
 
     def best_values(self, table, axes: dict) -> dict:
         """{axis: value} of the table's best row by the selection metric (mean over seeds, on dev)."""
         group_by = list(axes) or ["method"]
         return dict(zip(group_by, map(_python_value, table.best[self.definition.selection_metric])))
 
-    def _fit(self, tracker, run_name: str, constants: dict, axes: dict) -> None:
+    def _fit(self, tracker, run_name: str, constants: dict, axes: dict, chain: dict):
+        """Run the stage's trials on Ray Tune; returns Ray Tune's `ResultGrid` (each trial's last result and
+        checkpoint)."""
         from ray import tune
         from ray.tune.search import Repeater
         from ray.tune.search.optuna import OptunaSearch
@@ -131,10 +233,10 @@ class SweepRunner:
             constants = with_method_settings(constants, method_settings, axes)
         if self.args.search == "grid":
             param_space = grid_param_space(constants, axes, self.seeds, settings_by_method(
-                constants, axes, method_settings))
+                constants, axes, method_settings)) | chain
             tune_config = tune.TuneConfig(num_samples=1, scheduler=scheduler, reuse_actors=True)
         else:
-            param_space = sampled_param_space(constants, axes, self.seeds)
+            param_space = sampled_param_space(constants, axes, self.seeds) | chain
             searcher = Repeater(OptunaSearch(metric=metric, mode="max", seed=0), repeat=len(self.seeds))
             tune_config = tune.TuneConfig(
                 search_alg=searcher, num_samples=self.args.num_configs * len(self.seeds), scheduler=scheduler,
@@ -162,14 +264,26 @@ class SweepRunner:
                     verbose=1,
                 ),
             )
-        tuner.fit()
+        return tuner.fit()
 
     def _table(self, runs, axes: dict):
         """The stage's comparison table of its trial `runs`: its axes as rows, the table metrics as columns."""
         group_by = list(axes) or ["method"]  # a sweep over seeds alone still gets its one row
-        metrics = list(dict.fromkeys(self.definition.table_metrics + [self.definition.selection_metric]
-                                     + self.task_metrics))
-        return build_table(runs, group_by, metrics)
+        return build_table(runs, group_by, [metric for metric in self.table_metrics() if f"metrics.{metric}" in runs])
+
+    def table_metrics(self) -> list[str]:
+        """The metrics of the sweep's tables: the definition's, its selection metric, the eval tasks' main ones."""
+        return list(dict.fromkeys(self.definition.table_metrics + [self.definition.selection_metric]
+                                  + self.task_metrics))
+
+
+def _delete_model_folder(checkpoint) -> None:
+    """Remove the model folder from a trial's Ray checkpoint (local disk or cloud storage alike)."""
+    from pyarrow.fs import FileType
+
+    path = f"{checkpoint.path.rstrip('/')}/{MODEL_FOLDER}"
+    if checkpoint.filesystem.get_file_info(path).type == FileType.Directory:
+        checkpoint.filesystem.delete_dir(path)
 
 
 def no_trial_finished(runs) -> str:

@@ -13,7 +13,8 @@ test score is reported too (`sts_test_last`). The evaluation tasks of `eval_task
 sentsweep.tasks) are scored once, at the end, on the test splits with the selected weights (with
 `select_checkpoint: last`, the final weights). Each evaluation is reported together with a checkpoint from
 which the trial resumes exactly: batches, noise and dropout are seeded from (seed, step), not from state
-carried across steps.
+carried across steps. With `keep_model`, the trial's last checkpoint also holds the selected model as a
+sentence-transformers folder (`MODEL_FOLDER`), which the sweep logs to MLflow.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from sentsweep.trainables.session import TuneSession
 from sentsweep.trainables.settings import TrainingSettings, Trial
 
 CHECKPOINT_FILE = "trial_state.pt"
+MODEL_FOLDER = "model"  # the selected model in a trial's last checkpoint (`keep_model`): SentenceTransformer(path)
 
 
 @dataclass
@@ -239,7 +241,9 @@ def run_trial(trial: Trial, build_setup: Callable[[Trial], TrainingSetup], sessi
     optimizer = make_optimizer(setup.module, training)
     lr_schedule = make_lr_schedule(optimizer, training, max_steps, training.warmup(len(corpus)))
     progress = Progress()
-    selected_weights = None  # the selected checkpoint's model weights, kept only when tasks are scored at the end
+    # the selected checkpoint's model weights, kept only when tasks are scored at the end or the model is kept
+    selected_weights = None
+    keeps_selected = bool(tasks) or evaluation.keep_model
 
     checkpoint_dir = session.latest_checkpoint_dir()
     if checkpoint_dir is not None:
@@ -268,7 +272,7 @@ def run_trial(trial: Trial, build_setup: Callable[[Trial], TrainingSetup], sessi
                                                progress)
             selected_step = (progress.best_validation_step if by_validation_loss else
                              progress.best_task_step if by_task else progress.best_step)
-            if tasks and selected_step == progress.step:
+            if keeps_selected and selected_step == progress.step:
                 selected_weights = {key: value.detach().clone() for key, value in setup.model.state_dict().items()}
             if tasks and progress.step >= max_steps:
                 last = evaluation.select_checkpoint == "last"
@@ -291,11 +295,23 @@ def run_trial(trial: Trial, build_setup: Callable[[Trial], TrainingSetup], sessi
                     },
                     Path(directory) / CHECKPOINT_FILE,
                 )
+                if evaluation.keep_model and progress.step >= max_steps:
+                    last = evaluation.select_checkpoint == "last"
+                    save_selected_model(setup.model, None if last else selected_weights, Path(directory) / MODEL_FOLDER)
                 session.report(metrics, Path(directory))
         if progress.step >= max_steps:
             return progress
         losses.append(training_step(setup, optimizer, lr_schedule, schedule, seed, progress.step, training.precision))
         progress.step += 1
+
+
+def save_selected_model(model, weights: dict | None, folder: Path) -> None:
+    """`model` with `weights` loaded (None: as it is) saved as a sentence-transformers folder; the trained model
+    is left as it is."""
+    selected = copy.deepcopy(model)
+    if weights is not None:
+        selected.load_state_dict(weights)
+    selected.save(str(folder))
 
 
 def score_tasks_with_weights(model, weights: dict, tasks: dict):

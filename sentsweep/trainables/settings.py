@@ -17,8 +17,10 @@ from sentsweep.errors import InputError
 from sentsweep.references import THESIS_REIML_2023, THESIS_WANG_2022, TSDAE, Reference
 from sentsweep.settings import Settings, cited, project_choice, required_input, setting
 
-# Config keys that are bookkeeping of the sweep, not settings of a method.
-BOOKKEEPING_KEYS = ("method", "seed", "seeds", "__trial_index__", "stage")
+# Config keys that are bookkeeping of the sweep, not settings of a method. `pretrained`: in a chained stage that
+# starts from each configuration of an earlier stage, which one (its row of that stage's table);
+# `parent_model_run_id`: the MLflow run whose model the trial starts from (lineage).
+BOOKKEEPING_KEYS = ("method", "seed", "seeds", "__trial_index__", "stage", "pretrained", "parent_model_run_id")
 
 
 @dataclass(frozen=True)
@@ -109,6 +111,9 @@ class EvaluationSettings(Settings):
     selection_metric: str | None = setting(
         None, "the selection task's metric, without its prefix (none: the task's main metric), e.g. recall@10",
         cited(THESIS_WANG_2022, "§5.3.7", "Recall@10 for Quora"))
+    keep_model: bool = setting(
+        False, "save the selected checkpoint as a sentence-transformers folder in the trial's last checkpoint, for "
+        "the sweep to log to MLflow (a sweep sets it from --keep-models)", project_choice())
 
     def __post_init__(self) -> None:
         if self.select_checkpoint == "best_task_dev" and self.selection_task not in (self.eval_tasks or {}):
