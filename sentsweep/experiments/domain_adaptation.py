@@ -1,0 +1,44 @@
+"""Domain adaptation both ways: NLI+STS then the target domain, and the reverse (TSDAE paper, §4, Table 2).
+
+Stage 1 trains SBERT on the NLI+STS pairs; stage 2 continues each seed's model with each unsupervised method on
+the target sentences. Stage 3 trains the unsupervised methods on the target sentences alone (Table 2's first
+block); stage 4 continues each of their models with SBERT on the NLI+STS pairs.
+
+    python sweeps/domain_adaptation.py --dry-run                  # the protocol card
+    python sweeps/domain_adaptation.py --quick
+    python sweeps/domain_adaptation.py --model bert-base-uncased --corpus askubuntu_titles.txt \\
+        --sts-dir data/stsbenchmark --eval-task askubuntu=data-eval/askubuntu --gpus-per-trial 0.5
+"""
+
+from sentsweep.references import TSDAE
+from sentsweep.search_spaces.chains import DOMAIN_ADAPTATION_PROTOCOL as PROTOCOL
+from sentsweep.sweep import Stage, SweepDefinition
+
+
+def add_arguments(parser):
+    parser.add_argument("--methods", nargs="+",
+                        help=f"unsupervised methods (default: {' '.join(PROTOCOL.grid('method'))})")
+
+
+def unsupervised(args):
+    return {"method": args.methods or (["tsdae"] if args.quick else PROTOCOL.grid("method"))}
+
+
+def supervised(args):
+    return {"method": PROTOCOL.grid("supervised")}
+
+
+DEFINITION = SweepDefinition(
+    name="domain_adaptation",
+    description=__doc__.splitlines()[0],
+    reference=TSDAE,
+    protocol=PROTOCOL,
+    stages=[
+        Stage("nli_sts", supervised, grids={"method": "supervised"}),
+        Stage("nli_sts_then_target", unsupervised, init_from="nli_sts"),
+        Stage("target", unsupervised),
+        Stage("target_then_nli_sts", supervised, grids={"method": "supervised"}, init_from="target", init_rows="each"),
+    ],
+    add_arguments=add_arguments,
+    trains_on_gold_pairs=True,
+)

@@ -1,0 +1,131 @@
+"""Protocols of the chained experiments, where a stage starts from the models an earlier stage trained: the TSDAE
+paper's ("002") domain adaptation in both orders (§4, Table 2) and its pre-training before in-domain supervised
+training with growing labelled sets (§6, Figures 2 and 5); Reiml (2023, "000")'s domain MLM before Augmented
+SBERT (§4.3.1, Table 6.10).
+
+002 gives the unsupervised methods' settings once (App. B, §5.2) and does not restate them for these setups;
+they are applied here as given there. It gives no settings for its NLI+STS training step and no labelled
+set sizes for Figures 2/5: those are the project's, and say so.
+"""
+
+from __future__ import annotations
+
+from sentsweep.references import THESIS_REIML_2023, TSDAE
+from sentsweep.search_spaces.protocol import Protocol, Sourced, sourced
+from sentsweep.search_spaces.supervised import FINE_TUNING, IN_DOMAIN_SBERT, QUICK, UNSUPERVISED_FIXED_STEPS
+from sentsweep.search_spaces.tsdae import BEST_CONFIGURATION, NO_LENGTH, PAPER_METHOD_SETTINGS
+from sentsweep.settings import cited, project_choice
+
+# Each unsupervised method at its own paper settings and 002's fixed number of steps (App. B: no early stopping).
+UNSUPERVISED_AT_PAPER_SETTINGS = {method: {**settings, **UNSUPERVISED_FIXED_STEPS}
+                                  for method, settings in PAPER_METHOD_SETTINGS.items()}
+CHAIN_NOTE = ("A chained stage starts each seed from the same seed's model of the stage it names, as that stage "
+              "selected and logged it, pooling included (002 does not say which pooling a model keeps from one "
+              "step to the next: the project keeps the model's own).")
+QUICK_CHAIN = QUICK | dict(max_steps=30, eval_steps=10)
+
+# 002 §4, Table 2: "1) Training on NLI+STS data, then unsupervised training to the target domain, 2) Unsupervised
+# training on the target domain, then supervised training on NLI + STS."
+NLI_STS_STEP = {
+    "sbert": {
+        **FINE_TUNING,
+        **sourced(project_choice("002 gives no settings for its NLI+STS step; one epoch, as sentence-transformers' "
+                                 "NLI training examples"), epochs=1, max_steps=20_000, eval_steps=None,
+                  select_checkpoint="last"),
+        "loss": Sourced("cosine", project_choice(
+            "002 §5.1 trains its SBERT-nli-stsb models with MNRL on SNLI + MultiNLI and MSE on the STSb train set; "
+            "one run here trains on one file: STSb train with the cosine (MSE) loss by default, NLI pairs with "
+            "--set train_file=... loss=mnrl")),
+    },
+}
+DOMAIN_ADAPTATION_PROTOCOL = Protocol(
+    settings={
+        "max_seq_length": Sourced(128, NO_LENGTH),
+        "pooling": Sourced("mean", project_choice("the supervised step's pooling: sentence-transformers' default; "
+                                                  "002 names none")),
+        **BEST_CONFIGURATION,
+    },
+    seeds=Sourced(5, cited(TSDAE, "§5; Table 2", '"Results are averaged over 5 random seeds"')),
+    grids={
+        "method": Sourced(["tsdae", "mlm", "ct", "simcse"], cited(TSDAE, "Table 2", "the rows of both domain "
+                                                                  "adaptation blocks; BERT-flow is not implemented")),
+        "supervised": Sourced(["sbert"], cited(TSDAE, "§4", '"supervised training on NLI + STS"')),
+    },
+    method_settings=UNSUPERVISED_AT_PAPER_SETTINGS | NLI_STS_STEP,
+    quick=QUICK_CHAIN,
+    notes=(CHAIN_NOTE,
+           "Table 2 scores the USEB test sets (AskUbuntu MAP, CQADupStack MAP@100, TwitterPara AP, SciDocs MAP): give "
+           "them with --eval-task; the unlabelled target sentences with --corpus (titles, 002 §4.1), the NLI+STS "
+           "pairs with --sts-dir (its sts-train.csv) or --set train_file=...",
+           "002 §6 says every method gains over target-only training; Table 2 shows that only for target -> NLI+STS "
+           "(TSDAE 54.2 and MLM 51.1 after NLI+STS -> target are below their 55.2 and 52.9 unsupervised)."),
+)
+
+# 002 §6 and Figures 2/5: "We first pre-train on all available unlabeled sentences and then perform in-domain
+# supervised training with different labeled training set sizes."
+IN_DOMAIN_STEP = {
+    "sbert": {
+        **sourced(IN_DOMAIN_SBERT, epochs=10, max_steps=20_000, batch_size=64),
+        **sourced(cited(THESIS_REIML_2023, "§5.1", "002 App. B gives no rate; 000's fine-tuning defaults"),
+                  lr=2e-5, warmup_ratio=0.1, lr_schedule="linear", weight_decay=0.01),
+        "eval_steps": Sourced(None, project_choice("at each epoch's end: sentence-transformers' fit() default")),
+        "select_checkpoint": Sourced("best_sts_dev", cited(TSDAE, "App. B", '"early-stopping is applied by checking '
+                                                                            'the validation performance"')),
+        "loss": Sourced("cosine", cited(TSDAE, "§5.1", "MNRL for AskUbuntu, CQADupStack and SciDocs, MSE for "
+                                                       "TwitterPara: --set loss=mnrl for the first three")),
+    },
+}
+LABELLED_AFTER_PRETRAINING_PROTOCOL = Protocol(
+    settings={"max_seq_length": Sourced(128, NO_LENGTH), **BEST_CONFIGURATION,
+              "pooling": Sourced("mean", project_choice("SBERT from BERT-base: sentence-transformers' default"))},
+    seeds=Sourced(5, cited(TSDAE, "App. B", '"5 random seeds" for all in-domain models')),
+    grids={
+        "method": Sourced(["tsdae", "mlm", "ct", "simcse"], cited(TSDAE, "Figure 2", "TSDAE/MLM/CT/SimCSE+SBERT")),
+        "supervised": Sourced(["sbert"], cited(TSDAE, "Figure 2", '"SBERT: Training from the standard '
+                                                                  'BERT-base-uncased checkpoint"')),
+        "sample_size": Sourced([100, 1_000, 10_000], project_choice(
+            "002 plots labelled sets 'in thousands' without listing them; its intersection points (App. D, Table "
+            "10: 140 to 6,067 pairs) lie in this range. 0 labels: the pre-training stage's own row")),
+    },
+    method_settings=UNSUPERVISED_AT_PAPER_SETTINGS | IN_DOMAIN_STEP,
+    quick=QUICK_CHAIN,
+    notes=(CHAIN_NOTE,
+           "The figures plot dev scores of each task (002 §6); give the task with --eval-task and its labelled "
+           "training pairs with --set train_file=data-train/<task>/supervised (USEB's release).",
+           "Figure 5's caption in the seed repeats Figure 6's; Appendix E says it is the larger Figure 2."),
+)
+
+# 000 §4.3.1 and Table 6.10 (FullDomainSBERT): MLM on the target domain, then a Cross-Bi-Encoder teacher and the
+# Augmented SBERT student both started from the MLM checkpoint.
+REIML_DOMAIN_MLM = cited(THESIS_REIML_2023, "§4.3.1, §5.4.3", "MLM pre-training on the domain for 12.5K steps, "
+                         "batch size 64, learning rate 3e-5")
+DOMAIN_CHAIN_PROTOCOL = Protocol(
+    settings={"max_seq_length": Sourced(128, project_choice("000 gives no maximum sequence length")),
+              "pooling": Sourced("mean", project_choice("000 §5.1 leaves pooling at sentence-transformers' default"))},
+    seeds=Sourced(3, cited(THESIS_REIML_2023, "Table 6.10", '"averaged over 3 random seeds"')),
+    grids={
+        "method": Sourced(["mlm"], REIML_DOMAIN_MLM),
+        "supervised": Sourced(["augsbert"], cited(THESIS_REIML_2023, "Table 6.10", "FullDomainSBERT")),
+    },
+    method_settings={
+        "mlm": {**sourced(REIML_DOMAIN_MLM, max_steps=12_500, batch_size=64, lr=3e-5),
+                **sourced(project_choice("000 gives no schedule for its MLM step; dev is scored to follow it"),
+                          lr_schedule="constant", eval_steps=2_500, select_checkpoint="last")},
+        "augsbert": {**FINE_TUNING,
+                     "setting": Sourced("unsupervised", cited(THESIS_REIML_2023, "§4.3.1", "silver pairs of the "
+                                                                                         "target domain")),
+                     "teacher": Sourced("cbe", cited(THESIS_REIML_2023, "§4.3.1", "the Cross-Bi-Encoder teacher")),
+                     "teacher_epochs": Sourced(5, cited(THESIS_REIML_2023, "§5.4.3", '"fine-tune our Cross-Bi-Encoder '
+                                                                                     'on the STS-B dataset for 5 '
+                                                                                     'epochs"')),
+                     **sourced(cited(THESIS_REIML_2023, "§4.3.1", "the student trains 12.5K steps at batch size 64"),
+                               max_steps=12_500, batch_size=64),
+                     "eval_steps": Sourced(1_250, project_choice())},
+    },
+    quick=QUICK_CHAIN | dict(teacher_epochs=1, teacher_lr=3e-3, top_k=2),
+    notes=(CHAIN_NOTE,
+           "000's domain MLM trains on sampled sentence pairs in the format [CLS] x1 [SEP] [CLS] x2 [SEP]; here it "
+           "trains on the target corpus's sentences, one per example (the augsbert method's setting 'domain' runs "
+           "000's own pair MLM inside one trial).",
+           "000 states neither the MLM masking ratio nor the student's loss: BERT's 15% and SBERT's cosine loss."),
+)
