@@ -168,3 +168,13 @@ def test_every_report_carries_the_system_metrics_since_the_last(monkeypatch, tmp
     for report in reports:
         assert {"system/cpu_utilization_percentage", "system/system_memory_usage_megabytes",
                 "system/system_memory_usage_percentage", "system/disk_usage_percentage"} <= set(report)
+
+
+def test_a_sqlite_stores_artifacts_live_beside_its_file_not_in_the_working_directory(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    store = tmp_path / "store"
+    store.mkdir()
+    tracker = SweepTracker(f"sqlite:///{store / 'mlflow.db'}", "beside", "nm_weight", tmp_path / "out")
+    tracker.log_sweep_table("nm_weight", "| a |\n|---|\n| 1 |")
+    assert tracker.finish()
+    assert (store / "mlartifacts" / "beside").is_dir() and not (tmp_path / "mlruns").exists()

@@ -25,4 +25,6 @@ DEFINITION = SweepDefinition(
               init_from="domain_mlm"),
     ],
     trains_on_gold_pairs=True,
+    # the MLM stage reports its last checkpoint, Augmented SBERT its best on dev
+    table_metrics=["sts_test_last", "sts_test_at_best_dev", "best_sts_dev"],
 )

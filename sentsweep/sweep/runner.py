@@ -29,6 +29,7 @@ from sentsweep.tasks import main_metric
 from sentsweep.tasks.sts import StsEvaluator
 from sentsweep.tracking.callback import SweepTracker
 from sentsweep.tracking.models import LOGGED_MODEL_NAME, log_trial_model, materialize_model
+from sentsweep.tracking.store import experiment_page
 from sentsweep.trainables.catalog import setting_default, train
 from sentsweep.trainables.loop import MODEL_FOLDER
 
@@ -113,6 +114,7 @@ class SweepRunner:
             print(f"error: {failure}", file=sys.stderr)
             return failure.exit_code
         tracker.finish()
+        print(f"\nMLflow: {experiment_page(self.tracking_uri, tracker.writer.experiment_id)}")
         return 0
 
     def chained(self, stage, axes: dict) -> tuple[dict, dict]:

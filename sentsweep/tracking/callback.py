@@ -204,10 +204,21 @@ def _experiment_id(client, name: str) -> str:
     """The experiment `name`, created if need be, with its kind tag (unless it has a kind already)."""
     experiment = client.get_experiment_by_name(name)
     if experiment is None:
-        return client.create_experiment(name, tags={EXPERIMENT_KIND_TAG: EXPERIMENT_KIND})
+        return client.create_experiment(name, artifact_location=artifact_location(client.tracking_uri, name),
+                                        tags={EXPERIMENT_KIND_TAG: EXPERIMENT_KIND})
     if EXPERIMENT_KIND_TAG not in experiment.tags:
         client.set_experiment_tag(experiment.experiment_id, EXPERIMENT_KIND_TAG, EXPERIMENT_KIND)
     return experiment.experiment_id
+
+
+def artifact_location(tracking_uri: str, experiment_name: str) -> str | None:
+    """Where a new experiment's artifacts (tables, per-query outcomes, models) go: beside a SQLite store's file,
+    in `mlartifacts/<experiment>` (MLflow's own default is ./mlruns of whichever folder the driver started in,
+    shared by every store's experiment 1); a server's own artifact store otherwise (None)."""
+    if not tracking_uri.startswith("sqlite:///"):
+        return None
+    folder = Path(tracking_uri[len("sqlite:///"):]).resolve().parent / "mlartifacts" / experiment_name
+    return folder.as_uri()
 
 
 def _error_text(trial) -> str:
