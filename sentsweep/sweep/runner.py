@@ -13,7 +13,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
+import shlex
+import signal
 import sys
 from pathlib import Path
 
@@ -91,6 +94,8 @@ class SweepRunner:
         tracker.log_sweep_metrics(baseline)
         tracker.writer.client.set_tag(tracker.parent_run_id, "selection_metric", self.definition.selection_metric)
         tracker.writer.client.set_tag(tracker.parent_run_id, "keep_models", self.args.keep_models)
+        # SIGTERM stops the sweep as Ctrl-C does: Ray Tune ends its trials and saves its state (it handles SIGINT)
+        signal.signal(signal.SIGTERM, lambda signum, frame: signal.raise_signal(signal.SIGINT))
         ray.init(ignore_reinit_error=True, include_dashboard=False, log_to_driver=False)
         self.task_metrics = [main_metric(name) for name in constants.get("eval_tasks", {})]
         tracker.writer.client.set_tag(tracker.parent_run_id, "table_metrics", json.dumps(self.table_metrics()))
@@ -113,6 +118,12 @@ class SweepRunner:
         except StageFailed as failure:
             print(f"error: {failure}", file=sys.stderr)
             return failure.exit_code
+        except (Interrupted, KeyboardInterrupt):
+            stopped = tracker.end_interrupted()
+            print(f"\ninterrupted: {len(stopped)} trial(s) stopped, their MLflow runs and the sweep's ended KILLED"
+                  + "".join(f"\n  {trial}" for trial in stopped) + f"\nresume with:\n  {resume_command()}",
+                  file=sys.stderr)
+            return INTERRUPTED_EXIT_CODE
         tracker.finish()
         print(f"\nMLflow: {experiment_page(self.tracking_uri, tracker.writer.experiment_id)}")
         return 0
@@ -158,6 +169,8 @@ class SweepRunner:
         (`sentsweep.analysis.tables.ComparisonTable`)."""
         results = self._fit(tracker, f"{self.definition.name}-{tracker.parent_run_id[:8]}-{index}", constants, axes,
                             chain or {})
+        if tracker.open_trials:  # Ray Tune returned early: Ctrl-C or SIGTERM
+            raise Interrupted()
         if not tracker.writer.flush(attempts=6, wait_s=5.0):
             raise StageFailed(
                 f"MLflow at {self.tracking_uri} is unreachable; {tracker.writer.pending} results are saved in "
@@ -247,6 +260,8 @@ class SweepRunner:
         trainable = tune.with_resources(
             train, {"cpu": self.args.cpus_per_trial, "gpu": self.args.gpus_per_trial}
         )
+        # Ray Tune warns about every trial an interruption left without results; the driver says it once, below
+        logging.getLogger("ray.tune.analysis.experiment_analysis").setLevel(logging.ERROR)
         experiment_path = f"{self.storage_path.rstrip('/')}/{run_name}"
         if self.args.resume and tune.Tuner.can_restore(experiment_path):
             tuner = tune.Tuner.restore(
@@ -298,6 +313,19 @@ def no_trial_finished(runs) -> str:
     summary = ", ".join(f"{count} {status.lower()}" for status, count in sorted(counts.items()))
     listed = "".join(f"\n  {reason}" for reason in dict.fromkeys(reasons))
     return f"no trial of this stage finished ({summary}); failure reason(s):{listed or ' none recorded'}"
+
+
+INTERRUPTED_EXIT_CODE = 130  # the shell's code for a process ended by SIGINT
+
+
+class Interrupted(Exception):
+    """Ray Tune stopped the stage's trials on Ctrl-C or SIGTERM and saved its state for --resume."""
+
+
+def resume_command() -> str:
+    """The command line that continues this sweep: the one that started it, with --resume."""
+    argv = [sys.executable, *sys.argv] if sys.argv[0].endswith(".py") else list(sys.argv)
+    return shlex.join(argv + ([] if "--resume" in argv else ["--resume"]))
 
 
 class StageFailed(Exception):

@@ -91,14 +91,16 @@ class SweepTracker(Callback):
         # a run started here with; resolved once, since the driver's script and checkout stay the same.
         self.source_tags = resolve_tags()
         self._tables: dict[str, str] = {}  # title -> Markdown, of the stages logged by log_sweep_table
-        unfinished = client.search_runs(
+        unfinished = sorted((run for status in ("RUNNING", "KILLED") for run in client.search_runs(
             [experiment_id],
-            f"tags.role = 'sweep' and tags.sweep = '{sweep_name}' and attributes.status = 'RUNNING'",
+            f"tags.role = 'sweep' and tags.sweep = '{sweep_name}' and attributes.status = '{status}'",
             order_by=["attributes.start_time DESC"],
             max_results=1,
-        ) if resume else []
-        if unfinished:
+        )), key=lambda run: run.info.start_time, reverse=True) if resume else []
+        self.open_trials: dict[str, str] = {}  # trial id -> what it is, for trials started and not yet ended
+        if unfinished:  # a crashed driver's sweep (RUNNING) or an interrupted one (KILLED)
             self.parent_run_id = unfinished[0].info.run_id
+            client.update_run(self.parent_run_id, status="RUNNING")
         else:
             self.parent_run_id = client.create_run(
                 experiment_id,
@@ -139,6 +141,8 @@ class SweepTracker(Callback):
     def on_trial_start(self, iteration, trials, trial, **info):
         config = trial.config
         params = trial_params(config)
+        self.open_trials[trial.trial_id] = (f"{trial.trial_id}: {config.get('method')} seed {resolve_seed(config)} "
+                                            f"(config {config_hash(config)})")
         self.writer.submit({
             "op": "create",
             "trial": trial.trial_id,
@@ -181,6 +185,7 @@ class SweepTracker(Callback):
             self.writer.submit({"op": "artifact", "trial": trial.trial_id, "file": name, "content": content})
 
     def on_trial_complete(self, iteration, trials, trial, **info):
+        self.open_trials.pop(trial.trial_id, None)
         if _stopped_early(trial):
             self.writer.submit({"op": "tag", "trial": trial.trial_id, "key": "stopped_early", "value": "true"})
             self.writer.submit({"op": "terminate", "trial": trial.trial_id, "status": "KILLED"})
@@ -188,9 +193,22 @@ class SweepTracker(Callback):
             self.writer.submit({"op": "terminate", "trial": trial.trial_id, "status": "FINISHED"})
 
     def on_trial_error(self, iteration, trials, trial, **info):
+        self.open_trials.pop(trial.trial_id, None)
         reason = _error_text(trial)
         self.writer.submit({"op": "tag", "trial": trial.trial_id, "key": "failure_reason", "value": reason})
         self.writer.submit({"op": "terminate", "trial": trial.trial_id, "status": "FAILED"})
+
+    def end_interrupted(self) -> list[str]:
+        """End the runs of the trials a stopped driver left unfinished, and the sweep's run, as KILLED (tag
+        `interrupted`); `--resume` reopens them. Returns what those trials were."""
+        stopped = list(self.open_trials.values())
+        for trial_id in self.open_trials:
+            self.writer.submit({"op": "tag", "trial": trial_id, "key": "interrupted", "value": "true"})
+            self.writer.submit({"op": "terminate", "trial": trial_id, "status": "KILLED"})
+        self.open_trials.clear()
+        if self.writer.flush(attempts=3, wait_s=2.0):
+            self.writer.client.set_terminated(self.parent_run_id, status="KILLED")
+        return stopped
 
     def finish(self, attempts: int = 6, wait_s: float = 5.0) -> bool:
         """Write what is still queued and mark the sweep's parent run finished; False if the store stayed away."""
