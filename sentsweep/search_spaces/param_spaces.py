@@ -1,10 +1,13 @@
 """Turn sweep axes into Ray Tune param spaces: an exact grid, or Optuna-sampled ranges; both times seeds.
 
 An axis is a param name with its values: a list (grid mode: every value, crossed with every other axis) or
-a Ray Tune domain such as `tune.uniform(0.1, 0.9)` (Optuna mode: sampled by `OptunaSearch`).
+a Ray Tune domain such as `tune.uniform(0.1, 0.9)` (Optuna mode: sampled by `OptunaSearch`). A sweep that runs
+only some trials of its grid (`--extend` leaves out those already finished) lists them as points.
 """
 
 from __future__ import annotations
+
+import itertools
 
 from ray import tune
 from ray.tune.search.sample import Categorical, Domain, Float, Integer
@@ -20,6 +23,30 @@ def grid_param_space(constants: dict, axes: dict[str, list], seeds: list[int],
     for name, values in (by_method or {}).items():
         space[name] = tune.sample_from(lambda config, values=values: values[config["method"]])
     space["seed"] = tune.grid_search(list(seeds))
+    return space
+
+
+POINT_KEY = "__point__"  # config key: which of a points param space's trials this one is (bookkeeping)
+
+
+def grid_points(axes: dict[str, list], seeds: list[int], by_method: dict[str, dict] | None = None) -> list[dict]:
+    """The trials of `grid_param_space` one by one: {axis: value, setting decided by the method: value, seed}."""
+    names = list(axes)
+    points = []
+    for values in itertools.product(*(list(axes[name]) for name in names)):
+        point = dict(zip(names, values))
+        point.update({name: by[point["method"]] for name, by in (by_method or {}).items()})
+        points += [point | {"seed": seed} for seed in seeds]
+    return points
+
+
+def points_param_space(constants: dict, points: list[dict]) -> dict:
+    """Exactly the trials `points` (each the values it sets beyond `constants`), one Ray Tune trial each."""
+    space = dict(constants)
+    space[POINT_KEY] = tune.grid_search(list(range(len(points))))
+    for name in sorted({name for point in points for name in point}):
+        space[name] = tune.sample_from(
+            lambda config, name=name: points[config[POINT_KEY]].get(name, constants.get(name)))
     return space
 
 

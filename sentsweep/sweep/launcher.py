@@ -77,6 +77,9 @@ def build_parser(definition: SweepDefinition, prog: str | None = None) -> argpar
     parser.add_argument("--max-failures", type=int, default=2, help="retries of a failed trial from its checkpoint")
     parser.add_argument("--scheduler", choices=SCHEDULERS, default="fifo", help="early stopping on the dev metric")
     parser.add_argument("--resume", action="store_true", help="continue the latest unfinished sweep of the experiment")
+    parser.add_argument("--extend", action="store_true",
+                        help="add trials to the latest sweep of the experiment (more --seeds, more grid values): "
+                        "those whose configuration and seed finished there are not run again")
     parser.add_argument("--keep-models", choices=KEEP_MODELS, default="best",
                         help="log the dev-selected model of the best configuration's trials (one per seed), of all "
                         "trials, or of none to their MLflow runs (sentence-transformers flavour)")
@@ -239,6 +242,18 @@ def check_sampled_methods(resolved: ResolvedSweep, stages: list[tuple[str, dict]
                              "settings; use --search grid, or --methods with one method")
 
 
+def check_extension(definition: SweepDefinition, args: argparse.Namespace) -> None:
+    """--extend adds grid trials to a sweep whose stages stand alone."""
+    if not args.extend:
+        return
+    problem = ("--resume continues a sweep as it was; --extend adds to one: give one" if args.resume else
+               "--extend adds grid trials; --search optuna samples new configurations anyway" if args.search == "optuna"
+               else "--extend cannot add to chained stages (a new seed needs its own earlier-stage model); rerun "
+               "the sweep" if any(stage.init_from for stage in definition.stages) else None)
+    if problem:
+        raise InputError(problem)
+
+
 def check_overrides_used(overrides: dict, methods: set[str]) -> None:
     """Every --set key must be a setting of at least one method the sweep runs (else it would do nothing)."""
     used = set(BOOKKEEPING_KEYS).union(*(get_method(name).setting_names() for name in methods))
@@ -283,6 +298,7 @@ def _run(definition: SweepDefinition, args: argparse.Namespace) -> int:
     resolved = resolve_settings(definition, args)
     constants = resolved.constants
     stages = stage_axes(definition, args)
+    check_extension(definition, args)
     check_sampled_methods(resolved, stages)
     definition.check(args, constants)
     EvaluationSettings.from_config(constants)  # the shared settings need no model: checked before any is built

@@ -18,6 +18,7 @@ import os
 import shlex
 import signal
 import sys
+import time
 from pathlib import Path
 
 from sentsweep.analysis.runs import fetch_trial_runs, runs_of_row
@@ -25,12 +26,17 @@ from sentsweep.analysis.tables import build_table, to_markdown
 from sentsweep.data import read_scored_pairs
 from sentsweep.models import load_sentence_model, saved_pooling
 from sentsweep.random_seeds import resolve_seed
-from sentsweep.search_spaces.param_spaces import grid_param_space, sampled_param_space
+from sentsweep.search_spaces.param_spaces import (
+    grid_param_space,
+    grid_points,
+    points_param_space,
+    sampled_param_space,
+)
 from sentsweep.search_spaces.protocol import with_method_settings
 from sentsweep.sweep.definition import ResolvedSweep, SweepDefinition
 from sentsweep.tasks import main_metric
 from sentsweep.tasks.sts import StsEvaluator
-from sentsweep.tracking.callback import SweepTracker
+from sentsweep.tracking.callback import SweepTracker, config_hash
 from sentsweep.tracking.models import LOGGED_MODEL_NAME, log_trial_model, materialize_model
 from sentsweep.tracking.store import experiment_page
 from sentsweep.trainables.catalog import setting_default, train
@@ -90,7 +96,7 @@ class SweepRunner:
         constants = self.resolved.constants
 
         tracker = SweepTracker(self.tracking_uri, self.experiment, self.definition.name,
-                               pending_dir=self.args.output_dir, resume=self.args.resume)
+                               pending_dir=self.args.output_dir, resume=self.args.resume, extend=self.args.extend)
         tracker.log_sweep_metrics(baseline)
         tracker.writer.client.set_tag(tracker.parent_run_id, "selection_metric", self.definition.selection_metric)
         tracker.writer.client.set_tag(tracker.parent_run_id, "keep_models", self.args.keep_models)
@@ -212,11 +218,11 @@ class SweepRunner:
             if policy == "none" or (policy == "best" and row != table.best[self.definition.selection_metric]):
                 continue
             for _, run in row_runs.iterrows():
+                if isinstance(run["logged_model_id"], str):  # logged before the sweep was resumed or extended
+                    kept.setdefault(row, {})[int(run["seed"])] = run["run_id"]
+                    continue
                 result = by_trial.get(run["ray_trial_id"])
                 if result is None:
-                    continue
-                if isinstance(run["logged_model_id"], str):  # logged before the sweep was resumed
-                    kept.setdefault(row, {})[int(run["seed"])] = run["run_id"]
                     continue
                 with result.checkpoint.as_directory() as directory:
                     folder = Path(directory) / MODEL_FOLDER
@@ -246,7 +252,15 @@ class SweepRunner:
         method_settings = self.resolved.method_settings
         if "method" not in axes:
             constants = with_method_settings(constants, method_settings, axes)
-        if self.args.search == "grid":
+        if self.args.search == "grid" and self.args.extend:
+            points = self.points_not_finished(tracker, constants, grid_points(
+                axes, self.seeds, settings_by_method(constants, axes, method_settings)))
+            if not points:
+                return []
+            param_space = points_param_space(constants, points)
+            run_name += f"-extended-{time.strftime('%Y%m%d-%H%M%S')}"
+            tune_config = tune.TuneConfig(num_samples=1, scheduler=scheduler, reuse_actors=True)
+        elif self.args.search == "grid":
             param_space = grid_param_space(constants, axes, self.seeds, settings_by_method(
                 constants, axes, method_settings)) | chain
             tune_config = tune.TuneConfig(num_samples=1, scheduler=scheduler, reuse_actors=True)
@@ -282,6 +296,16 @@ class SweepRunner:
                 ),
             )
         return tuner.fit()
+
+    def points_not_finished(self, tracker, constants: dict, points: list[dict]) -> list[dict]:
+        """The `points` whose configuration (hash) has no finished run with their seed in the sweep (--extend)."""
+        runs = fetch_trial_runs(self.tracking_uri, self.experiment, tracker.parent_run_id)
+        finished = set() if not len(runs) else {
+            (run["config_hash"], str(run["seed"])) for _, run in runs[runs["status"] == "FINISHED"].iterrows()}
+        todo = [point for point in points if (config_hash(constants | point), str(point["seed"])) not in finished]
+        print(f"--extend: {len(points) - len(todo)} of the stage's {len(points)} trials finished before, "
+              f"{len(todo)} to run")
+        return todo
 
     def _table(self, runs, axes: dict):
         """The stage's comparison table of its trial `runs`: its axes as rows, the table metrics as columns."""

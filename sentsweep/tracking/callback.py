@@ -30,7 +30,7 @@ from sentsweep.version import code_version
 
 IGNORED_RESULT_KEYS = set(AUTO_RESULT_KEYS) | {"done", "trial_id", "experiment_tag", "should_checkpoint"}
 # Config entries that are bookkeeping, not hyperparameters (the parent model's run becomes a tag, lineage).
-NON_PARAM_KEYS = {TRIAL_INDEX_KEY, "seeds", "parent_model_run_id"}
+NON_PARAM_KEYS = {TRIAL_INDEX_KEY, "seeds", "parent_model_run_id", "__point__"}
 # Params that do not change what a configuration is: whether its model is kept.
 UNHASHED_PARAMS = {"keep_model"}
 # The experiment tag the MLflow 3 UI reads to choose an experiment's pages (the server's JS bundle: its
@@ -73,13 +73,14 @@ def selection_tag(config: dict) -> str:
 class SweepTracker(Callback):
     """Ray Tune callback: a parent MLflow run for the sweep and exactly one child run per trial.
 
-    With `resume`, the latest unfinished parent run of this sweep is reused, and a trial that already has
-    a run (found by its Ray trial id) keeps logging to it, so a resumed sweep has no duplicate runs. Writes
+    With `resume`, the latest unfinished parent run of this sweep is reused (with `extend`, the latest one,
+    finished or not: new trials join it), and a trial that already has a run (found by its Ray trial id) keeps
+    logging to it, so a resumed sweep has no duplicate runs. Writes
     go through a `QueuedMlflowWriter`, so a tracking server lost mid-sweep loses no result.
     """
 
     def __init__(self, tracking_uri: str, experiment_name: str, sweep_name: str, pending_dir: str | Path,
-                 resume: bool = False) -> None:
+                 resume: bool = False, extend: bool = False) -> None:
         from mlflow.tracking import MlflowClient
         from mlflow.tracking.context.registry import resolve_tags
 
@@ -91,14 +92,15 @@ class SweepTracker(Callback):
         # a run started here with; resolved once, since the driver's script and checkout stay the same.
         self.source_tags = resolve_tags()
         self._tables: dict[str, str] = {}  # title -> Markdown, of the stages logged by log_sweep_table
-        unfinished = sorted((run for status in ("RUNNING", "KILLED") for run in client.search_runs(
+        reopened = ("RUNNING", "KILLED") + (("FINISHED",) if extend else ())
+        unfinished = sorted((run for status in reopened for run in client.search_runs(
             [experiment_id],
             f"tags.role = 'sweep' and tags.sweep = '{sweep_name}' and attributes.status = '{status}'",
             order_by=["attributes.start_time DESC"],
             max_results=1,
-        )), key=lambda run: run.info.start_time, reverse=True) if resume else []
+        )), key=lambda run: run.info.start_time, reverse=True) if resume or extend else []
         self.open_trials: dict[str, str] = {}  # trial id -> what it is, for trials started and not yet ended
-        if unfinished:  # a crashed driver's sweep (RUNNING) or an interrupted one (KILLED)
+        if unfinished:  # a crashed driver's sweep (RUNNING), an interrupted one (KILLED), one extended (FINISHED)
             self.parent_run_id = unfinished[0].info.run_id
             client.update_run(self.parent_run_id, status="RUNNING")
         else:
