@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from pathlib import Path
 
+from sentsweep.analysis.significance import CORRECTIONS
 from sentsweep.data import read_corpus, read_scored_pairs, sts_benchmark_files
 from sentsweep.demo_data import CORPUS_FILE, DEMO_DIR
 from sentsweep.errors import InputError
@@ -77,6 +79,15 @@ def build_parser(definition: SweepDefinition, prog: str | None = None) -> argpar
     parser.add_argument("--max-failures", type=int, default=2, help="retries of a failed trial from its checkpoint")
     parser.add_argument("--scheduler", choices=SCHEDULERS, default="fifo", help="early stopping on the dev metric")
     parser.add_argument("--resume", action="store_true", help="continue the latest unfinished sweep of the experiment")
+    parser.add_argument("--race", action="store_true",
+                        help="race the grid's configurations over the seeds: each starts with --race-initial-seeds "
+                        "seeds, and only those not significantly worse than the best (paired over shared seeds, "
+                        "--correction) get the next seed, up to --seeds")
+    parser.add_argument("--race-initial-seeds", type=int, default=2, help="seeds every configuration runs (--race)")
+    parser.add_argument("--race-budget", type=int, help="at most this many trials in a race (--race)")
+    parser.add_argument("--alpha", type=float, default=0.05, help="significance level of the race's tests")
+    parser.add_argument("--correction", choices=CORRECTIONS, default="holm",
+                        help="multiple-comparison correction of the race's tests")
     parser.add_argument("--extend", action="store_true",
                         help="add trials to the latest sweep of the experiment (more --seeds, more grid values): "
                         "those whose configuration and seed finished there are not run again")
@@ -242,6 +253,23 @@ def check_sampled_methods(resolved: ResolvedSweep, stages: list[tuple[str, dict]
                              "settings; use --search grid, or --methods with one method")
 
 
+def check_race(args: argparse.Namespace, seeds: list[int], stages: list[tuple[str, dict]]) -> None:
+    """--race needs a grid, more seeds than it starts with, a level in (0, 1) and a budget of one round at least."""
+    if not args.race:
+        return
+    configs = max((math.prod(len(values) for values in axes.values()) for _, axes in stages), default=1)
+    problem = ("--race races a grid's configurations; use --search grid" if args.search == "optuna" else
+               "--race and --extend: give one" if args.extend else
+               f"--race-initial-seeds {args.race_initial_seeds} must be at least 2 (a paired test needs two seeds) and "
+               f"fewer than the {len(seeds)} seeds given" if not 2 <= args.race_initial_seeds < len(seeds) else
+               f"--alpha {args.alpha} must be in (0, 1)" if not 0 < args.alpha < 1 else
+               f"--race-budget {args.race_budget} is less than one first round ({configs} configurations x "
+               f"{args.race_initial_seeds} seeds)" if args.race_budget is not None
+               and args.race_budget < configs * args.race_initial_seeds else None)
+    if problem:
+        raise InputError(problem)
+
+
 def check_extension(definition: SweepDefinition, args: argparse.Namespace) -> None:
     """--extend adds grid trials to a sweep whose stages stand alone."""
     if not args.extend:
@@ -299,6 +327,7 @@ def _run(definition: SweepDefinition, args: argparse.Namespace) -> int:
     constants = resolved.constants
     stages = stage_axes(definition, args)
     check_extension(definition, args)
+    check_race(args, resolved.seeds, stages)
     check_sampled_methods(resolved, stages)
     definition.check(args, constants)
     EvaluationSettings.from_config(constants)  # the shared settings need no model: checked before any is built

@@ -21,6 +21,7 @@ import sys
 import time
 from pathlib import Path
 
+from sentsweep.analysis.racing import Race
 from sentsweep.analysis.runs import fetch_trial_runs, runs_of_row
 from sentsweep.analysis.tables import build_table, to_markdown
 from sentsweep.data import read_scored_pairs
@@ -87,6 +88,7 @@ class SweepRunner:
         self.best_rows: dict[str, tuple] = {}
         # the stages later stages start from, and which of their configurations they need ("best" or "each")
         self.chain_sources = {stage.init_from: stage.init_rows for stage in definition.stages if stage.init_from}
+        self.race_status: dict = {}  # the last raced stage's {configuration: ConfigStatus} (--race)
 
     def run(self, stages: list[tuple[str, dict]], baseline: dict) -> int:
         """Run every stage (or the definition's own `driver`); returns the exit code (3 when results could
@@ -190,7 +192,14 @@ class SweepRunner:
         table = self._table(runs, axes)
         print(f"\n{title}: mean ± std over seeds (MLflow experiment {self.experiment!r}, "
               f"sweep run {tracker.parent_run_id})\n\n{to_markdown(table)}")
-        tracker.log_sweep_table(title, to_markdown(table))
+        if self.race_status:
+            lines = [f"- {label}: n={status.n}, {status.state}: {status.why}"
+                     for label, status in self.race_status.items()]
+            print("\nRace over seeds (" + ", ".join(map(str, self.seeds)) + "):\n" + "\n".join(lines))
+            tracker.log_sweep_table(title, to_markdown(table) + "\n\nRace over seeds:\n" + "\n".join(lines))
+            self.race_status = {}
+        else:
+            tracker.log_sweep_table(title, to_markdown(table))
         if self.definition.selection_metric not in table.best:
             raise StageFailed("no trial of this stage finished; see the failure_reason tags in MLflow", exit_code=1)
         name = stage or self.definition.stages[0].name
@@ -241,8 +250,8 @@ class SweepRunner:
         return dict(zip(group_by, map(_python_value, table.best[self.definition.selection_metric])))
 
     def _fit(self, tracker, run_name: str, constants: dict, axes: dict, chain: dict):
-        """Run the stage's trials on Ray Tune; returns Ray Tune's `ResultGrid` (each trial's last result and
-        checkpoint)."""
+        """Run the stage's trials on Ray Tune; returns their results (Ray Tune's `Result`s: each trial's last
+        result and checkpoint)."""
         from ray import tune
         from ray.tune.search import Repeater
         from ray.tune.search.optuna import OptunaSearch
@@ -252,15 +261,16 @@ class SweepRunner:
         method_settings = self.resolved.method_settings
         if "method" not in axes:
             constants = with_method_settings(constants, method_settings, axes)
-        if self.args.search == "grid" and self.args.extend:
-            points = self.points_not_finished(tracker, constants, grid_points(
-                axes, self.seeds, settings_by_method(constants, axes, method_settings)))
+        if self.args.search == "grid" and (self.args.extend or self.args.race):
+            by_method = settings_by_method(constants, axes, method_settings)
+            if self.args.race:
+                return self._race(tracker, run_name, constants, axes, grid_points(axes, [None], by_method))
+            points = self.points_not_finished(tracker, constants, grid_points(axes, self.seeds, by_method))
             if not points:
                 return []
-            param_space = points_param_space(constants, points)
-            run_name += f"-extended-{time.strftime('%Y%m%d-%H%M%S')}"
-            tune_config = tune.TuneConfig(num_samples=1, scheduler=scheduler, reuse_actors=True)
-        elif self.args.search == "grid":
+            return self._tune(tracker, f"{run_name}-extended-{time.strftime('%Y%m%d-%H%M%S')}",
+                              points_param_space(constants, points), tune.TuneConfig(reuse_actors=True))
+        if self.args.search == "grid":
             param_space = grid_param_space(constants, axes, self.seeds, settings_by_method(
                 constants, axes, method_settings)) | chain
             tune_config = tune.TuneConfig(num_samples=1, scheduler=scheduler, reuse_actors=True)
@@ -271,6 +281,41 @@ class SweepRunner:
                 search_alg=searcher, num_samples=self.args.num_configs * len(self.seeds), scheduler=scheduler,
                 reuse_actors=True,
             )
+        return self._tune(tracker, run_name, param_space, tune_config)
+
+    def _race(self, tracker, run_name: str, constants: dict, axes: dict, configs: list[dict]) -> list:
+        """Race the configurations over the seeds (`sentsweep.analysis.racing.Race`): each round runs the trials
+        the race asks for as one Ray Tune run (restored on --resume, so no trial runs twice), then records each
+        trial's selection metric (None for a failed trial); the race's status is printed and kept for the
+        table. Returns the results of every round."""
+        from ray import tune
+
+        by_label = {", ".join(f"{name}={value}" for name, value in config.items() if name in axes): config
+                    for config in configs}
+        label_of = {config_hash(constants | config): label for label, config in by_label.items()}
+        race = Race(list(by_label), self.seeds, initial_seeds=self.args.race_initial_seeds, alpha=self.args.alpha,
+                    correction=self.args.correction, max_trials=self.args.race_budget)
+        results, round_index = [], 0
+        while trials := race.next_trials():
+            points = [by_label[label] | {"seed": seed} for label, seed in trials]
+            round_results = list(self._tune(tracker, f"{run_name}-round{round_index}",
+                                            points_param_space(constants, points), tune.TuneConfig(reuse_actors=True)))
+            if tracker.open_trials:
+                return round_results  # interrupted: the caller ends the sweep
+            scores = {(label_of[config_hash(result.config)], resolve_seed(result.config)):
+                      None if result.error else result.metrics.get(self.definition.selection_metric)
+                      for result in round_results}
+            for label, seed in trials:
+                race.record(label, seed, scores.get((label, seed)))
+            results += round_results
+            round_index += 1
+        self.race_status = race.status()
+        return results
+
+    def _tune(self, tracker, run_name: str, param_space: dict, tune_config):
+        """One Ray Tune run of `param_space` under `run_name` (restored from its saved state with --resume)."""
+        from ray import tune
+
         trainable = tune.with_resources(
             train, {"cpu": self.args.cpus_per_trial, "gpu": self.args.gpus_per_trial}
         )

@@ -1,0 +1,300 @@
+"""Racing over seeds: run more seeds only for the configurations still in contention.
+
+A race starts every configuration on the first `initial_seeds` seeds; after each round (every trial of it
+recorded) it drops the configurations significantly worse than the current best and runs the rest on the
+next seed, until one configuration is left, the ones left are statistically tied with the best at the last
+seed, or the next round would exceed the trial budget. This is the racing idea of Maron, O. & Moore, A. W.
+(1997). The racing algorithm: model selection for lazy learners. Artificial Intelligence Review 11:193-225
+(Hoeffding races, first in NIPS 6, 1994), applied to configuration choice as in Birattari, M., Stuetzle, T.,
+Paquete, L. & Varrentrapp, K. (2002). A racing algorithm for configuring metaheuristics. GECCO 2002, 11-18,
+with seeds in the role of their problem instances (blocks).
+
+`Race` is a pure, deterministic state machine (no Ray, no MLflow, no randomness): the sweep runner asks it
+for trials (`next_trials`), reports each result (`record`) and reads `status`.
+
+Design
+------
+- Pairing: every configuration still racing gets the SAME seed ids, in the order of `seeds`, so each
+  comparison is paired over the seeds two configurations share (seed-to-seed variance that the seed causes in
+  both, data order and the initialisation of shared parts, cancels). Rounds are all or nothing for that reason.
+- The test, after each complete round, of every configuration c still racing against the leader b (best mean
+  over its own seeds): one-sided, H0: mu_b - mu_c <= 0 against H1: mu_b - mu_c > 0 (in the direction of
+  "better"), on the differences d_s = x_bs - x_cs over their shared seeds (n of them):
+  "paired t" (default): t = mean(d) / (sd(d) / sqrt(n)), n - 1 degrees of freedom; assumes nothing about the
+  other configurations;
+  "pooled t": the same mean difference over sd = sqrt(2 s^2 / n), with s^2 the residual variance of the
+  additive model x_cs = mu + config_c + seed_s + e_cs fitted (least squares) to every value of the
+  configurations still racing, N - rank degrees of freedom ((k - 1)(n - 1) when balanced): the usual
+  two-way-ANOVA post-hoc comparison (blocks = seeds), far more degrees of freedom after 2-3 seeds, but it
+  assumes the seed noise has the same variance in every configuration; a configuration that diverges on some
+  seeds inflates s for all.
+  One-sided, because a race acts on one direction only: a configuration is dropped for being worse than the
+  leader, never for being better (a two-sided test at alpha is the one-sided test at alpha / 2, with half its
+  alpha spent on a direction that triggers nothing).
+- Correction: the p-values of one round's comparisons (k - 1 with k configurations racing) are adjusted
+  together (significance.adjust_p_values; Holm by default: Holm, S. (1979). A simple sequentially rejective
+  multiple test procedure. Scandinavian Journal of Statistics 6(2):65-70); a configuration is eliminated when
+  its adjusted p < alpha. Rounds are separate families (no alpha spending across rounds, as in F-Race).
+- What an elimination means: "c is not the best", in the sense of multiple comparisons with the best (Hsu, J. C.
+  (1984). Constrained simultaneous confidence intervals for multiple comparisons with the best. Annals of
+  Statistics 12(3):1136-1144). The error that matters is dropping a true best: with Bonferroni, a true best b*
+  is dropped in a round only if the test of some other configuration against it rejects at alpha / (k - 1),
+  so at most alpha per round whichever configuration leads (Holm's step-down is not covered by that bound; the
+  rates are measured in benchmarks/racing.py). It is NOT a family-wise guarantee that every configuration
+  dropped is strictly worse: the leader is the largest of k observed means, so when all configurations are
+  equal some of them get dropped in many races (each one rarely). The eliminations save compute; the claims in
+  a table ("significantly worse than the best") come from significance.best_group on the final values, which
+  tests every pair and adjusts them together.
+- The end: when one configuration is left ("best"); after the round of the last seed, the leader is "best" and
+  the others left are "tied with best"; when the next round would take the trials issued past `max_trials`,
+  the leader is "best" and the others "tied with best" with "trial budget reached" as the reason.
+- Failed trials: `record(config, seed, None)` (or a NaN) marks the seed missing for that configuration. It is
+  not retried (a retry breaks the pairing and a failure that follows from the configuration would repeat);
+  the configuration keeps racing and is compared over the seeds it shares with the leader; a comparison over
+  fewer than 2 shared seeds is not made (it stays). A configuration whose every trial so far failed is
+  eliminated at the end of the round ("every trial failed"), so that a configuration that always crashes does
+  not run every seed. Failed trials count towards `max_trials` (they took the compute).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import stats
+
+from sentsweep.analysis.significance import CORRECTIONS, MIN_SHARED_SEEDS, P_LABELS, adjust_p_values
+
+RACING, BEST, TIED, ELIMINATED = "racing", "best", "tied with best", "eliminated"
+TESTS = ("paired t", "pooled t")
+
+
+@dataclass(frozen=True)
+class ConfigStatus:
+    n: int  # seeds with a value
+    failed: int  # seeds whose trial failed
+    mean: float  # over its seeds with a value; nan without any
+    state: str  # RACING, BEST, TIED or ELIMINATED
+    why: str  # the reason for the state, in words
+    p_adjusted: float  # the last round's adjusted one-sided p against the leader (nan: the leader, not tested)
+
+
+class Race:
+    """A race of `configs` (hashable keys: a config hash, a tuple of params) over `seeds` (see the module
+    docstring). Use: `while not race.finished: for config, seed in race.next_trials(): ...; race.record(...)`."""
+
+    def __init__(self, configs, seeds: list[int], initial_seeds: int = 2, alpha: float = 0.05,
+                 correction: str = "holm", max_trials: int | None = None, higher_is_better: bool = True,
+                 test: str = "paired t"):
+        self.configs = list(configs)
+        self.seeds = list(seeds)
+        if not self.configs or len(set(self.configs)) != len(self.configs):
+            raise ValueError("a race needs at least one configuration, without repeats")
+        if not self.seeds or len(set(self.seeds)) != len(self.seeds):
+            raise ValueError("a race needs at least one seed, without repeats")
+        if not 1 <= initial_seeds <= len(self.seeds):
+            raise ValueError(f"initial_seeds={initial_seeds}: expected 1..{len(self.seeds)} (the seeds given)")
+        if correction not in CORRECTIONS:
+            raise ValueError(f"unknown correction {correction!r}: expected one of {', '.join(CORRECTIONS)}")
+        if test not in TESTS:
+            raise ValueError(f"unknown test {test!r}: expected one of {', '.join(TESTS)}")
+        if not 0 < alpha < 1:
+            raise ValueError(f"alpha={alpha}: expected 0 < alpha < 1")
+        if max_trials is not None and max_trials < len(self.configs) * initial_seeds:
+            raise ValueError(f"max_trials={max_trials} is below the first round's {len(self.configs)} configs x "
+                             f"{initial_seeds} seeds = {len(self.configs) * initial_seeds} trials")
+        self.initial_seeds, self.alpha, self.correction = initial_seeds, alpha, correction
+        self.max_trials, self.higher_is_better, self.test = max_trials, higher_is_better, test
+        self._sign = 1.0 if higher_is_better else -1.0
+        self._values: dict = {config: {} for config in self.configs}
+        self._failed: dict = {config: set() for config in self.configs}
+        self._state = dict.fromkeys(self.configs, RACING)
+        self._why = dict.fromkeys(self.configs, "not started")
+        self._p = dict.fromkeys(self.configs, float("nan"))
+        self._outstanding: set = set()
+        self._issue_order: list = []
+        self._seeds_used = 0  # seed ids issued so far: seeds[:_seeds_used]
+        self._trials = 0
+        self._finished = False
+
+    # --- what the runner calls -----------------------------------------------------------------------------
+
+    @property
+    def finished(self) -> bool:
+        """True once the race has ended (see the module docstring); status() then gives the final states."""
+        return self._finished
+
+    @property
+    def trials_issued(self) -> int:
+        return self._trials
+
+    @property
+    def seeds_issued(self) -> list[int]:
+        return self.seeds[:self._seeds_used]
+
+    @property
+    def best(self):
+        """The leader (best mean among the configurations not eliminated); None before any value."""
+        return self._leader(self._alive())
+
+    def pending(self) -> list[tuple]:
+        """Trials issued and not yet recorded, in issue order."""
+        return [trial for trial in self._issue_order if trial in self._outstanding]
+
+    def next_trials(self) -> list[tuple]:
+        """The (config, seed) trials to run now: the first round (every configuration x the first
+        `initial_seeds` seeds, seed by seed) or the next seed for every configuration still racing. Empty while
+        a round still has trials to record (each trial is handed out once) and once the race is finished."""
+        if self._finished or self._outstanding:
+            return []
+        if self._seeds_used == 0:
+            new_seeds = self.seeds[:self.initial_seeds]
+        else:
+            new_seeds = [self.seeds[self._seeds_used]]
+        alive = self._alive()
+        trials = [(config, seed) for seed in new_seeds for config in alive]
+        self._seeds_used += len(new_seeds)
+        self._trials += len(trials)
+        self._outstanding = set(trials)
+        self._issue_order = trials
+        for config in alive:
+            self._why[config] = f"running seed{'s' * (len(new_seeds) > 1)} {', '.join(map(str, new_seeds))}"
+        return trials
+
+    def record(self, config, seed, value) -> None:
+        """The result of trial (config, seed): a number, or None (or NaN) for a failed trial. The round's last
+        result closes the round: eliminations, then the end or the next round (see the module docstring)."""
+        if (config, seed) not in self._outstanding:
+            issued = config in self._values and (seed in self._values[config] or seed in self._failed[config])
+            raise ValueError(f"trial ({config!r}, seed {seed!r}) was "
+                             f"{'already recorded' if issued else 'not issued by this race'}")
+        self._outstanding.discard((config, seed))
+        if value is None or np.isnan(float(value)):
+            self._failed[config].add(seed)
+        else:
+            self._values[config][seed] = float(value)
+        if not self._outstanding:
+            self._close_round()
+
+    def status(self) -> dict:
+        """{config: ConfigStatus}, in the input's order."""
+        return {config: ConfigStatus(len(self._values[config]), len(self._failed[config]), self._mean(config),
+                                     self._state[config], self._why[config], self._p[config])
+                for config in self.configs}
+
+    # --- the round's decisions -----------------------------------------------------------------------------
+
+    def _alive(self) -> list:
+        return [config for config in self.configs if self._state[config] != ELIMINATED]
+
+    def _mean(self, config) -> float:
+        values = self._values[config]
+        return sum(values.values()) / len(values) if values else float("nan")
+
+    def _leader(self, configs: list):
+        scored = [config for config in configs if self._values[config]]
+        return max(scored, key=lambda config: self._sign * self._mean(config)) if scored else None
+
+    def _close_round(self) -> None:
+        alive = self._alive()
+        for config in alive:
+            if not self._values[config]:
+                self._eliminate(config, f"every trial failed ({len(self._failed[config])} seeds)")
+        alive = self._alive()
+        leader = self._leader(alive)
+        if leader is None:
+            self._finished = True
+            return
+        others = [config for config in alive if config != leader]
+        p_values, shared_counts = self._one_sided_p_values(leader, others, alive)
+        adjusted = adjust_p_values(p_values, self.correction)
+        label = P_LABELS[self.correction]
+        self._p[leader] = float("nan")
+        self._why[leader] = f"leading after {len(self._values[leader])} seeds"
+        for config, p, shared in zip(others, adjusted, shared_counts):
+            self._p[config] = float(p)
+            if np.isnan(p):
+                self._why[config] = (f"not tested: {shared} seed{'s' * (shared != 1)} shared with {leader} "
+                                     f"(a paired test needs {MIN_SHARED_SEEDS})")
+            elif p < self.alpha:
+                self._eliminate(config, f"significantly worse than {leader} after {shared} seeds ({label} = {p:.2g})")
+            else:
+                self._why[config] = f"not significantly worse than {leader} after {shared} seeds ({label} = {p:.2g})"
+        self._decide_end(leader)
+
+    def _eliminate(self, config, why: str) -> None:
+        self._state[config], self._why[config] = ELIMINATED, why
+
+    def _decide_end(self, leader) -> None:
+        alive = self._alive()
+        seeds = len(self._values[leader])
+        if len(alive) == 1:
+            reason = f"the only config left after {seeds} seeds" if len(self.configs) > 1 else "the only config"
+        elif self._seeds_used == len(self.seeds):
+            reason = f"best mean of the {len(alive)} configs left at the maximum of {len(self.seeds)} seeds"
+            tied = f"tied with the best at the maximum of {len(self.seeds)} seeds"
+        elif self.max_trials is not None and self._trials + len(alive) > self.max_trials:
+            reason = (f"trial budget reached: best mean of the {len(alive)} configs left after {seeds} seeds "
+                      f"({self._trials} of {self.max_trials} trials run)")
+            tied = f"trial budget reached after {seeds} seeds"
+        else:
+            return
+        self._finished = True
+        for config in alive:
+            if config == leader:
+                self._state[config], self._why[config] = BEST, reason
+            else:
+                self._state[config], self._why[config] = TIED, f"{tied}; {self._why[config]}"
+
+    def _one_sided_p_values(self, leader, others: list, alive: list) -> tuple[list, list]:
+        """One-sided p-values of "leader better than c" for each c of `others` (nan where fewer than 2 seeds are
+        shared), and the number of shared seeds of each."""
+        lead = self._values[leader]
+        means, spreads, counts, testable, shared_counts = [], [], [], [], []
+        for index, config in enumerate(others):
+            values = self._values[config]
+            d = [self._sign * (lead[s] - values[s]) for s in self.seeds if s in lead and s in values]
+            shared_counts.append(len(d))
+            if len(d) >= MIN_SHARED_SEEDS:  # plain Python: these are 2-10 numbers, numpy's overhead dominates
+                mean = sum(d) / len(d)
+                testable.append(index)
+                means.append(mean)
+                spreads.append(math.sqrt(sum((x - mean) ** 2 for x in d) / (len(d) - 1)))
+                counts.append(len(d))
+        p_values = np.full(len(others), np.nan)
+        if not testable:
+            return list(p_values), shared_counts
+        means, counts = np.array(means), np.array(counts, dtype=float)
+        if self.test == "paired t":
+            spread = np.array(spreads)
+            df = counts - 1
+        else:
+            variance, residual_df = self._pooled_variance(alive)
+            if residual_df < 1:
+                return list(p_values), shared_counts
+            spread = np.full(len(testable), np.sqrt(2 * variance))
+            df = np.full(len(testable), float(residual_df))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            t = means / (spread / np.sqrt(counts))
+        # No spread at all: a constant positive difference is as significant as it gets, none is no evidence.
+        t = np.where(spread > 0, t, np.where(means > 0, np.inf, 0.0))
+        p_values[testable] = stats.t.sf(t, df)
+        return list(p_values), shared_counts
+
+    def _pooled_variance(self, alive: list) -> tuple[float, int]:
+        """Residual variance and degrees of freedom of the additive model value = config + seed (least squares
+        over every value of the configurations in `alive`)."""
+        seeds = [seed for seed in self.seeds if any(seed in self._values[c] for c in alive)]
+        rows = [(ci, seeds.index(seed), value) for ci, c in enumerate(alive) for seed, value in self._values[c].items()]
+        design = np.zeros((len(rows), len(alive) + len(seeds)))
+        target = np.empty(len(rows))
+        for row, (ci, si, value) in enumerate(rows):
+            design[row, ci] = design[row, len(alive) + si] = 1.0
+            target[row] = value
+        coefficients, _, rank, _ = np.linalg.lstsq(design, target, rcond=None)
+        residual_df = len(rows) - int(rank)
+        if residual_df < 1:
+            return float("nan"), residual_df
+        residuals = target - design @ coefficients
+        return float(residuals @ residuals / residual_df), residual_df
