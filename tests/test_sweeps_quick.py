@@ -122,3 +122,22 @@ def test_independent_stages_each_print_a_table_and_carry_nothing_over(workdir):
     multitask = by_stage.get_group("multi-task")
     assert set(multitask["params.method"]) == {"simcse+clm_ae"} and set(multitask["params.epochs"]) == {"1"}
     assert set(runs["params.select_checkpoint"]) == {"validation_loss"}
+
+
+def test_a_race_gives_further_seeds_only_to_contenders_and_extend_runs_only_the_missing_trials(workdir):
+    uri, printed = run_quick("tsdae_deletion", workdir, "--race", "--seeds", "3")
+    parent = latest_sweep_run_id(uri, "tsdae_deletion")
+    runs = fetch_trial_runs(uri, "tsdae_deletion", parent)
+    seeds_of = runs.groupby("config_hash")["seed"].apply(lambda seeds: sorted(seeds))
+    assert len(seeds_of) == 4 and all(seeds[:2] == ["0", "1"] for seeds in seeds_of)  # the same seed ids for all
+    status = [line for line in printed.splitlines() if line.startswith("- noise_ratio=")]
+    assert len(status) == 4 and "Race over seeds (0, 1, 2):" in printed
+    assert sorted(int(line.split("n=")[1].split(",")[0]) for line in status) == sorted(map(len, seeds_of))
+    best = [line for line in status if ", best:" in line]
+    assert len(best) == 1 and max(map(len, seeds_of)) == int(best[0].split("n=")[1].split(",")[0])
+
+    uri, printed = run_quick("tsdae_deletion", workdir, "--extend", "--seeds", "3")
+    extended = fetch_trial_runs(uri, "tsdae_deletion", parent)
+    assert f"--extend: {len(runs)} of the stage's 12 trials finished before, {12 - len(runs)} to run" in printed
+    assert len(extended) == 12 and not extended.duplicated(["config_hash", "seed"]).any()
+    assert latest_sweep_run_id(uri, "tsdae_deletion") == parent  # the new trials joined the sweep's run

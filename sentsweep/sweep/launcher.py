@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import signal
 import sys
 from pathlib import Path
 
@@ -315,11 +316,16 @@ def prepare_quick_models(definition: SweepDefinition, constants: dict, args: arg
 def run_sweep(definition: SweepDefinition, argv=None, prog: str | None = None) -> int:
     """Entry point of a sweep script; returns the process exit code."""
     args = build_parser(definition, prog).parse_args(argv)
+    # SIGTERM stops a sweep as Ctrl-C does, also before Ray starts (see sentsweep.sweep.runner.stop_as_interrupt)
+    signal.signal(signal.SIGTERM, lambda signum, frame: signal.raise_signal(signal.SIGINT))
     try:
         return _run(definition, args)
     except InputError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print("\ninterrupted before any trial started: nothing to resume", file=sys.stderr)
+        return 130
 
 
 def _run(definition: SweepDefinition, args: argparse.Namespace) -> int:

@@ -102,9 +102,10 @@ class SweepRunner:
         tracker.log_sweep_metrics(baseline)
         tracker.writer.client.set_tag(tracker.parent_run_id, "selection_metric", self.definition.selection_metric)
         tracker.writer.client.set_tag(tracker.parent_run_id, "keep_models", self.args.keep_models)
-        # SIGTERM stops the sweep as Ctrl-C does: Ray Tune ends its trials and saves its state (it handles SIGINT)
-        signal.signal(signal.SIGTERM, lambda signum, frame: signal.raise_signal(signal.SIGINT))
         ray.init(ignore_reinit_error=True, include_dashboard=False, log_to_driver=False)
+        # again after ray.init, whose failure handler takes SIGTERM over (and aborts): a SIGTERM stops the sweep as
+        # Ctrl-C does, Ray Tune ending its trials and saving its state
+        signal.signal(signal.SIGTERM, stop_as_interrupt)
         self.task_metrics = [main_metric(name) for name in constants.get("eval_tasks", {})]
         tracker.writer.client.set_tag(tracker.parent_run_id, "table_metrics", json.dumps(self.table_metrics()))
         try:
@@ -389,6 +390,12 @@ INTERRUPTED_EXIT_CODE = 130  # the shell's code for a process ended by SIGINT
 
 class Interrupted(Exception):
     """Ray Tune stopped the stage's trials on Ctrl-C or SIGTERM and saved its state for --resume."""
+
+
+def stop_as_interrupt(signum, frame) -> None:
+    """A signal handler that stops the sweep as Ctrl-C does (Ray Tune handles SIGINT: it ends the trials and
+    saves its state; outside Ray Tune, a KeyboardInterrupt)."""
+    signal.raise_signal(signal.SIGINT)
 
 
 def resume_command() -> str:
