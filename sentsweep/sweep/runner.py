@@ -178,8 +178,6 @@ class SweepRunner:
         (`sentsweep.analysis.tables.ComparisonTable`)."""
         results = self._fit(tracker, f"{self.definition.name}-{tracker.parent_run_id[:8]}-{index}", constants, axes,
                             chain or {})
-        if tracker.open_trials:  # Ray Tune returned early: Ctrl-C or SIGTERM
-            raise Interrupted()
         if not tracker.writer.flush(attempts=6, wait_s=5.0):
             raise StageFailed(
                 f"MLflow at {self.tracking_uri} is unreachable; {tracker.writer.pending} results are saved in "
@@ -301,8 +299,6 @@ class SweepRunner:
             points = [by_label[label] | {"seed": seed} for label, seed in trials]
             round_results = list(self._tune(tracker, f"{run_name}-round{round_index}",
                                             points_param_space(constants, points), tune.TuneConfig(reuse_actors=True)))
-            if tracker.open_trials:
-                return round_results  # interrupted: the caller ends the sweep
             scores = {(label_of[config_hash(result.config)], resolve_seed(result.config)):
                       None if result.error else result.metrics.get(self.definition.selection_metric)
                       for result in round_results}
@@ -341,7 +337,22 @@ class SweepRunner:
                     verbose=1,
                 ),
             )
-        return tuner.fit()
+        results = tuner.fit()
+        if not self._all_ended(tracker, results):  # Ray Tune returned early: Ctrl-C or SIGTERM
+            raise Interrupted()
+        return results
+
+    def _all_ended(self, tracker, results) -> bool:
+        """Whether every trial of a Ray Tune run ended (finished, failed or stopped by the scheduler), as its
+        MLflow run says: after an interruption Ray Tune reports every trial TERMINATED, those that never started
+        included, while their runs are RUNNING or missing."""
+        tracker.writer.flush(attempts=3, wait_s=2.0)
+        trial_ids = {result.metrics.get("trial_id") for result in results} - {None}
+        if len(trial_ids) < len(results):
+            return False  # trials that never reported anything
+        runs = fetch_trial_runs(self.tracking_uri, self.experiment, tracker.parent_run_id)
+        ended = runs[runs["ray_trial_id"].isin(trial_ids) & (runs["status"] != "RUNNING")] if len(runs) else runs
+        return len(ended) >= len(trial_ids)
 
     def points_not_finished(self, tracker, constants: dict, points: list[dict]) -> list[dict]:
         """The `points` whose configuration (hash) has no finished run with their seed in the sweep (--extend)."""

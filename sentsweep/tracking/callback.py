@@ -99,7 +99,6 @@ class SweepTracker(Callback):
             order_by=["attributes.start_time DESC"],
             max_results=1,
         )), key=lambda run: run.info.start_time, reverse=True) if resume or extend else []
-        self.open_trials: dict[str, str] = {}  # trial id -> what it is, for trials started and not yet ended
         if unfinished:  # a crashed driver's sweep (RUNNING), an interrupted one (KILLED), one extended (FINISHED)
             self.parent_run_id = unfinished[0].info.run_id
             client.update_run(self.parent_run_id, status="RUNNING")
@@ -143,8 +142,6 @@ class SweepTracker(Callback):
     def on_trial_start(self, iteration, trials, trial, **info):
         config = trial.config
         params = trial_params(config)
-        self.open_trials[trial.trial_id] = (f"{trial.trial_id}: {config.get('method')} seed {resolve_seed(config)} "
-                                            f"(config {config_hash(config)})")
         self.writer.submit({
             "op": "create",
             "trial": trial.trial_id,
@@ -187,7 +184,6 @@ class SweepTracker(Callback):
             self.writer.submit({"op": "artifact", "trial": trial.trial_id, "file": name, "content": content})
 
     def on_trial_complete(self, iteration, trials, trial, **info):
-        self.open_trials.pop(trial.trial_id, None)
         if _stopped_early(trial):
             self.writer.submit({"op": "tag", "trial": trial.trial_id, "key": "stopped_early", "value": "true"})
             self.writer.submit({"op": "terminate", "trial": trial.trial_id, "status": "KILLED"})
@@ -195,21 +191,27 @@ class SweepTracker(Callback):
             self.writer.submit({"op": "terminate", "trial": trial.trial_id, "status": "FINISHED"})
 
     def on_trial_error(self, iteration, trials, trial, **info):
-        self.open_trials.pop(trial.trial_id, None)
         reason = _error_text(trial)
         self.writer.submit({"op": "tag", "trial": trial.trial_id, "key": "failure_reason", "value": reason})
         self.writer.submit({"op": "terminate", "trial": trial.trial_id, "status": "FAILED"})
 
     def end_interrupted(self) -> list[str]:
-        """End the runs of the trials a stopped driver left unfinished, and the sweep's run, as KILLED (tag
-        `interrupted`); `--resume` reopens them. Returns what those trials were."""
-        stopped = list(self.open_trials.values())
-        for trial_id in self.open_trials:
-            self.writer.submit({"op": "tag", "trial": trial_id, "key": "interrupted", "value": "true"})
-            self.writer.submit({"op": "terminate", "trial": trial_id, "status": "KILLED"})
-        self.open_trials.clear()
-        if self.writer.flush(attempts=3, wait_s=2.0):
-            self.writer.client.set_terminated(self.parent_run_id, status="KILLED")
+        """End the runs a stopped driver left RUNNING (its trials' and the sweep's) as KILLED, the trials' with the
+        tag `interrupted`; `--resume` reopens them. Returns what those trials were. (Found in MLflow, not in this
+        object: a restored Ray Tune run calls back a copy of it, restored with the experiment's state.)"""
+        if not self.writer.flush(attempts=3, wait_s=2.0):
+            return []
+        client = self.writer.client
+        running = client.search_runs([self.writer.experiment_id], f"tags.sweep_run_id = '{self.parent_run_id}' and "
+                                     "attributes.status = 'RUNNING'")
+        stopped = []
+        for run in running:
+            tags = run.data.tags
+            client.set_tag(run.info.run_id, "interrupted", "true")
+            client.set_terminated(run.info.run_id, status="KILLED")
+            stopped.append(f"{tags.get('ray_trial_id')}: {tags.get('method')} seed {tags.get('seed')} "
+                           f"(config {tags.get('config_hash')})")
+        client.set_terminated(self.parent_run_id, status="KILLED")
         return stopped
 
     def finish(self, attempts: int = 6, wait_s: float = 5.0) -> bool:
