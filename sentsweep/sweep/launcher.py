@@ -345,8 +345,9 @@ def _run(definition: SweepDefinition, args: argparse.Namespace) -> int:
             problems.append(str(error))
         print(protocol_card(definition, args, resolved, stages, problems))
         return 0
-    TrainingSettings.from_config(with_method_settings({"model": TINY_MODEL_PENDING} | constants,
-                                                      resolved.method_settings))
+    if "method" in constants:  # a sweep of one method; the trials of a method axis are checked by validate_axes
+        TrainingSettings.from_config(with_method_settings({"model": TINY_MODEL_PENDING} | constants,
+                                                          resolved.method_settings))
     problem = validation_split_problem(resolved)
     if problem:
         raise InputError(problem)
