@@ -134,3 +134,107 @@ def test_unknown_param_is_named(runs):
     _, frame = runs
     with pytest.raises(Exception, match="'pooling'"):
         build_table(frame, ["pooling"], ["sts_test_at_best_dev"])
+
+
+def trial_frame(rows):
+    """A runs DataFrame as fetch_trial_runs returns it, from (params, metrics, seed[, status]) tuples."""
+    import pandas as pd
+
+    records = []
+    for index, (params, metrics, seed, *status) in enumerate(rows):
+        records.append({"run_id": f"run{index}", "status": status[0] if status else "FINISHED", "seed": seed,
+                        "config_hash": None, "failure_reason": None}
+                       | {f"params.{k}": v for k, v in params.items()}
+                       | {f"metrics.{k}": float(v) for k, v in metrics.items()})
+    return pd.DataFrame(records)
+
+
+def deletion_run(ratio, pooling, seed, test, dev, best_step, total_steps=60, status="FINISHED"):
+    params = {"noise_ratio": ratio, "pooling": pooling, "select_checkpoint": "best_sts_dev"}
+    metrics = {"sts_test_at_best_dev": test, "best_sts_dev": dev, "best_step": best_step, "total_steps": total_steps}
+    return params, metrics, seed, status
+
+
+def test_cells_show_the_selected_steps_and_the_footnote_names_untrained_cells():
+    frame = trial_frame([
+        deletion_run("0.3", "cls", "0", 54.50, 39.58, 0), deletion_run("0.3", "cls", "1", 54.50, 39.58, 0),
+        deletion_run("0.3", "mean", "0", 61.43, 56.49, 20), deletion_run("0.3", "mean", "1", 61.10, 59.03, 40),
+        deletion_run("0.6", "cls", "0", 54.50, 39.58, 0), deletion_run("0.6", "cls", "1", 40.00, 42.00, 60),
+        deletion_run("0.6", "mean", "0", 62.17, 56.96, 20), deletion_run("0.6", "mean", "1", 62.99, 58.60, 20),
+        deletion_run("0.6", "mean", "2", 99.0, 99.0, 60, status="FAILED"),  # left out: its step is not shown
+    ])
+    table = build_table(frame, ["noise_ratio", "pooling"], ["sts_test_at_best_dev", "best_sts_dev"])
+    assert table.cells[((0.3, "mean"), "best_sts_dev")].steps == {"0": 20, "1": 40}
+    markdown = to_markdown(table)
+    assert "| 0.3 | cls | 54.50 ± 0.00 (untrained) | 39.58 ± 0.00 (untrained) |" in markdown
+    assert "| 0.3 | mean | 61.27 ± 0.23 (step 20, 40) | 57.76 ± 1.80 (step 20, 40) |" in markdown
+    assert "| 0.6 | cls | 47.25 ± 10.25 (untrained, step 60) | 40.79 ± 1.71 (untrained, step 60) |" in markdown
+    # Bold and dagger stay on the score, the steps follow them.
+    assert "| 0.6 | mean | **62.58 ± 0.58**† (step 20) | **57.78 ± 1.16**† (step 20) |" in markdown
+    assert ("Untrained model kept by every seed in: noise_ratio=0.3, pooling=cls. No trained checkpoint beat "
+            "step 0 on STS dev there, so those cells show the untrained model's score.") in markdown
+    assert "Untrained model kept by some seeds in: noise_ratio=0.6, pooling=cls (1 of 2 seeds)." in markdown
+    assert "Runs left out: 1 failed." in markdown
+
+    latex = to_latex(table)
+    assert r"0.3 & cls & 54.50 $\pm$ 0.00 (untrained) & 39.58 $\pm$ 0.00 (untrained) \\" in latex
+    assert r"\textbf{62.58 $\pm$ 0.58}$^\dagger$ (step 20)" in latex
+    assert r"kept by every seed in: noise\_ratio=0.3, pooling=cls." in latex
+    cells = to_frame(table).set_index(["noise_ratio", "pooling", "metric"])["selected_steps"]
+    assert cells[(0.3, "cls", "best_sts_dev")] == "0;0" and cells[(0.6, "cls", "sts_test_at_best_dev")] == "0;60"
+    assert cells[(0.3, "mean", "best_sts_dev")] == "20;40"
+
+
+def test_no_untrained_note_when_every_cell_trained_and_a_missing_seed_still_shows_n():
+    frame = trial_frame([
+        deletion_run("0.3", "mean", "0", 61.43, 56.49, 20), deletion_run("0.3", "mean", "1", 61.10, 59.03, 40),
+        deletion_run("0.6", "cls", "0", 40.00, 42.00, 60), deletion_run("0.6", "cls", "1", 41.00, 42.50, 40),
+        deletion_run("0.6", "mean", "0", 62.17, 56.96, 60),
+    ])
+    markdown = to_markdown(build_table(frame, ["noise_ratio", "pooling"], ["sts_test_at_best_dev"]))
+    assert "| 0.6 | mean | **62.17 ± n/a**† (step 60) (n=1) |" in markdown  # no test on one seed: dagger
+    assert "In parentheses: the training step of the checkpoint" in markdown
+    assert "Untrained model" not in markdown
+
+
+def test_selected_step_follows_each_metric_or_the_runs_selection_rule():
+    def run(rule, seed, **metrics):
+        return {"method": "tsdae", "select_checkpoint": rule}, metrics, seed
+
+    frame = trial_frame([
+        # Selected by validation loss at step 0, while its best STS dev was at step 40.
+        run("validation_loss", "0", sts_test_at_best_validation_loss=60.0, best_sts_dev=58.0, best_step=40,
+            best_validation_step=0, distractors_top1=30.0, total_steps=60),
+        run("validation_loss", "1", sts_test_at_best_validation_loss=61.0, best_sts_dev=59.0, best_step=20,
+            best_validation_step=0, distractors_top1=32.0, total_steps=60),
+    ])
+    table = build_table(frame, ["method"], ["sts_test_at_best_validation_loss", "best_sts_dev", "distractors_top1"])
+    markdown = to_markdown(table)
+    assert "| tsdae | **60.50 ± 0.71** (untrained) | **58.50 ± 0.71** (step 20, 40) | **31.00 ± 1.41** (untrained) |" \
+        in markdown
+    assert ("Untrained model kept by every seed in: method=tsdae (sts_test_at_best_validation_loss, "
+            "distractors_top1). No trained checkpoint beat step 0 on validation loss there") in markdown
+
+    last = trial_frame([run("last", "0", sts_test_last=50.0, sts_dev=45.0, best_step=0, teacher_sts_dev=80.0,
+                            total_steps=100)])
+    markdown = to_markdown(build_table(last, ["method"], ["sts_test_last", "sts_dev", "teacher_sts_dev"]))
+    assert "| tsdae | **50.00 ± n/a** (step 100) | **45.00 ± n/a** (step 100) | **80.00 ± n/a** |" in markdown
+    assert "Untrained model" not in markdown
+
+
+def test_runs_without_training_steps_show_no_step():
+    # A lexical baseline reports best_step 0 but trains nothing (no total_steps); older runs lack the metrics.
+    frame = trial_frame([
+        ({"method": "bm25"}, {"sts_test_at_best_dev": 50.0, "best_step": 0}, "0"),
+        ({"method": "bm25"}, {"sts_test_at_best_dev": 52.0, "best_step": 0}, "1"),
+        ({"method": "tsdae"}, {"sts_test_at_best_dev": 51.5, "best_step": 20, "total_steps": 60}, "0"),
+        ({"method": "tsdae"}, {"sts_test_at_best_dev": 52.1, "best_step": 0, "total_steps": 60}, "1"),
+    ])
+    table = build_table(frame, ["method"], ["sts_test_at_best_dev"])
+    markdown = to_markdown(table)
+    assert "| bm25 | 51.00 ± 1.41 |" in markdown
+    assert "| tsdae | **51.80 ± 0.42**† (untrained, step 20) |" in markdown
+    assert "some seeds in: method=tsdae (1 of 2 seeds)." in markdown and "bm25 (" not in markdown
+    assert to_frame(table).set_index("method").loc["bm25", "selected_steps"] == ""
+    older = trial_frame([({"method": "tsdae"}, {"sts_test_at_best_dev": 55.0}, seed) for seed in "01"])
+    assert "(" not in to_markdown(build_table(older, ["method"], ["sts_test_at_best_dev"])).splitlines()[2]

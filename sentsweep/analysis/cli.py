@@ -48,7 +48,7 @@ def parse_args(argv=None, prog: str = "sentsweep analyze") -> argparse.Namespace
     table.add_argument("--columns", default=None, help="a param whose values become columns (one metric)")
     table.add_argument("--metrics", nargs="+", default=DEFAULT_METRICS)
     table.add_argument("--lower-is-better", action="store_true")
-    table.add_argument("--csv", help="write every cell with its bootstrap CI and p-value to this CSV")
+    table.add_argument("--csv", help="write every cell with its bootstrap CI, p-value and selected steps to this CSV")
     table.add_argument("--latex", help="write a booktabs LaTeX table to this file")
 
     comparison = commands.add_parser("compare", help="t-test of two configurations over seeds")

@@ -7,6 +7,14 @@ not significantly better than the runner-up (see sentsweep.analysis.significance
 
 Only finished runs enter cells; failed, stopped-early and unfinished runs are counted and reported. A cell
 shows its n (number of seeds), so a configuration with a missing seed is never silently averaged with fewer.
+
+A cell of trained runs also shows the training step of the checkpoint its seeds' scores come from, "(step 40,
+60)", or "(untrained)" when every seed kept step 0: the checkpoint selection found no trained checkpoint better
+than the model before training, so the score is the untrained model's; the footnote names those cells. The
+step is the one the metric itself names (`best_step` for `best_sts_dev` and `sts_test_at_best_dev`,
+`best_validation_step` for `sts_test_at_best_validation_loss`, ...); for other metrics (evaluation tasks,
+scored with the selected weights) the run's `select_checkpoint` rule's (`last`: the final step, `total_steps`).
+Runs that did not train in the shared loop (no `total_steps` metric: lexical baselines, older runs) show none.
 """
 
 from __future__ import annotations
@@ -21,13 +29,35 @@ from sentsweep.analysis.significance import Comparison, bootstrap_interval, comp
 from sentsweep.errors import InputError
 
 NOT_SIGNIFICANT_MARK = "†"
+UNTRAINED = "untrained"
+
+# The step metric of the checkpoint a metric was measured at, where the metric names its checkpoint.
+STEP_OF_METRIC = {
+    "best_sts_dev": "best_step", "sts_test_at_best_dev": "best_step",
+    "best_validation_loss": "best_validation_step", "sts_test_at_best_validation_loss": "best_validation_step",
+    "best_task_dev": "best_task_step", "sts_test_at_best_task_dev": "best_task_step",
+    "sts_test_last": "total_steps",
+}
+# Other metrics (evaluation tasks, scored once with the selected weights): the run's selection rule's step.
+STEP_OF_RULE = {"best_sts_dev": "best_step", "validation_loss": "best_validation_step",
+                "best_task_dev": "best_task_step", "last": "total_steps"}
+DEFAULT_RULE = "best_sts_dev"  # EvaluationSettings.select_checkpoint's default
+# Metrics measured apart from the trained checkpoints (a teacher's scores, the untrained baseline, data counts).
+NO_CHECKPOINT_PREFIXES = ("teacher_", "untrained_", "gpl_", "topic_")
+# What each step metric selects by, for the footnote.
+SELECTED_BY = {"best_step": "STS dev", "best_validation_step": "validation loss",
+               "best_task_step": "the selection task's dev score", "total_steps": "being the last"}
 
 
 @dataclass
 class Cell:
-    """The per-seed values of one configuration for one metric."""
+    """The per-seed values of one configuration for one metric, and the step of the checkpoint each value
+    comes from (`steps`, seeds of trained runs only; 0 is the untrained model) with the step metrics that
+    selected them (`selected_by`)."""
 
     by_seed: dict
+    steps: dict = field(default_factory=dict)
+    selected_by: set = field(default_factory=set)
 
     @property
     def values(self) -> np.ndarray:
@@ -45,6 +75,19 @@ class Cell:
     def std(self) -> float:
         """Sample standard deviation (ddof=1); nan for a single seed."""
         return float(self.values.std(ddof=1)) if self.n > 1 else float("nan")
+
+    @property
+    def untrained_seeds(self) -> int:
+        """How many seeds kept the untrained model (selected step 0)."""
+        return sum(step == 0 for step in self.steps.values())
+
+    def steps_text(self) -> str:
+        """The distinct selected steps: "untrained", "step 40, 60", "untrained, step 60"; "" without steps."""
+        trained = sorted({step for step in self.steps.values() if step != 0})
+        parts = [UNTRAINED] if self.untrained_seeds else []
+        if trained:
+            parts.append("step " + ", ".join(map(str, trained)))
+        return ", ".join(parts)
 
 
 @dataclass
@@ -75,6 +118,26 @@ def _status_counts(runs: pd.DataFrame) -> dict:
     return labels.value_counts().to_dict()
 
 
+def _selected_steps(runs: pd.DataFrame, metric: str) -> tuple[pd.Series, pd.Series]:
+    """Per run: the step of the checkpoint `metric` was measured at (nan where the run has none) and the name
+    of the step metric it was read from (see the module docstring)."""
+    names = pd.Series(None, index=runs.index, dtype=object)
+    steps = pd.Series(np.nan, index=runs.index, dtype=float)
+    if metric.startswith(NO_CHECKPOINT_PREFIXES) or "metrics.total_steps" not in runs:
+        return steps, names
+    if metric in STEP_OF_METRIC:
+        names[:] = STEP_OF_METRIC[metric]
+    else:
+        rules = runs["params.select_checkpoint"] if "params.select_checkpoint" in runs else names
+        names = rules.fillna(DEFAULT_RULE).map(STEP_OF_RULE)
+    for name in names.dropna().unique():
+        if f"metrics.{name}" in runs:
+            chosen = names == name
+            steps[chosen] = pd.to_numeric(runs.loc[chosen, f"metrics.{name}"], errors="coerce")
+    trained = runs["metrics.total_steps"].notna() & steps.notna()
+    return steps.where(trained), names.where(trained)
+
+
 def build_table(runs: pd.DataFrame, row_params: list[str], metrics: list[str], column_param: str | None = None,
                 higher_is_better: bool = True, alpha: float = 0.05) -> ComparisonTable:
     """The comparison table of `runs` (as fetched by sentsweep.analysis.runs); see the module docstring."""
@@ -88,6 +151,7 @@ def build_table(runs: pd.DataFrame, row_params: list[str], metrics: list[str], c
         raise InputError(f"with columns by {column_param!r}, give exactly one metric (got {metrics})")
     finished = runs[runs["status"] == "FINISHED"]
     keys = pd.DataFrame({p: _as_number_if_possible(finished[f"params.{p}"]) for p in params}, index=finished.index)
+    steps = {metric: _selected_steps(finished, metric) for metric in metrics}
     cells: dict = {}
     for row_key, group in keys.groupby(row_params, sort=True):
         row = row_key if isinstance(row_key, tuple) else (row_key,)
@@ -96,8 +160,13 @@ def build_table(runs: pd.DataFrame, row_params: list[str], metrics: list[str], c
             metric = metrics[0] if column_param else column
             values = finished.loc[subset.index, f"metrics.{metric}"]
             seeds = finished.loc[subset.index, "seed"]
+            step_values, step_names = (series.loc[subset.index] for series in steps[metric])
+            scored = [(seed, value, step, name) for seed, value, step, name
+                      in zip(seeds, values, step_values, step_names) if not pd.isna(value)]
             cells[(row, column)] = Cell(
-                {seed: float(value) for seed, value in zip(seeds, values) if not pd.isna(value)}
+                {seed: float(value) for seed, value, _, _ in scored},
+                {seed: int(step) for seed, _, step, _ in scored if not pd.isna(step)},
+                {name for _, _, step, name in scored if not pd.isna(step)},
             )
     rows = sorted({row for row, _ in cells}, key=lambda r: tuple(map(_sort_key, r)))
     columns = sorted({column for _, column in cells}, key=_sort_key) if column_param else list(metrics)
@@ -133,6 +202,8 @@ def _cell_text(table: ComparisonTable, row, column, digits: int, bold: tuple[str
     text = f"{cell.mean:.{digits}f} ± {std}"
     if table.best.get(column) == row:
         text = f"{bold[0]}{text}{bold[1]}" + ("" if table.significant(column) else NOT_SIGNIFICANT_MARK)
+    if cell.steps:
+        text += f" ({cell.steps_text()})"
     if show_n or cell.n != _typical_n(table):
         text += f" (n={cell.n})"
     return text
@@ -142,11 +213,50 @@ def _footnote(table: ComparisonTable) -> str:
     n = _typical_n(table)
     excluded = ", ".join(f"{count} {status}" for status, count in sorted(table.excluded.items())) or "none"
     tests = {test.test for test in table.runner_up_test.values()}
+    steps = (" In parentheses: the training step of the checkpoint each cell's seeds selected (untrained: step 0, "
+             "the model before training)." if any(cell.steps for cell in table.cells.values()) else "")
     return (
         f"Mean ± std over seeds (n={n} unless shown). Best per column in bold; {NOT_SIGNIFICANT_MARK}: not "
         f"significantly better than the runner-up ({'/'.join(sorted(tests)) or 'no test'}, p >= {table.alpha}). "
-        f"Runs left out: {excluded}."
+        f"Runs left out: {excluded}.{steps}"
     )
+
+
+def _cells_label(table: ComparisonTable, row, columns: list, row_columns: list) -> str:
+    """A row's params as `name=value`, with the columns meant when they are not all of the row's."""
+    label = ", ".join(f"{name}={value}" for name, value in zip(table.row_params, row))
+    if columns == row_columns:
+        return label
+    if table.column_label == "metric":
+        return f"{label} ({', '.join(map(str, columns))})"
+    return f"{label} at {table.column_label}={', '.join(map(str, columns))}"
+
+
+def untrained_note(table: ComparisonTable) -> str:
+    """Which cells kept the untrained model (selected step 0) on every seed, and on some; "" when none did."""
+    everywhere, somewhere, criteria = [], [], set()
+    for row in table.rows:
+        with_steps = [c for c in table.columns if (row, c) in table.cells and table.cells[(row, c)].steps]
+        untrained = [c for c in with_steps if table.cells[(row, c)].untrained_seeds]
+        all_seeds = [c for c in untrained if table.cells[(row, c)].untrained_seeds == len(table.cells[(row, c)].steps)]
+        if all_seeds:
+            everywhere.append(_cells_label(table, row, all_seeds, with_steps))
+            criteria |= {name for c in all_seeds for name in table.cells[(row, c)].selected_by}
+        for counts in dict.fromkeys(_seed_counts(table.cells[(row, c)]) for c in untrained if c not in all_seeds):
+            same = [c for c in untrained if c not in all_seeds and _seed_counts(table.cells[(row, c)]) == counts]
+            somewhere.append(f"{_cells_label(table, row, same, with_steps)} ({counts})")
+    parts = []
+    if everywhere:
+        by = " / ".join(SELECTED_BY.get(name, name) for name in sorted(criteria))
+        parts.append(f"Untrained model kept by every seed in: {'; '.join(everywhere)}. No trained checkpoint beat "
+                     f"step 0 on {by} there, so those cells show the untrained model's score.")
+    if somewhere:
+        parts.append(f"Untrained model kept by some seeds in: {'; '.join(somewhere)}.")
+    return " ".join(parts)
+
+
+def _seed_counts(cell: Cell) -> str:
+    return f"{cell.untrained_seeds} of {len(cell.steps)} seeds"
 
 
 def to_markdown(table: ComparisonTable, digits: int = 2) -> str:
@@ -155,7 +265,8 @@ def to_markdown(table: ComparisonTable, digits: int = 2) -> str:
     for row in table.rows:
         cells = [str(v) for v in row] + [_cell_text(table, row, c, digits, ("**", "**"), False) for c in table.columns]
         lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines) + "\n\n" + _footnote(table)
+    note = untrained_note(table)
+    return "\n".join(lines) + "\n\n" + _footnote(table) + (f"\n\n{note}" if note else "")
 
 
 def _latex_escape(text: str) -> str:
@@ -174,14 +285,16 @@ def to_latex(table: ComparisonTable, digits: int = 2, caption: str | None = None
         cells = [c.replace(" ± ", r" $\pm$ ").replace(NOT_SIGNIFICANT_MARK, r"$^\dagger$") for c in cells]
         lines.append(" & ".join([_latex_escape(str(v)) for v in row] + cells) + r" \\")
     lines += [r"\bottomrule", r"\end{tabular}"]
-    lines.append(r"\caption{" + _latex_escape(caption or _footnote(table)).replace(NOT_SIGNIFICANT_MARK, r"$^\dagger$")
-                 + "}")
+    text = caption or " ".join(filter(None, (_footnote(table), untrained_note(table))))
+    lines.append(r"\caption{" + _latex_escape(text).replace(NOT_SIGNIFICANT_MARK, r"$^\dagger$") + "}")
     lines.append(r"\end{table}")
     return "\n".join(lines)
 
 
 def to_frame(table: ComparisonTable) -> pd.DataFrame:
-    """One line per cell: row params, column, mean, std, n, 95% bootstrap CI, best, p vs runner-up."""
+    """One line per cell: row params, column, mean, std, n, 95% bootstrap CI, best, p vs runner-up, and
+    `selected_steps`: each seed's selected step in seed order, ';'-separated (0: the untrained model kept;
+    empty for runs without training steps)."""
     records = []
     for row in table.rows:
         for column in table.columns:
@@ -197,6 +310,7 @@ def to_frame(table: ComparisonTable) -> pd.DataFrame:
                     "ci95_low": low, "ci95_high": high, "best": is_best,
                     "p_vs_runner_up": test.p_value if (is_best and test) else float("nan"),
                     "test": test.test if (is_best and test) else "",
+                    "selected_steps": ";".join(str(cell.steps[seed]) for seed in cell.by_seed if seed in cell.steps),
                 }
             )
     return pd.DataFrame.from_records(records)
