@@ -92,7 +92,7 @@ def table_lines(log: str) -> list[str]:
     return [line for line in log.splitlines() if line.startswith("| 0.")]
 
 
-def test_killed_driver_resumes_without_rerunning_finished_trials(cluster_factory, tmp_path):
+def test_killed_then_stopped_driver_resumes_without_rerunning_finished_trials(cluster_factory, tmp_path):
     cluster = cluster_factory(head_cpus=2)
     env = {"RAY_ADDRESS": cluster.address, "TUNE_GLOBAL_CHECKPOINT_S": "1"}
     reference_dir, crash_dir = tmp_path / "reference", tmp_path / "crash"
@@ -108,6 +108,19 @@ def test_killed_driver_resumes_without_rerunning_finished_trials(cluster_factory
     driver.wait()
     killed_at = time.time() * 1000
     assert len(finished_runs(uri)) < 8
+    # resumed, then stopped gracefully (SIGTERM, as Ctrl-C): runs end KILLED and the driver says how to resume
+    log_before = (crash_dir / "driver.log").stat().st_size
+    stopped = start_sweep("tsdae_deletion.py", crash_dir, "--tracking-uri", uri, "--resume", *LONG_TRIALS, env=env)
+    wait_until(lambda: "RUNNING" in (crash_dir / "driver.log").read_bytes()[log_before:].decode(errors="replace"),
+               300, what="the resumed sweep's trials running")
+    os.kill(stopped.pid, signal.SIGTERM)
+    assert stopped.wait(timeout=120) == 130
+    log = (crash_dir / "driver.log").read_text()
+    assert "interrupted:" in log and "--resume" in log.split("resume with:")[-1].splitlines()[1]
+    client = MlflowClient(uri)
+    trial_runs = fetch_trial_runs(uri, "tsdae_deletion", None)
+    assert "RUNNING" not in set(trial_runs["status"]) and "KILLED" in set(trial_runs["status"])
+    assert client.get_run(latest_sweep_run_id(uri, "tsdae_deletion")).info.status == "KILLED"
     resumed = start_sweep("tsdae_deletion.py", crash_dir, "--tracking-uri", uri, "--resume", *LONG_TRIALS, env=env)
     assert resumed.wait(timeout=600) == 0, (crash_dir / "driver.log").read_text()[-3000:]
     runs = {r.info.run_id: r for r in assert_one_complete_run_per_trial(uri, steps=LONG_STEPS)}
