@@ -1,4 +1,5 @@
-"""Shared fixtures: the shipped demo data and a tiny random BERT built once per test session."""
+"""Shared fixtures: the shipped demo data, a tiny random BERT and a real `mlflow server` on 127.0.0.1, each
+started once per test session."""
 
 from __future__ import annotations
 
@@ -23,6 +24,17 @@ def tiny_model_dir(tmp_path_factory) -> Path:
 
     folder = tmp_path_factory.mktemp("tiny-bert")
     return build_tiny_model(folder, read_corpus(CORPUS_FILE) + read_corpus_pairs_text())
+
+
+@pytest.fixture(scope="session")
+def mlflow_server(tmp_path_factory):
+    """`mlflow server` on 127.0.0.1 with its own SQLite store, shared by the tests that read MLflow's REST API
+    (each uses experiments of its own names)."""
+    from tests.cluster_helpers import MlflowServer
+
+    server = MlflowServer(tmp_path_factory.mktemp("mlflow-server"))
+    yield server
+    server.kill()
 
 
 SHARED_INPUTS = dict(corpus=str(CORPUS_FILE), dev_file=str(DEMO_DIR / "sts-dev.csv"),

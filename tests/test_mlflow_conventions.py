@@ -19,16 +19,14 @@ from sentsweep.tracking.callback import SweepTracker
 from sentsweep.tracking.datasets import _file_digest, content_digest, data_source, trial_datasets
 from sentsweep.trainables.session import TuneSession
 from sentsweep.trainables.system_metrics import process_sampler
-from tests.cluster_helpers import PROJECT, MlflowServer
+from tests.cluster_helpers import PROJECT
 
 DRIVER = str(PROJECT / "sweeps" / "nm_weight.py")
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    server = MlflowServer(tmp_path_factory.mktemp("mlflow-server"))
-    yield server
-    server.kill()
+@pytest.fixture()
+def server(mlflow_server):
+    return mlflow_server
 
 
 def rest(server, endpoint: str, body: dict | None = None, **query) -> dict:

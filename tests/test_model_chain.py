@@ -18,7 +18,6 @@ from sentsweep.analysis.runs import fetch_trial_runs, latest_sweep_run_id
 from sentsweep.demo_data import CORPUS_FILE
 from sentsweep.search_spaces.protocol import project_protocol
 from sentsweep.sweep import Stage, SweepDefinition, run_sweep
-from tests.cluster_helpers import MlflowServer
 from tests.test_mlflow_conventions import rest, tags_of
 
 CHAIN = SweepDefinition(
@@ -40,9 +39,9 @@ def run_chain(server, workdir: Path, *extra: str) -> tuple[int, str]:
 
 
 @pytest.fixture(scope="module")
-def chained(tmp_path_factory):
+def chained(tmp_path_factory, mlflow_server):
     """The chain sweep run once against a real MLflow server; yields (server, its trial runs by stage)."""
-    server = MlflowServer(tmp_path_factory.mktemp("mlflow-server"))
+    server = mlflow_server
     argv = sys.argv
     sys.argv = [__file__]  # the driver script MLflow names as the runs' source: this test, in a git checkout
     try:
@@ -52,8 +51,7 @@ def chained(tmp_path_factory):
         ray.shutdown()
     assert code == 0, output
     runs = fetch_trial_runs(server.uri, "chain", latest_sweep_run_id(server.uri, "chain"))
-    yield server, {stage: runs[runs["params.stage"] == stage].set_index("seed") for stage in ("first", "second")}
-    server.kill()
+    return server, {stage: runs[runs["params.stage"] == stage].set_index("seed") for stage in ("first", "second")}
 
 
 def test_each_second_stage_run_starts_from_the_first_stages_model_of_its_seed(chained):

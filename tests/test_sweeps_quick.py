@@ -125,7 +125,8 @@ def test_independent_stages_each_print_a_table_and_carry_nothing_over(workdir):
 
 
 def test_a_race_gives_further_seeds_only_to_contenders_and_extend_runs_only_the_missing_trials(workdir):
-    uri, printed = run_quick("tsdae_deletion", workdir, "--race", "--seeds", "3")
+    short = ["--max-steps", "20", "--eval-steps", "10"]
+    uri, printed = run_quick("tsdae_deletion", workdir, "--race", "--seeds", "3", *short)
     parent = latest_sweep_run_id(uri, "tsdae_deletion")
     runs = fetch_trial_runs(uri, "tsdae_deletion", parent)
     seeds_of = runs.groupby("config_hash")["seed"].apply(lambda seeds: sorted(seeds))
@@ -136,7 +137,7 @@ def test_a_race_gives_further_seeds_only_to_contenders_and_extend_runs_only_the_
     best = [line for line in status if ", best:" in line]
     assert len(best) == 1 and max(map(len, seeds_of)) == int(best[0].split("n=")[1].split(",")[0])
 
-    uri, printed = run_quick("tsdae_deletion", workdir, "--extend", "--seeds", "3")
+    uri, printed = run_quick("tsdae_deletion", workdir, "--extend", "--seeds", "3", *short)
     extended = fetch_trial_runs(uri, "tsdae_deletion", parent)
     assert f"--extend: {len(runs)} of the stage's 12 trials finished before, {12 - len(runs)} to run" in printed
     assert len(extended) == 12 and not extended.duplicated(["config_hash", "seed"]).any()
