@@ -11,7 +11,7 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install -q -e '.[dev]'
 	touch $(STAMP)
 
-.PHONY: install demo test report benchmarks
+.PHONY: install demo test report benchmarks minilm-report
 install: $(STAMP)
 
 demo: $(STAMP)
@@ -31,3 +31,7 @@ report: $(STAMP)
 # Speed goals as ratios against references measured in the same run.
 benchmarks: $(STAMP)
 	$(PY) -m benchmarks.run_all
+
+# docs/minilm_report.md from a real model: all-MiniLM-L6-v2 on the STS benchmark (STS_DIR=...), CPU-sized.
+minilm-report: $(STAMP)
+	VENV=$(VENV) docs/minilm_report.sh

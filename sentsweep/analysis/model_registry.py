@@ -86,6 +86,7 @@ def register_best(tracking_uri: str, experiment: str, sweep_run_id: str | None =
     metrics = [m for m in dict.fromkeys(table_metrics + [metric]) if f"metrics.{m}" in runs]
     table = build_table(runs, rows, metrics)
     best = table.best[metric]
+    metrics = [m for m in metrics if table.cells[(best, m)].n]  # a metric the stage's trials do not report: no tag
     finished = runs[runs["status"] == "FINISHED"]
     chosen = runs_of_row(finished, rows, best)
     with_model = chosen[chosen["logged_model_id"].notna()] if "logged_model_id" in chosen else chosen.iloc[:0]
