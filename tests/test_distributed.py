@@ -111,8 +111,8 @@ def test_killed_then_stopped_driver_resumes_without_rerunning_finished_trials(cl
     # resumed, then stopped gracefully (SIGTERM, as Ctrl-C): runs end KILLED and the driver says how to resume
     log_before = (crash_dir / "driver.log").stat().st_size
     stopped = start_sweep("tsdae_deletion.py", crash_dir, "--tracking-uri", uri, "--resume", *LONG_TRIALS, env=env)
-    wait_until(lambda: "RUNNING" in (crash_dir / "driver.log").read_bytes()[log_before:].decode(errors="replace"),
-               300, what="the resumed sweep's trials running")
+    wait_until(lambda: "started with configuration" in (crash_dir / "driver.log").read_bytes()[log_before:].decode(
+        errors="replace"), 300, what="a trial of the resumed sweep started")
     os.kill(stopped.pid, signal.SIGTERM)
     assert stopped.wait(timeout=120) == 130
     log = (crash_dir / "driver.log").read_text()
