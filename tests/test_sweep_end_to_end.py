@@ -204,8 +204,8 @@ def test_the_best_configurations_models_reload_with_the_test_score_mlflow_record
 
 
 def test_registered_versions_carry_the_tables_cells_of_the_best_configuration(quick_sweep):
-    from sentsweep.analysis.model_registry import cell_text, register_best
-    from sentsweep.analysis.tables import build_table
+    from sentsweep.analysis.model_registry import register_best
+    from sentsweep.analysis.tables import build_table, to_markdown
 
     uri, parent, _ = quick_sweep
     versions = register_best(uri, "tsdae_deletion", parent, name="tsdae-deletion-best")
@@ -217,6 +217,7 @@ def test_registered_versions_carry_the_tables_cells_of_the_best_configuration(qu
     for version in versions:
         tags = client.get_model_version("tsdae-deletion-best", version.version).tags
         for metric in ("sts_test_at_best_dev", "best_sts_dev"):
-            assert tags[f"table.{metric}"] == cell_text(table.cells[(best, metric)])
+            assert tags[f"table.{metric}"] == table.cells[(best, metric)].mean_std_text()
+            assert f"{tags[f'table.{metric}']}" in to_markdown(table)  # the very text the table prints
             assert tags[f"table.{metric}.n"] == "2"
         assert tags["configuration"] == f"noise_ratio={best[0]}, pooling={best[1]}"

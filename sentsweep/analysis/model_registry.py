@@ -14,14 +14,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 from dataclasses import dataclass
 
 import pandas as pd
 
 from sentsweep.analysis.runs import fetch_trial_runs, latest_sweep_run_id, runs_of_row
-from sentsweep.analysis.tables import Cell, build_table
+from sentsweep.analysis.tables import build_table
 from sentsweep.errors import InputError
 from sentsweep.tracking.models import LOGGED_MODEL_NAME, export_model, fluent_tracking
 from sentsweep.tracking.store import resolve_tracking_uri
@@ -38,12 +37,6 @@ class RegisteredVersion:
     run_id: str
     seed: int
     tags: dict
-
-
-def cell_text(cell: Cell, digits: int = 2) -> str:
-    """A table cell's "mean ± std" (std "n/a" for one seed), as the tables print it."""
-    std = "n/a" if math.isnan(cell.std) else f"{cell.std:.{digits}f}"
-    return f"{cell.mean:.{digits}f} ± {std}"
 
 
 def stage_runs(runs: pd.DataFrame, stage: str | None) -> pd.DataFrame:
@@ -100,7 +93,7 @@ def register_best(tracking_uri: str, experiment: str, sweep_run_id: str | None =
     configuration_tags = {
         "sweep": parent.data.tags.get("sweep", experiment), "sweep_run_id": sweep_run_id, "stage": stage or "",
         "configuration": label, "selection_metric": metric,
-        **{f"table.{m}": cell_text(table.cells[(best, m)]) for m in metrics},
+        **{f"table.{m}": table.cells[(best, m)].mean_std_text() for m in metrics},
         **{f"table.{m}.n": str(table.cells[(best, m)].n) for m in metrics},
     }
     if not client.search_registered_models(f"name = '{name}'"):

@@ -76,6 +76,11 @@ class Cell:
         """Sample standard deviation (ddof=1); nan for a single seed."""
         return float(self.values.std(ddof=1)) if self.n > 1 else float("nan")
 
+    def mean_std_text(self, digits: int = 2) -> str:
+        """"mean ± std" as the tables print it (std "n/a" for a single seed)."""
+        std = "n/a" if math.isnan(self.std) else f"{self.std:.{digits}f}"
+        return f"{self.mean:.{digits}f} ± {std}"
+
     @property
     def untrained_seeds(self) -> int:
         """How many seeds kept the untrained model (selected step 0)."""
@@ -198,8 +203,7 @@ def _cell_text(table: ComparisonTable, row, column, digits: int, bold: tuple[str
     cell = table.cells.get((row, column))
     if cell is None or cell.n == 0:
         return "–"
-    std = "n/a" if math.isnan(cell.std) else f"{cell.std:.{digits}f}"
-    text = f"{cell.mean:.{digits}f} ± {std}"
+    text = cell.mean_std_text(digits)
     if table.best.get(column) == row:
         text = f"{bold[0]}{text}{bold[1]}" + ("" if table.significant(column) else NOT_SIGNIFICANT_MARK)
     if cell.steps:
