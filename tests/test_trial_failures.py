@@ -40,19 +40,22 @@ def test_nan_loss_fails_its_trial_with_the_reason_and_the_sweep_goes_on(tmp_path
     assert "| 0.05 |" in printed and "| 1e-300 |" not in printed
 
 
-def test_asha_stops_trials_early_and_the_table_counts_them(tmp_path):
+def test_asha_stops_every_seed_of_a_configuration_together_and_the_table_counts_them(tmp_path):
     definition = SweepDefinition(
         name="asha",
-        description="TSDAE deletion ratios under ASHA",
+        description="TSDAE deletion ratios under config-level ASHA",
         protocol=project_protocol(dict(method="tsdae", noise_type="delete", pooling="cls", tie_decoder=True,
                                        batch_size=8, seeds=2), QUICK_SETTINGS | {"max_steps": 80, "eval_steps": 10}),
-        stages=[Stage("ratio", lambda args: {"noise_ratio": [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8]})],
+        stages=[Stage("ratio", lambda args: {"noise_ratio": [0.1, 0.2, 0.4, 0.6, 0.8, 0.9]})],
     )
-    code, uri, printed = run(definition, tmp_path, "--scheduler", "asha", "--seeds", "1")
+    code, uri, printed = run(definition, tmp_path, "--scheduler", "asha", "--seeds", "2")
     assert code == 0
     runs = fetch_trial_runs(uri, "asha", latest_sweep_run_id(uri, "asha"))
+    assert len(runs) == 12
+    statuses = runs.groupby("config_hash")["status"].agg(lambda status: tuple(sorted(set(status))))
+    assert set(statuses) <= {("KILLED",), ("FINISHED",)}, statuses  # never some seeds stopped, others finished
     stopped = runs[runs["status"] == "KILLED"]
-    assert len(runs) == 8 and 0 < len(stopped) < 8
+    assert 0 < len(stopped) < 12 and len(stopped) % 2 == 0
     client = MlflowClient(uri)
     for run_id in stopped["run_id"]:
         stopped_run = client.get_run(run_id)

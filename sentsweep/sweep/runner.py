@@ -252,8 +252,9 @@ class SweepRunner:
         """Run the stage's trials on Ray Tune; returns their results (Ray Tune's `Result`s: each trial's last
         result and checkpoint)."""
         from ray import tune
-        from ray.tune.search import Repeater
         from ray.tune.search.optuna import OptunaSearch
+
+        from sentsweep.sweep.searchers import SeedAveragingRepeater
 
         metric = self.definition.selection_metric
         scheduler = make_scheduler(self.args.scheduler, metric)
@@ -269,13 +270,19 @@ class SweepRunner:
                 return []
             return self._tune(tracker, f"{run_name}-extended-{time.strftime('%Y%m%d-%H%M%S')}",
                               points_param_space(constants, points), tune.TuneConfig(reuse_actors=True))
-        if self.args.search == "grid":
+        if self.args.search == "grid" and scheduler is not None:
+            # A configuration's seeds one after the other, so that they run side by side and the scheduler
+            # judges them together (Ray Tune's grid would run every configuration's first seed first).
+            points = grid_points(axes, self.seeds, settings_by_method(constants, axes, method_settings))
+            param_space = points_param_space(constants, points) | chain
+            tune_config = tune.TuneConfig(num_samples=1, scheduler=scheduler, reuse_actors=True)
+        elif self.args.search == "grid":
             param_space = grid_param_space(constants, axes, self.seeds, settings_by_method(
                 constants, axes, method_settings)) | chain
             tune_config = tune.TuneConfig(num_samples=1, scheduler=scheduler, reuse_actors=True)
         else:
             param_space = sampled_param_space(constants, axes, self.seeds) | chain
-            searcher = Repeater(OptunaSearch(metric=metric, mode="max", seed=0), repeat=len(self.seeds))
+            searcher = SeedAveragingRepeater(OptunaSearch(metric=metric, mode="max", seed=0), repeat=len(self.seeds))
             tune_config = tune.TuneConfig(
                 search_alg=searcher, num_samples=self.args.num_configs * len(self.seeds), scheduler=scheduler,
                 reuse_actors=True,
@@ -433,11 +440,11 @@ def _python_value(value):
 
 
 def make_scheduler(name: str, metric: str):
-    """Ray Tune's early-stopping scheduler by name, on the dev metric (None for fifo: every trial runs out)."""
-    from ray.tune.schedulers import ASHAScheduler, MedianStoppingRule
+    """The early-stopping scheduler by name, on the dev metric, judging each configuration on the mean over its
+    seeds (sentsweep.sweep.schedulers; None for fifo: every trial runs out). Grace period 2 reports, reduction
+    factor 2, at least 2 other configurations for the median: the project's choices (no seed sets them)."""
+    from sentsweep.sweep.schedulers import SeedGroupScheduler
 
-    if name == "asha":
-        return ASHAScheduler(metric=metric, mode="max", grace_period=2, reduction_factor=2)
-    if name == "median":
-        return MedianStoppingRule(metric=metric, mode="max", grace_period=2, min_samples_required=2)
-    return None
+    if name == "fifo":
+        return None
+    return SeedGroupScheduler(name, metric, mode="max", grace_period=2, reduction_factor=2, min_samples_required=2)
