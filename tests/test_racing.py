@@ -156,7 +156,7 @@ def test_race_pairs_seeds_and_drops_a_clearly_worse_config_after_the_first_round
 def test_equal_configs_end_tied_at_the_last_seed():
     rng = np.random.default_rng(12)
     scores = {config: {seed: 70 + rng.normal(0, 1) for seed in SEEDS} for config in "abcd"}
-    race = Race(list("abcd"), SEEDS)
+    race = Race(list("abcd"), SEEDS, test="paired t")  # (the pooled t drops one of these at p = 0.048)
     assert all(s.state == RACING for s in race.status().values())
     run_race(race, scores)
     status = race.status()
@@ -223,3 +223,31 @@ def test_failed_trials_are_missing_seeds_and_always_failing_configs_are_dropped(
     with pytest.raises(ValueError, match="not issued"):
         race.record("crash", 2, 1.0)
     assert race.pending() == [("a", 2), ("b", 2)]
+
+
+def test_tolerance_shifts_the_null_by_the_indifference_zone():
+    """With tolerance delta the test of c against the leader b is of H0: mu_b - mu_c <= -delta: scipy's one-sided
+    paired t on x_b + delta vs x_c; the pooled t with mean(d) + delta in the numerator."""
+    rng = np.random.default_rng(15)
+    true = {"a": 75.0, "b": 74.6, "c": 74.0, "d": 73.0}
+    scores = {config: {seed: mean + rng.normal(0, 0.5) for seed in SEEDS} for config, mean in true.items()}
+    table = np.array([[scores[c][s] for s in SEEDS[:3]] for c in true])
+    leader = int(np.argmax(table.mean(axis=1)))
+    others = [i for i in range(4) if i != leader]
+    for test in ("paired t", "pooled t"):
+        plain, tolerant = (Race(list(true), SEEDS, initial_seeds=3, test=test, tolerance=delta) for delta in (0, 0.5))
+        for race in (plain, tolerant):
+            for config, seed in race.next_trials():
+                race.record(config, seed, scores[config][seed])
+        if test == "paired t":
+            raw = [stats.ttest_rel(table[leader] + 0.5, table[i], alternative="greater").pvalue for i in others]
+        else:
+            residuals = table - table.mean(axis=1, keepdims=True) - table.mean(axis=0) + table.mean()
+            s2 = (residuals ** 2).sum() / 6
+            raw = stats.t.sf([((table[leader] - table[i]).mean() + 0.5) / math.sqrt(2 * s2 / 3) for i in others], 6)
+        got = [tolerant.status()[list(true)[i]].p_adjusted for i in others]
+        assert got == pytest.approx(list(adjust_p_values(raw, "holm")), rel=1e-9)
+        assert all(tolerant.status()[c].p_adjusted < plain.status()[c].p_adjusted for c in list(true) if
+                   c != tolerant.best)
+    with pytest.raises(ValueError, match="tolerance=-1"):
+        Race(list(true), SEEDS, tolerance=-1)

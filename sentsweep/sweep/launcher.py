@@ -19,6 +19,7 @@ import signal
 import sys
 from pathlib import Path
 
+from sentsweep.analysis.racing import TEST_OPTIONS
 from sentsweep.analysis.significance import CORRECTIONS
 from sentsweep.data import read_corpus, read_scored_pairs, sts_benchmark_files
 from sentsweep.demo_data import CORPUS_FILE, DEMO_DIR
@@ -86,9 +87,17 @@ def build_parser(definition: SweepDefinition, prog: str | None = None) -> argpar
                         "--correction) get the next seed, up to --seeds")
     parser.add_argument("--race-initial-seeds", type=int, default=2, help="seeds every configuration runs (--race)")
     parser.add_argument("--race-budget", type=int, help="at most this many trials in a race (--race)")
-    parser.add_argument("--alpha", type=float, default=0.05, help="significance level of the race's tests")
+    parser.add_argument("--race-test", choices=TEST_OPTIONS, default="pooled",
+                        help="the race's test against the leader: a t over the seed-noise variance pooled across "
+                        "configurations (two-way ANOVA) or a paired t per pair (see sentsweep.analysis.racing)")
+    parser.add_argument("--race-tolerance", type=float, default=0.0,
+                        help="differences of the selection metric smaller than this do not matter (an indifference "
+                        "zone, in the metric's units): a configuration is dropped once it cannot beat the leader "
+                        "by this much (--race)")
+    parser.add_argument("--alpha", type=float, default=0.05,
+                        help="significance level of the race's tests and of the tables' significance groups")
     parser.add_argument("--correction", choices=CORRECTIONS, default="holm",
-                        help="multiple-comparison correction of the race's tests")
+                        help="multiple-comparison correction of the race's tests and the tables' significance groups")
     parser.add_argument("--extend", action="store_true",
                         help="add trials to the latest sweep of the experiment (more --seeds, more grid values): "
                         "those whose configuration and seed finished there are not run again")
@@ -255,7 +264,10 @@ def check_sampled_methods(resolved: ResolvedSweep, stages: list[tuple[str, dict]
 
 
 def check_race(args: argparse.Namespace, seeds: list[int], stages: list[tuple[str, dict]]) -> None:
-    """--race needs a grid, more seeds than it starts with, a level in (0, 1) and a budget of one round at least."""
+    """--alpha in (0, 1); --race needs a grid, more seeds than it starts with, a tolerance >= 0 and a budget of one
+    round at least."""
+    if not 0 < args.alpha < 1:
+        raise InputError(f"--alpha {args.alpha} must be in (0, 1)")
     if not args.race:
         return
     configs = max((math.prod(len(values) for values in axes.values()) for _, axes in stages), default=1)
@@ -263,7 +275,8 @@ def check_race(args: argparse.Namespace, seeds: list[int], stages: list[tuple[st
                "--race and --extend: give one" if args.extend else
                f"--race-initial-seeds {args.race_initial_seeds} must be at least 2 (a paired test needs two seeds) and "
                f"fewer than the {len(seeds)} seeds given" if not 2 <= args.race_initial_seeds < len(seeds) else
-               f"--alpha {args.alpha} must be in (0, 1)" if not 0 < args.alpha < 1 else
+               f"--race-tolerance {args.race_tolerance} must be a difference >= 0 in the selection metric's units"
+               if not 0 <= args.race_tolerance < math.inf else
                f"--race-budget {args.race_budget} is less than one first round ({configs} configurations x "
                f"{args.race_initial_seeds} seeds)" if args.race_budget is not None
                and args.race_budget < configs * args.race_initial_seeds else None)
