@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from sentsweep.analysis.reproduction import PublishedValue
 from sentsweep.references import Reference
 from sentsweep.search_spaces.protocol import Protocol
 
@@ -36,6 +37,8 @@ class SweepDefinition:
     `sampled_axes(args)`, where given, returns {param: Ray Tune domain} for `--search optuna` (one stage).
     `greedy`: each stage fixes its axes at their best value on dev before the next one starts (the TSDAE
     paper's App. A search); otherwise the stages are independent parts of one protocol (a table's rows).
+    `published`: the published values of the table the sweep re-runs, one per cell it can produce (its
+    reproduction targets, checked in its report; see `sentsweep.analysis.reproduction`).
     """
 
     name: str
@@ -54,6 +57,7 @@ class SweepDefinition:
     reference: Reference | None = None  # the work whose experiment this re-runs (None: the project's own)
     selection_metric: str = "best_sts_dev"
     table_metrics: list[str] = field(default_factory=lambda: ["sts_test_at_best_dev", "best_sts_dev"])
+    published: tuple[PublishedValue, ...] = ()
 
 
 @dataclass
