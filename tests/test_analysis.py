@@ -62,20 +62,25 @@ def test_pivot_cells_equal_numpy_and_mark_the_best(runs):
         assert cell.n == len(values)
     assert table.best == {0.01: ("mlm+nm",), 0.1: ("mlm+nm",)}
     markdown = to_markdown(table)
-    # The failed seed is not averaged in: the cell says it has n=2 while the others have 3.
-    assert "| mlm+nm | **72.10 ± 0.26**† | **70.70 ± 0.85** (n=2) |" in markdown
+    # The failed seed is not averaged in: the cell says it has n=2 while the others have 3. At w=0.01 tsdae+nm is
+    # in the best's group (≈); at w=0.1 it is significantly worse (no mark).
+    assert "| mlm+nm | **72.10 ± 0.26** | **70.70 ± 0.85** (n=2) |" in markdown
+    assert "| tsdae+nm | 72.00 ± 0.44≈ | 60.23 ± 0.75 |" in markdown
     assert "Runs left out: 1 failed, 1 stopped early." in markdown
 
 
-def test_runner_up_test_is_paired_on_shared_seeds_and_equals_scipy(runs):
+def test_group_tests_are_paired_on_shared_seeds_and_equal_scipy(runs):
     _, frame = runs
     table = build_table(frame, ["method"], ["sts_test_at_best_dev"], column_param="w")
-    best = VALUES[("mlm+nm", "0.01")]
-    runner_up = VALUES[("tsdae+nm", "0.01")]
-    expected = stats.ttest_rel([best[s] for s in "012"], [runner_up[s] for s in "012"])
-    test = table.runner_up_test[0.01]
-    assert test.test == "paired t" and test.p_value == pytest.approx(expected.pvalue, rel=1e-12)
-    assert not table.significant(0.01)  # p ~ 0.7: the dagger in the Markdown above
+    for w, seeds, in_group in ((0.01, "012", True), (0.1, "01", False)):  # mlm+nm at w=0.1 lacks seed 2
+        best, other = VALUES[("mlm+nm", str(w))], VALUES[("tsdae+nm", str(w))]
+        expected = stats.ttest_rel([best[s] for s in seeds], [other[s] for s in seeds]).pvalue
+        member = table.groups[w].members[("tsdae+nm",)]
+        assert member.test == "paired t" and member.shared_seeds == len(seeds)
+        # One pair per column: Holm leaves its p-value as it is.
+        assert member.p_value == pytest.approx(expected, rel=1e-12) and member.p_adjusted == member.p_value
+        assert member.in_best_group == in_group == table.in_best_group(("tsdae+nm",), w)
+        assert in_group == (expected >= 0.05)  # p ~ 0.42 at w=0.01, ~ 0.013 at w=0.1
 
 
 def test_welch_test_when_seeds_do_not_match():
@@ -115,6 +120,8 @@ def test_metrics_as_columns_method_x_task_table(runs):
     assert latex.count(r"\textbf{") == 2 and r"\toprule" in latex and "mlm+nm" in latex
     frame_out = to_frame(table)
     assert set(frame_out["n"]) == {2, 3} and frame_out["best"].sum() == 2
+    assert set(frame_out.loc[frame_out["best"], "test"]) == {""}
+    assert set(frame_out.loc[~frame_out["best"], "test"]) == {"paired t over seeds"}
 
 
 def test_compare_and_plot_commands(runs, tmp_path, capsys):
@@ -166,19 +173,24 @@ def test_cells_show_the_selected_steps_and_the_footnote_names_untrained_cells():
     table = build_table(frame, ["noise_ratio", "pooling"], ["sts_test_at_best_dev", "best_sts_dev"])
     assert table.cells[((0.3, "mean"), "best_sts_dev")].steps == {"0": 20, "1": 40}
     markdown = to_markdown(table)
-    assert "| 0.3 | cls | 54.50 ± 0.00 (untrained) | 39.58 ± 0.00 (untrained) |" in markdown
-    assert "| 0.3 | mean | 61.27 ± 0.23 (step 20, 40) | 57.76 ± 1.80 (step 20, 40) |" in markdown
-    assert "| 0.6 | cls | 47.25 ± 10.25 (untrained, step 60) | 40.79 ± 1.71 (untrained, step 60) |" in markdown
-    # Bold and dagger stay on the score, the steps follow them.
-    assert "| 0.6 | mean | **62.58 ± 0.58**† (step 20) | **57.78 ± 1.16**† (step 20) |" in markdown
+    # Two seeds each: nothing is significantly worse than the best after Holm over 6 pairs, all in the group.
+    assert "| 0.3 | cls | 54.50 ± 0.00≈ (untrained) | 39.58 ± 0.00≈ (untrained) |" in markdown
+    assert "| 0.6 | cls | 47.25 ± 10.25≈ (untrained, step 60) | 40.79 ± 1.71≈ (untrained, step 60) |" in markdown
+    assert ("two-sided paired t-test over seeds; correction: Holm, the p-values of all pairs of configurations in a "
+            "column adjusted together (6 pairs per column); alpha = 0.05).") in markdown
+    # Bold and the group mark stay on the score, the steps follow them.
+    assert "| 0.6 | mean | **62.58 ± 0.58** (step 20) | **57.78 ± 1.16** (step 20) |" in markdown
+    assert "| 0.3 | mean | 61.27 ± 0.23≈ (step 20, 40) | 57.76 ± 1.80≈ (step 20, 40) |" in markdown
     assert ("Untrained model kept by every seed in: noise_ratio=0.3, pooling=cls. No trained checkpoint beat "
             "step 0 on STS dev there, so those cells show the untrained model's score.") in markdown
     assert "Untrained model kept by some seeds in: noise_ratio=0.6, pooling=cls (1 of 2 seeds)." in markdown
     assert "Runs left out: 1 failed." in markdown
 
     latex = to_latex(table)
-    assert r"0.3 & cls & 54.50 $\pm$ 0.00 (untrained) & 39.58 $\pm$ 0.00 (untrained) \\" in latex
-    assert r"\textbf{62.58 $\pm$ 0.58}$^\dagger$ (step 20)" in latex
+    assert (r"0.3 & cls & 54.50 $\pm$ 0.00$^{\approx}$ (untrained) & 39.58 $\pm$ 0.00$^{\approx}$ (untrained) \\"
+            in latex)
+    assert r"\textbf{62.58 $\pm$ 0.58} (step 20)" in latex and r"$^{\approx}$: not significantly worse" in latex
+    assert "≈" not in latex and "†" not in latex
     assert r"kept by every seed in: noise\_ratio=0.3, pooling=cls." in latex
     cells = to_frame(table).set_index(["noise_ratio", "pooling", "metric"])["selected_steps"]
     assert cells[(0.3, "cls", "best_sts_dev")] == "0;0" and cells[(0.6, "cls", "sts_test_at_best_dev")] == "0;60"
@@ -192,7 +204,11 @@ def test_no_untrained_note_when_every_cell_trained_and_a_missing_seed_still_show
         deletion_run("0.6", "mean", "0", 62.17, 56.96, 60),
     ])
     markdown = to_markdown(build_table(frame, ["noise_ratio", "pooling"], ["sts_test_at_best_dev"]))
-    assert "| 0.6 | mean | **62.17 ± n/a**† (step 60) (n=1) |" in markdown  # no test on one seed: dagger
+    assert "| 0.6 | mean | **62.17 ± n/a** (step 60) (n=1) |" in markdown
+    # The best has one seed: no other configuration shares 2 seeds with it, none is tested, all stay in its group.
+    assert "| 0.6 | cls | 40.50 ± 0.71≈ (step 40, 60) |" in markdown
+    assert ("Not tested (fewer than 2 seeds shared with the best), so kept in the group: noise_ratio=0.3, "
+            "pooling=mean; noise_ratio=0.6, pooling=cls.") in markdown
     assert "In parentheses: the training step of the checkpoint" in markdown
     assert "Untrained model" not in markdown
 
@@ -232,8 +248,8 @@ def test_runs_without_training_steps_show_no_step():
     ])
     table = build_table(frame, ["method"], ["sts_test_at_best_dev"])
     markdown = to_markdown(table)
-    assert "| bm25 | 51.00 ± 1.41 |" in markdown
-    assert "| tsdae | **51.80 ± 0.42**† (untrained, step 20) |" in markdown
+    assert "| bm25 | 51.00 ± 1.41≈ |" in markdown  # in the best's group: not significantly worse on 2 seeds
+    assert "| tsdae | **51.80 ± 0.42** (untrained, step 20) |" in markdown
     assert "some seeds in: method=tsdae (1 of 2 seeds)." in markdown and "bm25 (" not in markdown
     assert to_frame(table).set_index("method").loc["bm25", "selected_steps"] == ""
     older = trial_frame([({"method": "tsdae"}, {"sts_test_at_best_dev": 55.0}, seed) for seed in "01"])

@@ -3,15 +3,22 @@
     sentsweep analyze table --experiment nm_weight --rows method pooling --columns w \\
         --metrics sts_test_at_best_dev --latex table.tex --csv table.csv
     sentsweep analyze table --experiment tsdae_deletion --rows noise_ratio pooling
+    sentsweep analyze table --experiment nm_weight --rows method --metrics squad_top1 askubuntu_map \\
+        --per-query --alpha 0.01 --correction bonferroni
     sentsweep analyze compare --experiment nm_weight --metric sts_test_at_best_dev \\
         --first method=mlm+nm w=0.1 --second method=tsdae+nm w=0.1
     sentsweep analyze compare --experiment nm_weight --metric squad_top1 --per-query \
         --first method=mlm+nm --second method=tsdae+nm
+    sentsweep analyze suite --experiment tsdae_useb --rows method --suite useb --items
     sentsweep analyze plot --experiment sample_size --x sample_size --lines method --log-x --output plot.png
     sentsweep analyze report --experiment nm_weight --rows method pooling --columns w --lines method \
         --log-x --output docs/example_report.md
 
-Runs are those of the experiment's latest sweep unless --sweep-run-id or --all-sweeps says otherwise.
+Runs are those of the experiment's latest sweep unless --sweep-run-id or --all-sweeps says otherwise. In a table
+the best per column is in bold and the others of its best group (not significantly worse than the best: all pairs
+tested, adjusted together by --correction, at --alpha) are marked; with --per-query, columns of a metric with
+per-query outcomes (distractor tasks' top1, askubuntu/scidocs/cqadupstack MAP) are tested over queries, which
+fetches one artifact per run (slow on a remote store).
 """
 
 from __future__ import annotations
@@ -22,8 +29,9 @@ import sys
 from sentsweep.analysis.plots import plot_metric
 from sentsweep.analysis.report import write_report
 from sentsweep.analysis.runs import fetch_trial_runs, latest_sweep_run_id, per_query_outcomes
-from sentsweep.analysis.significance import compare, paired_items_test
-from sentsweep.analysis.tables import build_table, to_frame, to_latex, to_markdown
+from sentsweep.analysis.significance import CORRECTIONS, compare, paired_items_test
+from sentsweep.analysis.suite import add_suite_parser, run_suite
+from sentsweep.analysis.tables import build_table, per_query_name, to_frame, to_latex, to_markdown
 from sentsweep.errors import InputError
 from sentsweep.tracking.store import resolve_tracking_uri
 
@@ -38,18 +46,31 @@ def _common(parser: argparse.ArgumentParser) -> None:
     which.add_argument("--all-sweeps", action="store_true", help="pool the runs of every sweep of the experiment")
 
 
+def _significance(parser: argparse.ArgumentParser) -> None:
+    """--alpha and --correction of the best groups; checked by check_significance (an InputError, not argparse's)."""
+    parser.add_argument("--alpha", default="0.05", help="significance level of the best groups, in (0, 1) "
+                        "(default 0.05)")
+    parser.add_argument("--correction", default="holm", help=f"adjustment of the p-values of all pairs of a "
+                        f"column together: {', '.join(CORRECTIONS)} (default holm)")
+
+
 def parse_args(argv=None, prog: str = "sentsweep analyze") -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog=prog, description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True)
 
-    table = commands.add_parser("table", help="mean ± std over seeds, best marked (Markdown, LaTeX, CSV)")
+    table = commands.add_parser("table", help="mean ± std over seeds, best and its group marked (Markdown, LaTeX, CSV)")
     _common(table)
     table.add_argument("--rows", nargs="+", required=True, help="params that define a row")
     table.add_argument("--columns", default=None, help="a param whose values become columns (one metric)")
     table.add_argument("--metrics", nargs="+", default=DEFAULT_METRICS)
     table.add_argument("--lower-is-better", action="store_true")
-    table.add_argument("--csv", help="write every cell with its bootstrap CI, p-value and selected steps to this CSV")
+    table.add_argument("--csv", help="write every cell with its bootstrap CI, p-values against the best, group "
+                       "membership and selected steps to this CSV")
     table.add_argument("--latex", help="write a booktabs LaTeX table to this file")
+    _significance(table)
+    table.add_argument("--per-query", action="store_true",
+                       help="test columns of metrics with per-query outcomes (e.g. squad_top1, askubuntu_map) over "
+                       "queries instead of seeds; fetches every run's per_query.json (slow)")
 
     comparison = commands.add_parser("compare", help="t-test of two configurations over seeds")
     _common(comparison)
@@ -76,7 +97,44 @@ def parse_args(argv=None, prog: str = "sentsweep analyze") -> argparse.Namespace
     report.add_argument("--lines", nargs="+", default=None, help="params that separate the plot's lines")
     report.add_argument("--log-x", action="store_true")
     report.add_argument("--output", required=True, help="the report's Markdown path; the plot goes beside it")
+    _significance(report)
+    _common(add_suite_parser(commands))
     return parser.parse_args(argv)
+
+
+def check_significance(args) -> None:
+    """--alpha as a float in (0, 1) and --correction one of significance.CORRECTIONS, else an InputError naming
+    the value; --per-query only with a metric that has per-query outcomes. Called before any run is fetched."""
+    try:
+        alpha = float(args.alpha)
+    except (TypeError, ValueError):
+        alpha = float("nan")
+    if not 0 < alpha < 1:
+        raise InputError(f"--alpha must be a number in (0, 1), got {args.alpha!r}")
+    args.alpha = alpha
+    if args.correction not in CORRECTIONS:
+        raise InputError(f"--correction must be one of {', '.join(CORRECTIONS)}, got {args.correction!r}")
+    if getattr(args, "per_query", False) and not any(map(per_query_name, args.metrics)):
+        raise InputError(f"--per-query: none of the metrics {args.metrics} has per-query outcomes (<task>_top1 of a "
+                         "distractor task, <task>_map or <task>_map_at_100 of a retrieval task)")
+
+
+def table_per_query(args, runs) -> dict:
+    """{run_id: {outcome: [outcome per query]}} of the finished runs that scored a metric of the table with
+    per-query outcomes (tables.per_query_name); a run without the artifact is left out, and the table then tests
+    its column over seeds and says why."""
+    uri = resolve_tracking_uri(args.tracking_uri)
+    columns = [f"metrics.{m}" for m in args.metrics if per_query_name(m) and f"metrics.{m}" in runs]
+    finished = runs[runs["status"] == "FINISHED"]
+    run_ids = list(finished.loc[finished[columns].notna().any(axis=1), "run_id"]) if columns else []
+    print(f"fetching the per-query outcomes of {len(run_ids)} runs", file=sys.stderr)
+    outcomes = {}
+    for run_id in run_ids:
+        try:
+            outcomes[run_id] = per_query_outcomes(uri, run_id)
+        except InputError:
+            continue
+    return outcomes
 
 
 def fetch(args):
@@ -127,9 +185,15 @@ def compare_per_query(args, first, second) -> None:
 def main(argv=None, prog: str = "sentsweep analyze") -> int:
     args = parse_args(argv, prog)
     try:
+        if args.command == "suite":
+            return run_suite(args)  # checks --suite/--metrics before fetching the runs
+        if args.command in ("table", "report"):
+            check_significance(args)
         runs = fetch(args)
         if args.command == "table":
-            table = build_table(runs, args.rows, args.metrics, args.columns, not args.lower_is_better)
+            per_query = table_per_query(args, runs) if args.per_query else None
+            table = build_table(runs, args.rows, args.metrics, args.columns, not args.lower_is_better,
+                                alpha=args.alpha, correction=args.correction, per_query=per_query)
             print(to_markdown(table))
             if args.csv:
                 to_frame(table).to_csv(args.csv, index=False)

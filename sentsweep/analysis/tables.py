@@ -1,9 +1,30 @@
-"""Comparison tables: cells of mean ± std over seeds, rows and columns chosen by params, best marked.
+"""Comparison tables: cells of mean ± std over seeds, rows and columns chosen by params, the best and its group marked.
 
 A table has one row per combination of the row params. Its columns are either the metrics (one column
 each, "method x task" when each task is a metric) or, with `column_param`, the values of that param for a
-single metric ("method x w"). In each column the best mean is marked (bold); a dagger marks a best that is
-not significantly better than the runner-up (see sentsweep.analysis.significance; alpha 0.05).
+single metric ("method x w"). In each column the best mean is in bold, and every other configuration (row) not
+significantly worse than the best is marked ≈: together they are the column's best group.
+
+Best groups (sentsweep.analysis.significance.best_group, one call per column, stored in `table.groups`):
+every pair of configurations of the column that share at least 2 seeds is compared with a two-sided paired
+test, and the p-values of ALL k(k-1)/2 pairs of the column are adjusted together (`correction`: "holm" by
+default, Holm, S. (1979). A simple sequentially rejective multiple test procedure. Scandinavian Journal of
+Statistics 6(2):65-70; "bonferroni"; or "none"). A configuration is out of the best's group when its adjusted
+p against the best is below `alpha` (0.05 by default) and the difference favours the best. Since the family
+is every pair, not only the pairs with the observed best, the chance that a column declares any configuration
+worse than the best when all are equal is at most alpha (Holm, Bonferroni), whichever one came out best. Each
+column is a family of its own: a table of c columns makes c such claims. A configuration sharing fewer than 2
+seeds with the best cannot be tested: it stays in the group, and the footnote names it.
+
+The test is the paired t-test over the seeds two configurations share, or, where `per_query` gives the
+column's per-query outcomes for every run in it, the paired t-test over queries, each query's outcome averaged
+over the seeds the two share (far more power than a test over 5 seeds). Which per-query outcome belongs to
+which metric (per_query_name): `<task>_top1` is its own per-query outcome (distractor tasks: 1/0 per query),
+`<task>_map` and `<task>_map_at_100` are the means of `<task>_ap` (average precision per query: askubuntu,
+scidocs, cqadupstack). The outcomes are used only where, in every run of the column, 100 x their mean equals
+the run's metric, so that the test is about the number in the cell: a metric averaged over subsets of unequal
+size (SciDocs' subtasks, CQADupStack's forums) is not the mean over its queries, and is tested over seeds
+(the footnote says so). A column is tested over queries or over seeds as a whole, never a mix of both.
 
 Only finished runs enter cells; failed, stopped-early and unfinished runs are counted and reported. A cell
 shows its n (number of seeds), so a configuration with a missing seed is never silently averaged with fewer.
@@ -20,16 +41,23 @@ Runs that did not train in the shared loop (no `total_steps` metric: lexical bas
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
-from sentsweep.analysis.significance import Comparison, bootstrap_interval, compare
+from sentsweep.analysis.significance import CORRECTIONS, GroupResult, best_group, bootstrap_interval
 from sentsweep.errors import InputError
 
-NOT_SIGNIFICANT_MARK = "†"
+GROUP_MARK = "≈"  # in the best's group, not the best
+LATEX_GROUP_MARK = r"$^{\approx}$"
 UNTRAINED = "untrained"
+# significance.GroupMember.test -> what the tables call it.
+TEST_NAMES = {"paired t": "paired t over seeds", "paired t over items": "paired t over items"}
+CORRECTION_NAMES = {"holm": "Holm", "bonferroni": "Bonferroni", "none": "none"}
+# Per-query outcome of a metric (see the module docstring): metric suffix -> outcome suffix, same task prefix.
+PER_QUERY_SUFFIXES = {"_top1": "_top1", "_map": "_ap", "_map_at_100": "_ap"}
 
 # The step metric of the checkpoint a metric was measured at, where the metric names its checkpoint.
 STEP_OF_METRIC = {
@@ -104,20 +132,50 @@ class ComparisonTable:
     cells: dict  # (row, column) -> Cell
     excluded: dict  # run status -> count of runs left out
     best: dict = field(default_factory=dict)  # column -> best row
-    runner_up_test: dict = field(default_factory=dict)  # column -> Comparison of best vs runner-up
+    groups: dict = field(default_factory=dict)  # column -> significance.GroupResult (columns with a value)
     alpha: float = 0.05
+    correction: str = "holm"
+    item_tested: dict = field(default_factory=dict)  # column -> per-query outcome its pairs were tested over
+    per_query_notes: dict = field(default_factory=dict)  # column -> why its per-query outcomes were not used
 
-    def significant(self, column) -> bool:
-        test = self.runner_up_test.get(column)
-        return test is None or (not math.isnan(test.p_value) and test.p_value < self.alpha)
+    def in_best_group(self, row, column) -> bool:
+        """Whether the cell is in its column's best group (the best included); False for an empty cell."""
+        group = self.groups.get(column)
+        return group is not None and row in group.members and group.members[row].in_best_group
 
 
-def _as_number_if_possible(values: pd.Series) -> pd.Series:
+def per_query_name(metric: str) -> str | None:
+    """The per-query outcome whose mean (x 100) is `metric`, by the rule of the module docstring: "squad_top1"
+    -> "squad_top1", "askubuntu_map" -> "askubuntu_ap", "cqadupstack_map_at_100" -> "cqadupstack_ap"; None for
+    a metric without one (STS correlations, nDCG, ...)."""
+    for suffix, outcome in PER_QUERY_SUFFIXES.items():
+        if metric.endswith(suffix) and len(metric) > len(suffix):
+            return metric[: -len(suffix)] + outcome
+    return None
+
+
+def check_significance(alpha: float, correction: str) -> None:
+    """An InputError unless 0 < alpha < 1 and `correction` is one of significance.CORRECTIONS."""
+    if isinstance(alpha, bool) or not (isinstance(alpha, numbers.Real) and 0 < alpha < 1):
+        raise InputError(f"alpha must be a number in (0, 1), got {alpha!r}")
+    if correction not in CORRECTIONS:
+        raise InputError(f"unknown correction {correction!r}: expected one of {', '.join(CORRECTIONS)}")
+
+
+def column_group(cells: dict, alpha: float = 0.05, correction: str = "holm", higher_is_better: bool = True,
+                 per_query: dict | None = None) -> GroupResult | None:
+    """The best group of one column: significance.best_group of its {row: Cell} in the given order, the cells
+    without any value left out; None when no cell has one. `per_query` is {row: {seed: [outcome per query]}}."""
+    scored = {row: cell.by_seed for row, cell in cells.items() if cell.n}
+    return best_group(scored, alpha, correction, higher_is_better, per_query) if scored else None
+
+
+def as_number_if_possible(values: pd.Series) -> pd.Series:
     converted = pd.to_numeric(values, errors="coerce")
     return converted if converted.notna().all() else values
 
 
-def _status_counts(runs: pd.DataFrame) -> dict:
+def status_counts(runs: pd.DataFrame) -> dict:
     left_out = runs[runs["status"] != "FINISHED"]
     labels = left_out["status"].map({"FAILED": "failed", "KILLED": "stopped early"}).fillna("unfinished")
     return labels.value_counts().to_dict()
@@ -144,8 +202,14 @@ def _selected_steps(runs: pd.DataFrame, metric: str) -> tuple[pd.Series, pd.Seri
 
 
 def build_table(runs: pd.DataFrame, row_params: list[str], metrics: list[str], column_param: str | None = None,
-                higher_is_better: bool = True, alpha: float = 0.05) -> ComparisonTable:
-    """The comparison table of `runs` (as fetched by sentsweep.analysis.runs); see the module docstring."""
+                higher_is_better: bool = True, alpha: float = 0.05, correction: str = "holm",
+                per_query: dict | None = None) -> ComparisonTable:
+    """The comparison table of `runs` (as fetched by sentsweep.analysis.runs); see the module docstring.
+
+    `alpha` and `correction` ("holm", "bonferroni" or "none") set the best groups; `per_query` is
+    {run_id: {outcome name: [outcome per query]}} (what runs.per_query_outcomes returns, per run), for the
+    paired tests over queries; without it every column is tested over seeds."""
+    check_significance(alpha, correction)
     if runs.empty:
         raise InputError("no runs to tabulate")
     params = row_params + ([column_param] if column_param else [])
@@ -154,43 +218,78 @@ def build_table(runs: pd.DataFrame, row_params: list[str], metrics: list[str], c
         raise InputError(f"runs have no param/metric named {', '.join(map(repr, missing))}")
     if column_param and len(metrics) != 1:
         raise InputError(f"with columns by {column_param!r}, give exactly one metric (got {metrics})")
-    finished = runs[runs["status"] == "FINISHED"]
-    keys = pd.DataFrame({p: _as_number_if_possible(finished[f"params.{p}"]) for p in params}, index=finished.index)
-    steps = {metric: _selected_steps(finished, metric) for metric in metrics}
+    finished = runs[runs["status"] == "FINISHED"].reset_index(drop=True)  # labels = positions in the lists below
+    keys = pd.DataFrame({p: as_number_if_possible(finished[f"params.{p}"]) for p in params}, index=finished.index)
+    seeds = finished["seed"].tolist()
+    run_ids = finished["run_id"].tolist() if "run_id" in finished else [None] * len(finished)
+    # Per metric, per run: its value, its selected step and the step metric that gave it (plain lists: indexing
+    # pandas per cell was most of the time of a table of thousands of cells).
+    by_metric = {metric: (finished[f"metrics.{metric}"].tolist(), *(series.tolist() for series in
+                                                                     _selected_steps(finished, metric)))
+                 for metric in metrics}
     cells: dict = {}
+    runs_of_cell: dict = {}  # (row, column) -> {seed: (run_id, value)} of its scored runs
     for row_key, group in keys.groupby(row_params, sort=True):
         row = row_key if isinstance(row_key, tuple) else (row_key,)
         subsets = group.groupby(column_param, sort=True) if column_param else [(m, group) for m in metrics]
         for column, subset in subsets:
-            metric = metrics[0] if column_param else column
-            values = finished.loc[subset.index, f"metrics.{metric}"]
-            seeds = finished.loc[subset.index, "seed"]
-            step_values, step_names = (series.loc[subset.index] for series in steps[metric])
-            scored = [(seed, value, step, name) for seed, value, step, name
-                      in zip(seeds, values, step_values, step_names) if not pd.isna(value)]
+            values, steps, step_names = by_metric[metrics[0] if column_param else column]
+            scored = [(seeds[i], values[i], steps[i], step_names[i], run_ids[i]) for i in subset.index
+                      if not pd.isna(values[i])]
             cells[(row, column)] = Cell(
-                {seed: float(value) for seed, value, _, _ in scored},
-                {seed: int(step) for seed, _, step, _ in scored if not pd.isna(step)},
-                {name for _, _, step, name in scored if not pd.isna(step)},
+                {seed: float(value) for seed, value, *_ in scored},
+                {seed: int(step) for seed, _, step, _, _ in scored if not pd.isna(step)},
+                {name for _, _, step, name, _ in scored if not pd.isna(step)},
             )
-    rows = sorted({row for row, _ in cells}, key=lambda r: tuple(map(_sort_key, r)))
-    columns = sorted({column for _, column in cells}, key=_sort_key) if column_param else list(metrics)
-    table = ComparisonTable(row_params, column_param or "metric", rows, columns, cells, _status_counts(runs),
-                            alpha=alpha)
+            runs_of_cell[(row, column)] = {seed: (run_id, float(value)) for seed, value, _, _, run_id in scored}
+    rows = sorted({row for row, _ in cells}, key=lambda r: tuple(map(sort_key, r)))
+    columns = sorted({column for _, column in cells}, key=sort_key) if column_param else list(metrics)
+    table = ComparisonTable(row_params, column_param or "metric", rows, columns, cells, status_counts(runs),
+                            alpha=alpha, correction=correction)
     for column in columns:
-        ranked = sorted(
-            (row for row in rows if (row, column) in cells and cells[(row, column)].n),
-            key=lambda row: cells[(row, column)].mean, reverse=higher_is_better,
-        )
-        if ranked:
-            table.best[column] = ranked[0]
-        if len(ranked) > 1:
-            table.runner_up_test[column] = compare(cells[(ranked[0], column)].by_seed,
-                                                   cells[(ranked[1], column)].by_seed)
+        in_column = {row: cells[(row, column)] for row in rows if (row, column) in cells}
+        items = None
+        if per_query is not None:
+            metric = metrics[0] if column_param else column
+            items = _column_outcomes(table, column, metric, {row: runs_of_cell[(row, column)] for row in in_column},
+                                     per_query)
+        group = column_group(in_column, alpha, correction, higher_is_better, items)
+        if group is not None:
+            table.groups[column] = group
+            table.best[column] = group.best
     return table
 
 
-def _sort_key(value):
+def _column_outcomes(table: ComparisonTable, column, metric: str, runs_by_row: dict, per_query: dict) -> dict | None:
+    """{row: {seed: [outcome per query]}} of a column when every scored run in it has the per-query outcome
+    of `metric`, all of one length, averaging (x 100) to the run's value of the metric; else None, with the
+    reason in `table.per_query_notes` (see the module docstring). Records the outcome in `table.item_tested`."""
+    name = per_query_name(metric)
+    if name is None:
+        return None
+    found = {row: {seed: (per_query.get(run_id) or {}).get(name) for seed, (run_id, _) in by_seed.items()}
+             for row, by_seed in runs_by_row.items()}
+    scored = [(found[row][seed], value) for row, by_seed in runs_by_row.items() for seed, (_, value) in by_seed.items()]
+    if not scored:
+        return None
+    missing = sum(outcomes is None or len(outcomes) == 0 for outcomes, _ in scored)
+    if missing:
+        table.per_query_notes[column] = f"no per-query {name} for {missing} of {len(scored)} runs"
+        return None
+    if len({len(outcomes) for outcomes, _ in scored}) > 1:
+        table.per_query_notes[column] = f"per-query {name} of different lengths (not the same task data)"
+        return None
+    differ = sum(not math.isclose(100.0 * float(np.mean(outcomes)), value, rel_tol=1e-9, abs_tol=1e-6)
+                 for outcomes, value in scored)
+    if differ:
+        table.per_query_notes[column] = f"100 x the mean of per-query {name} is not the metric in {differ} of " \
+                                        f"{len(scored)} runs (a metric averaged over subsets?)"
+        return None
+    table.item_tested[column] = name
+    return found
+
+
+def sort_key(value):
     return (0, value, "") if isinstance(value, (int, float, np.number)) else (1, 0, str(value))
 
 
@@ -205,7 +304,9 @@ def _cell_text(table: ComparisonTable, row, column, digits: int, bold: tuple[str
         return "–"
     text = cell.mean_std_text(digits)
     if table.best.get(column) == row:
-        text = f"{bold[0]}{text}{bold[1]}" + ("" if table.significant(column) else NOT_SIGNIFICANT_MARK)
+        text = f"{bold[0]}{text}{bold[1]}"
+    elif table.in_best_group(row, column):
+        text += GROUP_MARK
     if cell.steps:
         text += f" ({cell.steps_text()})"
     if show_n or cell.n != _typical_n(table):
@@ -216,14 +317,50 @@ def _cell_text(table: ComparisonTable, row, column, digits: int, bold: tuple[str
 def _footnote(table: ComparisonTable) -> str:
     n = _typical_n(table)
     excluded = ", ".join(f"{count} {status}" for status, count in sorted(table.excluded.items())) or "none"
-    tests = {test.test for test in table.runner_up_test.values()}
     steps = (" In parentheses: the training step of the checkpoint each cell's seeds selected (untrained: step 0, "
              "the model before training)." if any(cell.steps for cell in table.cells.values()) else "")
-    return (
-        f"Mean ± std over seeds (n={n} unless shown). Best per column in bold; {NOT_SIGNIFICANT_MARK}: not "
-        f"significantly better than the runner-up ({'/'.join(sorted(tests)) or 'no test'}, p >= {table.alpha}). "
-        f"Runs left out: {excluded}.{steps}"
-    )
+    return (f"Mean ± std over seeds (n={n} unless shown). {significance_note(table)} Runs left out: {excluded}."
+            f"{steps}")
+
+
+def significance_note(table: ComparisonTable) -> str:
+    """What the bold and the group mark mean: the test(s) used, the correction, alpha, the family size, and the
+    cells not tested (with why per-query outcomes were not used, where they were given and were not)."""
+    tested = [column for column in table.columns if column in table.groups and table.groups[column].family_size]
+    text = f"Best per column in bold; {GROUP_MARK}: not significantly worse than the best"
+    if not tested:
+        text += " (no two configurations of a column share 2 seeds: nothing was tested, all are kept)."
+    else:
+        over_items = [column for column in tested if column in table.item_tested]
+        seeds, items = "two-sided paired t-test over seeds", "two-sided paired t-test over queries"
+        if not over_items:
+            test = seeds
+        elif len(over_items) == len(tested):
+            test = f"{items} (each query's outcome averaged over the seeds a pair shares)"
+        else:
+            test = (f"{items} (each query's outcome averaged over the seeds a pair shares) in "
+                    f"{', '.join(map(str, over_items))}, {seeds} in the other columns")
+        sizes = [table.groups[column].family_size for column in tested]
+        if len(set(sizes)) == 1:
+            family = f"{sizes[0]} pair{'s' * (sizes[0] != 1)}" + (" per column" if len(tested) > 1 else "")
+        else:
+            family = ", ".join(f"{size} in {column}" for column, size in zip(tested, sizes)) + " pairs"
+        correction = ("none, each pair of configurations tested at alpha" if table.correction == "none" else
+                      f"{CORRECTION_NAMES[table.correction]}, the p-values of all pairs of configurations in a "
+                      "column adjusted together")
+        text += f" ({test}; correction: {correction} ({family}); alpha = {table.alpha:g})."
+    untested = []
+    for row in table.rows:
+        with_group = [column for column in table.columns if row in getattr(table.groups.get(column), "members", {})]
+        columns = [column for column in with_group if table.groups[column].members[row].test == "not tested"]
+        if columns:
+            untested.append(_cells_label(table, row, columns, with_group))
+    if untested:
+        text += (f" Not tested (fewer than 2 seeds shared with the best), so kept in the group: {'; '.join(untested)}.")
+    if table.per_query_notes:
+        notes = "; ".join(f"{column}: {note}" for column, note in table.per_query_notes.items())
+        text += f" Tested over seeds, per-query outcomes not used: {notes}."
+    return text
 
 
 def _cells_label(table: ComparisonTable, row, columns: list, row_columns: list) -> str:
@@ -280,25 +417,29 @@ def _latex_escape(text: str) -> str:
 
 
 def to_latex(table: ComparisonTable, digits: int = 2, caption: str | None = None) -> str:
-    """A booktabs table (needs \\usepackage{booktabs}); ± as $\\pm$, best in \\textbf, dagger as $^\\dagger$."""
+    """A booktabs table (needs \\usepackage{booktabs}); ± as $\\pm$, best in \\textbf, the rest of its group
+    marked $^{\\approx}$."""
     header = [_latex_escape(p) for p in table.row_params] + [_latex_escape(str(c)) for c in table.columns]
     lines = [r"\begin{table}[t]", r"\centering", r"\begin{tabular}{" + "l" * len(table.row_params)
              + "c" * len(table.columns) + "}", r"\toprule", " & ".join(header) + r" \\", r"\midrule"]
     for row in table.rows:
         cells = [_cell_text(table, row, c, digits, (r"\textbf{", "}"), False) for c in table.columns]
-        cells = [c.replace(" ± ", r" $\pm$ ").replace(NOT_SIGNIFICANT_MARK, r"$^\dagger$") for c in cells]
+        cells = [c.replace(" ± ", r" $\pm$ ").replace(GROUP_MARK, LATEX_GROUP_MARK) for c in cells]
         lines.append(" & ".join([_latex_escape(str(v)) for v in row] + cells) + r" \\")
     lines += [r"\bottomrule", r"\end{tabular}"]
     text = caption or " ".join(filter(None, (_footnote(table), untrained_note(table))))
-    lines.append(r"\caption{" + _latex_escape(text).replace(NOT_SIGNIFICANT_MARK, r"$^\dagger$") + "}")
+    lines.append(r"\caption{" + _latex_escape(text).replace(GROUP_MARK, LATEX_GROUP_MARK) + "}")
     lines.append(r"\end{table}")
     return "\n".join(lines)
 
 
 def to_frame(table: ComparisonTable) -> pd.DataFrame:
-    """One line per cell: row params, column, mean, std, n, 95% bootstrap CI, best, p vs runner-up, and
-    `selected_steps`: each seed's selected step in seed order, ';'-separated (0: the untrained model kept;
-    empty for runs without training steps)."""
+    """One line per cell: row params, column, mean, std, n, 95% bootstrap CI, `best`, `in_best_group` (the best
+    included), `p_vs_best` and `p_vs_best_adjusted` (two-sided, against the column's best, before and after the
+    correction; empty for the best and for cells not tested), `test` ("paired t over seeds", "paired t over
+    items", "not tested", "" for the best), `correction`, `alpha`, `family_size` (pairs of the column adjusted
+    together), and `selected_steps`: each seed's selected step in seed order, ';'-separated (0: the untrained
+    model kept; empty for runs without training steps)."""
     records = []
     for row in table.rows:
         for column in table.columns:
@@ -306,14 +447,15 @@ def to_frame(table: ComparisonTable) -> pd.DataFrame:
             if cell is None or cell.n == 0:
                 continue
             low, high = bootstrap_interval(cell.values)
-            test: Comparison | None = table.runner_up_test.get(column)
-            is_best = table.best.get(column) == row
+            group = table.groups[column]
+            member = group.members[row]
             records.append(
                 dict(zip(table.row_params, row)) | {
                     table.column_label: column, "mean": cell.mean, "std": cell.std, "n": cell.n,
-                    "ci95_low": low, "ci95_high": high, "best": is_best,
-                    "p_vs_runner_up": test.p_value if (is_best and test) else float("nan"),
-                    "test": test.test if (is_best and test) else "",
+                    "ci95_low": low, "ci95_high": high, "best": table.best.get(column) == row,
+                    "in_best_group": member.in_best_group, "p_vs_best": member.p_value,
+                    "p_vs_best_adjusted": member.p_adjusted, "test": TEST_NAMES.get(member.test, member.test),
+                    "correction": group.correction, "alpha": group.alpha, "family_size": group.family_size,
                     "selected_steps": ";".join(str(cell.steps[seed]) for seed in cell.by_seed if seed in cell.steps),
                 }
             )

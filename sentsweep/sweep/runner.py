@@ -21,7 +21,8 @@ import sys
 import time
 from pathlib import Path
 
-from sentsweep.analysis.racing import Race
+from sentsweep.analysis.racing import TEST_OPTIONS, Race
+from sentsweep.analysis.reproduction import reproduction_section
 from sentsweep.analysis.runs import fetch_trial_runs, runs_of_row
 from sentsweep.analysis.tables import build_table, to_markdown
 from sentsweep.data import read_scored_pairs
@@ -189,16 +190,18 @@ class SweepRunner:
         if not len(runs) or not (runs["status"] == "FINISHED").any():
             raise StageFailed(no_trial_finished(runs), exit_code=1)
         table = self._table(runs, axes)
+        reproduction = reproduction_section(runs, self.definition.published, level=1 - self.args.alpha, stage=stage)
+        markdown = to_markdown(table) + (f"\n\n{reproduction}" if reproduction else "")
         print(f"\n{title}: mean ± std over seeds (MLflow experiment {self.experiment!r}, "
-              f"sweep run {tracker.parent_run_id})\n\n{to_markdown(table)}")
+              f"sweep run {tracker.parent_run_id})\n\n{markdown}")
         if self.race_status:
             lines = [f"- {label}: n={status.n}, {status.state}: {status.why}"
                      for label, status in self.race_status.items()]
             print("\nRace over seeds (" + ", ".join(map(str, self.seeds)) + "):\n" + "\n".join(lines))
-            tracker.log_sweep_table(title, to_markdown(table) + "\n\nRace over seeds:\n" + "\n".join(lines))
+            tracker.log_sweep_table(title, markdown + "\n\nRace over seeds:\n" + "\n".join(lines))
             self.race_status = {}
         else:
-            tracker.log_sweep_table(title, to_markdown(table))
+            tracker.log_sweep_table(title, markdown)
         if self.definition.selection_metric not in table.best:
             raise StageFailed("no trial of this stage finished; see the failure_reason tags in MLflow", exit_code=1)
         name = stage or self.definition.stages[0].name
@@ -300,7 +303,8 @@ class SweepRunner:
                     for config in configs}
         label_of = {config_hash(constants | config): label for label, config in by_label.items()}
         race = Race(list(by_label), self.seeds, initial_seeds=self.args.race_initial_seeds, alpha=self.args.alpha,
-                    correction=self.args.correction, max_trials=self.args.race_budget)
+                    correction=self.args.correction, max_trials=self.args.race_budget,
+                    test=TEST_OPTIONS[self.args.race_test], tolerance=self.args.race_tolerance)
         results, round_index = [], 0
         while trials := race.next_trials():
             points = [by_label[label] | {"seed": seed} for label, seed in trials]
@@ -374,7 +378,8 @@ class SweepRunner:
     def _table(self, runs, axes: dict):
         """The stage's comparison table of its trial `runs`: its axes as rows, the table metrics as columns."""
         group_by = list(axes) or ["method"]  # a sweep over seeds alone still gets its one row
-        return build_table(runs, group_by, [metric for metric in self.table_metrics() if f"metrics.{metric}" in runs])
+        return build_table(runs, group_by, [metric for metric in self.table_metrics() if f"metrics.{metric}" in runs],
+                           alpha=self.args.alpha, correction=self.args.correction)
 
     def table_metrics(self) -> list[str]:
         """The metrics of the sweep's tables: the definition's, its selection metric, the eval tasks' main ones."""
