@@ -14,6 +14,7 @@ from pathlib import Path
 PROJECT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
 # Test clusters live on this machine only; Ray's token authentication is for clusters reachable by others.
+CURRENT_CLUSTER_FILE = Path("/tmp/ray/ray_current_cluster")  # where `ray start --head` writes its address
 RAY_ENV = os.environ | {"RAY_USAGE_STATS_ENABLED": "0", "RAY_AUTH_MODE": "disabled"}
 
 
@@ -73,6 +74,10 @@ class RayCluster:
             if node.poll() is None:
                 os.killpg(node.pid, signal.SIGKILL)
                 node.wait()
+        # `ray start --head` leaves its address here for `ray.init()` to find (as `ray stop` would, remove it, or
+        # the next embedded sweep on this machine tries to join this dead cluster)
+        if CURRENT_CLUSTER_FILE.exists() and CURRENT_CLUSTER_FILE.read_text().strip().endswith(f":{self.port}"):
+            CURRENT_CLUSTER_FILE.unlink()
 
 
 class MlflowServer:
