@@ -298,8 +298,9 @@ keeps the best checkpoint on dev, 10% warm-up and linear decay, weight decay 0.0
 
 ## Results
 
-Each stage's table as the sweep wrote it (mean ± std over seeds; bold: best per column; †: not significantly
-better than the runner-up; in parentheses, the step of the checkpoint each cell's seeds selected, where
+Each stage's table as the sweep wrote it (mean ± std over seeds; bold: best per column; ≈: not significantly
+worse than the best, all pairs adjusted together (Holm); in parentheses, the step of the checkpoint each cell's
+seeds selected, where
 "untrained" means step 0, i.e. the model the stage started from):
 
 {chr(10).join(stage_tables)}

@@ -193,7 +193,8 @@ def _number(value: float, digits: int) -> str:
 
 
 def reproduction_markdown(checks: Sequence[TargetCheck], digits: int = 2) -> str:
-    """The "Reproduction targets" section: one line per target, then the counts, the interval's definition and
+    """The "Reproduction targets" section: one line per target whose cell ran (the others named in one line: a
+    sweep over part of the paper's grid leaves most targets unrun), then the counts, the interval's definition and
     the runs' settings that differ from the paper's."""
     if not checks:
         return ""
@@ -203,6 +204,8 @@ def reproduction_markdown(checks: Sequence[TargetCheck], digits: int = 2) -> str
              f"| cell | metric | n | mean ± std | {percent} interval | published | source | verdict |",
              "|---|---|---|---|---|---|---|---|"]
     for check in checks:
+        if check.verdict == NOT_RUN:
+            continue
         target = check.target
         mean_std = "–" if not check.n else (
             f"{check.mean:.{digits}f} ± {'n/a' if math.isnan(check.std) else f'{check.std:.{digits}f}'}")
@@ -213,8 +216,15 @@ def reproduction_markdown(checks: Sequence[TargetCheck], digits: int = 2) -> str
                      f"{target.value:.{digits}f}{runs} | {target.source} | {check.verdict} |")
     counts = {verdict: sum(check.verdict == verdict for check in checks)
               for verdict in (WITHIN, OUTSIDE, NOT_RUN, TOO_FEW)}
+    not_run = [check.target for check in checks if check.verdict == NOT_RUN]
+    if len(not_run) == len(checks):
+        lines = lines[:2]  # no cell of any target ran: no table
     lines += ["", f"{len(checks)} published values: " + ", ".join(f"{verdict} {count}" for verdict, count
-                                                                  in counts.items() if count) + ".", "",
+                                                                  in counts.items() if count) + "."]
+    if not_run:
+        lines.append("Not run by this sweep: " + "; ".join(
+            f"{target.cell_label()} ({target.value:.{digits}f}, {target.source})" for target in not_run) + ".")
+    lines += ["",
               f"Interval: where the published value falls with probability {percent} if it comes from the cell's "
               f"distribution, mean ± t(n−1) · std · √(1/n + 1/m), m the runs the published value averages (none "
               f"given: the published value as exact, √(1/n)); it assumes the paper's seed spread equals ours. At "
