@@ -35,3 +35,10 @@ benchmarks: $(STAMP)
 # docs/minilm_report.md from a real model: all-MiniLM-L6-v2 on the STS benchmark (STS_DIR=...), CPU-sized.
 minilm-report: $(STAMP)
 	VENV=$(VENV) docs/minilm_report.sh
+
+# The cluster launcher for real, on this machine: cluster-onprem.yaml pointed at 127.0.0.1 (a head reached over SSH
+# as a dedicated user), ray up, ray submit of the quick NM sweep, its runs in the head's MLflow server, ray down.
+# As root: it sets up the user, an SSH key and an sshd on 127.0.0.1:22 the first time (see scripts/cluster_smoke.sh).
+.PHONY: cluster-smoke
+cluster-smoke: $(STAMP)
+	VENV=$(VENV) bash scripts/cluster_smoke.sh
