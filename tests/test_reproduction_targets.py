@@ -20,9 +20,11 @@ from sentsweep.analysis.reproduction import (
     published_interval,
     reproduction_markdown,
     reproduction_section,
-    target_problems,
+    targets_from_json,
+    targets_to_json,
 )
 from sentsweep.experiments import experiment_names, get_experiment
+from sentsweep.sweep.definition import target_problems
 from sentsweep.sweep.launcher import build_parser, stage_axes
 
 # 002 (TSDAE, Wang et al. 2021) App. A, Table 6 "Results with different noise ratio": deletion, CLS pooling,
@@ -184,7 +186,9 @@ def test_report_has_the_reproduction_section(tmp_path):
     args = argparse.Namespace(experiment="tsdae_deletion", rows=["pooling"], columns="noise_ratio",
                               metric="best_sts_dev", lines=["pooling"], log_x=False,
                               output=str(tmp_path / "report.md"), alpha=0.05, correction="holm")
-    text = write_report(FRAME, args).read_text(encoding="utf-8")
+    # the targets as the sweep logs them on its MLflow run and the report reads them back
+    targets = targets_from_json(targets_to_json(get_experiment("tsdae_deletion").published))
+    text = write_report(FRAME, args, targets).read_text(encoding="utf-8")
     section = text[text.index("## Reproduction targets"):text.index("## LaTeX")]
     inside = check_targets(FRAME, get_experiment("tsdae_deletion").published)
     low, high = by_hand(CLS_06, 5)
@@ -204,7 +208,7 @@ def test_report_has_the_reproduction_section(tmp_path):
     assert reproduction_markdown(inside).startswith("## Reproduction targets")
 
 
-def test_report_of_an_experiment_without_targets_has_no_section(tmp_path):
+def test_report_of_a_sweep_without_targets_has_no_section(tmp_path):
     args = argparse.Namespace(experiment="not_a_sweep", rows=["pooling"], columns="noise_ratio",
                               metric="best_sts_dev", lines=None, log_x=False, output=str(tmp_path / "r.md"))
     assert "Reproduction targets" not in write_report(FRAME, args).read_text(encoding="utf-8")

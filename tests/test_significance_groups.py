@@ -254,7 +254,9 @@ def test_per_query_without_a_per_query_metric_fails_before_fetching(monkeypatch,
 def test_report_gets_alpha_and_correction(monkeypatch, tmp_path):
     seen = {}
     monkeypatch.setattr(analysis_cli, "fetch", lambda args: runs_frame(CELLS))
-    monkeypatch.setattr(analysis_cli, "write_report", lambda runs, args: seen.update(vars(args)) or "report.md")
+    monkeypatch.setattr(analysis_cli, "report_targets", lambda args: ())
+    monkeypatch.setattr(analysis_cli, "write_report",
+                        lambda runs, args, targets: seen.update(vars(args)) or "report.md")
     assert analysis_cli.main(["report", "--experiment", "e", "--rows", "config", "--columns", "w", "--output",
                               str(tmp_path / "r.md"), "--alpha", "0.01", "--correction", "bonferroni"]) == 0
     assert (seen["alpha"], seen["correction"]) == (0.01, "bonferroni")

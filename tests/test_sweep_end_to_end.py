@@ -221,3 +221,18 @@ def test_registered_versions_carry_the_tables_cells_of_the_best_configuration(qu
             assert f"{tags[f'table.{metric}']}" in to_markdown(table)  # the very text the table prints
             assert tags[f"table.{metric}.n"] == "2"
         assert tags["configuration"] == f"noise_ratio={best[0]}, pooling={best[1]}"
+
+
+def test_the_report_checks_the_published_values_the_sweep_logged(quick_sweep, tmp_path):
+    """The sweep logs the targets it declares (002 App. A) on its run; the report reads them from there and
+    prints the same verdicts as the sweep did."""
+    uri, parent, printed = quick_sweep
+    output = tmp_path / "report.md"
+    code = analysis_cli.main(["report", "--experiment", "tsdae_deletion", "--tracking-uri", uri, "--rows",
+                              "pooling", "--columns", "noise_ratio", "--metric", "best_sts_dev", "--output",
+                              str(output)])
+    assert code == 0
+    report = output.read_text(encoding="utf-8")
+    verdicts = [line for line in printed.splitlines() if line.startswith("| noise_ratio=")]
+    assert len(verdicts) == 2 and all(line in report for line in verdicts)  # mean and max at 0.6 (002 Table 7)
+    assert "11 published values: outside 2, not run 9." in report

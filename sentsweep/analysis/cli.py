@@ -28,7 +28,8 @@ import sys
 
 from sentsweep.analysis.plots import plot_metric
 from sentsweep.analysis.report import write_report
-from sentsweep.analysis.runs import fetch_trial_runs, latest_sweep_run_id, per_query_outcomes
+from sentsweep.analysis.reproduction import TARGETS_ARTIFACT, targets_from_json
+from sentsweep.analysis.runs import fetch_sweep_runs, latest_sweep_run_id, per_query_outcomes, sweep_run_artifact
 from sentsweep.analysis.significance import CORRECTIONS, compare, paired_items_test
 from sentsweep.analysis.suite import add_suite_parser, run_suite
 from sentsweep.analysis.tables import build_table, per_query_name, to_frame, to_latex, to_markdown
@@ -137,10 +138,18 @@ def table_per_query(args, runs) -> dict:
     return outcomes
 
 
-def fetch(args):
+def report_targets(args) -> tuple:
+    """The reproduction targets the reported sweep declared (on its MLflow run; the latest sweep's with
+    --all-sweeps); () for a sweep that declared none."""
     uri = resolve_tracking_uri(args.tracking_uri)
-    sweep = None if args.all_sweeps else (args.sweep_run_id or latest_sweep_run_id(uri, args.experiment))
-    return fetch_trial_runs(uri, args.experiment, sweep)
+    sweep = args.sweep_run_id or latest_sweep_run_id(uri, args.experiment)
+    text = sweep_run_artifact(uri, sweep, TARGETS_ARTIFACT)
+    return targets_from_json(text) if text else ()
+
+
+def fetch(args):
+    return fetch_sweep_runs(resolve_tracking_uri(args.tracking_uri), args.experiment, args.sweep_run_id,
+                            args.all_sweeps)
 
 
 def _select(runs, assignments: list[str]):
@@ -217,7 +226,7 @@ def main(argv=None, prog: str = "sentsweep analyze") -> int:
             paths = plot_metric(runs, args.x, args.metric, args.lines, args.output, args.log_x)
             print("wrote " + ", ".join(map(str, paths)))
         else:
-            print(f"wrote {write_report(runs, args)}")
+            print(f"wrote {write_report(runs, args, report_targets(args))}")
     except InputError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2

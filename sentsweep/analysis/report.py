@@ -1,27 +1,28 @@
 """A Markdown report of one sweep: its comparison table, a plot of the metric against the swept param, the
-reproduction targets (where the experiment declares published values: `sentsweep.analysis.reproduction`), LaTeX."""
+reproduction targets (where the sweep declared published values: `sentsweep.analysis.reproduction`), LaTeX."""
 
 from __future__ import annotations
 
 import argparse
+from collections.abc import Sequence
 from pathlib import Path
 
 import pandas as pd
 
 from sentsweep.analysis.plots import plot_metric
-from sentsweep.analysis.reproduction import published_targets, reproduction_section
+from sentsweep.analysis.reproduction import PublishedValue, reproduction_section
 from sentsweep.analysis.tables import build_table, to_latex, to_markdown
 
 
-def write_report(runs: pd.DataFrame, args: argparse.Namespace) -> Path:
-    """Write args.output (Markdown) and its plot (PNG, PDF) beside it; returns the Markdown path."""
+def write_report(runs: pd.DataFrame, args: argparse.Namespace, targets: Sequence[PublishedValue] = ()) -> Path:
+    """Write args.output (Markdown) and its plot (PNG, PDF) beside it, with the reproduction `targets` the sweep
+    declared checked against its cells; returns the Markdown path."""
     output = Path(args.output)
     output.parent.mkdir(parents=True, exist_ok=True)
     alpha = getattr(args, "alpha", 0.05)
     table = build_table(runs, args.rows, [args.metric], column_param=args.columns, alpha=alpha,
                         correction=getattr(args, "correction", "holm"))
-    # The experiment's published values (its MLflow experiment named as the sweep), at the tests' level 1 - alpha.
-    reproduction = reproduction_section(runs, published_targets(args.experiment), level=1 - alpha)
+    reproduction = reproduction_section(runs, targets, level=1 - alpha)  # at the tests' level 1 - alpha
     reproduction = f"\n{reproduction}\n" if reproduction else ""
     plot_stem = output.with_name(output.stem + "_plot")
     plot_metric(runs, args.columns, args.metric, args.lines, plot_stem, args.log_x,

@@ -35,19 +35,17 @@ bert-base-uncased is the paper's), the section lists the differences: a miss is 
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from sentsweep.settings import Source
-
-if TYPE_CHECKING:
-    from sentsweep.sweep.definition import SweepDefinition
 
 WITHIN, OUTSIDE, NOT_RUN, TOO_FEW = "within", "outside", "not run", "n < 2 (no interval)"
 STAGE_PARAM = "stage"  # the param a multi-stage sweep's trials log their stage's name in
@@ -74,7 +72,7 @@ class PublishedValue:
     note: str = ""
 
     def cell_label(self) -> str:
-        return ", ".join(f"{name}={_text(value)}" for name, value in self.params.items())
+        return ", ".join(f"{name}={value_text(value)}" for name, value in self.params.items())
 
 
 @dataclass(frozen=True)
@@ -119,14 +117,14 @@ def published_interval(values: Sequence[float], published_runs: int | None,
     return mean - half, mean + half
 
 
-def _text(value) -> str:
+def value_text(value) -> str:
     return str(value).lower() if isinstance(value, bool) else str(value)
 
 
 def _matches(column: pd.Series, value) -> pd.Series:
     """Which logged values (MLflow params are strings) equal `value`: numbers numerically, booleans in any case."""
     if isinstance(value, bool) or value is None:
-        return column.astype(str).str.lower() == _text(value)
+        return column.astype(str).str.lower() == value_text(value)
     if isinstance(value, (int, float, np.number)):
         numbers = pd.to_numeric(column, errors="coerce")
         return numbers.notna() & np.isclose(numbers.fillna(math.inf), float(value), rtol=1e-9, atol=0.0)
@@ -144,11 +142,11 @@ def _differences(cell_runs: pd.DataFrame, setting: Mapping[str, Any]) -> tuple[s
     for name, paper in setting.items():
         column = f"params.{name}"
         if column not in cell_runs:
-            found.append(f"{name} not logged (paper: {_text(paper)})")
+            found.append(f"{name} not logged (paper: {value_text(paper)})")
             continue
         other = sorted({str(v) for v in cell_runs[column].dropna() if not _same_setting(name, v, paper)})
         if other:
-            found.append(f"{name} {', '.join(other)} (paper: {_text(paper)})")
+            found.append(f"{name} {', '.join(other)} (paper: {value_text(paper)})")
     return tuple(found)
 
 
@@ -250,64 +248,19 @@ def reproduction_section(runs: pd.DataFrame, targets: Sequence[PublishedValue], 
     return reproduction_markdown(check_targets(runs, targets, level, stage), digits)
 
 
-def published_targets(experiment: str) -> tuple[PublishedValue, ...]:
-    """The targets declared by the experiment named `experiment` (a sweep's name, as its MLflow experiment is by
-    default); () for a name that is no experiment's."""
-    from sentsweep.experiments import experiment_names, get_experiment
-
-    return tuple(get_experiment(experiment).published) if experiment in experiment_names() else ()
+def contains_value(values, value) -> bool:
+    return bool(_matches(pd.Series(list(values), dtype=object).map(value_text), value).any()) if len(values) else False
 
 
-def _contains(values, value) -> bool:
-    return bool(_matches(pd.Series(list(values), dtype=object).map(_text), value).any()) if len(values) else False
+TARGETS_ARTIFACT = "published_targets.json"  # on a sweep's MLflow run: the targets it declared when it ran
 
 
-def target_problems(definition: SweepDefinition, stages: Sequence[tuple[str, dict]]) -> list[str]:
-    """Why each of the definition's targets names a cell its sweep cannot produce, given its stages' axes
-    (`sentsweep.sweep.launcher.stage_axes`); [] when every target can be produced.
+def targets_to_json(targets: Sequence[PublishedValue]) -> str:
+    """The targets as JSON (the source as its text), as a sweep logs them on its MLflow run."""
+    return json.dumps([{"params": dict(t.params), "metric": t.metric, "value": t.value, "source": str(t.source),
+                        "runs": t.runs, "setting": dict(t.setting), "note": t.note} for t in targets], indent=1)
 
-    A target's param must, in one stage (its `stage`, where it names one), be an axis holding the value; or, in a
-    greedy sweep, an earlier stage's axis holding it (the value that stage may carry over); or a fixed setting of
-    the protocol (of the target's method) equal to it. Its metric must be one of the sweep's table metrics.
-    """
-    constants = definition.protocol.constants()
-    metrics = set(definition.table_metrics) | {definition.selection_metric}
-    names = [name for name, _ in stages]
-    problems = []
-    for target in definition.published:
-        label = f"{target.cell_label()} ({target.source})"
-        if target.metric not in metrics:
-            problems.append(f"{label}: metric {target.metric!r} is not among the sweep's {sorted(metrics)}")
-        stage = target.params.get(STAGE_PARAM)
-        if stage is not None and (len(stages) < 2 or stage not in names):
-            problems.append(f"{label}: no stage {stage!r} (stages logged: {names if len(stages) > 1 else 'none'})")
-            continue
-        method = target.params.get("method", constants.get("method"))
-        fixed = constants | definition.protocol.settings_of(method)
-        reasons_by_stage = []
-        for index, (name, axes) in enumerate(stages):
-            if stage is not None and name != stage:
-                continue
-            earlier = {} if not definition.greedy else {
-                axis: values for _, before in stages[:index] for axis, values in before.items()}
-            reasons = []
-            for param, value in target.params.items():
-                if param == STAGE_PARAM:
-                    continue
-                if param in axes:
-                    if not isinstance(axes[param], list) or not _contains(axes[param], value):
-                        reasons.append(f"{param}={_text(value)} is not in its axis {axes[param]}")
-                elif param in earlier:
-                    if not _contains(earlier[param], value):
-                        reasons.append(f"{param}={_text(value)} is not in an earlier stage's axis {earlier[param]}")
-                elif param in fixed:
-                    if not _contains([fixed[param]], value):
-                        reasons.append(f"{param}={_text(value)} but the sweep fixes it at {_text(fixed[param])}")
-                else:
-                    reasons.append(f"{param} is neither an axis nor a setting of the sweep")
-            if not reasons:
-                break
-            reasons_by_stage.append(f"stage {name!r}: " + "; ".join(reasons))
-        else:
-            problems.append(f"{label}: " + (" | ".join(reasons_by_stage) or "no stage"))
-    return problems
+
+def targets_from_json(text: str) -> tuple[PublishedValue, ...]:
+    """The targets of `targets_to_json`'s text."""
+    return tuple(PublishedValue(**fields) for fields in json.loads(text))

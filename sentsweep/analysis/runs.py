@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import tempfile
+from pathlib import Path
+
 import pandas as pd
 
 from sentsweep.errors import InputError
@@ -64,6 +67,23 @@ def fetch_trial_runs(tracking_uri: str, experiment_name: str, sweep_run_id: str 
         if not token:
             break
     return pd.DataFrame(rows)
+
+
+def fetch_sweep_runs(tracking_uri: str, experiment_name: str, sweep_run_id: str | None = None,
+                     all_sweeps: bool = False) -> pd.DataFrame:
+    """The trial runs an analysis reads: those of `sweep_run_id`, of every sweep of the experiment
+    (`all_sweeps`), or else of its latest sweep."""
+    sweep = None if all_sweeps else (sweep_run_id or latest_sweep_run_id(tracking_uri, experiment_name))
+    return fetch_trial_runs(tracking_uri, experiment_name, sweep)
+
+
+def sweep_run_artifact(tracking_uri: str, sweep_run_id: str, name: str) -> str | None:
+    """The text of artifact `name` of a sweep's run; None when the run has none (an older sweep)."""
+    client = _client(tracking_uri)
+    if name not in {item.path for item in client.list_artifacts(sweep_run_id)}:
+        return None
+    with tempfile.TemporaryDirectory() as folder:
+        return Path(client.download_artifacts(sweep_run_id, name, folder)).read_text(encoding="utf-8")
 
 
 def per_query_outcomes(tracking_uri: str, run_id: str) -> dict[str, list[float]]:

@@ -71,10 +71,11 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from sentsweep.analysis.runs import per_query_outcomes
+from sentsweep.analysis.runs import fetch_sweep_runs, per_query_outcomes
 from sentsweep.analysis.tables import as_number_if_possible, per_query_name, sort_key, status_counts
 from sentsweep.errors import InputError
 from sentsweep.registry import unknown_name
+from sentsweep.tracking.store import resolve_tracking_uri
 
 # The test metrics of each suite, as the tasks log them (`sentsweep.tasks.main_metric(task)`), in table order.
 SUITES: dict[str, tuple[str, ...]] = {
@@ -497,15 +498,12 @@ def run_suite(args: argparse.Namespace, runs: pd.DataFrame | None = None) -> int
     """Print the suite table of the runs (fetched per the common options unless given); 2 on bad input."""
     try:
         metrics = suite_metrics(args.suite if args.suite is not None else args.metrics)
+        uri = resolve_tracking_uri(args.tracking_uri)
         if runs is None:
-            from sentsweep.analysis.cli import fetch  # lazy: cli imports this module
-
-            runs = fetch(args)
+            runs = fetch_sweep_runs(uri, args.experiment, args.sweep_run_id, args.all_sweeps)
         items = None
         if args.items:
-            from sentsweep.tracking.store import resolve_tracking_uri
-
-            items = fetch_item_outcomes(resolve_tracking_uri(args.tracking_uri), runs, args.rows, metrics)
+            items = fetch_item_outcomes(uri, runs, args.rows, metrics)
         result = suite_intervals(runs, args.rows, args.suite if args.suite is not None else metrics, items,
                                  higher_is_better=not args.lower_is_better, confidence=args.confidence,
                                  resamples=args.resamples, random_seed=args.bootstrap_seed)

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from sentsweep.analysis.reproduction import PublishedValue
+from sentsweep.analysis.reproduction import STAGE_PARAM, PublishedValue, contains_value, value_text
 from sentsweep.references import Reference
 from sentsweep.search_spaces.protocol import Protocol
 
@@ -71,3 +71,56 @@ class ResolvedSweep:
     overrides: dict
     seeds: list[int]
     corpus_size: int
+
+
+def target_problems(definition: SweepDefinition, stages: Sequence[tuple[str, dict]]) -> list[str]:
+    """Why each of the definition's targets names a cell its sweep cannot produce, given its stages' axes
+    (`sentsweep.sweep.launcher.stage_axes`); [] when every target can be produced.
+
+    A target's param must, in one stage (its `stage`, where it names one), be an axis holding the value; or, in a
+    greedy sweep, an earlier stage's axis holding it (the value that stage may carry over); or a fixed setting of
+    the protocol (of the target's method) equal to it. Its metric must be one of the sweep's table metrics.
+    """
+    constants = definition.protocol.constants()
+    metrics = set(definition.table_metrics) | {definition.selection_metric}
+    names = [name for name, _ in stages]
+    problems = []
+    for target in definition.published:
+        label = f"{target.cell_label()} ({target.source})"
+        if target.metric not in metrics:
+            problems.append(f"{label}: metric {target.metric!r} is not among the sweep's {sorted(metrics)}")
+        stage = target.params.get(STAGE_PARAM)
+        if stage is not None and (len(stages) < 2 or stage not in names):
+            problems.append(f"{label}: no stage {stage!r} (stages logged: {names if len(stages) > 1 else 'none'})")
+            continue
+        method = target.params.get("method", constants.get("method"))
+        fixed = constants | definition.protocol.settings_of(method)
+        reasons_by_stage = []
+        for index, (name, axes) in enumerate(stages):
+            if stage is not None and name != stage:
+                continue
+            earlier = {} if not definition.greedy else {
+                axis: values for _, before in stages[:index] for axis, values in before.items()}
+            reasons = []
+            for param, value in target.params.items():
+                if param == STAGE_PARAM:
+                    continue
+                if param in axes:
+                    if not isinstance(axes[param], list) or not contains_value(axes[param], value):
+                        reasons.append(f"{param}={value_text(value)} is not in its axis {axes[param]}")
+                elif param in earlier:
+                    if not contains_value(earlier[param], value):
+                        reasons.append(
+                            f"{param}={value_text(value)} is not in an earlier stage's axis {earlier[param]}")
+                elif param in fixed:
+                    if not contains_value([fixed[param]], value):
+                        reasons.append(
+                            f"{param}={value_text(value)} but the sweep fixes it at {value_text(fixed[param])}")
+                else:
+                    reasons.append(f"{param} is neither an axis nor a setting of the sweep")
+            if not reasons:
+                break
+            reasons_by_stage.append(f"stage {name!r}: " + "; ".join(reasons))
+        else:
+            problems.append(f"{label}: " + (" | ".join(reasons_by_stage) or "no stage"))
+    return problems
