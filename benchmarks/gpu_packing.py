@@ -1,10 +1,18 @@
-"""Fractional GPUs: TSDAE trials per hour on one GPU with 1.0, 0.5 and 0.25 GPU per trial, and how busy the
-GPU is meanwhile.
+"""Fractional GPUs: TSDAE trials per hour on one GPU with 1.0, 0.5 and 0.25 GPU per trial, how busy the GPU is
+meanwhile, and the GPU memory probe's prediction against the memory the packed trials really took.
 
 The same TRIALS trials (all-MiniLM-L6-v2, TSDAE, bf16 autocast, batch size 32, on the demo corpus) run as a
 seeds sweep through the launcher, once per fraction, with the machine's CPU cores shared in the same
-proportion. The reference is one trial per GPU. GPU utilisation is nvidia-smi's, sampled every second while
-the sweep runs. Needs a CUDA machine; elsewhere it prints that it skipped.
+proportion. The reference is one trial per GPU. Each sweep's time includes its own start (baseline, Ray Tune)
+and the launcher's GPU memory probe (`sentsweep.sweep.resources`), as a user's sweep pays them.
+
+First the probe runs on its own (`measure_on_cluster`, as the launcher runs it) and prints its prediction: the
+trial's peak allocated memory, the footprint the packing counts per trial, how many fit and what
+`--gpus-per-trial auto` would choose. A fraction whose trials the probe says do not fit is not run (the launcher
+would refuse it too). During each sweep nvidia-smi is sampled every second: GPU utilisation, and the memory each
+process on the GPU uses (what the footprint predicts: allocator cache and CUDA context included), the probe's own
+process left out, so that the measured peaks are the packed trials'. Needs a CUDA machine; elsewhere it prints
+that it skipped (exit code 0).
 """
 
 from __future__ import annotations
@@ -17,60 +25,111 @@ import subprocess
 import tempfile
 import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from benchmarks.common import Result, benchmark_model_path
 from benchmarks.sweep_overhead import trial_config
 
 TRIALS, STEPS, FRACTIONS = 4, 300, (1.0, 0.5, 0.25)
+MiB = 2**20
 
 
-class UtilisationSampler:
-    """Mean GPU utilisation (%) from nvidia-smi, sampled every `interval_s` between start() and stop()."""
+def nvidia_smi(query: str) -> list[list[str]]:
+    """Rows of `nvidia-smi --query-...=...` as CSV without header or units."""
+    output = subprocess.run(["nvidia-smi", query, "--format=csv,noheader,nounits"], capture_output=True, text=True,
+                            check=True).stdout
+    return [[field.strip() for field in line.split(",")] for line in output.splitlines() if line.strip()]
+
+
+def is_trial(pid: str) -> bool:
+    """Whether a process on the GPU is a trial's: not this driver (which computed the sweep's baseline on the GPU)
+    and not the launcher's memory probe (Ray titles a task's worker `ray::probe_trial`); a process this machine
+    cannot see (another PID namespace) counts as a trial."""
+    if pid == str(os.getpid()):
+        return False
+    try:
+        return b"probe_trial" not in Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return True
+
+
+@dataclass
+class GpuUsage:
+    utilisation: float  # mean GPU utilisation, %
+    trial_peak_bytes: int  # the most one trial process used at once
+    all_trials_peak_bytes: int  # the most all trial processes used together
+
+
+class GpuSampler:
+    """nvidia-smi every `interval_s` between start() and stop(): utilisation, and each trial process's memory."""
 
     def __init__(self, interval_s: float = 1.0) -> None:
         self.interval_s = interval_s
         self.samples: list[float] = []
+        self.process_peaks: dict[str, int] = {}
+        self.together_peak = 0
         self._stopped = threading.Event()
         self._thread = threading.Thread(target=self._sample, daemon=True)
 
     def _sample(self) -> None:
         while not self._stopped.wait(self.interval_s):
-            output = subprocess.run(["nvidia-smi", "--query-gpu=utilization.gpu", "--format=csv,noheader,nounits"],
-                                    capture_output=True, text=True, check=True).stdout
-            self.samples.append(float(output.split()[0]))
+            self.samples.append(float(nvidia_smi("--query-gpu=utilization.gpu")[0][0]))
+            used = {pid: int(mib) * MiB for pid, mib in nvidia_smi("--query-compute-apps=pid,used_memory")
+                    if mib.isdigit() and is_trial(pid)}
+            for pid, n_bytes in used.items():
+                self.process_peaks[pid] = max(self.process_peaks.get(pid, 0), n_bytes)
+            self.together_peak = max(self.together_peak, sum(used.values()))
 
     def start(self) -> None:
         self._thread.start()
 
-    def stop(self) -> float:
+    def stop(self) -> GpuUsage:
         self._stopped.set()
         self._thread.join()
-        return sum(self.samples) / len(self.samples) if self.samples else math.nan
+        return GpuUsage(sum(self.samples) / len(self.samples) if self.samples else math.nan,
+                        max(self.process_peaks.values(), default=0), self.together_peak)
 
 
-def sweep_trials_per_hour(fraction: float, model: str, folder: Path) -> tuple[float, float]:
-    """(trials per hour, mean GPU utilisation %) of the TRIALS-seed sweep at `fraction` GPU per trial."""
-    from sentsweep.search_spaces.protocol import project_protocol
-    from sentsweep.sweep import Stage, SweepDefinition, run_sweep
-
+def sweep_constants(model: str) -> dict:
+    """The settings every trial of the benchmark's sweeps shares (its seeds included)."""
     constants = trial_config(model, STEPS) | {"lr": 3e-5, "batch_size": 32, "max_seq_length": 64,
                                               "eval_steps": STEPS, "precision": "bf16", "seeds": TRIALS}
     constants.pop("seed")
+    return constants
+
+
+def probe_prediction(model: str):
+    """The probe's measurement of the benchmark's trial, as the launcher takes it: {key: Probe}."""
+    from sentsweep.sweep.resources import measure_on_cluster, probe_configs, probe_peaks
+
+    return probe_peaks(probe_configs(sweep_constants(model), {}, [("seeds", {})]),
+                       measure_on_cluster(cpus=1.0, timeout_s=None))
+
+
+def sweep_trials_per_hour(fraction: float, model: str, folder: Path) -> tuple[float, GpuUsage, str]:
+    """(trials per hour, GPU usage, the launcher's GPU packing line) of the TRIALS-seed sweep at `fraction` GPU
+    per trial."""
+    from sentsweep.search_spaces.protocol import project_protocol
+    from sentsweep.sweep import Stage, SweepDefinition, run_sweep
+
     definition = SweepDefinition(name=f"gpu-packing-{fraction}", description="fractional GPU packing",
-                                 protocol=project_protocol(constants, {}), stages=[Stage("seeds", lambda args: {})])
+                                 protocol=project_protocol(sweep_constants(model), {}),
+                                 stages=[Stage("seeds", lambda args: {})])
     cpus = max(1.0, (os.cpu_count() or 1) * fraction)
-    sampler = UtilisationSampler()
+    sampler = GpuSampler()
     sampler.start()
     start = time.perf_counter()
-    with contextlib.redirect_stdout(io.StringIO()):
+    output = io.StringIO()
+    with contextlib.redirect_stdout(output):
         code = run_sweep(definition, ["--model", model, "--tracking-uri", f"sqlite:///{folder / 'mlflow.db'}",
                                       "--output-dir", str(folder / f"out-{fraction}"),
                                       "--gpus-per-trial", str(fraction), "--cpus-per-trial", str(cpus)])
     seconds = time.perf_counter() - start
-    utilisation = sampler.stop()
+    usage = sampler.stop()
     assert code == 0, f"the sweep at {fraction} GPU per trial failed (exit code {code})"
-    return 3600 * TRIALS / seconds, utilisation
+    packing = next((line for line in output.getvalue().splitlines() if line.startswith("GPU packing:")), "")
+    return 3600 * TRIALS / seconds, usage, packing
 
 
 def run() -> list[Result]:
@@ -80,17 +139,50 @@ def run() -> list[Result]:
     if not torch.cuda.is_available():
         print("gpu_packing: skipped, no CUDA GPU on this machine")
         return []
+    from sentsweep.errors import InputError
+    from sentsweep.sweep.resources import (
+        GiB,
+        check_fraction,
+        choose_fraction,
+        cluster_nodes,
+        fitting_trials,
+        gpu_cpu_cap,
+        trial_footprint,
+        trials_sharing,
+    )
+
     model = benchmark_model_path()
     with tempfile.TemporaryDirectory() as folder:
         ray.init(num_gpus=1, include_dashboard=False, log_to_driver=False)  # one GPU, shared by fractions
         try:
-            measured = {fraction: sweep_trials_per_hour(fraction, model, Path(folder)) for fraction in FRACTIONS}
+            probes = probe_prediction(model)
+            (key, probe), = probes.items()
+            footprint = trial_footprint(probe.peak_bytes)
+            print(f"gpu_packing: probe of {key.describe()} on {probe.gpu_name} ({probe.gpu_memory_bytes / GiB:.1f} "
+                  f"GiB available): peak {probe.peak_bytes / GiB:.2f} GiB allocated, counted {footprint / GiB:.2f} "
+                  f"GiB per trial, {fitting_trials(probes)} fit; auto: "
+                  f"{choose_fraction(probes, gpu_cpu_cap(1.0, cluster_nodes()))[0]:g} GPU per trial")
+            measured = {}
+            for fraction in FRACTIONS:
+                try:
+                    check_fraction(fraction, probes)
+                except InputError as refused:
+                    print(f"gpu_packing: {fraction} GPU per trial not run, the probe refuses it: {refused}")
+                    continue
+                rate, usage, packing = sweep_trials_per_hour(fraction, model, Path(folder))
+                measured[fraction] = rate, usage
+                together = min(TRIALS, trials_sharing(fraction)) * footprint
+                print(f"gpu_packing: {fraction} GPU per trial: {rate:,.1f} trials/h, GPU busy "
+                      f"{usage.utilisation:.0f}%; peak per trial process {usage.trial_peak_bytes / GiB:.2f} GiB "
+                      f"against {footprint / GiB:.2f} GiB predicted, all trials together "
+                      f"{usage.all_trials_peak_bytes / GiB:.2f} GiB against {together / GiB:.2f} GiB predicted "
+                      f"({packing})")
         finally:
             ray.shutdown()
     whole_gpu = measured[1.0][0]
-    return [Result(f"{TRIALS} MiniLM TSDAE trials, {fraction} GPU each (GPU busy {utilisation:.0f}%)",
+    return [Result(f"{TRIALS} MiniLM TSDAE trials, {fraction} GPU each (GPU busy {usage.utilisation:.0f}%)",
                    rate, whole_gpu, "trials/h", "1.0 GPU per trial")
-            for fraction, (rate, utilisation) in measured.items()]
+            for fraction, (rate, usage) in measured.items()]
 
 
 if __name__ == "__main__":

@@ -12,7 +12,7 @@ import os
 import platform
 
 BENCHMARKS = ["tsdae_training", "contrastive_step", "encoding_retrieval", "bm25", "sweep_overhead", "gpu_packing",
-              "analysis_10k_runs", "racing"]
+              "analysis_10k_runs", "racing", "preparation_cache"]
 
 
 def machine() -> str:

@@ -8,6 +8,7 @@
     sentsweep evaluate --model all-MiniLM-L6-v2 --sts-dir ../shared/data/stsbenchmark
     sentsweep replay sweep_outputs/mlflow-pending-1a2b3c4d.jsonl
     sentsweep build-distractors --model bert-large-uncased --sts-dir data/stsbenchmark --output-dir pools
+    sentsweep cache list --storage-path sweep_outputs/ray   # prune: --older-than DAYS or --all
 
 Each sub-command's own options: `sentsweep <command> --help`.
 """
@@ -28,6 +29,7 @@ COMMANDS = {
     "evaluate": "a model or a lexical baseline on the STS benchmark and evaluation tasks",
     "replay": "write MLflow operations a sweep had to queue",
     "build-distractors": "the STS-B distractor pools of Malmberg (2021) from a masked LM (--eval-task distractors=)",
+    "cache": "list or prune the preparation cache of a storage path (sentsweep cache list|prune --storage-path PATH)",
 }
 
 
@@ -35,7 +37,7 @@ def build_parser() -> argparse.ArgumentParser:
     """The top-level parser, for `sentsweep --help`; each sub-command parses its own options."""
     parser = argparse.ArgumentParser(prog="sentsweep", description=__doc__.splitlines()[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter,
-                                     epilog="\n".join(__doc__.splitlines()[2:10]))
+                                     epilog="\n".join(__doc__.splitlines()[2:11]))
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, help_text in COMMANDS.items():
         commands.add_parser(name, help=help_text)
@@ -72,6 +74,10 @@ def main(argv: list[str] | None = None) -> int:
         from sentsweep.distractor_data import main as build_distractors  # lazy: see above
 
         return build_distractors(rest, prog="sentsweep build-distractors")
+    if command == "cache":
+        from sentsweep.preparation_cache.maintenance import main as cache  # lazy: see above
+
+        return cache(rest, prog="sentsweep cache")
     from sentsweep.experiments import experiment_names, get_experiment  # lazy: see above
 
     if command == "list":

@@ -14,6 +14,7 @@ from mlflow.tracking import MlflowClient
 from sentsweep.analysis.runs import fetch_trial_runs, latest_sweep_run_id
 from tests.cluster_helpers import PROJECT, MlflowServer, RayCluster, start_sweep, wait_until
 
+SHORT_TRIALS = ["--max-steps", "60", "--eval-steps", "20"]
 EXPECTED_STEPS = [0, 20, 40, 60]
 LONG_TRIALS = ["--max-steps", "600", "--eval-steps", "200"]  # trials of several seconds, still running when killed
 LONG_STEPS = [0, 200, 400, 600]
@@ -142,16 +143,19 @@ def max_overlap(runs) -> int:
     return peak
 
 
-@pytest.mark.parametrize("gpus_per_trial, expected", [(0.25, 4), (1.0, 1)])
-def test_fractional_gpus_pack_trials_onto_one_gpu(cluster_factory, tmp_path, gpus_per_trial, expected):
+# Packed trials must overlap in time (long trials); trials one after another need not (short ones).
+@pytest.mark.parametrize("gpus_per_trial, expected, trials, steps", [(0.25, 4, LONG_TRIALS, LONG_STEPS),
+                                                                      (1.0, 1, SHORT_TRIALS, EXPECTED_STEPS)])
+def test_fractional_gpus_pack_trials_onto_one_gpu(cluster_factory, tmp_path, gpus_per_trial, expected, trials,
+                                                  steps):
     cluster = cluster_factory(head_cpus=2, head_gpus=1)  # Ray is told of one GPU
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
     # One seed: the quick grid's 4 trials, all startable at once on 2 CPUs (0.25 each), so the GPU alone limits them.
     driver = start_sweep("tsdae_deletion.py", tmp_path, "--tracking-uri", uri, "--gpus-per-trial",
-                         str(gpus_per_trial), "--cpus-per-trial", "0.25", "--seeds", "1", *LONG_TRIALS,
+                         str(gpus_per_trial), "--cpus-per-trial", "0.25", "--seeds", "1", *trials,
                          env={"RAY_ADDRESS": cluster.address})
     assert driver.wait(timeout=600) == 0, (tmp_path / "driver.log").read_text()[-3000:]
-    runs = assert_one_complete_run_per_trial(uri, expected_trials=4, steps=LONG_STEPS)
+    runs = assert_one_complete_run_per_trial(uri, expected_trials=4, steps=steps)
     assert max_overlap(runs) == expected
 
 

@@ -40,6 +40,7 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("modelling", ["sentsweep.models", "sentsweep.encoding", "sentsweep.bm25_index", "sentsweep.retrieval_metrics",
                    "sentsweep.scorers", "sentsweep.losses", "sentsweep.tasks", "sentsweep.pair_models",
                    "sentsweep.sampling", "sentsweep.query_generation", "sentsweep.distractor_data"]),
+    ("preparation cache", ["sentsweep.preparation_cache"]),
     ("trainables", ["sentsweep.trainables"]),
     ("search spaces", ["sentsweep.search_spaces"]),
     ("tracking", ["sentsweep.tracking"]),

@@ -3,7 +3,8 @@
 The card lists the resolved grid of each stage, every setting the sweep's methods read with its value and
 source (the protocol's, the command line's, or the settings class' own default and its source), the settings
 each method takes on its own, the seeds, and the number of trials and training steps in total. Printing it
-trains nothing, starts no Ray and writes no MLflow run.
+trains nothing, starts no Ray and writes no MLflow run. A section lists the preparation stages the sweep's
+methods cache (`sentsweep.preparation_cache`), each with whether the trial's seed is part of its key.
 """
 
 from __future__ import annotations
@@ -16,13 +17,14 @@ from sentsweep.search_spaces.param_spaces import values_to_validate
 from sentsweep.search_spaces.protocol import with_method_settings
 from sentsweep.settings import Source
 from sentsweep.trainables.catalog import get_method
+from sentsweep.trainables.loop import UNTRAINED_EVALUATION
 from sentsweep.trainables.settings import EvaluationSettings, TrainingSettings
 
 # Settings the launcher fills from its own options (data files, the model), not from the protocol.
 DATA_OPTIONS = {"model": "--model", "corpus": "--corpus", "dev_file": "--sts-dir / --sick-file / --hf-sts",
                 "test_file": "--sts-dir / --sick-file / --hf-sts", "eval_format": "--sts-dir / --sick-file / --hf-sts",
                 "train_file": "the training split beside the dev/test data", "eval_tasks": "--eval-task",
-                "keep_model": "--keep-models"}
+                "keep_model": "--keep-models", "preparation_cache": "--storage-path (none: --no-cache)"}
 
 
 def protocol_card(definition, args: argparse.Namespace, resolved, stages: list[tuple[str, dict]],
@@ -70,6 +72,7 @@ def protocol_card(definition, args: argparse.Namespace, resolved, stages: list[t
                 lines.append(f"| {method} | {name} | {_value(value)} | {source} |")
         lines.append("")
 
+    lines += preparation_cache_section(resolved.constants, methods)
     seeds_source = "command line" if args.seeds else (
         "--quick" if args.quick and "seeds" in protocol.quick else str(protocol.seeds.source))
     trials, steps, per_stage = count_work(resolved, stages, args, chained_from_each(definition))
@@ -82,6 +85,24 @@ def protocol_card(definition, args: argparse.Namespace, resolved, stages: list[t
     if protocol.notes:
         lines += ["", "## Notes", ""] + [f"- {note}" for note in protocol.notes]
     return "\n".join(lines)
+
+
+def preparation_cache_section(constants: dict, methods: Iterable[str]) -> list[str]:
+    """The card's lines on the preparation cache: where it is, and every stage the methods cache, with whether
+    the seed is in its key (only where the stage draws random numbers from it)."""
+    rows = []
+    for name in methods:
+        method = get_method(name)
+        stages = ([UNTRAINED_EVALUATION] if method.trains else []) + list(method.cached_stages)
+        rows += [f"| {name} | {stage.name} | {stage.computes} | {'yes' if stage.seeded else 'no'} |"
+                 for stage in stages]
+    if not rows:
+        return []
+    folder = constants.get("preparation_cache")
+    where = (f"computed once per key and shared by the trials, in {folder}" if folder else
+             "off (--no-cache, or a storage path that is no shared folder): every trial computes every stage")
+    return ["## Preparation cache", "", f"Preparation stages are {where}.", "",
+            "| method | stage | computes | seed in key |", "|---|---|---|---|", *rows, ""]
 
 
 def sweep_methods(constants: dict, stages: list[tuple[str, dict]]) -> list[str]:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import signal
 import sys
 from pathlib import Path
@@ -25,11 +26,13 @@ from sentsweep.data import read_corpus, read_scored_pairs, sts_benchmark_files
 from sentsweep.demo_data import CORPUS_FILE, DEMO_DIR
 from sentsweep.errors import InputError
 from sentsweep.models import build_tiny_model, check_model_source
+from sentsweep.preparation_cache import cache_folder
 from sentsweep.random_seeds import parse_seeds
 from sentsweep.search_spaces.param_spaces import values_to_validate
 from sentsweep.search_spaces.protocol import with_method_settings
 from sentsweep.sweep.card import protocol_card
 from sentsweep.sweep.definition import ResolvedSweep, SweepDefinition
+from sentsweep.sweep.resources import add_resource_arguments, check_resource_options
 from sentsweep.tasks import build_tasks, parse_task_specs
 from sentsweep.tracking.models import check_model_uri, is_model_uri, materialize_model
 from sentsweep.tracking.store import check_tracking_reachable, resolve_tracking_uri
@@ -75,9 +78,12 @@ def build_parser(definition: SweepDefinition, prog: str | None = None) -> argpar
     parser.add_argument("--experiment", help="MLflow experiment name (default: the sweep's name)")
     parser.add_argument("--output-dir", default=str(DEFAULT_OUTPUT_DIR), help="Ray results and the tiny model")
     parser.add_argument("--storage-path", help="Ray Tune storage, shared by all nodes (NFS path or s3://...; "
-                        "default: SENTSWEEP_STORAGE_PATH, else OUTPUT_DIR/ray)")
-    parser.add_argument("--cpus-per-trial", type=float, default=1.0)
-    parser.add_argument("--gpus-per-trial", type=float, default=0.0, help="fractions share a GPU, e.g. 0.25")
+                        "default: SENTSWEEP_STORAGE_PATH, else OUTPUT_DIR/ray); its cache/ folder holds the "
+                        "preparation cache")
+    parser.add_argument("--no-cache", action="store_true",
+                        help="compute every preparation stage in every trial, without the cache of STORAGE_PATH/cache "
+                        "(sentsweep.preparation_cache)")
+    add_resource_arguments(parser)  # --cpus-per-trial --gpus-per-trial --autoscaling --pending-timeout
     parser.add_argument("--max-failures", type=int, default=2, help="retries of a failed trial from its checkpoint")
     parser.add_argument("--scheduler", choices=SCHEDULERS, default="fifo", help="early stopping on the dev metric")
     parser.add_argument("--resume", action="store_true", help="continue the latest unfinished sweep of the experiment")
@@ -136,12 +142,11 @@ def resolve_settings(definition: SweepDefinition, args: argparse.Namespace) -> R
     seeds = parse_seeds(args.seeds or _seeds_text(seeds_given if seeds_given is not None else protocol.seeds.value))
     constants = protocol.constants() | overrides
     constants["keep_model"] = args.keep_models != "none" or any(stage.init_from for stage in definition.stages)
+    args.storage_path = storage_path(args)  # resolved once: Ray Tune's storage (the runner's) holds the cache
+    constants["preparation_cache"] = None if args.no_cache else cache_folder(args.storage_path)
     method_settings = {method: {key: value for key, value in protocol.settings_of(method).items()
                                 if key not in overrides} for method in protocol.method_settings}
-    if args.cpus_per_trial <= 0:
-        raise InputError(f"cpus per trial {args.cpus_per_trial!r} must be positive")
-    if args.gpus_per_trial < 0:
-        raise InputError(f"gpus per trial {args.gpus_per_trial!r} must be >= 0")
+    check_resource_options(args)  # the cluster's own resources are checked once Ray is up (SweepRunner.run)
 
     corpus = Path(args.corpus or CORPUS_FILE).resolve()
     corpus_size = len(read_corpus(corpus))
@@ -179,6 +184,11 @@ def resolve_settings(definition: SweepDefinition, args: argparse.Namespace) -> R
     elif not args.quick and not args.dry_run:
         raise InputError("--model is required without --quick (a hub name or a local folder)")
     return ResolvedSweep(constants, method_settings, overrides, seeds, corpus_size)
+
+
+def storage_path(args: argparse.Namespace) -> str:
+    """Ray Tune's storage (shared by every node): --storage-path, else SENTSWEEP_STORAGE_PATH, else OUTPUT_DIR/ray."""
+    return args.storage_path or os.environ.get("SENTSWEEP_STORAGE_PATH") or str(Path(args.output_dir, "ray").resolve())
 
 
 def local_paths_made_absolute(assignments: dict) -> dict:

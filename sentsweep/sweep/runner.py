@@ -1,7 +1,8 @@
 """Run a checked sweep on Ray Tune: one MLflow parent run, one table per stage, the greedy search's carry-over,
 the trained models kept (`--keep-models`) and chained stages started from them.
 
-`sentsweep.sweep.launcher` checks every input first and calls `SweepRunner.run`; nothing here validates input.
+`sentsweep.sweep.launcher` checks every input first and calls `SweepRunner.run`; nothing here validates input
+but what needs Ray up: the cluster's resources for the trials (`sentsweep.sweep.resources.check_resources`).
 
 After each stage the models of its best configuration on dev (`--keep-models best`, the default), of all its
 trials (`all`) or of none are logged to their trials' MLflow runs (see `sentsweep.tracking.models`). A stage
@@ -22,7 +23,7 @@ import time
 from pathlib import Path
 
 from sentsweep.analysis.racing import TEST_OPTIONS, Race
-from sentsweep.analysis.reproduction import reproduction_section
+from sentsweep.analysis.reproduction import TARGETS_ARTIFACT, reproduction_section, targets_to_json
 from sentsweep.analysis.runs import fetch_trial_runs, runs_of_row
 from sentsweep.analysis.tables import build_table, to_markdown
 from sentsweep.data import read_scored_pairs
@@ -36,6 +37,7 @@ from sentsweep.search_spaces.param_spaces import (
 )
 from sentsweep.search_spaces.protocol import with_method_settings
 from sentsweep.sweep.definition import ResolvedSweep, SweepDefinition
+from sentsweep.sweep.resources import PendingTimeout, check_resources, pending_watch
 from sentsweep.tasks import main_metric
 from sentsweep.tasks.sts import StsEvaluator
 from sentsweep.tracking.callback import SweepTracker, config_hash
@@ -98,15 +100,21 @@ class SweepRunner:
 
         constants = self.resolved.constants
 
-        tracker = SweepTracker(self.tracking_uri, self.experiment, self.definition.name,
-                               pending_dir=self.args.output_dir, resume=self.args.resume, extend=self.args.extend)
-        tracker.log_sweep_metrics(baseline)
-        tracker.writer.client.set_tag(tracker.parent_run_id, "selection_metric", self.definition.selection_metric)
-        tracker.writer.client.set_tag(tracker.parent_run_id, "keep_models", self.args.keep_models)
         ray.init(ignore_reinit_error=True, include_dashboard=False, log_to_driver=False)
         # again after ray.init, whose failure handler takes SIGTERM over (and aborts): a SIGTERM stops the sweep as
         # Ctrl-C does, Ray Tune ending its trials and saving its state
         signal.signal(signal.SIGTERM, stop_as_interrupt)
+        # before any MLflow run or trial: a request no node of a fixed cluster can run is refused (InputError);
+        # trials sharing a GPU are checked to fit in its memory, or --gpus-per-trial auto is settled to a number
+        self.args.gpus_per_trial = check_resources(self.args, constants, self.resolved.method_settings, stages)
+        tracker = SweepTracker(self.tracking_uri, self.experiment, self.definition.name,
+                               pending_dir=self.args.output_dir, resume=self.args.resume, extend=self.args.extend)
+        tracker.log_sweep_metrics(baseline)
+        if self.definition.published:  # the published values it re-runs, for `sentsweep analyze report`
+            tracker.writer.submit({"op": "text", "trial": None, "file": TARGETS_ARTIFACT,
+                                   "content": targets_to_json(self.definition.published)})
+        tracker.writer.client.set_tag(tracker.parent_run_id, "selection_metric", self.definition.selection_metric)
+        tracker.writer.client.set_tag(tracker.parent_run_id, "keep_models", self.args.keep_models)
         self.task_metrics = [main_metric(name) for name in constants.get("eval_tasks", {})]
         tracker.writer.client.set_tag(tracker.parent_run_id, "table_metrics", json.dumps(self.table_metrics()))
         try:
@@ -128,6 +136,11 @@ class SweepRunner:
         except StageFailed as failure:
             print(f"error: {failure}", file=sys.stderr)
             return failure.exit_code
+        except PendingTimeout as timeout:  # ended as an interruption is: what finished is written, resumable
+            tracker.end_interrupted()
+            print(f"error: {timeout}\nresume once the cluster can run the trials:\n  {resume_command()}",
+                  file=sys.stderr)
+            return 1
         except (Interrupted, KeyboardInterrupt):
             stopped = tracker.end_interrupted()
             print(f"\ninterrupted: {len(stopped)} trial(s) stopped, their MLflow runs and the sweep's ended KILLED"
@@ -257,7 +270,7 @@ class SweepRunner:
         from ray import tune
         from ray.tune.search.optuna import OptunaSearch
 
-        from sentsweep.sweep.searchers import SeedAveragingRepeater
+        from sentsweep.sweep.searchers import SeedAveragingRepeater  # lazy: imports Ray Tune, as above
 
         metric = self.definition.selection_metric
         scheduler = make_scheduler(self.args.scheduler, metric)
@@ -330,6 +343,7 @@ class SweepRunner:
         # Ray Tune warns about every trial an interruption left without results; the driver says it once, below
         logging.getLogger("ray.tune.analysis.experiment_analysis").setLevel(logging.ERROR)
         experiment_path = f"{self.storage_path.rstrip('/')}/{run_name}"
+        watch = pending_watch(self.args, run_name)  # --pending-timeout (created before a restore unpickles it)
         if self.args.resume and tune.Tuner.can_restore(experiment_path):
             tuner = tune.Tuner.restore(
                 experiment_path, trainable, resume_errored=True, param_space=param_space
@@ -342,13 +356,15 @@ class SweepRunner:
                 run_config=tune.RunConfig(
                     name=run_name,
                     storage_path=self.storage_path,
-                    callbacks=[tracker],
+                    callbacks=[tracker, *([watch] if watch else [])],
                     failure_config=tune.FailureConfig(max_failures=self.args.max_failures),
                     checkpoint_config=tune.CheckpointConfig(num_to_keep=1),
                     verbose=1,
                 ),
             )
         results = tuner.fit()
+        if watch is not None and watch.message:
+            raise PendingTimeout(watch.message)
         if not self._all_ended(tracker, results):  # Ray Tune returned early: Ctrl-C or SIGTERM
             raise Interrupted()
         return results
@@ -448,7 +464,7 @@ def make_scheduler(name: str, metric: str):
     """The early-stopping scheduler by name, on the dev metric, judging each configuration on the mean over its
     seeds (sentsweep.sweep.schedulers; None for fifo: every trial runs out). Grace period 2 reports, reduction
     factor 2, at least 2 other configurations for the median: the project's choices (no seed sets them)."""
-    from sentsweep.sweep.schedulers import SeedGroupScheduler
+    from sentsweep.sweep.schedulers import SeedGroupScheduler  # lazy: imports Ray Tune, only once a sweep runs
 
     if name == "fifo":
         return None

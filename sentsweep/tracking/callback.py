@@ -7,7 +7,8 @@ The runs follow MLflow's conventions so its UI shows them as it would its own: t
 script, git commit, user) on every run, an experiment of kind "custom_model_development" (the UI then opens
 on its runs, not on GenAI traces), each trial's data files as dataset inputs with content digests
 (`sentsweep.tracking.datasets`), the trial's `system/...` usage metrics as reported
-(`sentsweep.trainables.system_metrics`), and the sweep's tables as the parent run's description.
+(`sentsweep.trainables.system_metrics`), and the sweep's tables as the parent run's description. The
+preparation cache entries a trial used are tags of its run (`cache_tags`).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from pathlib import Path
 from ray.tune import Callback
 from ray.tune.result import AUTO_RESULT_KEYS
 
+from sentsweep.preparation_cache import RESULT_KEY as CACHE_RESULT_KEY
 from sentsweep.random_seeds import TRIAL_INDEX_KEY, resolve_seed
 from sentsweep.tracking.datasets import trial_datasets
 from sentsweep.tracking.store import PER_QUERY_ARTIFACT
@@ -29,8 +31,9 @@ from sentsweep.tracking.writer import QueuedMlflowWriter
 from sentsweep.version import code_version
 
 IGNORED_RESULT_KEYS = set(AUTO_RESULT_KEYS) | {"done", "trial_id", "experiment_tag", "should_checkpoint"}
-# Config entries that are bookkeeping, not hyperparameters (the parent model's run becomes a tag, lineage).
-NON_PARAM_KEYS = {TRIAL_INDEX_KEY, "seeds", "parent_model_run_id", "__point__"}
+# Config entries that are bookkeeping, not hyperparameters (the parent model's run becomes a tag, lineage; the
+# preparation cache's folder changes no result, and the entries a trial used become tags).
+NON_PARAM_KEYS = {TRIAL_INDEX_KEY, "seeds", "parent_model_run_id", "__point__", "preparation_cache"}
 # Params that do not change what a configuration is: whether its model is kept.
 UNHASHED_PARAMS = {"keep_model"}
 # The experiment tag the MLflow 3 UI reads to choose an experiment's pages (the server's JS bundle: its
@@ -68,6 +71,18 @@ def selection_tag(config: dict) -> str:
         return (f"validation_loss (the method's loss on {config.get('validation_size', 1000)} corpus sentences "
                 "held out of training)")
     return f"best_sts_dev ({config.get('eval_format', 'stsb')} dev split of {config.get('dev_file')})"
+
+
+def cache_tags(entries: dict) -> dict[str, str]:
+    """The tags naming the preparation cache entries a trial used (its report's `RESULT_KEY`, see
+    `sentsweep.preparation_cache`): `cache.<stage>` = the entry's key, `cache.<stage>.status` = hit, computed,
+    recomputed (the entry was corrupt) or why it was not cached."""
+    tags = {}
+    for stage, use in entries.items():
+        if use.get("key"):
+            tags[f"cache.{stage}"] = use["key"]
+        tags[f"cache.{stage}.status"] = use["status"]
+    return tags
 
 
 class SweepTracker(Callback):
@@ -182,6 +197,8 @@ class SweepTracker(Callback):
                                 "content": result["per_query"]})
         for name, content in (result.get("artifacts") or {}).items():  # e.g. AugSBERT's silver_scores.json
             self.writer.submit({"op": "artifact", "trial": trial.trial_id, "file": name, "content": content})
+        for key, value in cache_tags(result.get(CACHE_RESULT_KEY) or {}).items():
+            self.writer.submit({"op": "tag", "trial": trial.trial_id, "key": key, "value": value})
 
     def on_trial_complete(self, iteration, trials, trial, **info):
         if _stopped_early(trial):

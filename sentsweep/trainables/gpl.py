@@ -12,6 +12,12 @@
    dev (Reiml (2023) §5.1); it stays loaded while the bi-encoder trains.
 4. The bi-encoder is trained with MarginMSE (sentence-transformers' MarginMSELoss, dot-product scores):
    L = mean_i ((q_i . p+_i - q_i . p-_i) - delta_i)^2.
+
+With the preparation cache on (`sentsweep.preparation_cache`), the trials of a sweep share the stages
+`GPL_STAGES`: the generated queries (their key holds the seed, which samples them), the mined negatives, the
+trained cross-encoder (seeded: its new head and its batches) and the positive logits CE(Q, P+) (no seed: both are
+deterministic given their inputs, which hold the queries). The negatives' logits are scored as they are drawn, in
+the trial: scoring every mined candidate up front would cost more than a trial draws (3 x 50 per passage).
 """
 
 from __future__ import annotations
@@ -21,17 +27,33 @@ from dataclasses import dataclass
 
 import torch
 
-from sentsweep.data import read_corpus, read_scored_pairs
+from sentsweep.data import ScoredPairs, read_corpus, read_scored_pairs
 from sentsweep.errors import InputError
 from sentsweep.models import POOLING_MODES, check_model_source, load_sentence_model, preprocess_on_device
 from sentsweep.pair_models import CrossEncoderTeacher
+from sentsweep.preparation_cache import PreparationCache, Stage
+from sentsweep.preparation_cache.digests import pairs_digest, source_digest, value_digest
 from sentsweep.query_generation import check_query_generator, generate_queries, load_query_generator
 from sentsweep.references import GPL, REPORT_TSDAE_GPL, THESIS_REIML_2023
 from sentsweep.scorers import EmbeddingScorer
 from sentsweep.settings import Settings, cited, project_choice, required_input, setting
 from sentsweep.trainables.loop import TrainingSetup, run_trial, sample_corpus
 from sentsweep.trainables.settings import Method, Trial
-from sentsweep.trainables.teachers import teacher_correlations, train_teacher
+from sentsweep.trainables.teachers import (
+    in_fresh_memory,
+    load_teacher,
+    save_teacher,
+    teacher_correlations,
+    train_teacher,
+)
+
+GPL_QUERIES = Stage("gpl_queries", 1, "the queries generated for the passages", seeded=True)
+GPL_NEGATIVES = Stage("gpl_negatives", 1, "each query's mined negative candidates", seeded=False)
+GPL_TEACHER = Stage("gpl_teacher", 1, "the cross-encoder trained on the gold pairs (without cross_encoder)",
+                    seeded=True)
+GPL_MARGINS = Stage("gpl_margins", 1, "the cross-encoder's logit CE(Q, P+) of each query and its passage",
+                    seeded=False)
+GPL_STAGES = (GPL_QUERIES, GPL_NEGATIVES, GPL_TEACHER, GPL_MARGINS)
 
 
 @dataclass(frozen=True)
@@ -87,59 +109,111 @@ def draw_negatives(candidates: list[list[int]], query_ids: list[int], rng: rando
     return [rng.choice(candidates[query]) for query in query_ids]
 
 
+def cross_encoder_logits(teacher, texts1: list[str], texts2: list[str]) -> list[float]:
+    """The cross-encoder's logits of the pairs, in fp32 (labels in fp32 under a bf16 training step too)."""
+    device_type = "cuda" if torch.cuda.is_available() else "cpu"
+    with torch.autocast(device_type, enabled=False):
+        return [float(logit) for logit in teacher.predict(texts1, texts2, logits=True)]
+
+
 class MarginLabels:
     """GPL's pseudo labels delta = CE(Q, P+) - CE(Q, P-) on the cross-encoder's logits. CE(Q, P+) is scored
-    for every query up front; CE(Q, P-) when the pair is first asked for, then remembered."""
+    for every query up front (or given: `positive_logits`); CE(Q, P-) when the pair is first asked for, then
+    remembered."""
 
-    def __init__(self, teacher, queries: list[str], positives: list[str], passages: list[str]) -> None:
+    def __init__(self, teacher, queries: list[str], positives: list[str], passages: list[str],
+                 positive_logits: list[float] | None = None) -> None:
         self.teacher, self.queries, self.passages = teacher, queries, passages
-        self.positive_logits = self._logits(queries, positives)
+        self.positive_logits = (cross_encoder_logits(teacher, queries, positives) if positive_logits is None
+                                else positive_logits)
         self.negative_logits: dict[tuple[int, int], float] = {}
-
-    def _logits(self, texts1: list[str], texts2: list[str]):
-        device_type = "cuda" if torch.cuda.is_available() else "cpu"
-        with torch.autocast(device_type, enabled=False):  # labels in fp32 under a bf16 training step too
-            return self.teacher.predict(texts1, texts2, logits=True)
 
     def __call__(self, query_ids: list[int], negative_ids: list[int]) -> list[float]:
         new = list(dict.fromkeys(pair for pair in zip(query_ids, negative_ids) if pair not in self.negative_logits))
         if new:
-            logits = self._logits([self.queries[q] for q, _ in new], [self.passages[n] for _, n in new])
-            self.negative_logits.update(zip(new, map(float, logits)))
+            logits = cross_encoder_logits(self.teacher, [self.queries[q] for q, _ in new],
+                                          [self.passages[n] for _, n in new])
+            self.negative_logits.update(zip(new, logits))
         return [float(self.positive_logits[q]) - self.negative_logits[(q, n)] for q, n in zip(query_ids, negative_ids)]
 
 
+def generated_queries(settings: GplSettings, passages: list[str], seed: int, device: str) -> list[list[str]]:
+    """`queries_per_passage` queries for each passage, sampled with the trial's seed."""
+    generator, tokenizer = load_query_generator(settings.generator)
+    return generate_queries(generator.to(device), tokenizer, passages, settings.queries_per_passage, seed,
+                            settings.query_max_length)
+
+
+def mined_negatives(source: str, max_seq_length: int, queries: list[str], owners: list[int], passages: list[str],
+                    top_k: int, device: str) -> list[list[int]]:
+    """Each query's negative candidates, retrieved by the dense retriever `source` (with its own pooling)."""
+    retriever = load_sentence_model(source, None, max_seq_length, device)
+    return mine_negatives(EmbeddingScorer(retriever), queries, owners, passages, top_k)
+
+
+def trained_cross_encoder(trial: Trial, gold: ScoredPairs, dev: ScoredPairs, device: str) -> tuple:
+    """(the cross-encoder trained from `model` on the gold pairs, kept at its best epoch on dev, its TeacherFit)."""
+    settings, training = trial.settings, trial.training
+    torch.manual_seed(trial.seed)
+    teacher = CrossEncoderTeacher(training.model, training.max_seq_length, device)
+    fit = train_teacher(teacher, gold, settings.score_max, settings.teacher_epochs, settings.teacher_batch_size,
+                        settings.teacher_lr, trial.seed, dev=dev)
+    in_fresh_memory(teacher)  # as a teacher loaded from the cache is
+    return teacher, fit
+
+
 def build_gpl(trial: Trial) -> TrainingSetup:
+    """GPL's preparation (each stage through the preparation cache: `GPL_STAGES`) and MarginMSE training setup."""
     settings, training, seed = trial.settings, trial.training, trial.seed
     device = "cuda" if torch.cuda.is_available() else "cpu"
+    cache = PreparationCache(training.preparation_cache)
     passages = sample_corpus(read_corpus(training.corpus), training.sample_size, seed)
 
-    generator, tokenizer = load_query_generator(settings.generator)
-    generated = generate_queries(generator.to(device), tokenizer, passages, settings.queries_per_passage, seed,
-                                 settings.query_max_length)
-    del generator
+    generated = cache.get_or_compute(GPL_QUERIES, lambda: {
+        "generator": source_digest(settings.generator), "passages": value_digest(passages),
+        "per_passage": settings.queries_per_passage, "max_length": settings.query_max_length, "seed": seed},
+        lambda: generated_queries(settings, passages, seed, device))
     queries = [q for per_passage in generated for q in per_passage]
     owners = [i for i, per_passage in enumerate(generated) for _ in per_passage]
 
-    retriever = load_sentence_model(settings.retriever or training.model, None, training.max_seq_length, device)
-    candidates = mine_negatives(EmbeddingScorer(retriever), queries, owners, passages, settings.negatives_top_k)
-    del retriever
+    retriever = settings.retriever or training.model
+    candidates = cache.get_or_compute(GPL_NEGATIVES, lambda: {
+        "retriever": source_digest(retriever), "max_seq_length": training.max_seq_length,
+        "queries": value_digest(generated), "passages": value_digest(passages), "top_k": settings.negatives_top_k},
+        lambda: mined_negatives(retriever, training.max_seq_length, queries, owners, passages,
+                                settings.negatives_top_k, device))
 
-    torch.manual_seed(seed)
     metrics = {}
     if settings.cross_encoder:
         teacher = CrossEncoderTeacher(settings.cross_encoder, training.max_seq_length, device)
+
+        def teacher_identity() -> str:
+            return source_digest(settings.cross_encoder)
     else:
-        teacher = CrossEncoderTeacher(training.model, training.max_seq_length, device)
         gold = read_scored_pairs(settings.train_file, trial.evaluation.eval_format, "train")
         dev = read_scored_pairs(trial.evaluation.dev_file, trial.evaluation.eval_format, "dev")
         test = read_scored_pairs(trial.evaluation.test_file, trial.evaluation.eval_format, "test")
-        fit = train_teacher(teacher, gold, settings.score_max, settings.teacher_epochs, settings.teacher_batch_size,
-                            settings.teacher_lr, seed, dev=dev)
+
+        def teacher_inputs() -> dict:
+            return {"model": source_digest(training.model), "max_seq_length": training.max_seq_length,
+                    "gold": pairs_digest(gold), "dev": pairs_digest(dev), "score_max": settings.score_max,
+                    "epochs": settings.teacher_epochs, "batch_size": settings.teacher_batch_size,
+                    "lr": settings.teacher_lr, "seed": seed}
+
+        teacher, fit = cache.get_or_compute(
+            GPL_TEACHER, teacher_inputs, lambda: trained_cross_encoder(trial, gold, dev, device), save_teacher,
+            lambda folder: load_teacher("ce", folder, training.max_seq_length, device))
         _, metrics["teacher_sts_dev"], _ = teacher_correlations(teacher, dev)
         _, metrics["teacher_sts_test"], metrics["teacher_sts_test_pearson"] = teacher_correlations(teacher, test)
         metrics["teacher_best_epoch"] = fit.best_epoch
-    labels = MarginLabels(teacher, queries, [passages[i] for i in owners], passages)
+
+        def teacher_identity() -> str:
+            return cache.key(GPL_TEACHER, teacher_inputs())
+    positives = [passages[i] for i in owners]
+    positive_logits = cache.get_or_compute(GPL_MARGINS, lambda: {
+        "teacher": teacher_identity(), "max_seq_length": training.max_seq_length, "queries": value_digest(queries),
+        "positives": value_digest(positives)}, lambda: cross_encoder_logits(teacher, queries, positives))
+    labels = MarginLabels(teacher, queries, positives, passages, positive_logits)
     examples = [(query, passages[owner], index) for index, (query, owner) in enumerate(zip(queries, owners))]
 
     torch.manual_seed(seed)
@@ -157,7 +231,9 @@ def build_gpl(trial: Trial) -> TrainingSetup:
         return loss(features, margins)
 
     metrics["gpl_queries"] = len(examples)
-    return TrainingSetup(model=model, module=model, batch_loss=batch_loss, examples=examples, metrics=metrics)
+    return TrainingSetup(model=model, module=model, batch_loss=batch_loss, examples=examples, metrics=metrics,
+                         cache_uses=cache.used)
 
 
-GPL_METHOD = Method("gpl", GplSettings, lambda trial, session: run_trial(trial, build_gpl, session), GPL)
+GPL_METHOD = Method("gpl", GplSettings, lambda trial, session: run_trial(trial, build_gpl, session), GPL,
+                    cached_stages=GPL_STAGES)

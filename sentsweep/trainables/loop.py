@@ -15,6 +15,12 @@ sentsweep.tasks) are scored once, at the end, on the test splits with the select
 which the trial resumes exactly: batches, noise and dropout are seeded from (seed, step), not from state
 carried across steps. With `keep_model`, the trial's last checkpoint also holds the selected model as a
 sentence-transformers folder (`MODEL_FOLDER`), which the sweep logs to MLflow.
+
+The step-0 scores are the untrained model's: with the preparation cache on (`preparation_cache`), they are
+cached (`UNTRAINED_EVALUATION`, keyed by the model's weights, modules and tokenizer and the dev and test pairs, no
+seed: a seed that changes the weights changes the key), so the trials of a sweep that start from the same model
+score it once. The first report of a trial carries `preparation_seconds` (from its start to the end of its step-0
+evaluation) and, under `sentsweep.preparation_cache.RESULT_KEY`, the cache entries it used.
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ import copy
 import math
 import random
 import tempfile
+import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -32,6 +39,8 @@ import torch
 
 from sentsweep.data import read_corpus, read_scored_pairs
 from sentsweep.errors import InputError
+from sentsweep.preparation_cache import RESULT_KEY, CacheUse, PreparationCache, Stage
+from sentsweep.preparation_cache.digests import module_digest, pairs_digest
 from sentsweep.scorers import EmbeddingScorer
 from sentsweep.tasks import build_tasks, evaluate_tasks
 from sentsweep.tasks.sts import StsEvaluator
@@ -40,6 +49,8 @@ from sentsweep.trainables.settings import TrainingSettings, Trial
 
 CHECKPOINT_FILE = "trial_state.pt"
 MODEL_FOLDER = "model"  # the selected model in a trial's last checkpoint (`keep_model`): SentenceTransformer(path)
+UNTRAINED_EVALUATION = Stage("untrained_evaluation", 1, "STS dev and test scores of the model before its first "
+                             "step", seeded=False)
 
 
 @dataclass
@@ -50,7 +61,8 @@ class TrainingSetup:
     contains the model); batch_loss(batch, rng): the method's loss on one batch of training examples.
     examples: the training examples (labelled pairs, triplets...); None for the training corpus
     (raw sentences, sampled to `sample_size`). metrics: what the preparation measured (a teacher's
-    dev score, the number of silver pairs), reported with every evaluation.
+    dev score, the number of silver pairs), reported with every evaluation. cache_uses: the preparation cache
+    entries the method's preparation used, by stage.
     """
 
     model: torch.nn.Module
@@ -58,6 +70,7 @@ class TrainingSetup:
     batch_loss: Callable[[list, random.Random], torch.Tensor]
     examples: list | None = None
     metrics: dict = field(default_factory=dict)
+    cache_uses: dict[str, CacheUse] = field(default_factory=dict)
 
 
 @dataclass
@@ -217,8 +230,10 @@ def sample_corpus(corpus: list[str], sample_size: int | None, seed: int) -> list
 def run_trial(trial: Trial, build_setup: Callable[[Trial], TrainingSetup], session=None) -> Progress:
     """Train one configuration for its steps or epochs, evaluating, reporting and checkpointing as described
     above."""
+    started = time.perf_counter()
     session = session or TuneSession()
     seed, training, evaluation = trial.seed, trial.training, trial.evaluation
+    cache = PreparationCache(training.preparation_cache)
     seed_everything(seed)
     dev = StsEvaluator(read_scored_pairs(evaluation.dev_file, evaluation.eval_format, "dev"))
     test = StsEvaluator(read_scored_pairs(evaluation.test_file, evaluation.eval_format, "test"))
@@ -259,10 +274,12 @@ def run_trial(trial: Trial, build_setup: Callable[[Trial], TrainingSetup], sessi
 
     schedule = BatchSchedule(corpus, training.batch_size, seed, training.group_by_length)
     losses: list[float] = []
+    first_report = True
     while True:
         at_eval = progress.step % eval_steps == 0 or progress.step == max_steps
         if at_eval and progress.step != resumed_at:
-            metrics = setup.metrics | _evaluate(setup.model, dev, test, progress) | {"total_steps": max_steps}
+            scorers = untrained_scorers(cache, setup.model, dev, test) if progress.step == 0 else (dev, test)
+            metrics = setup.metrics | _evaluate(setup.model, *scorers, progress) | {"total_steps": max_steps}
             if by_validation_loss:
                 metrics |= _select_by_validation_loss(setup, validation, training.batch_size, seed, test, progress)
             if evaluation.select_checkpoint == "last" and progress.step >= max_steps:
@@ -284,6 +301,11 @@ def run_trial(trial: Trial, build_setup: Callable[[Trial], TrainingSetup], sessi
                 metrics["train_loss"] = float(np.mean(losses))
                 metrics["lr"] = lr_schedule.get_last_lr()[0]
                 losses = []
+            if progress.step == 0:
+                metrics["preparation_seconds"] = time.perf_counter() - started
+            if first_report and (uses := setup.cache_uses | cache.used):
+                metrics[RESULT_KEY] = {stage: {"key": use.key, "status": use.status} for stage, use in uses.items()}
+            first_report = False
             with tempfile.TemporaryDirectory() as directory:
                 torch.save(
                     {
@@ -331,6 +353,16 @@ def _keep_if_best(progress: Progress, score: float, fields: tuple[str, str, str]
         setattr(progress, test_at_best, test(model))
         setattr(progress, best_step, progress.step)
     return {name: getattr(progress, name) for name in fields}
+
+
+def untrained_scorers(cache: PreparationCache, model, dev: StsEvaluator, test: StsEvaluator):
+    """The (dev, test) scorers of step 0: they return the untrained model's scores, computed once per model and
+    pairs with the cache on."""
+    scores = cache.get_or_compute(
+        UNTRAINED_EVALUATION,
+        lambda: {"model": module_digest(model), "dev": pairs_digest(dev.pairs), "test": pairs_digest(test.pairs)},
+        lambda: {"sts_dev": dev(model), "sts_test": test(model)})
+    return (lambda _: scores["sts_dev"]), (lambda _: scores["sts_test"])
 
 
 def _evaluate(model, dev: StsEvaluator, test: StsEvaluator, progress: Progress) -> dict:

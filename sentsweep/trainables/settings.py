@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from sentsweep.errors import InputError
+from sentsweep.preparation_cache import Stage
 from sentsweep.references import THESIS_REIML_2023, THESIS_WANG_2022, TSDAE, Reference
 from sentsweep.settings import Settings, cited, project_choice, required_input, setting
 
@@ -64,6 +65,9 @@ class TrainingSettings(Settings):
         project_choice())
     group_by_length: bool = setting(
         True, "batches of similar-length texts (less padding), in random order", project_choice())
+    preparation_cache: str | None = setting(
+        None, "folder of the cache of preparation stages (sentsweep.preparation_cache): a sweep's is <storage "
+        "path>/cache unless --no-cache; none: every stage is computed", project_choice())
 
     def __post_init__(self) -> None:
         if self.max_steps is None and self.epochs is None:
@@ -143,7 +147,8 @@ class Trial:
 @dataclass(frozen=True)
 class Method:
     """A trainable method: its name, its own settings, whether it runs the shared training loop, how a trial of
-    it runs, the checks across its settings, and the work it implements."""
+    it runs, the checks across its settings, the work it implements, and the preparation stages it caches
+    (`sentsweep.preparation_cache`; the loop's own, the untrained model's evaluation, besides)."""
 
     name: str
     settings: type[Settings]
@@ -152,6 +157,7 @@ class Method:
     trains: bool = True
     check: Callable[[Trial], None] = lambda trial: None
     objectives: Mapping[str, type[Settings]] = field(default_factory=dict)
+    cached_stages: tuple[Stage, ...] = ()
 
     def settings_groups(self) -> list[type[Settings]]:
         """Every settings class a trial of this method reads."""

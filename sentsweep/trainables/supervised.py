@@ -30,7 +30,13 @@
   encoder fine-tuned with it (its embeddings are then evaluated like every method's: the tables score it on
   STS, where it falls far below the pretrained model, so the encoder was not frozen); `classifier_inputs`
   'raw' ("Original") or 'prompted' (each sentence with its topic prompt, "Prompted").
-Every preparation step is seeded by the trial's seed; a resumed trial repeats it identically.
+Every preparation step is seeded by the trial's seed; a resumed trial repeats it identically. With the preparation
+cache on (`sentsweep.preparation_cache`), the trials of a sweep share augsbert's `AUGSBERT_STAGES`: the domain MLM
+checkpoint and the trained teacher (their keys hold the seed: masking, a new head, batch order) and the teacher's
+annotations (no seed: scoring is deterministic; keyed by the teacher's key and the pairs), so trials that differ only
+in the sampling or the bi-encoder's training share a teacher. The silver candidates are drawn in every trial: they
+are cheap next to the teacher, and the seeded random draws of the sampling and of the iterative KDE come from one
+generator, which must see the same draws with and without the cache.
 """
 
 from __future__ import annotations
@@ -38,6 +44,7 @@ from __future__ import annotations
 import json
 import math
 import random
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -50,6 +57,8 @@ from sentsweep.encoding import spearman
 from sentsweep.errors import InputError
 from sentsweep.models import POOLING_MODES, check_model_source, load_sentence_model, preprocess_on_device
 from sentsweep.pair_models import CE_ACTIVATIONS, TEACHERS, build_teacher
+from sentsweep.preparation_cache import PreparationCache, Stage
+from sentsweep.preparation_cache.digests import pairs_digest, source_digest, value_digest
 from sentsweep.references import AUGMENTED_SBERT, SBERT, THESIS_REIML_2023, TSDAE
 from sentsweep.sampling import (
     SAMPLING_STRATEGIES,
@@ -65,7 +74,15 @@ from sentsweep.topics import TOPIC_DELIMITER, read_topic_table
 from sentsweep.trainables.loop import TrainingSetup, run_trial
 from sentsweep.trainables.session import TuneSession
 from sentsweep.trainables.settings import Method, Trial
-from sentsweep.trainables.teachers import domain_adapt, freeze_embeddings, teacher_correlations, train_teacher
+from sentsweep.trainables.teachers import (
+    correlations,
+    domain_adapt,
+    freeze_embeddings,
+    in_fresh_memory,
+    load_teacher,
+    save_teacher,
+    train_teacher,
+)
 
 AUGSBERT_SETTINGS = ("semi", "unsupervised", "domain")
 # A report's entry {file name: JSON content} of files for the trial's MLflow run (see TeacherAgreementSession).
@@ -73,6 +90,13 @@ ARTIFACTS_KEY = "artifacts"
 SILVER_ARTIFACT = "silver_scores.json"
 AGREEMENT_METRIC = "teacher_student_spearman_at_best_dev"
 AGREEMENT_FILE = "teacher_agreement.json"
+DOMAIN_MODEL = "model"  # the domain MLM checkpoint's folder in its cache entry
+DOMAIN_MLM = Stage("augsbert_domain_mlm", 1, "the teacher's MLM pre-training on the silver pairs (setting domain)",
+                   seeded=True)
+AUGSBERT_TEACHER = Stage("augsbert_teacher", 1, "the teacher trained on the gold pairs", seeded=True)
+AUGSBERT_ANNOTATIONS = Stage("augsbert_annotations", 1, "the teacher's scores of the dev, test, candidate and "
+                             "re-annotated pairs (the silver labels)", seeded=False)
+AUGSBERT_STAGES = (DOMAIN_MLM, AUGSBERT_TEACHER, AUGSBERT_ANNOTATIONS)
 
 
 @dataclass(frozen=True)
@@ -283,8 +307,10 @@ def _rounded(values) -> list[float]:
 
 def build_augsbert(trial: Trial, agreement: TeacherAgreementSession | None = None) -> TrainingSetup:
     """The bi-encoder's setup on gold (or re-annotated) and silver pairs; with `agreement`, it is given what
-    it needs to report the teacher-student agreement and the silver scores."""
+    it needs to report the teacher-student agreement and the silver scores. The domain MLM, the teacher and its
+    annotations go through the preparation cache (`AUGSBERT_STAGES`)."""
     settings, training, evaluation, seed = trial.settings, trial.training, trial.evaluation, trial.seed
+    cache = PreparationCache(training.preparation_cache)
     rng = random.Random(seed)
     gold = gold_pairs(trial)
     dev = read_scored_pairs(evaluation.dev_file, evaluation.eval_format, "dev")
@@ -304,40 +330,77 @@ def build_augsbert(trial: Trial, agreement: TeacherAgreementSession | None = Non
     # pairs are drawn between the sentences; the topic prompts are then given to each sentence of a pair
     pairs = silver_candidates(trial, sentences, rng)
     prompted = topics.prompted() if topics else sentences
+    candidates = ([prompted[i] for i, _ in pairs], [prompted[j] for _, j in pairs])
 
     teacher_source = training.model
     if settings.setting == "domain":
-        teacher_source = domain_adapt(
-            training.model, [prompted[i] for i, _ in pairs], [prompted[j] for _, j in pairs],
-            settings.domain_mlm_steps, settings.domain_mlm_batch_size, settings.domain_mlm_lr, seed,
-            training.max_seq_length, protect_prefix=TOPIC_DELIMITER if topics else None)
-    torch.manual_seed(seed)
-    teacher = build_teacher(settings.teacher, teacher_source, training.max_seq_length, _device(),
-                            settings.teacher_activation)
-    if settings.setting == "domain":
-        freeze_embeddings(teacher.module)
+        protect_prefix = TOPIC_DELIMITER if topics else None
+        teacher_source = cache.get_or_compute(DOMAIN_MLM, lambda: {
+            "model": source_digest(training.model), "pairs": value_digest(candidates),
+            "steps": settings.domain_mlm_steps, "batch_size": settings.domain_mlm_batch_size,
+            "lr": settings.domain_mlm_lr, "max_length": training.max_seq_length, "protect_prefix": protect_prefix,
+            "seed": seed}, lambda: domain_adapt(
+                training.model, *candidates, settings.domain_mlm_steps, settings.domain_mlm_batch_size,
+                settings.domain_mlm_lr, seed, training.max_seq_length, protect_prefix=protect_prefix),
+            save=lambda adapted, content: shutil.copytree(adapted, content / DOMAIN_MODEL),
+            load=lambda content: str(content / DOMAIN_MODEL))
     selecting = settings.teacher_checkpoint == "best_dev"
-    fit = train_teacher(teacher, gold, settings.score_max, settings.teacher_epochs, settings.teacher_batch_size,
-                        settings.teacher_lr, seed, dev=teacher_dev if selecting else None)
-    _, dev_spearman, _ = teacher_correlations(teacher, dev)
-    teacher_test_scores, test_spearman, test_pearson = teacher_correlations(teacher, test)
-    metrics = {"teacher_sts_dev": dev_spearman, "teacher_sts_test": test_spearman,
-               "teacher_sts_test_pearson": test_pearson, "teacher_best_epoch": fit.best_epoch}
+    semi = settings.setting == "semi"  # the other settings train on silver pairs only
+    reannotated = semi and settings.reannotate_gold
 
-    candidate_scores = (teacher.predict([prompted[i] for i, _ in pairs], [prompted[j] for _, j in pairs])
-                        if pairs else np.zeros(0))
+    def teacher_inputs() -> dict:
+        return {"kind": settings.teacher, "model": source_digest(teacher_source),
+                "max_seq_length": training.max_seq_length, "frozen_embeddings": settings.setting == "domain",
+                "gold": pairs_digest(gold), "dev": pairs_digest(teacher_dev) if selecting else None,
+                "score_max": settings.score_max, "epochs": settings.teacher_epochs,
+                "batch_size": settings.teacher_batch_size, "lr": settings.teacher_lr, "seed": seed}
+
+    def trained_teacher() -> tuple:
+        torch.manual_seed(seed)
+        teacher = build_teacher(settings.teacher, teacher_source, training.max_seq_length, _device(),
+                                settings.teacher_activation)
+        if settings.setting == "domain":
+            freeze_embeddings(teacher.module)
+        fit = train_teacher(teacher, gold, settings.score_max, settings.teacher_epochs, settings.teacher_batch_size,
+                            settings.teacher_lr, seed, dev=teacher_dev if selecting else None)
+        in_fresh_memory(teacher)  # as a teacher loaded from the cache is
+        return teacher, fit
+
+    def loaded_teacher(folder: Path) -> tuple:
+        return load_teacher(settings.teacher, folder, training.max_seq_length, _device(), settings.teacher_activation)
+
+    def annotations() -> dict:
+        """The teacher's scores of the dev, test, candidate and (re-annotated) labelled pairs, and its epoch."""
+        teacher, fit = cache.get_or_compute(AUGSBERT_TEACHER, teacher_inputs, trained_teacher, save_teacher,
+                                            loaded_teacher)
+        scores = {name: teacher.predict(first, second).tolist() if first else []
+                  for name, (first, second) in (("dev", (dev.sentences1, dev.sentences2)),
+                                                ("test", (test.sentences1, test.sentences2)),
+                                                ("candidates", candidates))}
+        scores["reannotated"] = (teacher.predict(labelled.sentences1, labelled.sentences2).tolist() if reannotated
+                                 else None)
+        return scores | {"best_epoch": fit.best_epoch}
+
+    annotated = cache.get_or_compute(AUGSBERT_ANNOTATIONS, lambda: {
+        "teacher": cache.key(AUGSBERT_TEACHER, teacher_inputs()), "activation": settings.teacher_activation,
+        "dev": pairs_digest(dev), "test": pairs_digest(test), "candidates": value_digest(candidates),
+        "reannotated": pairs_digest(labelled) if reannotated else None}, annotations)
+    dev_spearman, _ = correlations(annotated["dev"], dev)
+    test_spearman, test_pearson = correlations(annotated["test"], test)
+    teacher_test_scores = np.asarray(annotated["test"])
+    metrics = {"teacher_sts_dev": dev_spearman, "teacher_sts_test": test_spearman,
+               "teacher_sts_test_pearson": test_pearson, "teacher_best_epoch": annotated["best_epoch"]}
+
+    candidate_scores = np.asarray(annotated["candidates"], dtype=np.float64)
     gold_targets = [s / settings.score_max for s in gold.scores]
     kept = iterative_kde(gold_targets, candidate_scores, rng) if settings.sampling == "kde" else range(len(pairs))
     pairs, silver_scores = [pairs[k] for k in kept], [candidate_scores[k] for k in kept]
     student_texts = prompted if topics and settings.topic_prompt == "shown" else sentences
     silver = [(student_texts[i], student_texts[j], float(score)) for (i, j), score in zip(pairs, silver_scores)]
-    semi = settings.setting == "semi"  # the other settings train on silver pairs only
-    reannotated = semi and settings.reannotate_gold
-    labels = (teacher.predict(labelled.sentences1, labelled.sentences2) if reannotated
+    labels = (np.asarray(annotated["reannotated"]) if reannotated
               else np.asarray(labelled.scores) / settings.score_max)
     labelled_examples = [(a, b, float(y)) for a, b, y in zip(labelled.sentences1, labelled.sentences2, labels)]
     examples = (labelled_examples if semi else []) + silver
-    del teacher
     student_source = teacher_source if settings.student_init == "domain" else training.model
     torch.manual_seed(seed)
     model = load_sentence_model(student_source, settings.pooling, training.max_seq_length, device=_device())
@@ -349,7 +412,9 @@ def build_augsbert(trial: Trial, agreement: TeacherAgreementSession | None = Non
                   "silver": _rounded(silver_scores),
                   "reannotated": _rounded(labels) if reannotated else None}
         agreement.watch(model, test, teacher_test_scores, {SILVER_ARTIFACT: scores})
-    return cosine_similarity_setup(model, examples, metrics)
+    setup = cosine_similarity_setup(model, examples, metrics)
+    setup.cache_uses = cache.used
+    return setup
 
 
 class TeacherAgreementSession:
@@ -450,7 +515,8 @@ def run_augsbert(trial: Trial, session=None):
 
 SUPERVISED_METHODS = (
     Method("sbert", SbertSettings, lambda trial, session: run_trial(trial, build_sbert, session), SBERT),
-    Method("augsbert", AugsbertSettings, run_augsbert, AUGMENTED_SBERT, check=check_augsbert),
+    Method("augsbert", AugsbertSettings, run_augsbert, AUGMENTED_SBERT, check=check_augsbert,
+           cached_stages=AUGSBERT_STAGES),
     Method("topic_classifier", TopicClassifierSettings,
            lambda trial, session: run_trial(trial, build_topic_classifier, session), THESIS_REIML_2023,
            check=check_topic_classifier),

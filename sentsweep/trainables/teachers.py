@@ -7,13 +7,18 @@ scored on them after every epoch and the best epoch's weights are the ones kept.
 Tables 6.1-6.3 report a teacher's test Spearman and Pearson and its Spearman with the bi-encoder's scores.
 Section 4.3.1: domain adaptation continues MLM pre-training on the pairs to be annotated, formatted as the
 teacher reads them ("[CLS] x1 [SEP] [CLS] x2 [SEP]"), then freezes the word embeddings for fine-tuning.
+A trained teacher is kept in the preparation cache as its model folder and its fit (`save_teacher`,
+`load_teacher`); one trained in the trial and one loaded from the cache are both put in fresh memory
+(`in_fresh_memory`), so that they score alike to the last bit.
 """
 
 from __future__ import annotations
 
+import json
 import random
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
 
 import numpy as np
 import torch
@@ -22,6 +27,9 @@ from sentsweep.data import ScoredPairs
 from sentsweep.encoding import spearman
 from sentsweep.errors import InputError
 from sentsweep.models import check_model_source, quiet_transformers
+from sentsweep.pair_models import CrossBiEncoder, build_teacher
+
+MODEL_FOLDER, FIT_FILE = "model", "fit.json"  # a cached teacher's entry
 
 
 @dataclass
@@ -98,8 +106,43 @@ def teacher_spearman(teacher, pairs: ScoredPairs) -> float:
 def teacher_correlations(teacher, pairs: ScoredPairs) -> tuple[np.ndarray, float, float]:
     """(the teacher's scores of the pairs, 100 x Spearman and 100 x Pearson of them against gold)."""
     scores = teacher.predict(pairs.sentences1, pairs.sentences2)
-    gold = np.asarray(pairs.scores, np.float64)
-    return scores, 100.0 * spearman(scores, gold), 100.0 * pearson(scores, gold)
+    return (scores, *correlations(scores, pairs))
+
+
+def correlations(scores, pairs: ScoredPairs) -> tuple[float, float]:
+    """100 x Spearman and 100 x Pearson of `scores` against the pairs' gold scores."""
+    scores, gold = np.asarray(scores, np.float64), np.asarray(pairs.scores, np.float64)
+    return 100.0 * spearman(scores, gold), 100.0 * pearson(scores, gold)
+
+
+def in_fresh_memory(teacher) -> None:
+    """Copy every weight and buffer of the teacher into memory of its own. A model loaded from a file keeps its
+    tensors where the file's layout puts them, which may be 4-byte aligned only, and CPU matrix kernels round
+    differently with the alignment of their operands: a trained teacher and its copy loaded from the cache, both
+    in fresh memory, score bit for bit alike."""
+    with torch.no_grad():
+        for tensor in [*teacher.module.parameters(), *teacher.module.buffers()]:
+            tensor.data = tensor.data.clone()
+
+
+def save_teacher(trained: tuple, folder: Path) -> None:
+    """A (teacher, TeacherFit) as a cache entry: the teacher's model folder (weights, configuration, tokenizer)
+    and the fit as JSON."""
+    teacher, fit = trained
+    if isinstance(teacher, CrossBiEncoder):
+        teacher.encoder.save_pretrained(folder / MODEL_FOLDER)
+        teacher.tokenizer.save_pretrained(folder / MODEL_FOLDER)
+    else:
+        teacher.model.save_pretrained(str(folder / MODEL_FOLDER))
+    (folder / FIT_FILE).write_text(json.dumps(asdict(fit)), encoding="utf-8")
+
+
+def load_teacher(kind: str, folder: Path, max_length: int, device: str, activation: str = "sigmoid") -> tuple:
+    """The (teacher, TeacherFit) of a cache entry written by `save_teacher`: a teacher of `kind` ('ce' or 'cbe')
+    with the saved weights."""
+    teacher = build_teacher(kind, str(folder / MODEL_FOLDER), max_length, device, activation)
+    in_fresh_memory(teacher)
+    return teacher, TeacherFit(**json.loads((folder / FIT_FILE).read_text(encoding="utf-8")))
 
 
 def pair_text(tokenizer, first: str, second: str) -> str:
