@@ -107,7 +107,9 @@ def test_same_seed_gives_the_same_final_metric_twice(tsdae_config):
     first, second = LocalSession(), LocalSession()
     train_tsdae(tsdae_config, first)
     train_tsdae(tsdae_config, second)
-    assert first.reports == second.reports
+    timing = "preparation_seconds"  # a wall-clock measurement, the one value a seed does not fix
+    assert [{k: v for k, v in r.items() if k != timing} for r in first.reports] == [
+        {k: v for k, v in r.items() if k != timing} for r in second.reports]
     assert [r["step"] for r in first.reports] == [0, 10, 20, 30, 40]
     other_seed = LocalSession()
     train_tsdae(tsdae_config | {"seed": 1}, other_seed)

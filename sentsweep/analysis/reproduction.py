@@ -227,7 +227,8 @@ def reproduction_markdown(checks: Sequence[TargetCheck], digits: int = 2) -> str
               f"distribution, mean ± t(n−1) · std · √(1/n + 1/m), m the runs the published value averages (none "
               f"given: the published value as exact, √(1/n)); it assumes the paper's seed spread equals ours. At "
               f"{percent}, about {100 * (1 - level):g} targets in 100 fall outside by chance."]
-    notes = [f"- {check.target.cell_label()}: {check.target.note}" for check in checks if check.target.note]
+    notes = [f"- {check.target.cell_label()}: {check.target.note}" for check in checks
+             if check.target.note and check.verdict != NOT_RUN]
     if notes:
         lines += ["", "Notes:", *notes]
     differences = {}
