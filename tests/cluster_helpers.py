@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 from pathlib import Path
@@ -14,7 +16,6 @@ from pathlib import Path
 PROJECT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
 # Test clusters live on this machine only; Ray's token authentication is for clusters reachable by others.
-CURRENT_CLUSTER_FILE = Path("/tmp/ray/ray_current_cluster")  # where `ray start --head` writes its address
 RAY_ENV = os.environ | {"RAY_USAGE_STATS_ENABLED": "0", "RAY_AUTH_MODE": "disabled"}
 
 
@@ -41,8 +42,12 @@ class RayCluster:
         self.port = free_port()
         self.address = f"127.0.0.1:{self.port}"
         self.nodes: list[subprocess.Popen] = []
+        # Its own temporary folder, where `ray start --head` also writes its address for `ray.init()` to find
+        # (by default /tmp/ray/ray_current_cluster): a sweep that should start its own local Ray, in a test running
+        # at the same time, must not find and join this cluster.
+        self.temp_dir = tempfile.mkdtemp(prefix="rt")  # short: Ray's socket paths live under it
         self._start(["--head", f"--port={self.port}", "--node-ip-address=127.0.0.1", f"--num-cpus={head_cpus}",
-                     f"--num-gpus={head_gpus}", "--include-dashboard=false"])
+                     f"--num-gpus={head_gpus}", "--include-dashboard=false", f"--temp-dir={self.temp_dir}"])
         wait_until(self._ready, 60, what="the Ray head")
 
     def _ready(self) -> bool:
@@ -74,10 +79,7 @@ class RayCluster:
             if node.poll() is None:
                 os.killpg(node.pid, signal.SIGKILL)
                 node.wait()
-        # `ray start --head` leaves its address here for `ray.init()` to find (as `ray stop` would, remove it, or
-        # the next embedded sweep on this machine tries to join this dead cluster)
-        if CURRENT_CLUSTER_FILE.exists() and CURRENT_CLUSTER_FILE.read_text().strip().endswith(f":{self.port}"):
-            CURRENT_CLUSTER_FILE.unlink()
+        shutil.rmtree(self.temp_dir, ignore_errors=True)
 
 
 class MlflowServer:
