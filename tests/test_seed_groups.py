@@ -93,12 +93,18 @@ def test_median_rule_compares_the_mean_best_so_far_with_other_configurations_run
     assert "best so far 57 " in scheduler.decisions[-1].why and "median 64.5 " in scheduler.decisions[-1].why
 
 
-def test_a_configuration_is_not_stopped_once_one_of_its_seeds_finished_or_is_about_to():
+def configuration_a_at_rung_2():
+    """An ASHA scheduler where configuration a (2 seeds) scored 80 at rung 2; b's two seeds run, nothing reported."""
     a0, a1, b0, b1 = trial("a", 0), trial("a", 1), trial("b", 0), trial("b", 1)
     controller = Controller([a0, a1, b0, b1])
     scheduler = SeedGroupScheduler("asha", "best_sts_dev", grace_period=2)
     for item in (a0, a1):
         report(scheduler, controller, 2, 80.0)(item)
+    return scheduler, controller, b0, b1
+
+
+def test_a_configuration_is_not_stopped_once_one_of_its_seeds_finished_or_is_about_to():
+    scheduler, controller, b0, b1 = configuration_a_at_rung_2()
     # b0 runs ahead to its end before b1 started; b1 then reaches rung 2 far below a
     for t in (1, 2, 3):
         report(scheduler, controller, t, 60.0, step=10 * t, total=30)(b0)
@@ -145,11 +151,7 @@ def test_the_optuna_study_receives_the_mean_over_seeds_and_its_standard_error():
 
 
 def test_a_configuration_is_not_stopped_when_a_seed_is_one_report_from_its_end():
-    a0, a1, b0, b1 = trial("a", 0), trial("a", 1), trial("b", 0), trial("b", 1)
-    controller = Controller([a0, a1, b0, b1])
-    scheduler = SeedGroupScheduler("asha", "best_sts_dev", grace_period=2)
-    for item in (a0, a1):
-        report(scheduler, controller, 2, 80.0)(item)
+    scheduler, controller, b0, b1 = configuration_a_at_rung_2()
     for t in (1, 2):  # b0 at step 20 of 30, reporting every 10 steps: its next report is its last
         report(scheduler, controller, t, 60.0, step=10 * t, total=30)(b0)
     report(scheduler, controller, 1, 50.0, step=10, total=60)(b1)

@@ -29,7 +29,7 @@ import sys
 from sentsweep.analysis.plots import plot_metric
 from sentsweep.analysis.report import write_report
 from sentsweep.analysis.reproduction import TARGETS_ARTIFACT, targets_from_json
-from sentsweep.analysis.runs import fetch_sweep_runs, latest_sweep_run_id, per_query_outcomes, sweep_run_artifact
+from sentsweep.analysis.runs import fetch_sweep_runs, latest_sweep_run_id, per_query_outcomes, run_artifact_text
 from sentsweep.analysis.significance import CORRECTIONS, compare, paired_items_test
 from sentsweep.analysis.suite import add_suite_parser, run_suite
 from sentsweep.analysis.tables import build_table, per_query_name, to_frame, to_latex, to_markdown
@@ -143,7 +143,7 @@ def report_targets(args) -> tuple:
     --all-sweeps); () for a sweep that declared none."""
     uri = resolve_tracking_uri(args.tracking_uri)
     sweep = args.sweep_run_id or latest_sweep_run_id(uri, args.experiment)
-    text = sweep_run_artifact(uri, sweep, TARGETS_ARTIFACT)
+    text = run_artifact_text(uri, sweep, TARGETS_ARTIFACT)
     return targets_from_json(text) if text else ()
 
 

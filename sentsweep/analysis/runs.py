@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import tempfile
 from pathlib import Path
 
@@ -77,28 +78,23 @@ def fetch_sweep_runs(tracking_uri: str, experiment_name: str, sweep_run_id: str 
     return fetch_trial_runs(tracking_uri, experiment_name, sweep)
 
 
-def sweep_run_artifact(tracking_uri: str, sweep_run_id: str, name: str) -> str | None:
-    """The text of artifact `name` of a sweep's run; None when the run has none (an older sweep)."""
-    client = _client(tracking_uri)
-    if name not in {item.path for item in client.list_artifacts(sweep_run_id)}:
-        return None
-    with tempfile.TemporaryDirectory() as folder:
-        return Path(client.download_artifacts(sweep_run_id, name, folder)).read_text(encoding="utf-8")
+def run_artifact_text(tracking_uri: str, run_id: str, name: str) -> str | None:
+    """The text of artifact `name` of a run; None when the run has none (an older sweep, a trial without it)."""
+    with tempfile.TemporaryDirectory() as directory:
+        try:
+            path = _client(tracking_uri).download_artifacts(run_id, name, directory)
+        except Exception:  # noqa: BLE001 - MLflow raises several types for a missing artifact
+            return None
+        return Path(path).read_text(encoding="utf-8")
 
 
 def per_query_outcomes(tracking_uri: str, run_id: str) -> dict[str, list[float]]:
     """{metric: outcome per query} a trial stored for its final evaluation tasks; an `InputError` if it has none."""
-    import json
-    import tempfile
-
-    with tempfile.TemporaryDirectory() as directory:
-        try:
-            path = _client(tracking_uri).download_artifacts(run_id, PER_QUERY_ARTIFACT, directory)
-        except Exception as error:  # noqa: BLE001 - MLflow raises several types for a missing artifact
-            raise InputError(f"run {run_id} has no {PER_QUERY_ARTIFACT} (no evaluation task with per-query "
-                             f"outcomes was run): {error}") from None
-        with open(path, encoding="utf-8") as handle:
-            return json.load(handle)
+    text = run_artifact_text(tracking_uri, run_id, PER_QUERY_ARTIFACT)
+    if text is None:
+        raise InputError(f"run {run_id} has no {PER_QUERY_ARTIFACT} (no evaluation task with per-query "
+                         "outcomes was run)")
+    return json.loads(text)
 
 
 def runs_of_row(runs: pd.DataFrame, params: list[str], row: tuple) -> pd.DataFrame:

@@ -68,6 +68,7 @@ class SeedGroupScheduler(FIFOScheduler):
             min_samples_required
         self.rungs = [grace_period * reduction_factor ** k for k in range(64)
                       if grace_period * reduction_factor ** k <= max_t]
+        self._keys: dict = {}  # trial id -> config hash
         self._history: dict = defaultdict(dict)  # config hash -> {trial id: [(t, signed value)]}
         self._finished: dict = defaultdict(set)  # config hash -> trial ids that trained to their end
         self._last_step: dict = {}  # trial id -> the training step of its last report
@@ -80,7 +81,7 @@ class SeedGroupScheduler(FIFOScheduler):
     # --- Ray Tune's scheduler interface ---------------------------------------------------------------------
 
     def on_trial_result(self, tune_controller, trial: Trial, result: dict) -> str:
-        key = config_hash(trial.config)
+        key = self._key(trial)
         if key in self._stopped:
             return TrialScheduler.STOP
         if self._metric not in result or self.time_attr not in result:
@@ -98,7 +99,7 @@ class SeedGroupScheduler(FIFOScheduler):
         return TrialScheduler.CONTINUE
 
     def on_trial_complete(self, tune_controller, trial: Trial, result: dict) -> None:
-        key = config_hash(trial.config)
+        key = self._key(trial)
         if key not in self._stopped:
             self._finished[key].add(trial.trial_id)
 
@@ -110,10 +111,16 @@ class SeedGroupScheduler(FIFOScheduler):
 
     def _started(self, tune_controller, key: str) -> set:
         """The trial ids of the configuration that reported or are running (not those ended by an error)."""
-        running = {trial.trial_id for trial in tune_controller.get_trials()
-                   if trial.status == Trial.RUNNING and config_hash(trial.config) == key}
-        errored = {trial.trial_id for trial in tune_controller.get_trials() if trial.status == Trial.ERROR}
+        trials = [trial for trial in tune_controller.get_trials() if self._key(trial) == key]
+        running = {trial.trial_id for trial in trials if trial.status == Trial.RUNNING}
+        errored = {trial.trial_id for trial in trials if trial.status == Trial.ERROR}
         return (running | set(self._history[key]) | self._finished[key]) - errored
+
+    def _key(self, trial) -> str:
+        """The trial's configuration hash (its config without the seed), computed once per trial."""
+        if trial.trial_id not in self._keys:
+            self._keys[trial.trial_id] = config_hash(trial.config)
+        return self._keys[trial.trial_id]
 
     def _reported_up_to(self, key: str, trial_id: str) -> float:
         """The last time the trial reported; infinite for one that finished (it will not report again)."""
