@@ -50,8 +50,13 @@ def chained(tmp_path_factory, mlflow_server):
         sys.argv = argv
         ray.shutdown()
     assert code == 0, output
+    return server, stage_runs(server)
+
+
+def stage_runs(server) -> dict:
+    """{stage: its trial runs indexed by seed} of the experiment's latest sweep."""
     runs = fetch_trial_runs(server.uri, "chain", latest_sweep_run_id(server.uri, "chain"))
-    return server, {stage: runs[runs["params.stage"] == stage].set_index("seed") for stage in ("first", "second")}
+    return {stage: runs[runs["params.stage"] == stage].set_index("seed") for stage in ("first", "second")}
 
 
 def test_each_second_stage_run_starts_from_the_first_stages_model_of_its_seed(chained):
@@ -94,4 +99,16 @@ def test_a_model_uri_that_names_nothing_fails_before_ray_starts(chained, tmp_pat
         code, output = run_chain(server, tmp_path, "--model", uri)
         assert code == 2 and f"model URI {uri!r}" in output, output
         assert not ray.is_initialized()
+    assert len(fetch_trial_runs(server.uri, "chain")) == len(runs["first"]) + len(runs["second"])  # nothing new
+
+
+
+def test_a_race_of_chained_stages_is_refused_before_ray_starts(chained, tmp_path):
+    """A race may end before the last seed, and the second stage needs the first stage's model of every seed. Before
+    this check a race whose first stage ran every seed trained the second from the released model (the race's
+    trials left the chain out), and one that ended earlier failed after running its first stage."""
+    server, runs = chained
+    code, output = run_chain(server, tmp_path, "--race", "--seeds", "3")
+    assert code == 2 and "--race cannot race chained stages" in output, output
+    assert not ray.is_initialized()
     assert len(fetch_trial_runs(server.uri, "chain")) == len(runs["first"]) + len(runs["second"])  # nothing new

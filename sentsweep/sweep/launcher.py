@@ -273,9 +273,10 @@ def check_sampled_methods(resolved: ResolvedSweep, stages: list[tuple[str, dict]
                              "settings; use --search grid, or --methods with one method")
 
 
-def check_race(args: argparse.Namespace, seeds: list[int], stages: list[tuple[str, dict]]) -> None:
-    """--alpha in (0, 1); --race needs a grid, more seeds than it starts with, a tolerance >= 0 and a budget of one
-    round at least."""
+def check_race(definition: SweepDefinition, args: argparse.Namespace, seeds: list[int],
+               stages: list[tuple[str, dict]]) -> None:
+    """--alpha in (0, 1); --race needs a grid, stages that stand alone, more seeds than it starts with, a
+    tolerance >= 0 and a budget of one round at least."""
     if not 0 < args.alpha < 1:
         raise InputError(f"--alpha {args.alpha} must be in (0, 1)")
     if not args.race:
@@ -283,6 +284,9 @@ def check_race(args: argparse.Namespace, seeds: list[int], stages: list[tuple[st
     configs = max((math.prod(len(values) for values in axes.values()) for _, axes in stages), default=1)
     problem = ("--race races a grid's configurations; use --search grid" if args.search == "optuna" else
                "--race and --extend: give one" if args.extend else
+               "--race cannot race chained stages (a race may end before the last seed, and a later stage needs the "
+               "earlier stage's model of every seed); race the stages as sweeps of their own"
+               if any(stage.init_from for stage in definition.stages) else
                f"--race-initial-seeds {args.race_initial_seeds} must be at least 2 (a paired test needs two seeds) and "
                f"fewer than the {len(seeds)} seeds given" if not 2 <= args.race_initial_seeds < len(seeds) else
                f"--race-tolerance {args.race_tolerance} must be a difference >= 0 in the selection metric's units"
@@ -356,7 +360,7 @@ def _run(definition: SweepDefinition, args: argparse.Namespace) -> int:
     constants = resolved.constants
     stages = stage_axes(definition, args)
     check_extension(definition, args)
-    check_race(args, resolved.seeds, stages)
+    check_race(definition, args, resolved.seeds, stages)
     check_sampled_methods(resolved, stages)
     definition.check(args, constants)
     EvaluationSettings.from_config(constants)  # the shared settings need no model: checked before any is built
