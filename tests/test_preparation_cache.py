@@ -36,14 +36,14 @@ def trial_config(tiny_model_dir, **settings) -> dict:
                 teacher_epochs=1, teacher_lr=3e-3) | settings
 
 
-def run(config: dict, cache: Path | None) -> tuple[list[dict], dict]:
-    """(the trial's reports without what the cache changes, {stage: status} of the entries it used)."""
+def run(config: dict, cache: Path | None, field: str = "status") -> tuple[list[dict], dict]:
+    """(the trial's reports without what the cache changes, {stage: status (or key)} of the entries it used)."""
     session = LocalSession()
     train(config | {"preparation_cache": str(cache) if cache else None}, session)
     used = session.reports[0].get(RESULT_KEY, {})
     reports = [{key: value for key, value in report.items() if key not in (RESULT_KEY, "preparation_seconds")}
                for report in session.reports]
-    return reports, {stage: use["status"] for stage, use in used.items()}
+    return reports, {stage: use[field] for stage, use in used.items()}
 
 
 def only(statuses: dict, status: str) -> set:
@@ -85,6 +85,26 @@ def test_gpl_gives_the_same_results_with_and_without_the_cache_and_shares_what_i
     # (the tiny model's pooler layer, unused by mean pooling, is new and drawn from the seed): nothing is shared
     _, statuses = run(config | {"seed": 1}, cache)
     assert only(statuses, "computed") == GPL_STAGES
+
+
+def test_a_preparation_seed_gives_every_seed_one_shared_preparation(tiny_model_dir, generator, tmp_path):
+    cache = tmp_path / "cache"
+    config = trial_config(tiny_model_dir, method="gpl", generator=str(generator), sample_size=30,
+                          queries_per_passage=2, negatives_top_k=5)
+    seed_0, seed_0_keys = run(config, cache, "key")
+    # preparation_seed 0 prepares exactly what seed 0 prepares for itself: the same entries, the same results
+    assert run(config | {"preparation_seed": 0}, None)[0] == seed_0
+    # seed 1 with preparation_seed 0 uses seed 0's preparation (its untrained model is its own: the tiny model's
+    # new pooler layer is drawn from the seed) and trains on it with its own seed: its results are its own, and
+    # they are those it gets without the cache
+    shared_config = config | {"seed": 1, "preparation_seed": 0}
+    seed_1, seed_1_keys = run(shared_config, cache, "key")
+    _, statuses = run(shared_config, cache)
+    assert {stage: key for stage, key in seed_1_keys.items() if key == seed_0_keys[stage]} == {
+        stage: seed_0_keys[stage] for stage in GPL_STAGES - {"untrained_evaluation"}}
+    assert only(statuses, "hit") == GPL_STAGES
+    assert seed_1 == run(shared_config, None)[0] != seed_0
+    assert seed_1 != run(config | {"seed": 1}, None)[0]  # the preparation seed changes what seed 1 trains on
 
 
 @pytest.mark.parametrize("settings, other, shared_stages", [
@@ -334,6 +354,9 @@ def test_the_card_lists_the_cached_stages_and_whether_the_seed_is_in_their_keys(
         assert any(line.startswith(f"| gpl | {stage} |") and line.endswith(f"| {seeded} |")
                    for line in card.splitlines()), stage
     assert "| training | preparation_cache | " in card
+    shared = dry_run_card("--storage-path", str(tmp_path), "--set", "preparation_seed=0")
+    assert any(line.startswith("| gpl | gpl_queries |") and line.endswith("| preparation_seed 0, one for every trial |")
+               for line in shared.splitlines())
     assert "off (--no-cache" in dry_run_card("--storage-path", str(tmp_path), "--no-cache")
     assert "off (--no-cache" in dry_run_card("--storage-path", "s3://bucket/sweeps")
     assert not (tmp_path / "cache").exists()

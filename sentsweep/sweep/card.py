@@ -89,12 +89,15 @@ def protocol_card(definition, args: argparse.Namespace, resolved, stages: list[t
 
 def preparation_cache_section(constants: dict, methods: Iterable[str]) -> list[str]:
     """The card's lines on the preparation cache: where it is, and every stage the methods cache, with whether
-    the seed is in its key (only where the stage draws random numbers from it)."""
+    the seed is in its key (only where the stage draws random numbers from it; a method's `preparation_seed`,
+    where the sweep sets one, replaces the trial's seed there, so every trial shares the entry)."""
     rows = []
     for name in methods:
         method = get_method(name)
         stages = ([UNTRAINED_EVALUATION] if method.trains else []) + list(method.cached_stages)
-        rows += [f"| {name} | {stage.name} | {stage.computes} | {'yes' if stage.seeded else 'no'} |"
+        shared_seed = constants.get("preparation_seed") if "preparation_seed" in method.setting_names() else None
+        seeded = "yes" if shared_seed is None else f"preparation_seed {shared_seed}, one for every trial"
+        rows += [f"| {name} | {stage.name} | {stage.computes} | {seeded if stage.seeded else 'no'} |"
                  for stage in stages]
     if not rows:
         return []

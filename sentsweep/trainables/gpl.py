@@ -16,8 +16,11 @@
 With the preparation cache on (`sentsweep.preparation_cache`), the trials of a sweep share the stages
 `GPL_STAGES`: the generated queries (their key holds the seed, which samples them), the mined negatives, the
 trained cross-encoder (seeded: its new head and its batches) and the positive logits CE(Q, P+) (no seed: both are
-deterministic given their inputs, which hold the queries). The negatives' logits are scored as they are drawn, in
-the trial: scoring every mined candidate up front would cost more than a trial draws (3 x 50 per passage).
+deterministic given their inputs, which hold the queries). The seed of the preparation (the corpus sample, the
+queries, the cross-encoder) is the trial's, or `preparation_seed` where set: then every trial of a sweep shares one
+preparation, as GPL's toolkit reuses the data it generated on later runs, and the seeds vary the training alone.
+The negatives' logits are scored as they are drawn, in the trial: scoring every mined candidate up front would
+cost more than a trial draws (3 x 50 per passage).
 """
 
 from __future__ import annotations
@@ -84,6 +87,13 @@ class GplSettings(Settings):
     teacher_lr: float = setting(2e-5, "the cross-encoder's learning rate",
                                 cited(THESIS_REIML_2023, "§5.1", "000's recipe; 004 is silent"), gt=0)
     query_max_length: int = setting(64, "tokens per generated query", project_choice(), ge=1)
+    preparation_seed: int | None = setting(
+        None, "seed of the data preparation: the corpus sample, the generated queries and the trained cross-encoder "
+        "(none: the trial's seed, each seed prepares its own data; a number: one preparation shared by every trial "
+        "of the sweep, whatever its seed)",
+        project_choice("004 is silent. None keeps the preparation's randomness in the seed-to-seed spread. GPL's "
+                       "toolkit (UKPLab/gpl, gpl/train.py) generates queries, hard negatives and pseudo labels once "
+                       "into path_to_generated_data and reuses them on later runs; a number does the same"), ge=0)
 
     def __post_init__(self) -> None:
         check_query_generator(self.generator)
@@ -151,13 +161,14 @@ def mined_negatives(source: str, max_seq_length: int, queries: list[str], owners
     return mine_negatives(EmbeddingScorer(retriever), queries, owners, passages, top_k)
 
 
-def trained_cross_encoder(trial: Trial, gold: ScoredPairs, dev: ScoredPairs, device: str) -> tuple:
-    """(the cross-encoder trained from `model` on the gold pairs, kept at its best epoch on dev, its TeacherFit)."""
+def trained_cross_encoder(trial: Trial, gold: ScoredPairs, dev: ScoredPairs, seed: int, device: str) -> tuple:
+    """(the cross-encoder trained from `model` on the gold pairs with `seed`, kept at its best epoch on dev, its
+    TeacherFit)."""
     settings, training = trial.settings, trial.training
-    torch.manual_seed(trial.seed)
+    torch.manual_seed(seed)
     teacher = CrossEncoderTeacher(training.model, training.max_seq_length, device)
     fit = train_teacher(teacher, gold, settings.score_max, settings.teacher_epochs, settings.teacher_batch_size,
-                        settings.teacher_lr, trial.seed, dev=dev)
+                        settings.teacher_lr, seed, dev=dev)
     in_fresh_memory(teacher)  # as a teacher loaded from the cache is
     return teacher, fit
 
@@ -165,14 +176,16 @@ def trained_cross_encoder(trial: Trial, gold: ScoredPairs, dev: ScoredPairs, dev
 def build_gpl(trial: Trial) -> TrainingSetup:
     """GPL's preparation (each stage through the preparation cache: `GPL_STAGES`) and MarginMSE training setup."""
     settings, training, seed = trial.settings, trial.training, trial.seed
+    preparation_seed = seed if settings.preparation_seed is None else settings.preparation_seed
     device = "cuda" if torch.cuda.is_available() else "cpu"
     cache = PreparationCache(training.preparation_cache)
-    passages = sample_corpus(read_corpus(training.corpus), training.sample_size, seed)
+    passages = sample_corpus(read_corpus(training.corpus), training.sample_size, preparation_seed)
 
     generated = cache.get_or_compute(GPL_QUERIES, lambda: {
         "generator": source_digest(settings.generator), "passages": value_digest(passages),
-        "per_passage": settings.queries_per_passage, "max_length": settings.query_max_length, "seed": seed},
-        lambda: generated_queries(settings, passages, seed, device))
+        "per_passage": settings.queries_per_passage, "max_length": settings.query_max_length,
+        "seed": preparation_seed},
+        lambda: generated_queries(settings, passages, preparation_seed, device))
     queries = [q for per_passage in generated for q in per_passage]
     owners = [i for i, per_passage in enumerate(generated) for _ in per_passage]
 
@@ -198,10 +211,11 @@ def build_gpl(trial: Trial) -> TrainingSetup:
             return {"model": source_digest(training.model), "max_seq_length": training.max_seq_length,
                     "gold": pairs_digest(gold), "dev": pairs_digest(dev), "score_max": settings.score_max,
                     "epochs": settings.teacher_epochs, "batch_size": settings.teacher_batch_size,
-                    "lr": settings.teacher_lr, "seed": seed}
+                    "lr": settings.teacher_lr, "seed": preparation_seed}
 
         teacher, fit = cache.get_or_compute(
-            GPL_TEACHER, teacher_inputs, lambda: trained_cross_encoder(trial, gold, dev, device), save_teacher,
+            GPL_TEACHER, teacher_inputs, lambda: trained_cross_encoder(trial, gold, dev, preparation_seed, device),
+            save_teacher,
             lambda folder: load_teacher("ce", folder, training.max_seq_length, device))
         _, metrics["teacher_sts_dev"], _ = teacher_correlations(teacher, dev)
         _, metrics["teacher_sts_test"], metrics["teacher_sts_test_pearson"] = teacher_correlations(teacher, test)
