@@ -272,10 +272,10 @@ def test_pending_timeout_ends_the_sweep_resumably_and_keeps_what_finished(local_
     too_big = ["--cpus-per-trial", "4", "--autoscaling", "--pending-timeout", "3"]
     message = (r"error: --pending-timeout 3: 4 trial\(s\) waited PENDING 3 s with none running; each asks for 4 CPUs "
                r"and 0 GPUs on one node, and the Ray cluster at \S+ has 0 GPUs \(CPUs 2\)\n"
-               r"resume once the cluster can run the trials:\n  .* --resume\n")
+               r"resume once the cluster can run the trials:\n  .*")
     assert quick_sweep(tmp_path, "--seeds", "1", "--max-steps", "10", *too_big) == 1
     captured = capsys.readouterr()
-    assert re.search(message, captured.err), captured.err
+    assert re.search(message + r" --resume\n", captured.err), captured.err
     assert "GPU packing: skipped, --gpus-per-trial 0 (trials run on CPU)\n" in captured.out
     parent = latest_sweep_run_id(uri, "tsdae_deletion")
     client = MlflowClient(uri)
@@ -287,11 +287,18 @@ def test_pending_timeout_ends_the_sweep_resumably_and_keeps_what_finished(local_
     finished = fetch_trial_runs(uri, "tsdae_deletion", parent)
     assert len(finished) == 4 and (finished["status"] == "FINISHED").all()
 
+    # an extension is continued by its own command line: --extend refuses --resume and skips what finished
     assert quick_sweep(tmp_path, "--seeds", "2", "--max-steps", "10", "--extend", *too_big) == 1
-    assert re.search(message, capsys.readouterr().err)
+    extension_error = capsys.readouterr().err
+    assert re.search(message, extension_error) and not extension_error.rstrip().endswith("--resume")
     after = fetch_trial_runs(uri, "tsdae_deletion", parent)
     assert after.sort_values("run_id")[["run_id", "status", "metrics.best_sts_dev"]].equals(
         finished.sort_values("run_id")[["run_id", "status", "metrics.best_sts_dev"]])
+    # that command line with a request the node fits runs the extension's trials, in the same sweep
+    assert quick_sweep(tmp_path, "--seeds", "2", "--max-steps", "10", "--extend") == 0, capsys.readouterr().err
+    extended = fetch_trial_runs(uri, "tsdae_deletion", parent)
+    done = extended[extended["status"] == "FINISHED"]
+    assert len(done) == 8 and not done.duplicated(["config_hash", "seed"]).any()
 
 
 def test_a_probe_that_gets_no_gpu_in_time_is_refused(local_ray):

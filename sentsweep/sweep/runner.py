@@ -138,14 +138,14 @@ class SweepRunner:
             return failure.exit_code
         except PendingTimeout as timeout:  # ended as an interruption is: what finished is written, resumable
             tracker.end_interrupted()
-            print(f"error: {timeout}\nresume once the cluster can run the trials:\n  {resume_command()}",
-                  file=sys.stderr)
+            print(f"error: {timeout}\nresume once the cluster can run the trials:\n  "
+                  f"{resume_command(self.args.extend)}", file=sys.stderr)
             return 1
         except (Interrupted, KeyboardInterrupt):
             stopped = tracker.end_interrupted()
             print(f"\ninterrupted: {len(stopped)} trial(s) stopped, their MLflow runs and the sweep's ended KILLED"
-                  + "".join(f"\n  {trial}" for trial in stopped) + f"\nresume with:\n  {resume_command()}",
-                  file=sys.stderr)
+                  + "".join(f"\n  {trial}" for trial in stopped)
+                  + f"\nresume with:\n  {resume_command(self.args.extend)}", file=sys.stderr)
             return INTERRUPTED_EXIT_CODE
         tracker.finish()
         print(f"\nMLflow: {experiment_page(self.tracking_uri, tracker.writer.experiment_id)}")
@@ -437,10 +437,11 @@ def stop_as_interrupt(signum, frame) -> None:
     signal.raise_signal(signal.SIGINT)
 
 
-def resume_command() -> str:
-    """The command line that continues this sweep: the one that started it, with --resume."""
+def resume_command(extend: bool) -> str:
+    """The command line that continues this sweep: the one that started it, with --resume; for an --extend run,
+    the same command line (--extend reopens the sweep and skips what finished; it refuses --resume)."""
     argv = [sys.executable, *sys.argv] if sys.argv[0].endswith(".py") else list(sys.argv)
-    return shlex.join(argv + ([] if "--resume" in argv else ["--resume"]))
+    return shlex.join(argv + ([] if "--resume" in argv or extend else ["--resume"]))
 
 
 class StageFailed(Exception):
