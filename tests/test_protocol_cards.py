@@ -40,6 +40,24 @@ def test_every_sweep_prints_its_card_without_training(name, tmp_path, monkeypatc
     assert list(tmp_path.iterdir()) == []  # no MLflow database, no Ray results, no tiny model
 
 
+def test_the_card_names_how_trials_are_scheduled_and_compared_and_which_values_the_command_line_gave():
+    code, card, _ = dry_run("tsdae_deletion")
+    assert code == 0
+    assert row(card, "tables, race", "--alpha", "0.05", "project choice")
+    assert row(card, "tables, race", "--correction", "holm", "project choice")
+    assert row(card, "early stopping", "--scheduler", "fifo", "project choice")
+    assert "| race |" not in card and "| GPU packing |" not in card  # neither a race nor a GPU asked for
+    code, card, _ = dry_run("tsdae_deletion", "--race", "--race-tolerance", "0.7", "--alpha", "0.1", "--scheduler",
+                            "asha", "--gpus-per-trial", "0.5")
+    assert code == 0
+    assert row(card, "tables, race", "--alpha", "0.1", "command line |")
+    assert row(card, "race", "--race-tolerance", "0.7", "command line |")
+    assert row(card, "race", "--race-initial-seeds", "2", "project choice")
+    assert row(card, "race", "--race-test", "pooled", "project choice")
+    assert row(card, "early stopping", "grace_period", "2", "project choice")
+    assert row(card, "GPU packing", "memory per trial", "measured peak x 1.25 + 1 GiB", "project choice")
+
+
 def test_multitask_card_carries_wang_2022_settings_with_sources():
     code, card, _ = dry_run("multitask_weight")
     assert code == 0

@@ -4,7 +4,8 @@ The card lists the resolved grid of each stage, every setting the sweep's method
 source (the protocol's, the command line's, or the settings class' own default and its source), the settings
 each method takes on its own, the seeds, and the number of trials and training steps in total. Printing it
 trains nothing, starts no Ray and writes no MLflow run. A section lists the preparation stages the sweep's
-methods cache (`sentsweep.preparation_cache`), each with whether the trial's seed is part of its key.
+methods cache (`sentsweep.preparation_cache`), each with whether the trial's seed is part of its key, and one
+how the trials are scheduled and compared (significance, early stopping, racing, GPU packing).
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from collections.abc import Iterable
 from sentsweep.search_spaces.param_spaces import values_to_validate
 from sentsweep.search_spaces.protocol import with_method_settings
 from sentsweep.settings import Source
+from sentsweep.sweep.resources import CUDA_CONTEXT_BYTES, MEMORY_MARGIN, GiB
+from sentsweep.sweep.schedulers import PROJECT_RUNG_SETTINGS
 from sentsweep.trainables.catalog import get_method
 from sentsweep.trainables.loop import UNTRAINED_EVALUATION
 from sentsweep.trainables.settings import EvaluationSettings, TrainingSettings
@@ -28,9 +31,10 @@ DATA_OPTIONS = {"model": "--model", "corpus": "--corpus", "dev_file": "--sts-dir
 
 
 def protocol_card(definition, args: argparse.Namespace, resolved, stages: list[tuple[str, dict]],
-                  problems: Iterable[str] = ()) -> str:
-    """The card as Markdown: header, grid, fixed settings, per-method settings, seeds, trials and steps; then
-    the `problems` that would stop the sweep from starting as given, and the protocol's notes."""
+                  problems: Iterable[str] = (), option_defaults: dict | None = None) -> str:
+    """The card as Markdown: header, grid, fixed settings, per-method settings, how trials are scheduled and
+    compared (`option_defaults`: the command line's defaults), seeds, trials and steps; then the `problems` that
+    would stop the sweep from starting as given, and the protocol's notes."""
     protocol = definition.protocol
     methods = sweep_methods(resolved.constants, stages)
     lines = [f"# Protocol card: {definition.name}", "", definition.description, ""]
@@ -73,6 +77,7 @@ def protocol_card(definition, args: argparse.Namespace, resolved, stages: list[t
         lines.append("")
 
     lines += preparation_cache_section(resolved.constants, methods)
+    lines += sweep_options_section(args, option_defaults or {})
     seeds_source = "command line" if args.seeds else (
         "--quick" if args.quick and "seeds" in protocol.quick else str(protocol.seeds.source))
     trials, steps, per_stage = count_work(resolved, stages, args, chained_from_each(definition))
@@ -106,6 +111,36 @@ def preparation_cache_section(constants: dict, methods: Iterable[str]) -> list[s
              "off (--no-cache, or a storage path that is no shared folder): every trial computes every stage")
     return ["## Preparation cache", "", f"Preparation stages are {where}.", "",
             "| method | stage | computes | seed in key |", "|---|---|---|---|", *rows, ""]
+
+
+def sweep_options_section(args: argparse.Namespace, defaults: dict) -> list[str]:
+    """The card's lines on how the sweep schedules and compares its trials: the significance tests, early
+    stopping, the race and GPU packing, each option with its value and whether the command line gave it or it is
+    the project's default (no seed sets any of them)."""
+
+    def row(topic: str, option: str, value, why: str) -> str:
+        name = option.lstrip("-").replace("-", "_")
+        given = name in defaults and getattr(args, name) != defaults[name]
+        return f"| {topic} | {option} | {_value(value)} | {'command line' if given else f'project choice ({why})'} |"
+
+    rows = [row("tables, race", "--alpha", args.alpha, "the usual level"),
+            row("tables, race", "--correction", args.correction,
+                "Holm 1979: the family-wise error control of Bonferroni, rejecting at least as often")]
+    rows.append(row("early stopping", "--scheduler", args.scheduler, "none: every trial runs out"))
+    if args.scheduler != "fifo":
+        rows += [f"| early stopping | {name} | {value} | project choice (sentsweep.sweep.schedulers) |"
+                 for name, value in PROJECT_RUNG_SETTINGS.items()]
+    if args.race:
+        rows += [row("race", "--race-initial-seeds", args.race_initial_seeds, "two: the fewest a paired test needs"),
+                 row("race", "--race-test", args.race_test, "the pooled t: more degrees of freedom after few seeds; "
+                     "sentsweep.analysis.racing"),
+                 row("race", "--race-tolerance", args.race_tolerance, "no indifference zone"),
+                 row("race", "--race-budget", args.race_budget, "none: up to every seed")]
+    if args.gpus_per_trial:
+        rows.append(f"| GPU packing | memory per trial | measured peak x {1 + MEMORY_MARGIN:g} + "
+                    f"{CUDA_CONTEXT_BYTES / GiB:g} GiB | project choice (sentsweep.sweep.resources) |")
+    return ["## How trials are scheduled and compared", "", "| topic | option | value | source |", "|---|---|---|---|",
+            *rows, ""]
 
 
 def sweep_methods(constants: dict, stages: list[tuple[str, dict]]) -> list[str]:

@@ -370,7 +370,9 @@ def _run(definition: SweepDefinition, args: argparse.Namespace) -> int:
             validate_axes(resolved, stages)
         except InputError as error:
             problems.append(str(error))
-        print(protocol_card(definition, args, resolved, stages, problems))
+        parser = build_parser(definition)
+        option_defaults = {name: parser.get_default(name) for name in vars(args)}
+        print(protocol_card(definition, args, resolved, stages, problems, option_defaults))
         return 0
     if "method" in constants:  # a sweep of one method; the trials of a method axis are checked by validate_axes
         TrainingSettings.from_config(with_method_settings({"model": TINY_MODEL_PENDING} | constants,

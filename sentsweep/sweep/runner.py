@@ -463,10 +463,9 @@ def _python_value(value):
 
 def make_scheduler(name: str, metric: str):
     """The early-stopping scheduler by name, on the dev metric, judging each configuration on the mean over its
-    seeds (sentsweep.sweep.schedulers; None for fifo: every trial runs out). Grace period 2 reports, reduction
-    factor 2, at least 2 other configurations for the median: the project's choices (no seed sets them)."""
-    from sentsweep.sweep.schedulers import SeedGroupScheduler  # lazy: imports Ray Tune, only once a sweep runs
+    seeds (sentsweep.sweep.schedulers; None for fifo: every trial runs out), with the project's rung settings."""
+    from sentsweep.sweep.schedulers import PROJECT_RUNG_SETTINGS, SeedGroupScheduler  # lazy: imports Ray Tune
 
     if name == "fifo":
         return None
-    return SeedGroupScheduler(name, metric, mode="max", grace_period=2, reduction_factor=2, min_samples_required=2)
+    return SeedGroupScheduler(name, metric, mode="max", **PROJECT_RUNG_SETTINGS)

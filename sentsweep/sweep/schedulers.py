@@ -40,6 +40,9 @@ from ray.tune.schedulers import FIFOScheduler, TrialScheduler
 from sentsweep.tracking.callback import config_hash
 
 RULES = ("asha", "median")
+# The project's choices (no seed sets them): ASHA's first rung after 2 reports and a rung at each doubling; the
+# median rule needs 2 other configurations' averages.
+PROJECT_RUNG_SETTINGS = {"grace_period": 2, "reduction_factor": 2, "min_samples_required": 2}
 
 
 @dataclass(frozen=True)
