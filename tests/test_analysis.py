@@ -7,9 +7,10 @@ from mlflow.tracking import MlflowClient
 from scipy import stats
 
 import sentsweep.analysis.cli as analysis_cli
-from sentsweep.analysis.runs import fetch_trial_runs, latest_sweep_run_id
+from sentsweep.analysis.runs import fetch_trial_runs, latest_sweep_run_id, run_artifact_text
 from sentsweep.analysis.significance import bootstrap_interval, compare, paired_items_test
 from sentsweep.analysis.tables import build_table, to_frame, to_latex, to_markdown
+from sentsweep.errors import InputError
 
 RNG = np.random.default_rng(7)
 # method x w, 3 seeds each; mlm+nm at w=0.1 misses seed 2; tsdae+nm at w=0.01 is barely below mlm+nm.
@@ -254,3 +255,16 @@ def test_runs_without_training_steps_show_no_step():
     assert to_frame(table).set_index("method").loc["bm25", "selected_steps"] == ""
     older = trial_frame([({"method": "tsdae"}, {"sts_test_at_best_dev": 55.0}, seed) for seed in "01"])
     assert "(" not in to_markdown(build_table(older, ["method"], ["sts_test_at_best_dev"])).splitlines()[2]
+
+
+def test_a_missing_artifact_reads_as_none_and_an_unreadable_one_names_mlflows_error(tmp_path, monkeypatch):
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    client = MlflowClient(uri)
+    run_id = client.create_run(client.create_experiment("artifacts")).info.run_id
+    client.log_text(run_id, "{}", "present.json")
+    assert run_artifact_text(uri, run_id, "present.json") == "{}"
+    assert run_artifact_text(uri, run_id, "per_query.json") is None
+    monkeypatch.setenv("MLFLOW_HTTP_REQUEST_MAX_RETRIES", "0")
+    with pytest.raises(InputError, match=rf"cannot read per_query.json of run {run_id} from MLflow at "
+                                         r"http://127.0.0.1:9: .*Max retries exceeded"):
+        run_artifact_text("http://127.0.0.1:9", run_id, "per_query.json")

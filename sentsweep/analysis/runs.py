@@ -79,12 +79,17 @@ def fetch_sweep_runs(tracking_uri: str, experiment_name: str, sweep_run_id: str 
 
 
 def run_artifact_text(tracking_uri: str, run_id: str, name: str) -> str | None:
-    """The text of artifact `name` of a run; None when the run has none (an older sweep, a trial without it)."""
+    """The text of artifact `name` of a run; None when the run has none (an older sweep, a trial without it);
+    an `InputError` with MLflow's message when it cannot be read (an unreachable server, a run that is not there)."""
+    from mlflow.exceptions import MlflowException
+
     with tempfile.TemporaryDirectory() as directory:
         try:
             path = _client(tracking_uri).download_artifacts(run_id, name, directory)
-        except Exception:  # noqa: BLE001 - MLflow raises several types for a missing artifact
-            return None
+        except MlflowException as error:
+            if error.error_code == "RESOURCE_DOES_NOT_EXIST":  # a missing artifact (file and HTTP stores alike)
+                return None
+            raise InputError(f"cannot read {name} of run {run_id} from MLflow at {tracking_uri}: {error}") from error
         return Path(path).read_text(encoding="utf-8")
 
 
