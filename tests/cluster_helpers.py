@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import atexit
 import os
 import shutil
 import signal
@@ -48,12 +49,24 @@ class RayCluster:
         self.temp_dir = tempfile.mkdtemp(prefix="rt")  # short: Ray's socket paths live under it
         self._start(["--head", f"--port={self.port}", "--node-ip-address=127.0.0.1", f"--num-cpus={head_cpus}",
                      f"--num-gpus={head_gpus}", "--include-dashboard=false", f"--temp-dir={self.temp_dir}"])
-        wait_until(self._ready, 60, what="the Ray head")
+        self._gcs = None
+        wait_until(self._ready, 60, interval_s=0.2, what="the Ray head")
 
     def _ready(self) -> bool:
-        result = subprocess.run([str(BIN / "ray"), "status", f"--address={self.address}"], capture_output=True,
-                                env=RAY_ENV, text=True)
-        return result.returncode == 0 and "Node status" in result.stdout
+        """The head's GCS answers and counts the head node alive (what a driver's `ray.init` and `ray.nodes()` need)."""
+        try:
+            socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
+        except OSError:
+            return False  # the GCS does not listen yet (a GCS client would block until it does)
+        return bool(self.alive_nodes())
+
+    def alive_nodes(self) -> set:
+        """The ids of the nodes the cluster's GCS counts alive now (asked in-process, not by starting `ray status`)."""
+        if self._gcs is None:
+            from ray._raylet import GcsClient
+
+            self._gcs = GcsClient(address=self.address)
+        return {node_id for node_id, node in self._gcs.get_all_node_info(timeout=10).items() if node.state == 0}
 
     def _start(self, arguments: list[str]) -> subprocess.Popen:
         node = subprocess.Popen([str(BIN / "ray"), "start", "--block", "--disable-usage-stats", *arguments],
@@ -63,8 +76,10 @@ class RayCluster:
         return node
 
     def add_worker(self, cpus: float) -> subprocess.Popen:
+        """Start a worker node and return once the head counts it alive (its resources are the cluster's)."""
+        known = self.alive_nodes()
         node = self._start([f"--address={self.address}", "--node-ip-address=127.0.0.1", f"--num-cpus={cpus}"])
-        time.sleep(5)
+        wait_until(lambda: self.alive_nodes() - known, 60, interval_s=0.2, what="the worker node to join")
         return node
 
     @staticmethod
@@ -79,6 +94,7 @@ class RayCluster:
             if node.poll() is None:
                 os.killpg(node.pid, signal.SIGKILL)
                 node.wait()
+        self._gcs = None
         shutil.rmtree(self.temp_dir, ignore_errors=True)
 
 
@@ -98,6 +114,9 @@ class MlflowServer:
              "--artifacts-destination", str(self.folder / "artifacts"), "--host", "127.0.0.1",
              "--port", str(self.port), "--workers", "1"],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+            # without the job runner (huey consumers, for GenAI jobs) it would start beside the server: processes that
+            # import MLflow, each start and restart, for jobs no test runs
+            env=os.environ | {"MLFLOW_SERVER_ENABLE_JOB_EXECUTION": "false"},
         )
         wait_until(self.healthy, 120, what="the MLflow server")
 
@@ -113,6 +132,25 @@ class MlflowServer:
         self.process.wait()
 
 
+def sqlite_store(folder: Path) -> str:
+    """The URI of a new MLflow SQLite store, folder/mlflow.db: a copy of an empty store made once per test session,
+    as a new store's first client would make it (MLflow's schema migrations take seconds on a small machine, in the
+    driver that opens the store first)."""
+    global _STORE_TEMPLATE
+    if _STORE_TEMPLATE is None:
+        from mlflow.store.tracking.sqlalchemy_store import SqlAlchemyStore
+
+        template = Path(tempfile.mkdtemp(prefix="mlflow-store-")) / "mlflow.db"
+        SqlAlchemyStore(f"sqlite:///{template}", str(template.parent / "mlruns")).engine.dispose()
+        atexit.register(shutil.rmtree, template.parent, True)
+        _STORE_TEMPLATE = template
+    shutil.copyfile(_STORE_TEMPLATE, folder / "mlflow.db")
+    return f"sqlite:///{folder / 'mlflow.db'}"
+
+
+_STORE_TEMPLATE: Path | None = None
+
+
 def start_sweep(script: str, workdir: Path, *arguments: str, env: dict | None = None) -> subprocess.Popen:
     """A sweep script as its own process (the driver), output to workdir/driver.log."""
     log = open(workdir / "driver.log", "ab")
@@ -122,3 +160,31 @@ def start_sweep(script: str, workdir: Path, *arguments: str, env: dict | None = 
         cwd=workdir, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
         env=RAY_ENV | {"PYTHONUNBUFFERED": "1"} | (env or {}),
     )
+
+
+def saved_trial_statuses(storage: Path) -> dict[str, str]:
+    """{trial id: status} as the experiment states Ray Tune last saved under `storage` (a sweep's Ray Tune storage,
+    OUTPUT_DIR/ray) hold them: per experiment folder its newest experiment_state file, the one --resume restores."""
+    import json
+
+    statuses = {}
+    for folder in storage.iterdir() if storage.is_dir() else []:
+        states = sorted(folder.glob("experiment_state-*.json"))
+        if not states:
+            continue
+        try:
+            trials = json.loads(states[-1].read_text())["trial_data"]
+        except (OSError, ValueError, KeyError):
+            continue  # being written or copied: read again at the next poll
+        for trial_state, _ in trials:
+            trial = json.loads(trial_state)
+            statuses[trial["trial_id"]] = trial["status"]
+    return statuses
+
+
+def wait_for_saved_state(storage: Path, trial_ids, timeout_s: float = 120) -> None:
+    """Wait until Ray Tune's saved experiment state under `storage` has each of `trial_ids` terminated, so that a
+    driver killed from now on is resumed with those trials done."""
+    trial_ids = set(trial_ids)
+    wait_until(lambda: all(saved_trial_statuses(storage).get(trial) == "TERMINATED" for trial in trial_ids),
+               timeout_s, interval_s=0.2, what=f"Ray Tune's saved experiment state to hold trials {sorted(trial_ids)}")

@@ -12,12 +12,22 @@ import yaml
 from mlflow.tracking import MlflowClient
 
 from sentsweep.analysis.runs import fetch_trial_runs, latest_sweep_run_id
-from tests.cluster_helpers import PROJECT, MlflowServer, RayCluster, start_sweep, wait_until
+from tests.cluster_helpers import (
+    PROJECT,
+    MlflowServer,
+    RayCluster,
+    sqlite_store,
+    start_sweep,
+    wait_for_saved_state,
+    wait_until,
+)
 
 SHORT_TRIALS = ["--max-steps", "60", "--eval-steps", "20"]
 EXPECTED_STEPS = [0, 20, 40, 60]
-LONG_TRIALS = ["--max-steps", "600", "--eval-steps", "200"]  # trials of several seconds, still running when killed
-LONG_STEPS = [0, 200, 400, 600]
+# Trials of a few seconds (besides their start), still running when a fault lands just after they started, and
+# resumed from a checkpoint in their middle when their driver was killed.
+LONG_TRIALS = ["--max-steps", "300", "--eval-steps", "100"]
+LONG_STEPS = [0, 100, 200, 300]
 
 
 @pytest.fixture()
@@ -69,7 +79,7 @@ def test_cluster_configs_pass_the_cluster_launcher_schema(path):
 def test_sweep_survives_a_killed_worker_node(cluster_factory, tmp_path):
     cluster = cluster_factory(head_cpus=0)  # every trial runs on a worker node
     first_worker = cluster.add_worker(cpus=2)
-    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    uri = sqlite_store(tmp_path)
     driver = start_sweep("tsdae_deletion.py", tmp_path, "--tracking-uri", uri, "--max-failures", "3", *LONG_TRIALS,
                          env={"RAY_ADDRESS": cluster.address})
     wait_until(lambda: len(trial_runs(uri)) >= 2, 240, what="trials running on the first worker")
@@ -98,13 +108,15 @@ def test_killed_then_stopped_driver_resumes_without_rerunning_finished_trials(cl
     env = {"RAY_ADDRESS": cluster.address, "TUNE_GLOBAL_CHECKPOINT_S": "1"}
     reference_dir, crash_dir = tmp_path / "reference", tmp_path / "crash"
     reference_dir.mkdir(), crash_dir.mkdir()
-    reference = start_sweep("tsdae_deletion.py", reference_dir, "--tracking-uri",
-                            f"sqlite:///{reference_dir / 'mlflow.db'}", *LONG_TRIALS, env=env)
-    assert reference.wait(timeout=400) == 0
-    uri = f"sqlite:///{crash_dir / 'mlflow.db'}"
+    # the uninterrupted reference sweep runs beside the one crashed and resumed, on the same cluster, and is waited
+    # for before its table is compared
+    reference = start_sweep("tsdae_deletion.py", reference_dir, "--tracking-uri", sqlite_store(reference_dir),
+                            *LONG_TRIALS, env=env)
+    uri = sqlite_store(crash_dir)
     driver = start_sweep("tsdae_deletion.py", crash_dir, "--tracking-uri", uri, *LONG_TRIALS, env=env)
     finished = wait_until(lambda: at_least(3, finished_runs(uri)), 300, what="3 finished trials")
-    time.sleep(3)  # let Tune write its experiment state after those trials
+    # Tune has written its experiment state after those trials: a resume knows them finished
+    wait_for_saved_state(crash_dir / "out" / "ray", [run.data.tags["ray_trial_id"] for run in finished])
     os.killpg(driver.pid, signal.SIGKILL)
     driver.wait()
     killed_at = time.time() * 1000
@@ -128,6 +140,7 @@ def test_killed_then_stopped_driver_resumes_without_rerunning_finished_trials(cl
     for run in finished:  # finished before the crash: not run again (its end time is unchanged)
         assert runs[run.info.run_id].info.end_time == run.info.end_time < killed_at
     log = (crash_dir / "driver.log").read_text()
+    assert reference.wait(timeout=600) == 0, (reference_dir / "driver.log").read_text()[-3000:]
     assert table_lines(log) and table_lines(log) == table_lines((reference_dir / "driver.log").read_text())
     parent = latest_sweep_run_id(uri, "tsdae_deletion")
     assert MlflowClient(uri).get_run(parent).info.status == "FINISHED"
@@ -149,7 +162,7 @@ def max_overlap(runs) -> int:
 def test_fractional_gpus_pack_trials_onto_one_gpu(cluster_factory, tmp_path, gpus_per_trial, expected, trials,
                                                   steps):
     cluster = cluster_factory(head_cpus=2, head_gpus=1)  # Ray is told of one GPU
-    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    uri = sqlite_store(tmp_path)
     # One seed: the quick grid's 4 trials, all startable at once on 2 CPUs (0.25 each), so the GPU alone limits them.
     driver = start_sweep("tsdae_deletion.py", tmp_path, "--tracking-uri", uri, "--gpus-per-trial",
                          str(gpus_per_trial), "--cpus-per-trial", "0.25", "--seeds", "1", *trials,
@@ -165,7 +178,9 @@ def test_mlflow_server_lost_mid_sweep_loses_no_result(tmp_path):
         driver = start_sweep("tsdae_deletion.py", tmp_path, "--tracking-uri", server.uri, *LONG_TRIALS)
         wait_until(lambda: len(trial_runs(server.uri)) >= 1, 240, what="the first trial run")
         server.kill()
-        time.sleep(10)  # trials go on; their results queue on the driver
+        # trials go on; their results queue on the driver (and in its pending file) until the server is back
+        wait_until(lambda: list((tmp_path / "out").glob("mlflow-pending-*.jsonl")), 240,
+                   what="results queued on the driver")
         server.start()
         assert driver.wait(timeout=600) == 0, (tmp_path / "driver.log").read_text()[-3000:]
         assert_one_complete_run_per_trial(server.uri, steps=LONG_STEPS)

@@ -6,12 +6,11 @@ uninterrupted run. Each driver is its own process on its own embedded Ray, as `p
 
 import os
 import signal
-import time
 
 import pytest
 
 from sentsweep.analysis.runs import fetch_trial_runs
-from tests.cluster_helpers import start_sweep, wait_until
+from tests.cluster_helpers import sqlite_store, start_sweep, wait_for_saved_state, wait_until
 
 TRIALS = ["--max-steps", "120", "--eval-steps", "60"]  # a few seconds each: the kill lands mid-sweep
 SWEEPS = {
@@ -25,12 +24,21 @@ def table_lines(log: str) -> list[str]:
     return [line for line in log.splitlines() if line.startswith(("| 0.", "- noise_ratio="))]
 
 
-def finished(uri: str) -> int:
+def finished_trials(uri: str) -> list[str]:
+    """The Ray trial ids of the sweep's finished trial runs."""
     try:
         runs = fetch_trial_runs(uri, "tsdae_deletion", None)
-    except Exception:  # the store is created by the driver: not there yet
-        return 0
-    return int((runs["status"] == "FINISHED").sum()) if len(runs) else 0
+    except Exception:  # the sweep's experiment is created by the driver: not there yet
+        return []
+    return list(runs.loc[runs["status"] == "FINISHED", "ray_trial_id"]) if len(runs) else []
+
+
+def finished(uri: str) -> int:
+    return len(finished_trials(uri))
+
+
+def at_least(count: int, items: list):
+    return items if len(items) >= count else None
 
 
 @pytest.mark.parametrize("kind", list(SWEEPS))
@@ -38,19 +46,22 @@ def test_a_killed_driver_resumes_each_configuration_and_seed_exactly_once(tmp_pa
     arguments, expected_trials = SWEEPS[kind]
     reference_dir, crash_dir = tmp_path / "reference", tmp_path / "crash"
     reference_dir.mkdir(), crash_dir.mkdir()
-    reference_uri, uri = (f"sqlite:///{folder / 'mlflow.db'}" for folder in (reference_dir, crash_dir))
+    reference_uri, uri = (sqlite_store(folder) for folder in (reference_dir, crash_dir))
     reference = start_sweep("tsdae_deletion.py", reference_dir, "--tracking-uri", reference_uri, *arguments, *TRIALS)
     driver = start_sweep("tsdae_deletion.py", crash_dir, "--tracking-uri", uri, *arguments, *TRIALS)
-    wait_until(lambda: finished(uri) >= 3, 300, what="3 finished trials")
-    time.sleep(2)  # Ray Tune saves its experiment state (and the searcher's) every few seconds
+    done = wait_until(lambda: at_least(3, finished_trials(uri)), 300, what="3 finished trials")
+    # Ray Tune has saved its experiment state (and the searcher's) since those trials finished
+    wait_for_saved_state(crash_dir / "out" / "ray", done)
     os.killpg(driver.pid, signal.SIGKILL)
     driver.wait()
-    assert reference.wait(timeout=400) == 0, (reference_dir / "driver.log").read_text()[-3000:]
-    reference_runs = fetch_trial_runs(reference_uri, "tsdae_deletion", None)
-    assert finished(uri) < len(reference_runs), "the driver was killed after the last trial"
+    finished_when_killed = finished(uri)
 
+    # resumed while the reference may still run (its own process and Ray, as before)
     log_before = (crash_dir / "driver.log").stat().st_size
     resumed = start_sweep("tsdae_deletion.py", crash_dir, "--tracking-uri", uri, "--resume", *arguments, *TRIALS)
+    assert reference.wait(timeout=400) == 0, (reference_dir / "driver.log").read_text()[-3000:]
+    reference_runs = fetch_trial_runs(reference_uri, "tsdae_deletion", None)
+    assert finished_when_killed < len(reference_runs), "the driver was killed after the last trial"
     assert resumed.wait(timeout=400) == 0, (crash_dir / "driver.log").read_text()[-3000:]
     runs = fetch_trial_runs(uri, "tsdae_deletion", None)
     assert not runs.duplicated(["config_hash", "seed"]).any(), runs[["config_hash", "seed", "status"]]
