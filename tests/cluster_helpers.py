@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import atexit
+import functools
+import json
 import os
 import shutil
 import signal
@@ -34,6 +36,11 @@ def wait_until(condition, timeout_s: float, interval_s: float = 0.5, what: str =
             return value
         time.sleep(interval_s)
     raise TimeoutError(f"timed out after {timeout_s} s waiting for {what}")
+
+
+def at_least(count: int, items: list):
+    """`items` when there are `count` or more, else None (a `wait_until` condition that returns what it waited for)."""
+    return items if len(items) >= count else None
 
 
 class RayCluster:
@@ -132,23 +139,22 @@ class MlflowServer:
         self.process.wait()
 
 
+@functools.cache
+def _empty_store() -> Path:
+    """An empty MLflow SQLite store, made once per test session as a new store's first client would make it."""
+    from mlflow.store.tracking.sqlalchemy_store import SqlAlchemyStore
+
+    template = Path(tempfile.mkdtemp(prefix="mlflow-store-")) / "mlflow.db"
+    SqlAlchemyStore(f"sqlite:///{template}", str(template.parent / "mlruns")).engine.dispose()
+    atexit.register(shutil.rmtree, template.parent, True)
+    return template
+
+
 def sqlite_store(folder: Path) -> str:
-    """The URI of a new MLflow SQLite store, folder/mlflow.db: a copy of an empty store made once per test session,
-    as a new store's first client would make it (MLflow's schema migrations take seconds on a small machine, in the
-    driver that opens the store first)."""
-    global _STORE_TEMPLATE
-    if _STORE_TEMPLATE is None:
-        from mlflow.store.tracking.sqlalchemy_store import SqlAlchemyStore
-
-        template = Path(tempfile.mkdtemp(prefix="mlflow-store-")) / "mlflow.db"
-        SqlAlchemyStore(f"sqlite:///{template}", str(template.parent / "mlruns")).engine.dispose()
-        atexit.register(shutil.rmtree, template.parent, True)
-        _STORE_TEMPLATE = template
-    shutil.copyfile(_STORE_TEMPLATE, folder / "mlflow.db")
+    """The URI of a new MLflow SQLite store, folder/mlflow.db: a copy of `_empty_store` (MLflow's schema migrations
+    take seconds on a small machine, in the driver that opens the store first)."""
+    shutil.copyfile(_empty_store(), folder / "mlflow.db")
     return f"sqlite:///{folder / 'mlflow.db'}"
-
-
-_STORE_TEMPLATE: Path | None = None
 
 
 def start_sweep(script: str, workdir: Path, *arguments: str, env: dict | None = None) -> subprocess.Popen:
@@ -165,8 +171,6 @@ def start_sweep(script: str, workdir: Path, *arguments: str, env: dict | None = 
 def saved_trial_statuses(storage: Path) -> dict[str, str]:
     """{trial id: status} as the experiment states Ray Tune last saved under `storage` (a sweep's Ray Tune storage,
     OUTPUT_DIR/ray) hold them: per experiment folder its newest experiment_state file, the one --resume restores."""
-    import json
-
     statuses = {}
     for folder in storage.iterdir() if storage.is_dir() else []:
         states = sorted(folder.glob("experiment_state-*.json"))

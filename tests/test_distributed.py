@@ -16,6 +16,7 @@ from tests.cluster_helpers import (
     PROJECT,
     MlflowServer,
     RayCluster,
+    at_least,
     sqlite_store,
     start_sweep,
     wait_for_saved_state,
@@ -93,10 +94,6 @@ def test_sweep_survives_a_killed_worker_node(cluster_factory, tmp_path):
 
 def finished_runs(uri):
     return [r for r in trial_runs(uri) if r.info.status == "FINISHED"]
-
-
-def at_least(count: int, runs: list):
-    return runs if len(runs) >= count else None
 
 
 def table_lines(log: str) -> list[str]:

@@ -10,7 +10,7 @@ import signal
 import pytest
 
 from sentsweep.analysis.runs import fetch_trial_runs
-from tests.cluster_helpers import sqlite_store, start_sweep, wait_for_saved_state, wait_until
+from tests.cluster_helpers import at_least, sqlite_store, start_sweep, wait_for_saved_state, wait_until
 
 TRIALS = ["--max-steps", "120", "--eval-steps", "60"]  # a few seconds each: the kill lands mid-sweep
 SWEEPS = {
@@ -35,10 +35,6 @@ def finished_trials(uri: str) -> list[str]:
 
 def finished(uri: str) -> int:
     return len(finished_trials(uri))
-
-
-def at_least(count: int, items: list):
-    return items if len(items) >= count else None
 
 
 @pytest.mark.parametrize("kind", list(SWEEPS))
