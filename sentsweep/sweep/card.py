@@ -125,8 +125,8 @@ def sweep_options_section(args: argparse.Namespace, defaults: dict) -> list[str]
 
     rows = [row("tables, race", "--alpha", args.alpha, "the usual level"),
             row("tables, race", "--correction", args.correction,
-                "Holm 1979: the family-wise error control of Bonferroni, rejecting at least as often")]
-    rows.append(row("early stopping", "--scheduler", args.scheduler, "none: every trial runs out"))
+                "Holm 1979: the family-wise error control of Bonferroni, rejecting at least as often"),
+            row("early stopping", "--scheduler", args.scheduler, "none: every trial runs out")]
     if args.scheduler != "fifo":
         rows += [f"| early stopping | {name} | {value} | project choice (sentsweep.sweep.schedulers) |"
                  for name, value in PROJECT_RUNG_SETTINGS.items()]
