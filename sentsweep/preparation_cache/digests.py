@@ -62,15 +62,49 @@ def pairs_digest(pairs: ScoredPairs) -> str:
 
 def module_digest(model) -> str:
     """SHA-256 of a model in memory as it encodes: its modules (their configuration, as printed), maximum sequence
-    length, tokenizer (its full serialisation) and every weight (name, type, shape and bytes)."""
+    length, tokenizer (its full serialisation) and the weights its sentence embedding reads (name, type, shape and
+    bytes of each; every buffer). A weight the embedding does not read is left out, so that models that differ
+    only there share a key: a checkpoint loaded without its pooler layer gets a new one drawn from the seed, which
+    mean or CLS pooling never reads (sentence-transformers pools the token embeddings)."""
     import torch
 
     digest = hashlib.sha256(f"{model!r}\nmax_seq_length={getattr(model, 'max_seq_length', None)}\n".encode())
     tokenizer = getattr(model, "tokenizer", None)
     backend = getattr(tokenizer, "backend_tokenizer", None)
     digest.update((backend.to_str() if backend is not None else repr(tokenizer)).encode())
+    unread = unread_weights(model)
     for name, tensor in sorted(model.state_dict().items()):
+        if name in unread:
+            continue
         data = tensor.detach().to("cpu").contiguous()
         digest.update(f"\n{name} {data.dtype} {tuple(data.shape)}\n".encode())
         digest.update(data.reshape(-1).view(torch.uint8).numpy())
     return digest.hexdigest()
+
+
+def unread_weights(model) -> set[str]:
+    """Names (as in `state_dict`) of the trainable weights that a sentence embedding does not depend on: those
+    autograd finds no path to from the embedding of a probe sentence (in eval mode, so no dropout draws from the
+    random number generator; the model's mode is restored). Empty for a model that is not a sentence-transformers
+    model (no `tokenize`), and frozen weights are always kept (autograd does not follow them)."""
+    import torch
+
+    # sentence-transformers 6 renamed `tokenize` (deprecated there) to `preprocess`; the floor, 5.4, has only the first
+    preprocess = getattr(model, "preprocess", None) or getattr(model, "tokenize", None)
+    if preprocess is None:
+        return set()
+    named = [(name, weight) for name, weight in model.named_parameters() if weight.requires_grad]
+    if not named:
+        return set()
+    training = model.training
+    model.eval()
+    try:
+        features = preprocess(["a probe sentence"])
+        device = named[0][1].device
+        features = {key: value.to(device) if hasattr(value, "to") else value for key, value in features.items()}
+        with torch.enable_grad():
+            embedding = model(features)["sentence_embedding"]
+            gradients = torch.autograd.grad(embedding.sum(), [weight for _, weight in named], allow_unused=True)
+    finally:
+        model.train(training)
+    return {name for (name, _), gradient in zip(named, gradients) if gradient is None}
