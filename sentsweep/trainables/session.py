@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import shutil
 import tempfile
+import weakref
 from pathlib import Path
 
 from sentsweep.trainables.system_metrics import process_sampler
@@ -37,11 +38,13 @@ class TuneSession:
 
 
 class LocalSession:
-    """Keeps reports in `self.reports` and the last checkpoint in its own folder: a trial run without Ray."""
+    """Keeps reports in `self.reports` and the last checkpoint in its own temporary folder: a trial run without
+    Ray. The folder is removed with the session (when it is garbage collected, or at the latest when Python exits)."""
 
     def __init__(self, resume_from: str | Path | None = None) -> None:
         self.reports: list[dict] = []
         self.checkpoint_dir = Path(tempfile.mkdtemp(prefix="sentsweep-checkpoint-"))
+        weakref.finalize(self, shutil.rmtree, self.checkpoint_dir, ignore_errors=True)
         self._resume_from = resume_from
 
     def latest_checkpoint_dir(self):

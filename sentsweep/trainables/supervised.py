@@ -45,6 +45,7 @@ import json
 import math
 import random
 import shutil
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -333,6 +334,8 @@ def build_augsbert(trial: Trial, agreement: TeacherAgreementSession | None = Non
     candidates = ([prompted[i] for i, _ in pairs], [prompted[j] for _, j in pairs])
 
     teacher_source = training.model
+    # the domain-adapted model's folder, until the teacher and the student are loaded from it (below)
+    scratch = tempfile.TemporaryDirectory(prefix="sentsweep-domain-")
     if settings.setting == "domain":
         protect_prefix = TOPIC_DELIMITER if topics else None
         teacher_source = cache.get_or_compute(DOMAIN_MLM, lambda: {
@@ -341,7 +344,7 @@ def build_augsbert(trial: Trial, agreement: TeacherAgreementSession | None = Non
             "lr": settings.domain_mlm_lr, "max_length": training.max_seq_length, "protect_prefix": protect_prefix,
             "seed": seed}, lambda: domain_adapt(
                 training.model, *candidates, settings.domain_mlm_steps, settings.domain_mlm_batch_size,
-                settings.domain_mlm_lr, seed, training.max_seq_length, protect_prefix=protect_prefix),
+                settings.domain_mlm_lr, seed, scratch.name, training.max_seq_length, protect_prefix=protect_prefix),
             save=lambda adapted, content: shutil.copytree(adapted, content / DOMAIN_MODEL),
             load=lambda content: str(content / DOMAIN_MODEL))
     selecting = settings.teacher_checkpoint == "best_dev"
@@ -404,6 +407,7 @@ def build_augsbert(trial: Trial, agreement: TeacherAgreementSession | None = Non
     student_source = teacher_source if settings.student_init == "domain" else training.model
     torch.manual_seed(seed)
     model = load_sentence_model(student_source, settings.pooling, training.max_seq_length, device=_device())
+    scratch.cleanup()
     metrics |= {"silver_pairs": len(silver), "gold_pairs": len(labelled_examples) if semi else 0}
     if agreement is not None:
         scores = {"teacher": settings.teacher, "teacher_activation": settings.teacher_activation,

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import random
-import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -151,9 +150,9 @@ def pair_text(tokenizer, first: str, second: str) -> str:
 
 
 def domain_adapt(source: str, texts1: list[str], texts2: list[str], steps: int, batch_size: int, lr: float,
-                 seed: int, max_length: int = 128, protect_prefix: str | None = None) -> str:
+                 seed: int, folder: str, max_length: int = 128, protect_prefix: str | None = None) -> str:
     """MLM pre-training of `source` on the pairs for `steps` steps of `batch_size` pairs at a constant `lr`
-    (Reiml (2023) §5.4.3: 12.5K steps, batch 64, lr 3e-5); returns a folder with the adapted model
+    (Reiml (2023) §5.4.3: 12.5K steps, batch 64, lr 3e-5); saves the adapted model into `folder` and returns it
     (embeddings frozen there by the teacher's fine-tuning, see `freeze_embeddings`). With `protect_prefix`
     (a topic delimiter), tokens up to and including each delimiter are never masked, so topic prompts are
     read, not predicted."""
@@ -183,7 +182,6 @@ def domain_adapt(source: str, texts1: list[str], texts2: list[str], steps: int, 
         loss.backward()
         optimizer.step()
         optimizer.zero_grad(set_to_none=True)
-    folder = tempfile.mkdtemp(prefix="sentsweep-domain-")
     model.save_pretrained(folder)
     tokenizer.save_pretrained(folder)
     return folder
