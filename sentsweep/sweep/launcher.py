@@ -99,7 +99,8 @@ def build_parser(definition: SweepDefinition, prog: str | None = None) -> argpar
     parser.add_argument("--race-tolerance", type=float, default=0.0,
                         help="differences of the selection metric smaller than this do not matter (an indifference "
                         "zone, in the metric's units): a configuration is dropped once it cannot beat the leader "
-                        "by this much (--race)")
+                        "by this much (--race); with it, --correction bonferroni protects a configuration better "
+                        "than the others by this much, holm drops it more often (sentsweep.analysis.racing)")
     parser.add_argument("--alpha", type=float, default=0.05,
                         help="significance level of the race's tests and of the tables' significance groups")
     parser.add_argument("--correction", choices=CORRECTIONS, default="holm",
