@@ -54,6 +54,8 @@ def closed_port() -> int:
         (["--set", "lr=-1"], "setting lr=-1 is out of range: must be > 0"),
         (["--set", "temperature=0.1"], "setting 'temperature' is not used by the method\\(s\\) of this sweep: tsdae"),
         (["--set", "tie_decoder=maybe"], "setting tie_decoder='maybe' must be true or false"),
+        (["--race", "--race-alpha", "1.5"], "--race-alpha 1.5 must be in \\(0, 1\\)"),
+        (["--alpha", "0"], "--alpha 0.0 must be in \\(0, 1\\)"),
     ],
 )
 def test_bad_option_fails_before_launch(run_quick, extra, message):

@@ -149,6 +149,7 @@ def test_race_pairs_seeds_and_drops_a_clearly_worse_config_after_the_first_round
     status = race.status()
     assert status["bad"].state == ELIMINATED and status["bad"].n == 2
     assert status["bad"].why.startswith("significantly worse than a after 2 seeds (Holm-adjusted p = ")
+    assert status["bad"].why.endswith(" < 0.2)")  # the race's level, RACE_ALPHA
     assert [s.state for s in status.values()].count(BEST) == 1 and status[race.best].state == BEST
     assert race.trials_issued == sum(len(trials) for trials in rounds)
 
@@ -156,7 +157,7 @@ def test_race_pairs_seeds_and_drops_a_clearly_worse_config_after_the_first_round
 def test_equal_configs_end_tied_at_the_last_seed():
     rng = np.random.default_rng(12)
     scores = {config: {seed: 70 + rng.normal(0, 1) for seed in SEEDS} for config in "abcd"}
-    race = Race(list("abcd"), SEEDS, test="paired t")  # (the pooled t drops one of these at p = 0.048)
+    race = Race(list("abcd"), SEEDS, test="paired t", alpha=0.05)  # (the pooled t drops one at p = 0.048)
     assert all(s.state == RACING for s in race.status().values())
     run_race(race, scores)
     status = race.status()
@@ -196,7 +197,7 @@ def test_first_round_p_values_equal_scipy_and_pooled_variance_equals_two_way_ano
 def test_race_respects_the_trial_budget():
     rng = np.random.default_rng(14)
     scores = {config: {seed: 70 + rng.normal(0, 1) for seed in SEEDS} for config in "abcd"}
-    race = Race(list("abcd"), SEEDS, max_trials=13)
+    race = Race(list("abcd"), SEEDS, max_trials=13, alpha=0.05)  # equal configs, none dropped at 0.05
     run_race(race, scores)
     assert race.trials_issued == 12 and race.seeds_issued == [0, 1, 2]  # 8 + 4; the next 4 would make 16
     status = race.status()

@@ -315,7 +315,7 @@ class SweepRunner:
         by_label = {", ".join(f"{name}={value}" for name, value in config.items() if name in axes): config
                     for config in configs}
         label_of = {config_hash(constants | config): label for label, config in by_label.items()}
-        race = Race(list(by_label), self.seeds, initial_seeds=self.args.race_initial_seeds, alpha=self.args.alpha,
+        race = Race(list(by_label), self.seeds, initial_seeds=self.args.race_initial_seeds, alpha=self.args.race_alpha,
                     correction=self.args.correction, max_trials=self.args.race_budget,
                     test=TEST_OPTIONS[self.args.race_test], tolerance=self.args.race_tolerance)
         results, round_index = [], 0
