@@ -79,9 +79,9 @@ stop_user_processes() {
 }
 
 set_up_machine
-step "fresh state: no process of $CLUSTER_USER, an empty ~/shared (MLflow store, Ray storage)"
+step "fresh state: no process of $CLUSTER_USER, an empty ~/shared (MLflow artifacts, Ray storage), no MLflow database"
 stop_user_processes
-rm -rf "$HOME_DIR/shared" "$HOME_DIR/sweep_outputs" "$HOME_DIR/mlflow.log"
+rm -rf "$HOME_DIR/shared" "$HOME_DIR/sentsweep-mlflow" "$HOME_DIR/sweep_outputs" "$HOME_DIR/mlflow.log"
 [ "${FRESH:-0}" = 1 ] && rm -rf "$HOME_DIR/sentsweep-venv" "$HOME_DIR/sentsweep"
 "$VENV/bin/python" "$PROJECT/scripts/cluster_local_config.py" --user "$CLUSTER_USER" --key "$KEY" \
     --home "$HOME_DIR" --mlflow-port "$MLFLOW_PORT" --ray-port "$RAY_PORT" --output "$CONFIG"
