@@ -117,6 +117,8 @@ class SweepRunner:
         tracker.writer.client.set_tag(tracker.parent_run_id, "keep_models", self.args.keep_models)
         self.task_metrics = [main_metric(name) for name in constants.get("eval_tasks", {})]
         tracker.writer.client.set_tag(tracker.parent_run_id, "table_metrics", json.dumps(self.table_metrics()))
+        if self.args.race:  # how the race decided, beside its printed status
+            tracker.writer.client.set_tag(tracker.parent_run_id, "race", json.dumps(self.race_settings()))
         try:
             if self.definition.driver is not None:
                 self.definition.driver(self, tracker, constants, stages)
@@ -305,6 +307,12 @@ class SweepRunner:
             )
         return self._tune(tracker, run_name, param_space, tune_config)
 
+    def race_settings(self) -> dict:
+        """The race's options (--race-*, --correction), as Race takes them."""
+        return {"seeds": self.seeds, "initial_seeds": self.args.race_initial_seeds, "alpha": self.args.race_alpha,
+                "correction": self.args.correction, "max_trials": self.args.race_budget,
+                "test": TEST_OPTIONS[self.args.race_test], "tolerance": self.args.race_tolerance}
+
     def _race(self, tracker, run_name: str, constants: dict, axes: dict, configs: list[dict]) -> list:
         """Race the configurations over the seeds (`sentsweep.analysis.racing.Race`): each round runs the trials
         the race asks for as one Ray Tune run (restored on --resume, so no trial runs twice), then records each
@@ -315,9 +323,8 @@ class SweepRunner:
         by_label = {", ".join(f"{name}={value}" for name, value in config.items() if name in axes): config
                     for config in configs}
         label_of = {config_hash(constants | config): label for label, config in by_label.items()}
-        race = Race(list(by_label), self.seeds, initial_seeds=self.args.race_initial_seeds, alpha=self.args.race_alpha,
-                    correction=self.args.correction, max_trials=self.args.race_budget,
-                    test=TEST_OPTIONS[self.args.race_test], tolerance=self.args.race_tolerance)
+        settings = self.race_settings()
+        race = Race(list(by_label), settings.pop("seeds"), **settings)
         results, round_index = [], 0
         while trials := race.next_trials():
             points = [by_label[label] | {"seed": seed} for label, seed in trials]
