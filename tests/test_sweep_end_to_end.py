@@ -79,6 +79,16 @@ def test_every_trial_has_exactly_one_finished_run_with_params_tags_and_curve(qui
     assert len(set().union(*hashes.values())) == 4  # configs differ
 
 
+def test_a_finished_stage_keeps_only_each_trials_last_checkpoint(quick_sweep):
+    """Ray Tune keeps two checkpoints per trial while the stage runs (runner._fit: a resume must find the one
+    its saved state names); once the stage has ended only the last of each trial is left."""
+    uri, _, _ = quick_sweep
+    trial_folders = list((Path(uri.removeprefix("sqlite:///")).parent / "out" / "ray").glob("*/train_*"))
+    assert len(trial_folders) == 8
+    for folder in trial_folders:  # 7 evaluations, each a checkpoint
+        assert [path.name for path in folder.glob("checkpoint_*")] == ["checkpoint_000006"], folder
+
+
 def plain(text: str) -> str:
     """A printed table without its best-marking (bold and the group mark ≈) and the selected steps in parentheses."""
     return re.sub(r" \((?:untrained|step)[^)]*\)", "", text.replace("**", "").replace("≈", ""))

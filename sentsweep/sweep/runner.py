@@ -223,6 +223,7 @@ class SweepRunner:
         self.row_names[name] = table.row_params
         self.best_rows[name] = table.best[self.definition.selection_metric]
         self.kept_models[name] = self.keep_models(runs, table, results, self.keep_policy(name))
+        delete_superseded_checkpoints(results)
         return table
 
     def keep_policy(self, stage: str) -> str:
@@ -365,7 +366,12 @@ class SweepRunner:
                     storage_path=self.storage_path,
                     callbacks=[tracker, *([watch] if watch else [])],
                     failure_config=tune.FailureConfig(max_failures=self.args.max_failures),
-                    checkpoint_config=tune.CheckpointConfig(num_to_keep=1),
+                    # two, not one: Ray Tune deletes a trial's older checkpoint as it registers a new one and
+                    # saves its experiment state after every num_to_keep checkpoints, on its next step; a driver
+                    # killed in between left a state naming a deleted checkpoint, and the resumed trial failed
+                    # ("does not exist on storage anymore"; ray-project/ray#27790). The older one is deleted
+                    # once the stage ends (delete_superseded_checkpoints).
+                    checkpoint_config=tune.CheckpointConfig(num_to_keep=2),
                     verbose=1,
                 ),
             )
@@ -408,6 +414,14 @@ class SweepRunner:
         """The metrics of the sweep's tables: the definition's, its selection metric, the eval tasks' main ones."""
         return list(dict.fromkeys(self.definition.table_metrics + [self.definition.selection_metric]
                                   + self.task_metrics))
+
+
+def delete_superseded_checkpoints(results) -> None:
+    """Remove every checkpoint of the stage's ended trials but the last (a resume restores a trial from its last)."""
+    for result in results:
+        for checkpoint, _ in result.best_checkpoints or []:
+            if result.checkpoint is not None and checkpoint.path != result.checkpoint.path:
+                checkpoint.filesystem.delete_dir(checkpoint.path)
 
 
 def _delete_model_folder(checkpoint) -> None:
