@@ -40,6 +40,7 @@ def log_sweep(uri, experiment="nm_weight"):
             trial(method, w, seed, value)
     trial("mlm+nm", "0.1", "2", 99.0, status="FAILED")  # the missing seed: failed, must not count
     trial("tsdae+nm", "0.1", "3", 99.0, status="KILLED")  # stopped early by a scheduler
+    trial("tsdae+nm", "0.01", "0", 99.0, status="KILLED")  # interrupted; its seed ran again to the end (--extend)
     return parent
 
 
@@ -67,7 +68,7 @@ def test_pivot_cells_equal_numpy_and_mark_the_best(runs):
     # in the best's group (≈); at w=0.1 it is significantly worse (no mark).
     assert "| mlm+nm | **72.10 ± 0.26** | **70.70 ± 0.85** (n=2) |" in markdown
     assert "| tsdae+nm | 72.00 ± 0.44≈ | 60.23 ± 0.75 |" in markdown
-    assert "Runs left out: 1 failed, 1 stopped early." in markdown
+    assert "Runs left out: 1 failed, 1 replaced by a finished rerun, 1 stopped early." in markdown
 
 
 def test_group_tests_are_paired_on_shared_seeds_and_equal_scipy(runs):

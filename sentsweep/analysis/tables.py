@@ -176,8 +176,16 @@ def as_number_if_possible(values: pd.Series) -> pd.Series:
 
 
 def status_counts(runs: pd.DataFrame) -> dict:
-    left_out = runs[runs["status"] != "FINISHED"]
+    """Per reason, the number of runs a table leaves out: failed, stopped early (KILLED: by a scheduler, a race or
+    an interrupted driver), unfinished, or "replaced by a finished rerun" where another run of the same
+    configuration and seed finished (an interrupted --extend, or a failed trial an extension ran again)."""
+    finished = runs["status"] == "FINISHED"
+    left_out = runs[~finished]
     labels = left_out["status"].map({"FAILED": "failed", "KILLED": "stopped early"}).fillna("unfinished")
+    if {"config_hash", "seed"} <= set(runs.columns):
+        done = set(zip(runs.loc[finished, "config_hash"], runs.loc[finished, "seed"]))
+        rerun = [(config, seed) in done for config, seed in zip(left_out["config_hash"], left_out["seed"])]
+        labels = labels.where(~pd.Series(rerun, index=labels.index, dtype=bool), "replaced by a finished rerun")
     return labels.value_counts().to_dict()
 
 
