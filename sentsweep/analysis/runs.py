@@ -102,6 +102,15 @@ def per_query_outcomes(tracking_uri: str, run_id: str) -> dict[str, list[float]]
     return json.loads(text)
 
 
+def finished_cells(runs: pd.DataFrame) -> set[tuple[str, str]]:
+    """The (config_hash, seed) pairs of the FINISHED runs among `runs` (seeds as strings); none where the frame has
+    no such columns (no runs)."""
+    if not {"config_hash", "seed"} <= set(runs.columns):
+        return set()
+    finished = runs[runs["status"] == "FINISHED"]
+    return set(zip(finished["config_hash"], finished["seed"].astype(str)))
+
+
 def runs_of_row(runs: pd.DataFrame, params: list[str], row: tuple) -> pd.DataFrame:
     """The runs whose params equal a table `row`'s values (the table reads numbers as numbers: 0.30 == "0.3")."""
     def same(value, param) -> bool:

@@ -47,6 +47,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from sentsweep.analysis.runs import finished_cells
 from sentsweep.analysis.significance import CORRECTIONS, GroupResult, best_group, bootstrap_interval
 from sentsweep.errors import InputError
 
@@ -179,13 +180,12 @@ def status_counts(runs: pd.DataFrame) -> dict:
     """Per reason, the number of runs a table leaves out: failed, stopped early (KILLED: by a scheduler, a race or
     an interrupted driver), unfinished, or "replaced by a finished rerun" where another run of the same
     configuration and seed finished (an interrupted --extend, or a failed trial an extension ran again)."""
-    finished = runs["status"] == "FINISHED"
-    left_out = runs[~finished]
+    left_out = runs[runs["status"] != "FINISHED"]
     labels = left_out["status"].map({"FAILED": "failed", "KILLED": "stopped early"}).fillna("unfinished")
-    if {"config_hash", "seed"} <= set(runs.columns):
-        done = set(zip(runs.loc[finished, "config_hash"], runs.loc[finished, "seed"]))
-        rerun = [(config, seed) in done for config, seed in zip(left_out["config_hash"], left_out["seed"])]
-        labels = labels.where(~pd.Series(rerun, index=labels.index, dtype=bool), "replaced by a finished rerun")
+    done = finished_cells(runs)
+    if done:
+        rerun = [(config, str(seed)) in done for config, seed in zip(left_out["config_hash"], left_out["seed"])]
+        labels = labels.mask(np.array(rerun, dtype=bool), "replaced by a finished rerun")
     return labels.value_counts().to_dict()
 
 

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from sentsweep.analysis.racing import TEST_OPTIONS, Race
 from sentsweep.analysis.reproduction import TARGETS_ARTIFACT, reproduction_section, targets_to_json
-from sentsweep.analysis.runs import fetch_trial_runs, runs_of_row
+from sentsweep.analysis.runs import fetch_trial_runs, finished_cells, runs_of_row
 from sentsweep.analysis.tables import build_table, to_markdown
 from sentsweep.data import read_scored_pairs
 from sentsweep.models import load_sentence_model, saved_pooling
@@ -396,9 +396,7 @@ class SweepRunner:
 
     def points_not_finished(self, tracker, constants: dict, points: list[dict]) -> list[dict]:
         """The `points` whose configuration (hash) has no finished run with their seed in the sweep (--extend)."""
-        runs = fetch_trial_runs(self.tracking_uri, self.experiment, tracker.parent_run_id)
-        finished = set() if not len(runs) else {
-            (run["config_hash"], str(run["seed"])) for _, run in runs[runs["status"] == "FINISHED"].iterrows()}
+        finished = finished_cells(fetch_trial_runs(self.tracking_uri, self.experiment, tracker.parent_run_id))
         todo = [point for point in points if (config_hash(constants | point), str(point["seed"])) not in finished]
         print(f"--extend: {len(points) - len(todo)} of the stage's {len(points)} trials finished before, "
               f"{len(todo)} to run")
