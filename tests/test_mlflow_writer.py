@@ -1,6 +1,7 @@
 """Queued MLflow writes: kept in order while the store is away, replayed later, never duplicating a run."""
 
 import json
+from pathlib import Path
 
 from mlflow.tracking import MlflowClient
 
@@ -39,3 +40,25 @@ def test_writes_queue_while_the_server_is_away_and_replay_later(tmp_path, capsys
     assert run.info.status == "FINISHED" and run.data.params == {"lr": "0.001"}
     history = client.get_metric_history(run.info.run_id, "sts_dev")
     assert sorted((m.step, m.value) for m in history) == [(0, 50.0), (20, 61.5)]
+
+
+def test_a_run_left_without_params_by_a_killed_driver_gets_them_when_its_trial_starts_again(tmp_path):
+    store = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    client = MlflowClient(store)
+    experiment = client.create_experiment("resumed")
+    parent = client.create_run(experiment, tags={"role": "sweep"}).info.run_id
+    create = {"op": "create", "trial": "t1", "name": "tsdae-t1", "tags": {"ray_trial_id": "t1", "sweep_run_id": parent},
+              "params": {"noise_ratio": "0.6", "pooling": "cls", "seed": "1"}, "config": {"noise_ratio": 0.6}}
+    # what a driver killed right after creating the trial's run leaves: the run and its tags, nothing more
+    orphan = client.create_run(experiment, run_name=create["name"], tags=create["tags"]).info.run_id
+    client.set_terminated(orphan, status="KILLED")
+
+    resumed = QueuedMlflowWriter(store, experiment, parent, tmp_path / "pending.jsonl")
+    for _ in range(2):  # the resumed trial's start, then a retry of it: params that are there already are accepted
+        resumed.submit(dict(create))
+    assert resumed.pending == 0
+    runs = [r for r in client.search_runs([experiment]) if r.info.run_id != parent]
+    assert [r.info.run_id for r in runs] == [orphan]
+    assert runs[0].data.params == create["params"] and runs[0].info.status == "RUNNING"
+    config_file = client.download_artifacts(orphan, "config.json", str(tmp_path))
+    assert json.loads(Path(config_file).read_text()) == create["config"]

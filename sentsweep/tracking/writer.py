@@ -128,11 +128,13 @@ class QueuedMlflowWriter:
             if run_id is None:
                 run = self.client.create_run(self.experiment_id, run_name=operation["name"], tags=operation["tags"])
                 run_id = self._run_ids[trial_id] = run.info.run_id
-                params = [Param(k, v) for k, v in operation["params"].items()]
-                self.client.log_batch(run_id, params=params)
-                self.client.log_dict(run_id, operation["config"], "config.json")
             else:  # a retried or resumed trial keeps its run
                 self.client.update_run(run_id, status="RUNNING")
+            # Also for a run that exists: creating a run, logging its params and its config are separate writes,
+            # and a driver killed (or a store lost) between them leaves the run without them until this create is
+            # applied again. (MLflow accepts a param logged again with the value it has.)
+            self.client.log_batch(run_id, params=[Param(k, v) for k, v in operation["params"].items()])
+            self.client.log_dict(run_id, operation["config"], "config.json")
         elif run_id is None:
             raise KeyError(f"no MLflow run for trial {trial_id}")
         elif kind == "metrics":
