@@ -1,12 +1,16 @@
-"""Queued MLflow writes: kept in order while the store is away, replayed later, never duplicating a run."""
+"""Queued MLflow writes: kept in order while the store is away, replayed later, never duplicating a run; the runs a
+killed driver left behind, completed or ended when the sweep is resumed."""
 
 import json
+import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 from mlflow.tracking import MlflowClient
 
+from sentsweep.tracking.callback import LOST_TRIAL_REASON, SweepTracker
 from sentsweep.tracking.writer import QueuedMlflowWriter, main as replay_main
-from tests.cluster_helpers import free_port
+from tests.cluster_helpers import PROJECT, free_port
 
 
 def test_writes_queue_while_the_server_is_away_and_replay_later(tmp_path, capsys):
@@ -62,3 +66,31 @@ def test_a_run_left_without_params_by_a_killed_driver_gets_them_when_its_trial_s
     assert runs[0].data.params == create["params"] and runs[0].info.status == "RUNNING"
     config_file = client.download_artifacts(orphan, "config.json", str(tmp_path))
     assert json.loads(Path(config_file).read_text()) == create["config"]
+
+
+def test_a_run_whose_trial_the_resumed_sweep_never_knew_ends_killed_not_running_for_ever(tmp_path, monkeypatch):
+    # the driver script, as a sweep has it (MLflow resolves a process's source and git tags once, from sys.argv)
+    monkeypatch.setattr(sys, "argv", [str(PROJECT / "sweeps" / "tsdae_deletion.py")])
+    store = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    config = dict(method="tsdae", seed=1, noise_ratio=0.6, pooling="cls")
+    trial = {trial_id: SimpleNamespace(trial_id=trial_id, config=config, error_file=None,
+                                       last_result={"step": 120, "total_steps": 120}) for trial_id in "abc"}
+    killed = SweepTracker(store, "lost", "tsdae_deletion", tmp_path / "out")
+    for started in (trial["a"], trial["b"]):
+        killed.on_trial_start(0, [], started)
+    killed.on_trial_complete(0, [], trial["a"])
+    # the driver dies; Ray Tune's saved state has trial a, not b: the resumed sweep runs b's cell as trial c
+    resumed = SweepTracker(store, "lost", "tsdae_deletion", tmp_path / "out", resume=True)
+    assert resumed.parent_run_id == killed.parent_run_id
+    resumed.on_trial_start(0, [], trial["c"])
+    resumed.on_trial_complete(0, [], trial["c"])
+    assert resumed.finish()
+
+    client = MlflowClient(store)
+    runs = {run.data.tags["ray_trial_id"]: run for run in client.search_runs(
+        [resumed.writer.experiment_id], f"tags.sweep_run_id = '{resumed.parent_run_id}'")}
+    assert {trial_id: run.info.status for trial_id, run in runs.items()} == {
+        "a": "FINISHED", "b": "KILLED", "c": "FINISHED"}
+    assert runs["b"].data.tags["lost_trial"] == LOST_TRIAL_REASON and runs["b"].data.tags["interrupted"] == "true"
+    assert "lost_trial" not in runs["a"].data.tags | runs["c"].data.tags
+    assert client.get_run(resumed.parent_run_id).info.status == "FINISHED"

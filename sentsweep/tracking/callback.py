@@ -42,6 +42,9 @@ UNHASHED_PARAMS = {"keep_model"}
 EXPERIMENT_KIND_TAG = "mlflow.experimentKind"
 EXPERIMENT_KIND = "custom_model_development"
 DESCRIPTION_TAG = "mlflow.note.content"  # a run's description in the MLflow UI (Markdown)
+# Why a trial run that a sweep's end finds RUNNING is ended (see SweepTracker.finish).
+LOST_TRIAL_REASON = ("its Ray trial was not in the experiment state the sweep resumed from (the driver died before Ray "
+                     "Tune saved it), so the trial never ran again under this run")
 
 
 def config_hash(config: dict) -> str:
@@ -218,25 +221,37 @@ class SweepTracker(Callback):
         object: a restored Ray Tune run calls back a copy of it, restored with the experiment's state.)"""
         if not self.writer.flush(attempts=3, wait_s=2.0):
             return []
+        stopped = self._end_running_trial_runs({"interrupted": "true"})
+        self.writer.client.set_terminated(self.parent_run_id, status="KILLED")
+        return stopped
+
+    def finish(self, attempts: int = 6, wait_s: float = 5.0) -> bool:
+        """Write what is still queued and mark the sweep's parent run finished; False if the store stayed away.
+
+        A trial run still RUNNING then has lost its trial: a driver killed before Ray Tune saved the trial in its
+        experiment state left the run, and the resumed sweep, which never knew the trial, ran its configuration
+        and seed again (or, searching, another). Such runs end KILLED with the tags `interrupted` and `lost_trial`,
+        rather than stay RUNNING in MLflow for ever; the tables count them as runs left out."""
+        if not self.writer.flush(attempts=attempts, wait_s=wait_s):
+            return False
+        self._end_running_trial_runs({"interrupted": "true", "lost_trial": LOST_TRIAL_REASON})
+        self.writer.client.set_terminated(self.parent_run_id, status="FINISHED")
+        return True
+
+    def _end_running_trial_runs(self, tags: dict[str, str]) -> list[str]:
+        """End this sweep's trial runs that are RUNNING as KILLED, with `tags`; returns what their trials were."""
         client = self.writer.client
         running = client.search_runs([self.writer.experiment_id], f"tags.sweep_run_id = '{self.parent_run_id}' and "
                                      "attributes.status = 'RUNNING'")
         stopped = []
         for run in running:
-            tags = run.data.tags
-            client.set_tag(run.info.run_id, "interrupted", "true")
+            run_tags = run.data.tags
+            for key, value in tags.items():
+                client.set_tag(run.info.run_id, key, value)
             client.set_terminated(run.info.run_id, status="KILLED")
-            stopped.append(f"{tags.get('ray_trial_id')}: {tags.get('method')} seed {tags.get('seed')} "
-                           f"(config {tags.get('config_hash')})")
-        client.set_terminated(self.parent_run_id, status="KILLED")
+            stopped.append(f"{run_tags.get('ray_trial_id')}: {run_tags.get('method')} seed {run_tags.get('seed')} "
+                           f"(config {run_tags.get('config_hash')})")
         return stopped
-
-    def finish(self, attempts: int = 6, wait_s: float = 5.0) -> bool:
-        """Write what is still queued and mark the sweep's parent run finished; False if the store stayed away."""
-        if not self.writer.flush(attempts=attempts, wait_s=wait_s):
-            return False
-        self.writer.client.set_terminated(self.parent_run_id, status="FINISHED")
-        return True
 
 
 def _experiment_id(client, name: str) -> str:
