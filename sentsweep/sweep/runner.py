@@ -27,6 +27,7 @@ from sentsweep.analysis.reproduction import TARGETS_ARTIFACT, reproduction_secti
 from sentsweep.analysis.runs import fetch_trial_runs, finished_cells, runs_of_row
 from sentsweep.analysis.tables import build_table, to_markdown
 from sentsweep.data import read_scored_pairs
+from sentsweep.faults import FAULT_ENV, fault_point
 from sentsweep.models import load_sentence_model, saved_pooling
 from sentsweep.random_seeds import resolve_seed
 from sentsweep.search_spaces.param_spaces import (
@@ -92,6 +93,7 @@ class SweepRunner:
         # the stages later stages start from, and which of their configurations they need ("best" or "each")
         self.chain_sources = {stage.init_from: stage.init_rows for stage in definition.stages if stage.init_from}
         self.race_status: dict = {}  # the last raced stage's {configuration: ConfigStatus} (--race)
+        self.stage_index = 0  # of the stage running now, as run_stage numbers them
 
     def run(self, stages: list[tuple[str, dict]], baseline: dict) -> int:
         """Run every stage (or the definition's own `driver`); returns the exit code (3 when results could
@@ -149,6 +151,12 @@ class SweepRunner:
                   + "".join(f"\n  {trial}" for trial in stopped)
                   + f"\nresume with:\n  {resume_command(self.args.extend)}", file=sys.stderr)
             return INTERRUPTED_EXIT_CODE
+        except Exception as error:  # a bug or a lost store: the sweep's run must not stay RUNNING
+            tracker.end_failed(f"{type(error).__name__}: {error}")
+            print(f"\nthe sweep failed ({type(error).__name__}: {error}); its MLflow run ended FAILED. What "
+                  f"finished is kept; once the cause is fixed, resume with:\n  {resume_command(self.args.extend)}",
+                  file=sys.stderr)
+            raise
         tracker.finish()
         print(f"\nMLflow: {experiment_page(self.tracking_uri, tracker.writer.experiment_id)}")
         return 0
@@ -192,6 +200,7 @@ class SweepRunner:
         """Fit one stage (`chain`: the settings it takes from an earlier stage's models, see `chained`), write its
         results, log the models it keeps, print its table and return it
         (`sentsweep.analysis.tables.ComparisonTable`)."""
+        self.stage_index = index
         results = self._fit(tracker, f"{self.definition.name}-{tracker.parent_run_id[:8]}-{index}", constants, axes,
                             chain or {})
         if not tracker.writer.flush(attempts=6, wait_s=5.0):
@@ -209,6 +218,7 @@ class SweepRunner:
         markdown = to_markdown(table) + (f"\n\n{reproduction}" if reproduction else "")
         print(f"\n{title}: mean ± std over seeds (MLflow experiment {self.experiment!r}, "
               f"sweep run {tracker.parent_run_id})\n\n{markdown}")
+        fault_point("table", index)
         if self.race_status:
             lines = [f"- {label}: n={status.n}, {status.state}: {status.why}"
                      for label, status in self.race_status.items()]
@@ -224,6 +234,7 @@ class SweepRunner:
         self.best_rows[name] = table.best[self.definition.selection_metric]
         self.kept_models[name] = self.keep_models(runs, table, results, self.keep_policy(name))
         delete_superseded_checkpoints(results)
+        fault_point("stage", index)
         return table
 
     def keep_policy(self, stage: str) -> str:
@@ -256,6 +267,7 @@ class SweepRunner:
                     if folder.is_dir():
                         log_trial_model(self.tracking_uri, run["run_id"], folder, result.metrics)
                         kept.setdefault(row, {})[int(run["seed"])] = run["run_id"]
+                        fault_point("model", self.stage_index)
         kept_trials = {run["ray_trial_id"] for row in kept for _, run in rows[row].iterrows()}
         for trial_id, result in by_trial.items():
             if trial_id not in kept_trials:
@@ -352,6 +364,11 @@ class SweepRunner:
         logging.getLogger("ray.tune.analysis.experiment_analysis").setLevel(logging.ERROR)
         experiment_path = f"{self.storage_path.rstrip('/')}/{run_name}"
         watch = pending_watch(self.args, run_name)  # --pending-timeout (created before a restore unpickles it)
+        callbacks = [tracker, *([watch] if watch else [])]
+        if os.environ.get(FAULT_ENV):  # the fault matrix's tests only
+            from sentsweep.sweep.fault_injection import TrialFaultPoint  # lazy: imports Ray Tune, as above
+
+            callbacks.append(TrialFaultPoint(self.stage_index))
         if self.args.resume and tune.Tuner.can_restore(experiment_path):
             tuner = tune.Tuner.restore(
                 experiment_path, trainable, resume_errored=True, param_space=param_space
@@ -364,7 +381,7 @@ class SweepRunner:
                 run_config=tune.RunConfig(
                     name=run_name,
                     storage_path=self.storage_path,
-                    callbacks=[tracker, *([watch] if watch else [])],
+                    callbacks=callbacks,
                     failure_config=tune.FailureConfig(max_failures=self.args.max_failures),
                     # two, not one: Ray Tune deletes a trial's older checkpoint as it registers a new one and
                     # saves its experiment state after every num_to_keep checkpoints, on its next step; a driver
@@ -415,10 +432,14 @@ class SweepRunner:
 
 
 def delete_superseded_checkpoints(results) -> None:
-    """Remove every checkpoint of the stage's ended trials but the last (a resume restores a trial from its last)."""
+    """Remove every checkpoint of the stage's ended trials but the last (a resume restores a trial from its last).
+    Idempotent: a restored stage's results still name the checkpoints its first end deleted, which are skipped."""
+    from pyarrow.fs import FileType
+
     for result in results:
         for checkpoint, _ in result.best_checkpoints or []:
-            if result.checkpoint is not None and checkpoint.path != result.checkpoint.path:
+            if result.checkpoint is not None and checkpoint.path != result.checkpoint.path and (
+                    checkpoint.filesystem.get_file_info(checkpoint.path).type != FileType.NotFound):
                 checkpoint.filesystem.delete_dir(checkpoint.path)
 
 

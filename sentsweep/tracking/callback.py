@@ -110,14 +110,14 @@ class SweepTracker(Callback):
         # a run started here with; resolved once, since the driver's script and checkout stay the same.
         self.source_tags = resolve_tags()
         self._tables: dict[str, str] = {}  # title -> Markdown, of the stages logged by log_sweep_table
-        reopened = ("RUNNING", "KILLED") + (("FINISHED",) if extend else ())
+        reopened = ("RUNNING", "KILLED", "FAILED") + (("FINISHED",) if extend else ())
         unfinished = sorted((run for status in reopened for run in client.search_runs(
             [experiment_id],
             f"tags.role = 'sweep' and tags.sweep = '{sweep_name}' and attributes.status = '{status}'",
             order_by=["attributes.start_time DESC"],
             max_results=1,
         )), key=lambda run: run.info.start_time, reverse=True) if resume or extend else []
-        if unfinished:  # a crashed driver's sweep (RUNNING), an interrupted one (KILLED), one extended (FINISHED)
+        if unfinished:  # a crashed driver's sweep (RUNNING), an interrupted or failed one, one extended (FINISHED)
             self.parent_run_id = unfinished[0].info.run_id
             client.update_run(self.parent_run_id, status="RUNNING")
         else:
@@ -224,6 +224,14 @@ class SweepTracker(Callback):
         stopped = self._end_running_trial_runs({"interrupted": "true"})
         self.writer.client.set_terminated(self.parent_run_id, status="KILLED")
         return stopped
+
+    def end_failed(self, reason: str) -> None:
+        """End the sweep's run FAILED (tag `failure_reason`) after an error outside any trial, and its trials' runs
+        left RUNNING KILLED (tag `interrupted`), as far as the store answers; `--resume` reopens them."""
+        if self.writer.flush(attempts=3, wait_s=2.0):
+            self._end_running_trial_runs({"interrupted": "true"})
+            self.writer.client.set_tag(self.parent_run_id, "failure_reason", reason[:5000])
+            self.writer.client.set_terminated(self.parent_run_id, status="FAILED")
 
     def finish(self, attempts: int = 6, wait_s: float = 5.0) -> bool:
         """Write what is still queued and mark the sweep's parent run finished; False if the store stayed away.

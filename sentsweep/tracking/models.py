@@ -56,25 +56,43 @@ def _requirements() -> list[str]:
 
 def log_trial_model(tracking_uri: str, run_id: str, folder: str | Path, metrics: dict) -> str:
     """Log the sentence-transformers `folder` as run `run_id`'s model `model`, linked to the `metrics` among
-    `SELECTION_METRICS` (those it was selected on); returns MLflow's model id."""
-    from mlflow.entities import Metric
-    from sentence_transformers import SentenceTransformer
+    `SELECTION_METRICS` (those it was selected on); returns MLflow's model id.
 
-    model = SentenceTransformer(str(folder), device="cpu", trust_remote_code=True)
+    Idempotent, for a sweep resumed after its driver died while logging: a model this run logged whole (READY)
+    is reused, one left PENDING or FAILED is deleted and logged again, so a run ends with one logged model."""
+    from mlflow.entities import LoggedModelStatus, Metric
+
     selected = {key: float(value) for key, value in metrics.items() if key in SELECTION_METRICS}
     with fluent_tracking(tracking_uri) as mlflow:
         client = mlflow.MlflowClient(tracking_uri)
         run = client.get_run(run_id)
-        logged = client.create_logged_model(run.info.experiment_id, name=LOGGED_MODEL_NAME, source_run_id=run_id,
-                                            params=run.data.params, tags={"seed": run.data.tags.get("seed", "")})
-        mlflow.sentence_transformers.log_model(model, name=LOGGED_MODEL_NAME, run_id=run_id,
-                                               model_id=logged.model_id, pip_requirements=_requirements(),
-                                               metadata={"selected_on": run.data.tags.get("selected_on", "")})
+        earlier = client.search_logged_models(
+            experiment_ids=[run.info.experiment_id],
+            filter_string=f"source_run_id = '{run_id}' AND name = '{LOGGED_MODEL_NAME}'")
+        logged = next((model for model in earlier if model.status == LoggedModelStatus.READY), None)
+        for model in earlier:
+            if model is not logged:
+                client.delete_logged_model(model.model_id)
+        if logged is None:
+            logged = _log_model_folder(mlflow, client, run, folder)
         timestamp = run.info.end_time or run.info.start_time
         client.log_batch(run_id, metrics=[Metric(key, value, timestamp, 0, model_id=logged.model_id)
                                           for key, value in selected.items()])
         client.set_tag(run_id, "logged_model_id", logged.model_id)
     return logged.model_id
+
+
+def _log_model_folder(mlflow, client, run, folder: str | Path):
+    """A new logged model `model` of `run`: the sentence-transformers `folder` with MLflow's flavour."""
+    from sentence_transformers import SentenceTransformer
+
+    model = SentenceTransformer(str(folder), device="cpu", trust_remote_code=True)
+    logged = client.create_logged_model(run.info.experiment_id, name=LOGGED_MODEL_NAME, source_run_id=run.info.run_id,
+                                        params=run.data.params, tags={"seed": run.data.tags.get("seed", "")})
+    mlflow.sentence_transformers.log_model(model, name=LOGGED_MODEL_NAME, run_id=run.info.run_id,
+                                           model_id=logged.model_id, pip_requirements=_requirements(),
+                                           metadata={"selected_on": run.data.tags.get("selected_on", "")})
+    return logged
 
 
 def check_model_uri(tracking_uri: str, uri: str) -> str:
