@@ -392,7 +392,13 @@ class SweepRunner:
                     verbose=1,
                 ),
             )
-        results = tuner.fit()
+        # Ray Tune installs its own SIGINT handler for the run and puts the previous one back only when a SIGINT
+        # came: left in place, it would swallow a Ctrl-C after the stage (while models are logged, tables written)
+        sigint_handler = signal.getsignal(signal.SIGINT)
+        try:
+            results = tuner.fit()
+        finally:
+            signal.signal(signal.SIGINT, sigint_handler)
         if watch is not None and watch.message:
             raise PendingTimeout(watch.message)
         if not self._all_ended(tracker, results):  # Ray Tune returned early: Ctrl-C or SIGTERM

@@ -1,0 +1,241 @@
+"""The fault matrix: every shape of sweep the project has, its driver stopped at each point where its state
+changes, by Ctrl-C (SIGINT to its process group) or `kill -9` (SIGKILL), then continued with the command it
+printed (or with --resume after a SIGKILL), must end as an uninterrupted run of the same sweep does:
+
+- the continuation exits 0 and the sweep's MLflow run is FINISHED;
+- each (stage, configuration, seed) has exactly one FINISHED run, and the same cells as the uninterrupted run;
+  no run is left RUNNING or FAILED (a run whose trial Ray Tune had not saved ends KILLED, tagged `lost_trial`);
+- a chained stage's runs start from the same seed's model of the same earlier-stage configuration;
+- each stage's table (values, n, significance marks, selected steps) equals the uninterrupted run's.
+
+Kill points are deterministic: the driver stops itself where `SENTSWEEP_FAULT` says (`sentsweep.faults`). Each
+driver is its own process group on its own embedded Ray, as `python sweeps/<name>.py` runs.
+
+`make test` runs a representative subset (`SUBSET`: one case per shape, both signals, and issue 32's
+reproduction); `make fault-matrix` (SENTSWEEP_FAULT_MATRIX=all) runs every case and writes the outcome table to
+sweep_outputs/fault_matrix.md.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import signal
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from mlflow.tracking import MlflowClient
+
+from sentsweep.analysis.runs import fetch_trial_runs, latest_sweep_run_id
+from sentsweep.faults import FAULT_ENV
+from tests.cluster_helpers import PROJECT, RAY_ENV, sqlite_store, start_sweep
+
+pytestmark = pytest.mark.slow
+
+FEW_STEPS = ["--max-steps", "20", "--eval-steps", "10"]
+
+
+@dataclass(frozen=True)
+class Shape:
+    script: str
+    arguments: tuple[str, ...]
+    points: tuple[str, ...]  # point:stage pairs where its driver is stopped (sentsweep.faults.POINTS)
+    before: tuple[str, ...] | None = None  # a sweep run first, uninterrupted (--extend adds to it)
+
+
+TSDAE_GRID = ("--ratios", "0.3", "0.6", "--poolings", "cls", "--seeds", "2")
+SHAPES = {
+    "grid": Shape("tsdae_deletion.py", TSDAE_GRID, ("trial:0", "model:0", "table:0", "stage:0")),
+    "multistage": Shape("nm_weight.py", ("--poolings", "cls", "--methods", "tsdae+nm", "--weights", "0.01", "1.0"),
+                        ("trial:0", "stage:0", "trial:1", "model:1", "table:1")),
+    "greedy": Shape("tsdae_noise.py", (), ("trial:0", "stage:0", "trial:2", "model:3", "table:3")),
+    # stage 2 starts from each seed's model of each stage-1 configuration; stage 3 trains from the released model
+    "chained": Shape("labelled_after_pretraining.py", ("--methods", "tsdae", "--labelled-sizes", "50"),
+                     ("trial:0", "model:0", "stage:0", "trial:1", "table:2")),
+    "race": Shape("tsdae_deletion.py", ("--ratios", "0.3", "0.6", "0.9", "--poolings", "cls", "--race", "--seeds",
+                                        "3", "--race-initial-seeds", "2"), ("trial:0", "model:0", "table:0")),
+    "optuna": Shape("tsdae_deletion.py", ("--search", "optuna", "--num-configs", "2", "--poolings", "cls", "--seeds",
+                                          "2"), ("trial:0", "model:0", "table:0")),
+    # a one-seed sweep, then --extend to two seeds: stopped and run again, it must give the two-seed grid's table
+    "extend": Shape("tsdae_deletion.py", ("--extend",) + TSDAE_GRID, ("trial:0", "model:0", "table:0"),
+                    before=TSDAE_GRID[:-1] + ("1",)),
+}
+SIGNALS = ("INT", "KILL")
+ALL_CASES = [(shape, point, signal_name) for shape, spec in SHAPES.items() for point in spec.points
+             for signal_name in SIGNALS]
+# make test: one case per shape and per signal, issue 32's reproduction (nm_weight, Ctrl-C in stage 2) among them
+SUBSET = [("grid", "model:0", "KILL"), ("multistage", "trial:1", "INT"), ("greedy", "stage:0", "KILL"),
+          ("chained", "model:0", "INT"), ("race", "trial:0", "KILL"), ("optuna", "table:0", "INT"),
+          ("extend", "trial:0", "KILL")]
+CASES = ALL_CASES if os.environ.get("SENTSWEEP_FAULT_MATRIX") == "all" else SUBSET
+REPORT = PROJECT / "sweep_outputs" / "fault_matrix.md"
+DRIVER_TIMEOUT_S = 400
+
+
+def experiment_of(script: str) -> str:
+    return script.removesuffix(".py")
+
+
+def run_to_end(command: list[str] | str, workdir: Path, arguments: tuple[str, ...] = (), env: dict | None = None,
+               ) -> tuple[int, str]:
+    """Run a driver to its end: a sweep script (start_sweep adds --quick and the output folder) or a printed
+    command line; returns its exit code (negative: the signal that ended it) and what it printed."""
+    log_file = workdir / "driver.log"
+    start = log_file.stat().st_size if log_file.exists() else 0
+    if isinstance(command, str):
+        process = start_sweep(command, workdir, *arguments, env=env)
+    else:
+        with open(log_file, "ab") as log:
+            process = subprocess.Popen(command, cwd=workdir, stdout=log, stderr=subprocess.STDOUT,
+                                       start_new_session=True, env=RAY_ENV | {"PYTHONUNBUFFERED": "1"})
+    try:
+        code = process.wait(timeout=DRIVER_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        raise
+    _reap(process.pid)
+    return code, log_file.read_bytes()[start:].decode(errors="replace")
+
+
+def _reap(group: int) -> None:
+    """Kill what a driver's process group left behind (Ray's processes after the driver's SIGKILL)."""
+    try:
+        os.killpg(group, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+def stage_tables(log: str) -> dict[str, list[str]]:
+    """{stage title: its table's rows} as the driver last printed each (a resumed driver prints them all again)."""
+    tables, title = {}, None
+    for line in log.splitlines():
+        heading = re.match(r"^\n?(.+): mean ± std over seeds \(MLflow experiment", line)
+        if heading:
+            title = heading.group(1)
+            tables[title] = []
+        elif title is not None and line.startswith("| "):
+            tables[title].append(line)
+        elif re.match(r"^- .+: n=\d+, ", line):  # a race's status of each configuration
+            tables.setdefault("race status", []).append(line)
+        elif title is not None and tables[title] and not line.startswith("|"):
+            title = None
+    return tables
+
+
+def sweep_runs(uri: str, experiment: str, workdir: Path):
+    """(the sweep run's status, its trial runs with `cell`: stage, params and seed with the sweep's own folder
+    taken out, and `parent_cell`: the cell of the run a chained trial's model comes from)."""
+    client = MlflowClient(uri)
+    parent = latest_sweep_run_id(uri, experiment)
+    runs = fetch_trial_runs(uri, experiment, parent)
+    folder = str(workdir)
+    params = {run_id: {key: value.replace(folder, "<dir>") for key, value in client.get_run(run_id).data.params.items()}
+              for run_id in runs["run_id"]}
+    tags = {run_id: client.get_run(run_id).data.tags for run_id in runs["run_id"]}
+
+    def cell(run_id: str) -> tuple:
+        chained = "parent_model_run_id" in tags[run_id]
+        return tuple(sorted((key, value) for key, value in params[run_id].items()
+                            if not (chained and key == "model")))
+
+    runs["cell"] = [cell(run_id) for run_id in runs["run_id"]]
+    runs["parent_cell"] = [cell(tags[run_id]["parent_model_run_id"]) if "parent_model_run_id" in tags[run_id]
+                           else None for run_id in runs["run_id"]]
+    runs["lost_trial"] = ["lost_trial" in tags[run_id] for run_id in runs["run_id"]]
+    return client.get_run(parent).info.status, runs
+
+
+@dataclass
+class Outcome:
+    code: int
+    log: str
+    status: str
+    runs: object
+
+
+_references: dict[tuple, Outcome] = {}
+_reference_lock = threading.Lock()
+
+
+def uninterrupted(shape: Shape, root: Path) -> Outcome:
+    """The shape's sweep run without a fault (once per session and arguments; the extension's reference is the grid
+    it extends to, run whole)."""
+    arguments = tuple(argument for argument in shape.arguments if argument != "--extend")
+    key = (shape.script, arguments)
+    with _reference_lock:
+        if key not in _references:
+            workdir = root / f"reference-{len(_references)}"
+            workdir.mkdir(parents=True)
+            uri = sqlite_store(workdir)
+            code, log = run_to_end(shape.script, workdir, ("--tracking-uri", uri, *arguments, *FEW_STEPS))
+            assert code == 0, log[-3000:]
+            _references[key] = Outcome(code, log, *sweep_runs(uri, experiment_of(shape.script), workdir))
+        return _references[key]
+
+
+@pytest.fixture(scope="session")
+def reference_root(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("fault-matrix-references")
+
+
+@pytest.fixture(scope="session")
+def report():
+    """The outcome table of the cases run, written to sweep_outputs/fault_matrix.md at the session's end."""
+    rows: list[str] = []
+    yield rows
+    REPORT.parent.mkdir(exist_ok=True)
+    REPORT.write_text("| shape | kill point | signal | stopped | continued | outcome |\n|---|---|---|---|---|---|\n"
+                      + "\n".join(rows) + "\n")
+
+
+@pytest.mark.parametrize("shape_name, point, signal_name", CASES, ids=["-".join(case) for case in CASES])
+def test_a_sweep_stopped_anywhere_is_resumed_to_the_uninterrupted_table(tmp_path, reference_root, report,
+                                                                       shape_name, point, signal_name):
+    shape = SHAPES[shape_name]
+    experiment = experiment_of(shape.script)
+    reference = uninterrupted(shape, reference_root)
+    uri = sqlite_store(tmp_path)
+    arguments = ("--tracking-uri", uri, *shape.arguments, *FEW_STEPS)
+    row = f"| {shape_name} | {point} | {signal_name} |"
+    if shape.before is not None:
+        code, log = run_to_end(shape.script, tmp_path, ("--tracking-uri", uri, *shape.before, *FEW_STEPS))
+        assert code == 0, log[-3000:]
+
+    started = time.monotonic()
+    code, log = run_to_end(shape.script, tmp_path, arguments, env={FAULT_ENV: f"{point}:{signal_name}"})
+    assert f"[{FAULT_ENV}] SIG{signal_name} at" in log, f"the fault point {point} was never reached:\n{log[-3000:]}"
+    if signal_name == "INT":
+        assert code == 130, log[-3000:]
+        printed = log.split("resume with:\n", 1)[1].strip().splitlines()[0]
+        continuation = shlex.split(printed)
+    else:
+        assert code == -signal.SIGKILL, log[-3000:]
+        continuation = [sys.executable, str(PROJECT / "sweeps" / shape.script), "--quick",
+                        "--output-dir", str(tmp_path / "out"), *arguments, "--resume"]
+        if "--extend" in arguments:  # an extension is continued by running it again (it refuses --resume)
+            continuation.remove("--resume")
+    stopped = f"exit {code}"
+
+    code, log = run_to_end(continuation, tmp_path)
+    assert code == 0, log[-5000:]
+    status, runs = sweep_runs(uri, experiment, tmp_path)
+    assert status == "FINISHED"
+    assert not runs["status"].isin(["RUNNING", "FAILED"]).any(), runs[["ray_trial_id", "seed", "status"]]
+    left_out = runs[runs["status"] != "FINISHED"]
+    assert (left_out["status"] == "KILLED").all() and left_out["lost_trial"].all(), left_out[["seed", "status"]]
+    finished = runs[runs["status"] == "FINISHED"]
+    assert not finished["cell"].duplicated().any(), "a (stage, configuration, seed) finished twice"
+    reference_finished = reference.runs[reference.runs["status"] == "FINISHED"]
+    assert set(finished["cell"]) == set(reference_finished["cell"])
+    assert (set(zip(finished["cell"], finished["parent_cell"]))
+            == set(zip(reference_finished["cell"], reference_finished["parent_cell"])))
+    tables = stage_tables(log)
+    assert tables and tables == stage_tables(reference.log), log[-5000:]
+    report.append(f"{row} {stopped} | exit 0 | {len(finished)} cells finished once, {len(left_out)} lost "
+                  f"trial run(s), {len(tables)} table(s) equal ({time.monotonic() - started:.0f} s) |")
