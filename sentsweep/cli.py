@@ -92,11 +92,24 @@ def main(argv: list[str] | None = None) -> int:
     from sentsweep.sweep import run_sweep  # lazy: see above
 
     try:
-        definition = get_experiment(rest[0])
+        definition = sweep_of_file(rest[0]) if rest[0].endswith(".py") else get_experiment(rest[0])
     except InputError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     return run_sweep(definition, rest[1:], prog=f"sentsweep run {rest[0]}")
+
+
+def sweep_of_file(path: str):
+    """The `SweepDefinition` a sweep file of one's own declares (imported as a module, see sentsweep.plugins)."""
+    from sentsweep.plugins import load_user_file  # lazy: see above
+    from sentsweep.sweep import SweepDefinition  # lazy: see above
+
+    module = load_user_file(path)
+    definitions = [value for value in vars(module).values() if isinstance(value, SweepDefinition)]
+    if len(definitions) != 1:
+        raise InputError(f"{path} declares {len(definitions)} SweepDefinition(s) at module level; "
+                         "`sentsweep run FILE` needs exactly one")
+    return definitions[0]
 
 
 if __name__ == "__main__":

@@ -7,8 +7,9 @@ name is an `InputError` that lists the known names and suggests the closest one.
 from __future__ import annotations
 
 import difflib
+import sys
 from collections.abc import Iterable
-from typing import Generic, TypeVar
+from typing import ClassVar, Generic, TypeVar
 
 from sentsweep.errors import InputError
 
@@ -29,18 +30,41 @@ def unknown_name(kind: str, name: str, known: Iterable[str]) -> InputError:
     return InputError(f"unknown {kind} {name!r}{hint} (known: {', '.join(known)})")
 
 
+def describe_origin(module: str) -> str:
+    """A module as a person knows it: 'sentsweep (built-in, sentsweep.tasks.sts)' or the file of their own."""
+    if module == "sentsweep" or module.startswith("sentsweep."):
+        return f"sentsweep (built-in, {module})"
+    file = getattr(sys.modules.get(module), "__file__", None)
+    return f"{file} (module {module})" if file else f"module {module}"
+
+
 class Registry(Generic[Entry]):
-    """Entries of one `kind` by name."""
+    """Entries of one `kind` by name, each with the module that registered it (its origin: a module of sentsweep
+    for the built-in entries, a researcher's own file or module for theirs; see `sentsweep.plugins`)."""
+
+    instances: ClassVar[list[Registry]] = []  # every registry, for the origins of all entries
 
     def __init__(self, kind: str) -> None:
         self.kind = kind
         self._entries: dict[str, Entry] = {}
+        self._origins: dict[str, str] = {}
+        Registry.instances.append(self)
 
-    def add(self, name: str, entry: Entry) -> Entry:
+    def add(self, name: str, entry: Entry, origin: str | None = None) -> Entry:
+        """Register `entry` as `name`; `origin`, the module that defines it, defaults to the entry's
+        `__module__`. A name registered before is refused, naming both origins."""
+        origin = origin or getattr(entry, "__module__", None) or "an unknown module"
         if name in self._entries:
-            raise ValueError(f"{self.kind} {name!r} is registered twice")
+            raise InputError(f"{self.kind} {name!r} of {describe_origin(origin)} collides with the {self.kind} "
+                             f"{name!r} of {describe_origin(self._origins[name])}; give it another name")
         self._entries[name] = entry
+        self._origins[name] = origin
         return entry
+
+    def origin(self, name: str) -> str:
+        """The module that registered `name`."""
+        self.get(name)
+        return self._origins[name]
 
     def register(self, name: str):
         """Class or function decorator: `@REGISTRY.register("name")`."""

@@ -75,17 +75,18 @@ class RayCluster:
             self._gcs = GcsClient(address=self.address)
         return {node_id for node_id, node in self._gcs.get_all_node_info(timeout=10).items() if node.state == 0}
 
-    def _start(self, arguments: list[str]) -> subprocess.Popen:
+    def _start(self, arguments: list[str], cwd: Path | None = None) -> subprocess.Popen:
         node = subprocess.Popen([str(BIN / "ray"), "start", "--block", "--disable-usage-stats", *arguments],
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
-                                env=RAY_ENV)
+                                env=RAY_ENV, cwd=cwd)
         self.nodes.append(node)
         return node
 
-    def add_worker(self, cpus: float) -> subprocess.Popen:
-        """Start a worker node and return once the head counts it alive (its resources are the cluster's)."""
+    def add_worker(self, cpus: float, cwd: Path | None = None) -> subprocess.Popen:
+        """Start a worker node (in folder `cwd`) and return once the head counts it alive (its resources are the
+        cluster's)."""
         known = self.alive_nodes()
-        node = self._start([f"--address={self.address}", "--node-ip-address=127.0.0.1", f"--num-cpus={cpus}"])
+        node = self._start([f"--address={self.address}", "--node-ip-address=127.0.0.1", f"--num-cpus={cpus}"], cwd)
         wait_until(lambda: self.alive_nodes() - known, 60, interval_s=0.2, what="the worker node to join")
         return node
 

@@ -33,8 +33,8 @@ ROOT = "sentsweep"
 # Lowest first. An entry is a module prefix: it holds that module and everything below it, except ROOT
 # itself, which stands for the package's own __init__ only.
 LAYERS: list[tuple[str, list[str]]] = [
-    ("foundation", ["sentsweep.errors", "sentsweep.faults", "sentsweep.references", "sentsweep.settings",
-                    "sentsweep.registry", "sentsweep.version"]),
+    ("foundation", ["sentsweep.errors", "sentsweep.faults", "sentsweep.plugins", "sentsweep.references",
+                    "sentsweep.settings", "sentsweep.registry", "sentsweep.version"]),
     ("data", ["sentsweep.random_seeds", "sentsweep.data", "sentsweep.demo_data", "sentsweep.noise",
               "sentsweep.topics"]),
     ("modelling", ["sentsweep.models", "sentsweep.encoding", "sentsweep.bm25_index", "sentsweep.retrieval_metrics",

@@ -30,9 +30,14 @@ def test_every_task_of_the_seeds_is_registered_and_beir_folders_are_named():
     assert task_names()[-1] == "beir-<dataset>"
 
 
-def test_registering_a_name_twice_is_refused():
-    with pytest.raises(ValueError, match="evaluation task 'askubuntu' is registered twice"):
-        register("askubuntu")(AskUbuntuTask)
+def test_registering_a_name_twice_is_refused_naming_both_origins():
+    class MyAskUbuntu(AskUbuntuTask):
+        pass
+
+    with pytest.raises(ValueError, match=r"evaluation task 'askubuntu' of .*tests/test_task_registry.py \(module "
+                       r"tests.test_task_registry\) collides with the evaluation task 'askubuntu' of sentsweep "
+                       r"\(built-in, sentsweep.tasks.useb\)"):
+        register("askubuntu")(MyAskUbuntu)
     assert TASKS.get("askubuntu") is AskUbuntuTask
 
 

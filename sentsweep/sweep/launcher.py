@@ -26,6 +26,7 @@ from sentsweep.data import read_corpus, read_scored_pairs, sts_benchmark_files
 from sentsweep.demo_data import CORPUS_FILE, DEMO_DIR
 from sentsweep.errors import InputError
 from sentsweep.models import build_tiny_model, check_model_source
+from sentsweep.plugins import USER_CODE_KEY, import_plugin, user_modules
 from sentsweep.preparation_cache import cache_folder
 from sentsweep.random_seeds import parse_seeds
 from sentsweep.search_spaces.param_spaces import values_to_validate
@@ -112,6 +113,9 @@ def build_parser(definition: SweepDefinition, prog: str | None = None) -> argpar
     parser.add_argument("--extend", action="store_true",
                         help="add trials to the latest sweep of the experiment (more --seeds, more grid values): "
                         "those whose configuration and seed finished there are not run again")
+    parser.add_argument("--plugin", action="append", default=[], metavar="MODULE_OR_FILE",
+                        help="a module (importable name) or .py file of one's own that registers objectives, methods "
+                        "or tasks (repeatable); it is sent to every Ray worker (docs/extending.md)")
     parser.add_argument("--keep-models", choices=KEEP_MODELS, default="best",
                         help="log the dev-selected model of the best configuration's trials (one per seed), of all "
                         "trials, or of none to their MLflow runs (sentence-transformers flavour)")
@@ -352,6 +356,8 @@ def run_sweep(definition: SweepDefinition, argv=None, prog: str | None = None) -
     # SIGTERM stops a sweep as Ctrl-C does, also before Ray starts (see sentsweep.sweep.runner.stop_as_interrupt)
     signal.signal(signal.SIGTERM, lambda signum, frame: signal.raise_signal(signal.SIGINT))
     try:
+        for plugin in args.plugin:  # before anything reads the registries their entries join
+            import_plugin(plugin)
         return _run(definition, args)
     except InputError as error:
         print(f"error: {error}", file=sys.stderr)
@@ -364,6 +370,9 @@ def run_sweep(definition: SweepDefinition, argv=None, prog: str | None = None) -
 def _run(definition: SweepDefinition, args: argparse.Namespace) -> int:
     resolved = resolve_settings(definition, args)
     constants = resolved.constants
+    user_code = [module.as_config() for module in user_modules()]
+    if user_code:  # the researcher's own modules, which every worker imports before its trial (sentsweep.plugins)
+        constants[USER_CODE_KEY] = user_code
     stages = stage_axes(definition, args)
     check_extension(definition, args)
     check_race(definition, args, resolved.seeds, stages)

@@ -29,6 +29,7 @@ from sentsweep.analysis.tables import build_table, to_markdown
 from sentsweep.data import read_scored_pairs
 from sentsweep.faults import FAULT_ENV, fault_point
 from sentsweep.models import load_sentence_model, saved_pooling
+from sentsweep.plugins import USER_CODE_KEY
 from sentsweep.random_seeds import resolve_seed
 from sentsweep.search_spaces.param_spaces import (
     grid_param_space,
@@ -102,7 +103,10 @@ class SweepRunner:
 
         constants = self.resolved.constants
 
-        ray.init(ignore_reinit_error=True, include_dashboard=False, log_to_driver=False)
+        # the researcher's own modules travel to every node with the job (sentsweep.plugins)
+        user_code = [entry["path"] for entry in constants.get(USER_CODE_KEY, [])]
+        ray.init(ignore_reinit_error=True, include_dashboard=False, log_to_driver=False,
+                 runtime_env={"py_modules": user_code} if user_code else None)
         # again after ray.init, whose failure handler takes SIGTERM over (and aborts): a SIGTERM stops the sweep as
         # Ctrl-C does, Ray Tune ending its trials and saving its state
         signal.signal(signal.SIGTERM, stop_as_interrupt)

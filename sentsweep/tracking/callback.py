@@ -23,6 +23,7 @@ from pathlib import Path
 from ray.tune import Callback
 from ray.tune.result import AUTO_RESULT_KEYS
 
+from sentsweep.plugins import USER_CODE_KEY
 from sentsweep.preparation_cache import RESULT_KEY as CACHE_RESULT_KEY
 from sentsweep.random_seeds import TRIAL_INDEX_KEY, resolve_seed
 from sentsweep.tracking.datasets import trial_datasets
@@ -32,8 +33,9 @@ from sentsweep.version import code_version
 
 IGNORED_RESULT_KEYS = set(AUTO_RESULT_KEYS) | {"done", "trial_id", "experiment_tag", "should_checkpoint"}
 # Config entries that are bookkeeping, not hyperparameters (the parent model's run becomes a tag, lineage; the
-# preparation cache's folder changes no result, and the entries a trial used become tags).
-NON_PARAM_KEYS = {TRIAL_INDEX_KEY, "seeds", "parent_model_run_id", "__point__", "preparation_cache"}
+# preparation cache's folder changes no result, and the entries a trial used become tags; the researcher's own
+# modules become part of the run's code version).
+NON_PARAM_KEYS = {TRIAL_INDEX_KEY, "seeds", "parent_model_run_id", "__point__", "preparation_cache", USER_CODE_KEY}
 # Params that do not change what a configuration is: whether its model is kept.
 UNHASHED_PARAMS = {"keep_model"}
 # The experiment tag the MLflow 3 UI reads to choose an experiment's pages (the server's JS bundle: its
@@ -61,6 +63,12 @@ def trial_params(config: dict) -> dict:
     params = {k: v for k, v in config.items() if k not in NON_PARAM_KEYS}
     params["seed"] = resolve_seed(config)
     return params
+
+
+def with_user_code(version: str, user_code: list[dict] | None) -> str:
+    """The code version of a trial: sentsweep's (`code_version`) and each module of the researcher's own with its
+    content digest ('3f2a1bc + my_sweep.py@9c1e0d2a4b7f'), so runs of an edited loss are told apart."""
+    return " + ".join([version] + [f"{Path(entry['path']).name}@{entry['digest']}" for entry in user_code or []])
 
 
 def selection_tag(config: dict) -> str:
@@ -171,7 +179,7 @@ class SweepTracker(Callback):
                 "method": str(config.get("method")),
                 "seed": str(resolve_seed(config)),
                 "config_hash": config_hash(config),
-                "code_version": self.version,
+                "code_version": with_user_code(self.version, config.get(USER_CODE_KEY)),
                 "ray_trial_id": trial.trial_id,
                 "selected_on": selection_tag(config),
             } | ({"parent_model_run_id": config["parent_model_run_id"]} if config.get("parent_model_run_id") else {}),

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from sentsweep.errors import InputError
+from sentsweep.plugins import USER_CODE_KEY, import_user_modules
 from sentsweep.random_seeds import resolve_seed
 from sentsweep.registry import Registry, closest
 from sentsweep.settings import Settings
@@ -97,6 +98,7 @@ def validate_config(config: Mapping) -> Trial:
 
 
 def train(config: dict, session=None) -> None:
-    """Ray Tune function trainable: a trial of any method."""
+    """Ray Tune function trainable: a trial of any method (the researcher's own modules imported first)."""
+    import_user_modules(config.get(USER_CODE_KEY, []))
     trial = resolve_trial(config)
     get_method(trial.method).run(trial, session)

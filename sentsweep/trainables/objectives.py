@@ -189,7 +189,7 @@ OBJECTIVES: Registry[ObjectiveSpec] = Registry("objective")
 def objective(name: str, settings: type[Settings], reference: Reference, dropout_free: bool = False):
     """Register the decorated builder as objective `name` (adding an objective touches only this module)."""
     def register(build):
-        OBJECTIVES.add(name, ObjectiveSpec(name, settings, reference, build, dropout_free))
+        OBJECTIVES.add(name, ObjectiveSpec(name, settings, reference, build, dropout_free), origin=build.__module__)
         return build
     return register
 

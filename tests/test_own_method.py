@@ -1,0 +1,111 @@
+"""A researcher's own method, run as a built-in one: their file registers an objective and declares a sweep; it runs
+from a folder outside the repository, on the embedded local Ray and on a multi-node Ray whose worker has neither
+the file's folder as working directory nor on its path; their mistakes fail before Ray starts (sentsweep.plugins).
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from mlflow.tracking import MlflowClient
+
+from sentsweep.analysis.runs import fetch_trial_runs
+from sentsweep.errors import InputError
+from sentsweep.plugins import code_digest, import_user_modules, load_user_file, user_modules
+from tests.cluster_helpers import PROJECT, RAY_ENV, RayCluster, sqlite_store
+
+RECIPE_A = PROJECT / "examples" / "own_objective.py"
+FEW_STEPS = ["--max-steps", "20", "--eval-steps", "10"]
+
+
+def run(command: list[str], cwd: Path, env: dict | None = None, timeout: float = 600) -> subprocess.CompletedProcess:
+    return subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=timeout,
+                          env=RAY_ENV | {"PYTHONUNBUFFERED": "1"} | (env or {}))
+
+
+def test_a_file_with_a_syntax_error_is_refused_naming_its_file_and_line(tmp_path):
+    broken = tmp_path / "broken_sweep.py"
+    broken.write_text("from sentsweep.sweep import run_sweep\n\ndef loss(x:\n    return x\n")
+    with pytest.raises(InputError, match=rf"{broken}, line 3: SyntaxError"):
+        load_user_file(broken)
+    result = run([sys.executable, "-m", "sentsweep", "run", str(broken), "--quick"], tmp_path, timeout=120)
+    assert result.returncode == 2, result.stderr
+    assert f"{broken}, line 3: SyntaxError" in result.stderr and "Traceback" not in result.stderr
+    assert not (tmp_path / "sweep_outputs").exists()  # nothing ran, no Ray session, no store
+
+
+def test_a_file_that_needs_a_missing_package_is_refused_naming_the_package_and_line(tmp_path):
+    broken = tmp_path / "needs_package.py"
+    broken.write_text("import math\n\nimport a_package_nobody_installed  # noqa\n")
+    with pytest.raises(InputError, match=rf"needs_package.py does not import: {broken}, line 3: "
+                                         r"ModuleNotFoundError: No module named 'a_package_nobody_installed'"):
+        load_user_file(broken)
+
+
+def test_a_plugin_whose_name_collides_with_a_built_in_is_refused_before_ray_starts(tmp_path):
+    plugin = tmp_path / "my_losses.py"
+    plugin.write_text((RECIPE_A.read_text().split("OWN = ")[0]).replace('"align_uniform"', '"simcse"'))
+    result = run([sys.executable, str(PROJECT / "sweeps" / "nm_weight.py"), "--quick", "--plugin", str(plugin),
+                  "--dry-run"], tmp_path, timeout=120)
+    assert result.returncode == 2, result.stderr
+    assert (f"objective 'simcse' of {plugin} (module my_losses) collides with the objective 'simcse' of "
+            "sentsweep (built-in, sentsweep.trainables.objectives)") in result.stderr
+
+
+def test_the_user_code_a_driver_sends_is_named_and_digested_and_a_different_copy_is_refused(tmp_path):
+    plugin = tmp_path / "digest_probe.py"
+    # an entry in a registry of its own, so that the built-in registries stay as the other tests know them
+    plugin.write_text("from sentsweep.registry import Registry\n\nRegistry('probe').add('probe', object(), "
+                      "origin=__name__)\n")
+    load_user_file(plugin)
+    modules = {module.name: module for module in user_modules()}
+    assert modules["digest_probe"].path == str(plugin) and modules["digest_probe"].digest == code_digest(plugin)
+    import_user_modules([modules["digest_probe"].as_config()])  # the same copy: accepted
+    plugin.write_text(plugin.read_text() + "# edited after the driver read it\n")
+    assert code_digest(plugin) != modules["digest_probe"].digest  # an edited loss gets another code version
+    with pytest.raises(RuntimeError, match="digest_probe.*is not the driver's"):
+        import_user_modules([modules["digest_probe"].as_config()])
+
+
+@pytest.mark.slow
+def test_recipe_a_runs_from_a_folder_outside_the_repository_on_the_embedded_ray(tmp_path):
+    sweep_file = tmp_path / "own_objective.py"
+    shutil.copy(RECIPE_A, sweep_file)
+    card = run([sys.executable, str(sweep_file), "--dry-run"], tmp_path, timeout=120)
+    assert card.returncode == 0, card.stderr
+    assert ("| align_uniform | uniformity_weight (swept) | 1 | default: project choice (this example's starting "
+            "point; swept) |") in card.stdout
+    assert "| align_uniform | uniformity_t | 2 | default: project choice (this example's choice) |" in card.stdout
+    uri = sqlite_store(tmp_path)
+    result = run([sys.executable, str(sweep_file), "--quick", "--tracking-uri", uri, *FEW_STEPS], tmp_path)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    assert "| align_uniform | 1.0 |" in result.stdout and "| align_uniform | 2.0 |" in result.stdout
+    runs = fetch_trial_runs(uri, "own_objective", None)
+    assert len(runs) == 6 and set(runs["status"]) == {"FINISHED"}  # SimCSE and two weights, 2 seeds each
+    versions = {MlflowClient(uri).get_run(run_id).data.tags["code_version"] for run_id in runs["run_id"]}
+    assert all(version.endswith(f" + own_objective.py@{code_digest(sweep_file)}") for version in versions)
+
+
+@pytest.mark.slow
+def test_recipe_a_runs_on_a_worker_node_that_has_not_got_the_file(tmp_path):
+    user_folder, elsewhere = tmp_path / "researcher", tmp_path / "node"
+    user_folder.mkdir(), elsewhere.mkdir()
+    sweep_file = user_folder / "own_objective.py"
+    shutil.copy(RECIPE_A, sweep_file)
+    cluster = RayCluster(head_cpus=0)  # every trial runs on the worker node
+    try:
+        cluster.add_worker(cpus=2, cwd=elsewhere)
+        uri = sqlite_store(user_folder)
+        result = run([sys.executable, str(sweep_file), "--quick", "--tracking-uri", uri, *FEW_STEPS], user_folder,
+                     env={"RAY_ADDRESS": cluster.address})
+    finally:
+        cluster.stop()
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    runs = fetch_trial_runs(uri, "own_objective", None)
+    assert len(runs) == 6 and set(runs["status"]) == {"FINISHED"}
+    assert {MlflowClient(uri).get_run(run_id).data.params.get("method") for run_id in runs["run_id"]} == {
+        "simcse", "align_uniform"}
