@@ -11,7 +11,7 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install -q -e '.[dev]'
 	touch $(STAMP)
 
-.PHONY: install demo test report benchmarks minilm-report
+.PHONY: install demo test fault-matrix report benchmarks minilm-report
 install: $(STAMP)
 
 demo: $(STAMP)
@@ -20,6 +20,12 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(PY) -m pytest -q tests
+
+# Every sweep shape stopped at each point where its driver's state changes, by Ctrl-C and by kill -9, then resumed
+# and compared with an uninterrupted run (tests/test_fault_matrix.py; `make test` runs a subset). The outcome table
+# is written to sweep_outputs/fault_matrix.md.
+fault-matrix: $(STAMP)
+	SENTSWEEP_FAULT_MATRIX=all $(PY) -m pytest -v tests/test_fault_matrix.py
 
 # The example report under docs/: a quick NM-weight sweep, then its table and plot.
 report: $(STAMP)

@@ -76,6 +76,12 @@ def protocol_card(definition, args: argparse.Namespace, resolved, stages: list[t
                 lines.append(f"| {method} | {name} | {_value(value)} | {source} |")
         lines.append("")
 
+    cited_methods = [get_method(name) for name in methods if get_method(name).citation]
+    if cited_methods:  # a sentence-transformers loss as a method: the work it cites, as the loss gives it
+        lines += ["## Works the methods cite", ""]
+        for method in cited_methods:
+            lines += [f"**{method.name}**: {method.reference}", "", "```bibtex", method.citation.strip(), "```", ""]
+
     lines += preparation_cache_section(resolved.constants, methods)
     lines += sweep_options_section(args, option_defaults or {})
     seeds_source = "command line" if args.seeds else (

@@ -29,6 +29,7 @@ from sentsweep.random_seeds import TRIAL_INDEX_KEY, resolve_seed
 from sentsweep.tracking.datasets import trial_datasets
 from sentsweep.tracking.store import PER_QUERY_ARTIFACT
 from sentsweep.tracking.writer import QueuedMlflowWriter
+from sentsweep.trainables.st_losses import is_st_method, loss_argument_defaults
 from sentsweep.version import code_version
 
 IGNORED_RESULT_KEYS = set(AUTO_RESULT_KEYS) | {"done", "trial_id", "experiment_tag", "should_checkpoint"}
@@ -59,8 +60,11 @@ def config_hash(config: dict) -> str:
 
 
 def trial_params(config: dict) -> dict:
-    """The config entries logged as MLflow params (the seed included)."""
+    """The config entries logged as MLflow params (the seed included); for a sentence-transformers loss as a
+    method, every constructor argument it is built with, its defaults included."""
     params = {k: v for k, v in config.items() if k not in NON_PARAM_KEYS}
+    if is_st_method(config.get("method")):
+        params = loss_argument_defaults(config["method"]) | params
     params["seed"] = resolve_seed(config)
     return params
 

@@ -20,6 +20,7 @@ from sentsweep.trainables.gpl import GPL_METHOD
 from sentsweep.trainables.lexical_baselines import LEXICAL_METHODS
 from sentsweep.trainables.objectives import OBJECTIVES, UnsupervisedSettings
 from sentsweep.trainables.settings import BOOKKEEPING_KEYS, EvaluationSettings, Method, TrainingSettings, Trial
+from sentsweep.trainables.st_losses import built_st_methods, is_st_method, st_method
 from sentsweep.trainables.supervised import SUPERVISED_METHODS
 from sentsweep.trainables.unsupervised import unsupervised_method
 
@@ -32,17 +33,21 @@ def get_method(name: str) -> Method:
     """The method `name`; an unknown name is an `InputError` that suggests the closest method or objective."""
     if name in METHODS:
         return METHODS.get(name)
+    if is_st_method(name):
+        return st_method(name)
     if "+" not in str(name) and name not in OBJECTIVES:
         suggestion = closest(name, METHODS.names() + OBJECTIVES.names())
         hint = f"; did you mean {suggestion!r}?" if suggestion else ""
         raise InputError(f"unknown method {name!r}{hint} (known: {', '.join(METHODS.names())}, one of "
-                         f"{', '.join(OBJECTIVES.names())} or two of those joined by '+')")
+                         f"{', '.join(OBJECTIVES.names())} or two of those joined by '+', or st:<a "
+                         "sentence-transformers loss>)")
     return unsupervised_method(name)
 
 
 def settings_groups() -> list[type[Settings]]:
     """Every settings class: the shared loop's and evaluation's, each method's and each objective's."""
     groups = [TrainingSettings, EvaluationSettings] + [method.settings for _, method in METHODS.items()]
+    groups += [method.settings for method in built_st_methods()]
     return groups + [spec.settings for _, spec in OBJECTIVES.items()] + [UnsupervisedSettings]
 
 

@@ -160,6 +160,7 @@ class Method:
     check: Callable[[Trial], None] = lambda trial: None
     objectives: Mapping[str, type[Settings]] = field(default_factory=dict)
     cached_stages: tuple[Stage, ...] = ()
+    citation: str = ""  # the work as BibTeX, where the method has its own (a sentence-transformers loss)
 
     def settings_groups(self) -> list[type[Settings]]:
         """Every settings class a trial of this method reads."""

@@ -1,0 +1,43 @@
+"""Recipe (b): sentence-transformers losses as methods, with no code: CoSENT, AnglE and MNRL on labelled pairs.
+
+Any loss of `sentence_transformers.sentence_transformer.losses` that sentsweep knows how to feed (see
+sentsweep.trainables.st_losses) is the method `st:<LossName>`; its constructor arguments are settings:
+
+    python st_losses.py --dry-run                                  # the card: each loss's arguments and citation
+    python st_losses.py --quick
+    python st_losses.py --quick --set scale=30                     # a loss argument, checked as any setting
+    python st_losses.py --methods st:CoSENTLoss st:CachedMultipleNegativesRankingLoss --sts-dir stsbenchmark/
+"""
+
+import sys
+
+from sentsweep.search_spaces.protocol import Protocol, Sourced
+from sentsweep.settings import project_choice
+from sentsweep.sweep import Stage, SweepDefinition, run_sweep
+
+LOSSES = ["st:CoSENTLoss", "st:AnglELoss", "st:MultipleNegativesRankingLoss"]
+OWN = project_choice("this example's choice")
+PROTOCOL = Protocol(
+    settings={"lr": Sourced(2e-5, OWN), "batch_size": Sourced(16, OWN), "epochs": Sourced(4, OWN),
+              "eval_steps": Sourced(500, OWN), "max_seq_length": Sourced(128, OWN)},
+    seeds=Sourced(5, OWN),
+    grids={"method": Sourced(LOSSES, OWN)},
+    quick=dict(lr=1e-3, max_seq_length=32, epochs=None, max_steps=20, eval_steps=10, seeds=2),
+)
+
+
+def add_arguments(parser):
+    parser.add_argument("--methods", nargs="+", help=f"st:<loss> methods (default: {' '.join(LOSSES)})")
+
+
+DEFINITION = SweepDefinition(
+    name="st_losses",
+    description=__doc__.splitlines()[0],
+    protocol=PROTOCOL,
+    stages=[Stage("losses", lambda args: {"method": args.methods or PROTOCOL.grid("method")})],
+    add_arguments=add_arguments,
+    trains_on_gold_pairs=True,
+)
+
+if __name__ == "__main__":
+    sys.exit(run_sweep(DEFINITION))
