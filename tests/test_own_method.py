@@ -19,6 +19,7 @@ from sentsweep.plugins import code_digest, import_user_modules, load_user_file, 
 from tests.cluster_helpers import PROJECT, RAY_ENV, RayCluster, sqlite_store
 
 RECIPE_A = PROJECT / "examples" / "own_objective.py"
+RECIPE_E = PROJECT / "examples" / "trainer_script.py"
 FEW_STEPS = ["--max-steps", "20", "--eval-steps", "10"]
 
 
@@ -69,6 +70,38 @@ def test_the_user_code_a_driver_sends_is_named_and_digested_and_a_different_copy
     assert code_digest(plugin) != modules["digest_probe"].digest  # an edited loss gets another code version
     with pytest.raises(RuntimeError, match="digest_probe.*is not the driver's"):
         import_user_modules([modules["digest_probe"].as_config()])
+
+
+def test_an_objective_whose_loss_fails_stops_the_sweep_before_ray_starts_naming_its_line(tmp_path):
+    broken = tmp_path / "failing_objective.py"
+    source = RECIPE_A.read_text().replace("    return alignment + weight",
+                                          "    raise ValueError('a bug in my loss')\n    return alignment + weight")
+    broken.write_text(source)
+    line = source.splitlines().index("    raise ValueError('a bug in my loss')") + 1
+    result = run([sys.executable, str(broken), "--quick"], tmp_path, timeout=300)
+    assert result.returncode == 2, result.stdout[-2000:] + result.stderr[-2000:]
+    assert (f"method 'align_uniform' failed its first step on a tiny model at {broken}, line {line}: ValueError: a "
+            "bug in my loss") in result.stderr
+    assert not list((tmp_path / "sweep_outputs").glob("ray/failing*"))  # no Ray Tune run started
+    assert not (tmp_path / "mlflow.db").exists()  # nor a sweep in MLflow
+
+
+@pytest.mark.slow
+def test_recipe_e_a_trainer_script_swept_over_seeds_and_an_argument_reports_each_evaluation(tmp_path):
+    script = tmp_path / "trainer_script.py"
+    shutil.copy(RECIPE_E, script)
+    uri = sqlite_store(tmp_path)
+    result = run([sys.executable, str(script), "--quick", "--tracking-uri", uri], tmp_path)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    assert "| cosent_script | 10.0 |" in result.stdout and "| cosent_script | 20.0 |" in result.stdout
+    runs = fetch_trial_runs(uri, "trainer_script", None)
+    assert len(runs) == 4 and set(runs["status"]) == {"FINISHED"}  # 2 scales x 2 seeds
+    client = MlflowClient(uri)
+    for run_id in runs["run_id"]:
+        # the untrained model, then each of the trainer's evaluations (eval_steps 10 of 20 steps)
+        assert [m.step for m in client.get_metric_history(run_id, "sts_dev")] == [0, 10, 20]
+        assert [m.step for m in client.get_metric_history(run_id, "eval_sts-dev_spearman_cosine")] == [10, 20]
+    assert set(runs["seed"]) == {"0", "1"}
 
 
 @pytest.mark.slow

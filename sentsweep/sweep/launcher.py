@@ -33,6 +33,7 @@ from sentsweep.search_spaces.param_spaces import values_to_validate
 from sentsweep.search_spaces.protocol import with_method_settings
 from sentsweep.sweep.card import protocol_card
 from sentsweep.sweep.definition import ResolvedSweep, SweepDefinition
+from sentsweep.sweep.first_step import check_own_methods_start
 from sentsweep.sweep.resources import add_resource_arguments, check_resource_options
 from sentsweep.tasks import build_tasks, parse_task_specs
 from sentsweep.tracking.models import check_model_uri, is_model_uri, materialize_model
@@ -240,19 +241,20 @@ def stage_axes(definition: SweepDefinition, args: argparse.Namespace) -> list[tu
     return stages
 
 
-def validate_axes(resolved: ResolvedSweep, stages: list[tuple[str, dict]]) -> set[str]:
+def validate_axes(resolved: ResolvedSweep, stages: list[tuple[str, dict]]) -> dict[str, dict]:
     """Check every value every axis can take as its method's typed settings (with the method's protocol
-    settings), before anything runs; returns the names of the sweep's methods."""
-    methods = set()
+    settings), before anything runs; returns the sweep's methods, each with the first point checked of it."""
+    methods = {}
     for _, axes in stages:
         first_point = resolved.constants | {name: values_to_validate(axis)[0] for name, axis in axes.items()}
         first_point.setdefault("model", TINY_MODEL_PENDING)
         for name, axis in axes.items():
             for value in values_to_validate(axis):
                 point = with_method_settings(first_point | {name: value}, resolved.method_settings, axes)
-                methods.add(validate_config(point).method)
+                methods.setdefault(validate_config(point).method, point)
         if not axes:
-            methods.add(validate_config(with_method_settings(first_point, resolved.method_settings)).method)
+            point = with_method_settings(first_point, resolved.method_settings)
+            methods.setdefault(validate_config(point).method, point)
     return methods
 
 
@@ -397,13 +399,16 @@ def _run(definition: SweepDefinition, args: argparse.Namespace) -> int:
         raise InputError(problem)
     if args.quick and definition.quick_setup is not None:
         prepare_quick_models(definition, constants, args)  # the checks below need the tiny models it builds
-    check_overrides_used(parse_assignments(args.set), validate_axes(resolved, stages))
+    methods = validate_axes(resolved, stages)
+    check_overrides_used(parse_assignments(args.set), methods)
     tracking_uri = resolve_tracking_uri(args.tracking_uri)
     check_tracking_reachable(tracking_uri)
     if is_model_uri(constants.get("model")):  # a run or registered version that does not exist fails here
         constants["parent_model_run_id"] = check_model_uri(tracking_uri, constants["model"])
         constants["model"] = str(materialize_model(tracking_uri, constants["model"], Path(args.output_dir, "models")))
     prepare_quick_models(definition, constants, args)  # --quick without --model: every check passed, build now
+    # a method of one's own takes one step on a tiny model before a cluster's hours go to it
+    check_own_methods_start(methods, _tiny_model(Path(args.output_dir), Path(constants["corpus"])))
 
     # lazy: Ray Tune, MLflow and the tables load only once a sweep really runs (a dry run needs none of them)
     from sentsweep.sweep.runner import SweepRunner, baseline_scores
