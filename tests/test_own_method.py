@@ -142,3 +142,23 @@ def test_recipe_a_runs_on_a_worker_node_that_has_not_got_the_file(tmp_path):
     assert len(runs) == 6 and set(runs["status"]) == {"FINISHED"}
     assert {MlflowClient(uri).get_run(run_id).data.params.get("method") for run_id in runs["run_id"]} == {
         "simcse", "align_uniform"}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("recipe, expected", [
+    # (c): the task's main metric is a column of the table, for every configuration
+    ("own_task.py", ["| noise_ratio | sts_test_at_best_dev | best_sts_dev | faq_rerank_map |"]),
+    # (d): every published cell is checked (the tiny --quick model misses them all)
+    ("published_table.py", ["## Reproduction targets", "| pooling=mean, noise_type=delete, noise_ratio=0.6, "
+                            "tie_decoder=false | best_sts_dev | 2 |", "3 published values: outside 3."]),
+])
+def test_recipes_c_and_d_run_from_a_folder_of_their_own(tmp_path, recipe, expected):
+    shutil.copytree(PROJECT / "examples", tmp_path / "examples")
+    uri = sqlite_store(tmp_path)
+    result = run([sys.executable, str(tmp_path / "examples" / recipe), "--quick", "--tracking-uri", uri], tmp_path)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    table = result.stdout[result.stdout.rindex("mean ± std over seeds"):]
+    for text in expected:
+        assert text in table, text
+    runs = fetch_trial_runs(uri, recipe.removesuffix(".py"), None)
+    assert set(runs["status"]) == {"FINISHED"}
