@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The cluster launcher for real, on this machine: cluster-onprem.yaml pointed at 127.0.0.1 (its head reached over
 # SSH as a dedicated user; scripts/cluster_local_config.py), then
-#   ray up -y; ray submit <config> sweeps/nm_weight.py --quick; the runs counted in the head's MLflow server;
-#   ray down -y
+#   ray up -y; ray submit <config> sweeps/nm_weight.py --quick; ray submit <config> examples/own_objective.py --quick
+#   (a researcher's own objective, from a file the cluster's nodes do not have); the runs of both counted in the
+#   head's MLflow server; ray down -y
 # Run as root (`make cluster-smoke`): the set-up below, done once and skipped when done, installs openssh-server and
 # rsync, creates the user CLUSTER_USER with an SSH key in STATE_DIR, and starts an sshd of its own that listens on
 # 127.0.0.1:22 only and lets in that user only (unless something already listens there: then that sshd must).
@@ -103,25 +104,29 @@ step "ray up -y $CONFIG"
 step "ray submit $CONFIG sweeps/nm_weight.py --quick $SWEEP_ARGS"
 "$RAY" submit "$CONFIG" sweeps/nm_weight.py --quick $SWEEP_ARGS
 
+step "ray submit $CONFIG examples/own_objective.py --quick (an objective of one's own, sent to the workers)"
+"$RAY" submit "$CONFIG" examples/own_objective.py --quick
+
 step "the runs in the head's MLflow server, http://127.0.0.1:$MLFLOW_PORT"
-"$VENV/bin/python" - "$MLFLOW_PORT" <<'EOF'
+"$VENV/bin/python" - "$MLFLOW_PORT" nm_weight own_objective <<'EOF'
 import sys
 
 from mlflow.tracking import MlflowClient
 
 client = MlflowClient(f"http://127.0.0.1:{sys.argv[1]}")
-experiment = client.get_experiment_by_name("nm_weight")
-runs = client.search_runs([experiment.experiment_id], max_results=1000)
-sweeps = [run for run in runs if "mlflow.parentRunId" not in run.data.tags]
-assert len(sweeps) == 1, f"expected one sweep (parent) run, found {len(sweeps)}"
-parent = sweeps[0]
-trials = [run for run in runs if run.data.tags.get("mlflow.parentRunId") == parent.info.run_id]
-finished = [run for run in trials if run.info.status == "FINISHED"]
-print(f"experiment nm_weight (id {experiment.experiment_id}): sweep run {parent.info.run_name} "
-      f"{parent.info.status}, {len(trials)} trial runs, {len(finished)} FINISHED")
-for run in sorted(trials, key=lambda r: r.info.run_name)[:4]:
-    dev = run.data.metrics.get("best_sts_dev", float("nan"))
-    print(f"  {run.info.run_name} {run.info.status} best_sts_dev={dev:.2f} artifacts: {run.info.artifact_uri}")
-assert parent.info.status == "FINISHED" and trials and len(finished) == len(trials), "unfinished runs"
+for name in sys.argv[2:]:
+    experiment = client.get_experiment_by_name(name)
+    runs = client.search_runs([experiment.experiment_id], max_results=1000)
+    sweeps = [run for run in runs if "mlflow.parentRunId" not in run.data.tags]
+    assert len(sweeps) == 1, f"{name}: expected one sweep (parent) run, found {len(sweeps)}"
+    parent = sweeps[0]
+    trials = [run for run in runs if run.data.tags.get("mlflow.parentRunId") == parent.info.run_id]
+    finished = [run for run in trials if run.info.status == "FINISHED"]
+    print(f"experiment {name} (id {experiment.experiment_id}): sweep run {parent.info.run_name} "
+          f"{parent.info.status}, {len(trials)} trial runs, {len(finished)} FINISHED")
+    for run in sorted(trials, key=lambda r: r.info.run_name)[:4]:
+        dev = run.data.metrics.get("best_sts_dev", float("nan"))
+        print(f"  {run.info.run_name} {run.info.status} best_sts_dev={dev:.2f} code {run.data.tags['code_version']}")
+    assert parent.info.status == "FINISHED" and trials and len(finished) == len(trials), f"{name}: unfinished runs"
 EOF
 echo "cluster smoke test passed in $(( $(date +%s) - start )) s (ray up to the MLflow check)"

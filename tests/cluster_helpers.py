@@ -6,6 +6,7 @@ import atexit
 import functools
 import json
 import os
+import shlex
 import shutil
 import signal
 import socket
@@ -75,18 +76,25 @@ class RayCluster:
             self._gcs = GcsClient(address=self.address)
         return {node_id for node_id, node in self._gcs.get_all_node_info(timeout=10).items() if node.state == 0}
 
-    def _start(self, arguments: list[str], cwd: Path | None = None) -> subprocess.Popen:
-        node = subprocess.Popen([str(BIN / "ray"), "start", "--block", "--disable-usage-stats", *arguments],
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
-                                env=RAY_ENV, cwd=cwd)
+    def _start(self, arguments: list[str], hidden: tuple[Path, ...] = ()) -> subprocess.Popen:
+        command = [str(BIN / "ray"), "start", "--block", "--disable-usage-stats", *arguments]
+        if hidden:  # in a mount namespace of its own, each hidden folder covered by an empty one
+            empty = tempfile.mkdtemp(prefix="hidden-")
+            mounts = "".join(f"mount --bind {shlex.quote(empty)} {shlex.quote(str(path))} && " for path in hidden)
+            command = ["unshare", "--mount", "--propagation", "private", "--", "sh", "-c",
+                       f"{mounts}exec {shlex.join(command)}"]
+        node = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+                                env=RAY_ENV, cwd=hidden[0].parent if hidden else None)
         self.nodes.append(node)
         return node
 
-    def add_worker(self, cpus: float, cwd: Path | None = None) -> subprocess.Popen:
-        """Start a worker node (in folder `cwd`) and return once the head counts it alive (its resources are the
-        cluster's)."""
+    def add_worker(self, cpus: float, hidden: tuple[Path, ...] = ()) -> subprocess.Popen:
+        """Start a worker node and return once the head counts it alive (its resources are the cluster's). The
+        folders `hidden` are empty for it (a mount namespace of its own; root only), as on a machine whose disk
+        lacks them."""
         known = self.alive_nodes()
-        node = self._start([f"--address={self.address}", "--node-ip-address=127.0.0.1", f"--num-cpus={cpus}"], cwd)
+        node = self._start([f"--address={self.address}", "--node-ip-address=127.0.0.1", f"--num-cpus={cpus}"],
+                           hidden)
         wait_until(lambda: self.alive_nodes() - known, 60, interval_s=0.2, what="the worker node to join")
         return node
 

@@ -5,6 +5,7 @@ the file's folder as working directory nor on its path; their mistakes fail befo
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -124,17 +125,20 @@ def test_recipe_a_runs_from_a_folder_outside_the_repository_on_the_embedded_ray(
 
 
 @pytest.mark.slow
+@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("unshare"),
+                    reason="hiding the file from the worker node takes a mount namespace: root and unshare")
 def test_recipe_a_runs_on_a_worker_node_that_has_not_got_the_file(tmp_path):
-    user_folder, elsewhere = tmp_path / "researcher", tmp_path / "node"
-    user_folder.mkdir(), elsewhere.mkdir()
+    user_folder, shared = tmp_path / "researcher", tmp_path / "shared"  # the file; the outputs every node sees
+    user_folder.mkdir(), shared.mkdir()
     sweep_file = user_folder / "own_objective.py"
     shutil.copy(RECIPE_A, sweep_file)
     cluster = RayCluster(head_cpus=0)  # every trial runs on the worker node
     try:
-        cluster.add_worker(cpus=2, cwd=elsewhere)
-        uri = sqlite_store(user_folder)
-        result = run([sys.executable, str(sweep_file), "--quick", "--tracking-uri", uri, *FEW_STEPS], user_folder,
-                     env={"RAY_ADDRESS": cluster.address})
+        # the worker node sees an empty folder where the driver has the file, as another machine would have none
+        cluster.add_worker(cpus=2, hidden=(user_folder,))
+        uri = sqlite_store(shared)
+        result = run([sys.executable, str(sweep_file), "--quick", "--tracking-uri", uri, "--output-dir",
+                      str(shared / "out"), *FEW_STEPS], shared, env={"RAY_ADDRESS": cluster.address})
     finally:
         cluster.stop()
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]

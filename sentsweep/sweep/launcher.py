@@ -146,6 +146,7 @@ def resolve_settings(definition: SweepDefinition, args: argparse.Namespace) -> R
         if getattr(args, option) is not None:
             overrides[option] = getattr(args, option)
     assignments = parse_assignments(args.set)
+    name_sweep_methods(definition, args)  # a sentence-transformers loss's arguments are known keys from here
     check_keys(assignments)  # a misspelled key fails here, with the closest setting suggested
     overrides.update(local_paths_made_absolute(assignments))
     seeds_given = overrides.pop("seeds", None)
@@ -224,6 +225,18 @@ def gold_train_file(args: argparse.Namespace) -> str:
     train = sts_benchmark_files(args.sts_dir or DEMO_DIR)["train"]
     read_scored_pairs(train)  # a missing or malformed file fails here, naming itself
     return str(train.resolve())
+
+
+def name_sweep_methods(definition: SweepDefinition, args: argparse.Namespace) -> None:
+    """Resolve every method the sweep's stages name (a method axis, or the protocol's one method), so that the
+    settings of methods built on demand (st:<loss>) are known before the command line's keys are checked."""
+    named = [definition.protocol.constants().get("method")]
+    for _, axes in stage_axes(definition, args):
+        values = axes.get("method")
+        named += values if isinstance(values, list) else []
+    for method in named:
+        if isinstance(method, str):
+            get_method(method)
 
 
 def stage_axes(definition: SweepDefinition, args: argparse.Namespace) -> list[tuple[str, dict]]:
