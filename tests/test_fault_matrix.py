@@ -239,3 +239,46 @@ def test_a_sweep_stopped_anywhere_is_resumed_to_the_uninterrupted_table(tmp_path
     assert tables and tables == stage_tables(reference.log), log[-5000:]
     report.append(f"{row} {stopped} | exit 0 | {len(finished)} cells finished once, {len(left_out)} lost "
                   f"trial run(s), {len(tables)} table(s) equal ({time.monotonic() - started:.0f} s) |")
+
+
+def test_an_error_after_a_stage_ends_the_sweep_failed_and_resume_finishes_it(tmp_path, monkeypatch):
+    """Not a signal but a bug (or a lost disk) at a stage's end: the sweep's run ends FAILED with the reason, never
+    RUNNING, no trial run stays RUNNING, and --resume, once the cause is gone, finishes the sweep."""
+    import contextlib
+    import io
+
+    import ray
+
+    import sentsweep.sweep.runner as runner
+    from sentsweep.experiments.nm_weight import DEFINITION
+    from sentsweep.sweep import run_sweep
+
+    def broken(results):
+        raise OSError("the disk of the checkpoints went away")
+
+    uri = sqlite_store(tmp_path)
+    arguments = ["--quick", "--tracking-uri", uri, "--output-dir", str(tmp_path / "out"), "--no-table-rows",
+                 *SHAPES["multistage"].arguments, *FEW_STEPS]
+    monkeypatch.setattr(runner, "delete_superseded_checkpoints", broken)
+    output = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(output), contextlib.redirect_stderr(output), \
+                pytest.raises(OSError, match="the disk of the checkpoints went away"):
+            run_sweep(DEFINITION, arguments)
+    finally:
+        ray.shutdown()
+    assert "its MLflow run ended FAILED" in output.getvalue() and "--resume" in output.getvalue()
+    client = MlflowClient(uri)
+    sweep = client.get_run(latest_sweep_run_id(uri, "nm_weight"))
+    assert sweep.info.status == "FAILED"
+    assert sweep.data.tags["failure_reason"] == "OSError: the disk of the checkpoints went away"
+    assert "RUNNING" not in set(fetch_trial_runs(uri, "nm_weight", None)["status"])
+
+    monkeypatch.undo()
+    try:
+        with contextlib.redirect_stdout(output), contextlib.redirect_stderr(output):
+            assert run_sweep(DEFINITION, [*arguments, "--resume"]) == 0, output.getvalue()[-3000:]
+    finally:
+        ray.shutdown()
+    assert client.get_run(sweep.info.run_id).info.status == "FINISHED"  # the same sweep run, reopened
+    assert set(fetch_trial_runs(uri, "nm_weight", None)["status"]) == {"FINISHED"}
