@@ -11,7 +11,7 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install -q -e '.[dev]'
 	touch $(STAMP)
 
-.PHONY: install demo test fault-matrix report benchmarks minilm-report
+.PHONY: install demo test test-fast fault-matrix report benchmarks minilm-report
 install: $(STAMP)
 
 demo: $(STAMP)
@@ -20,6 +20,11 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(PY) -m pytest -q tests
+
+# Everyday work: every test but those marked slow (they start Ray, an MLflow server or sweeps); `make test` runs all.
+test-fast: $(STAMP)
+	$(VENV)/bin/ruff check .
+	$(PY) -m pytest -q -m "not slow" --durations=15 tests
 
 # Every sweep shape stopped at each point where its driver's state changes, by Ctrl-C and by kill -9, then resumed
 # and compared with an uninterrupted run (tests/test_fault_matrix.py; `make test` runs a subset). The outcome table

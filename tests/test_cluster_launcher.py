@@ -18,6 +18,8 @@ import yaml
 
 from tests.cluster_helpers import PROJECT
 
+pytestmark = pytest.mark.slow  # starts Ray, an MLflow server or sweeps (make test-fast leaves it out)
+
 SCRIPT = PROJECT / "scripts" / "cluster_smoke.sh"
 _spec = importlib.util.spec_from_file_location("cluster_local_config", PROJECT / "scripts" / "cluster_local_config.py")
 cluster_local_config = importlib.util.module_from_spec(_spec)

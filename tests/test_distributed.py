@@ -23,6 +23,8 @@ from tests.cluster_helpers import (
     wait_until,
 )
 
+pytestmark = pytest.mark.slow  # starts Ray, an MLflow server or sweeps (make test-fast leaves it out)
+
 SHORT_TRIALS = ["--max-steps", "60", "--eval-steps", "20"]
 EXPECTED_STEPS = [0, 20, 40, 60]
 # Trials of a few seconds (besides their start), still running when a fault lands just after they started, and

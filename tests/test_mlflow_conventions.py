@@ -21,6 +21,8 @@ from sentsweep.trainables.session import TuneSession
 from sentsweep.trainables.system_metrics import process_sampler
 from tests.cluster_helpers import PROJECT
 
+pytestmark = pytest.mark.slow  # starts Ray, an MLflow server or sweeps (make test-fast leaves it out)
+
 DRIVER = str(PROJECT / "sweeps" / "nm_weight.py")
 
 

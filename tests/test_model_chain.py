@@ -20,6 +20,8 @@ from sentsweep.search_spaces.protocol import project_protocol
 from sentsweep.sweep import Stage, SweepDefinition, run_sweep
 from tests.test_mlflow_conventions import rest, tags_of
 
+pytestmark = pytest.mark.slow  # starts Ray, an MLflow server or sweeps (make test-fast leaves it out)
+
 CHAIN = SweepDefinition(
     name="chain",
     description="SBERT on the demo pairs, then SBERT again from each seed's model of the first stage",

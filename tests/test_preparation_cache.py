@@ -383,6 +383,7 @@ def test_the_card_lists_the_cached_stages_and_whether_the_seed_is_in_their_keys(
     assert not (tmp_path / "cache").exists()
 
 
+@pytest.mark.slow
 def test_a_second_sweep_loads_every_stage_the_first_computed(tmp_path):
     """The quick GPL sweep on local Ray, twice with one storage path: the trial of the second sweep finds every
     entry the first one's trial wrote, and each run's tags say so."""

@@ -249,6 +249,7 @@ def quick_sweep(tmp_path, *extra):
                                                 f"sqlite:///{tmp_path / 'mlflow.db'}", *extra])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("extra, message", [
     (["--gpus-per-trial", "0.5"], r"--gpus-per-trial 0.5: the Ray cluster at \S+ has 0 GPUs \(CPUs 2\)"),
     (["--cpus-per-trial", "8"], r"--cpus-per-trial 8: the Ray cluster at \S+ has 0 GPUs \(CPUs 2\)"),
@@ -263,6 +264,7 @@ def test_a_request_the_local_ray_cannot_run_is_refused_before_any_trial(local_ra
     assert not (tmp_path / "out" / "ray").exists()  # no Ray Tune run
 
 
+@pytest.mark.slow
 def test_pending_timeout_ends_the_sweep_resumably_and_keeps_what_finished(local_ray, tmp_path, monkeypatch, capsys):
     """Trials asking for more CPUs than the node has, on the autoscaling path (forced by the flag): after the
     timeout the sweep ends with the message, --resume with a request the node fits runs the trials that waited
@@ -301,6 +303,7 @@ def test_pending_timeout_ends_the_sweep_resumably_and_keeps_what_finished(local_
     assert len(done) == 8 and not done.duplicated(["config_hash", "seed"]).any()
 
 
+@pytest.mark.slow
 def test_a_probe_that_gets_no_gpu_in_time_is_refused(local_ray):
     with pytest.raises(InputError, match=r"--pending-timeout 2: the GPU memory probe of tsdae on all-MiniLM-L6-v2 "
                                          r"\(batch size 32, .*\) got no GPU within 2 s; the Ray cluster at \S+ has "
@@ -308,6 +311,7 @@ def test_a_probe_that_gets_no_gpu_in_time_is_refused(local_ray):
         measure_on_cluster(1.0, timeout_s=2)(key(), {})
 
 
+@pytest.mark.slow
 def test_a_gpu_pytorch_cannot_see_skips_the_probe_with_one_line(tmp_path, capsys, tiny_model_dir):
     """Ray told of a GPU that is not there (as the distributed tests' clusters are): the probe, a Ray task on that
     GPU, finds no CUDA device; auto then asks for a whole GPU per trial."""

@@ -13,6 +13,8 @@ from mlflow.tracking import MlflowClient
 import sentsweep.analysis.cli as analysis_cli
 from sentsweep.analysis.runs import fetch_trial_runs, latest_sweep_run_id
 
+pytestmark = pytest.mark.slow  # starts Ray, an MLflow server or sweeps (make test-fast leaves it out)
+
 SWEEP_SCRIPT = Path(__file__).resolve().parents[1] / "sweeps" / "tsdae_deletion.py"
 
 

@@ -13,6 +13,8 @@ import sentsweep.analysis.cli as analysis_cli
 from sentsweep.analysis.runs import fetch_trial_runs, latest_sweep_run_id
 from tests.test_sweep_end_to_end import load_sweep
 
+pytestmark = pytest.mark.slow  # starts Ray, an MLflow server or sweeps (make test-fast leaves it out)
+
 SWEEPS = Path(__file__).resolve().parents[1] / "sweeps"
 
 

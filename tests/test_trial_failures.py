@@ -3,6 +3,7 @@
 import contextlib
 import io
 
+import pytest
 import ray
 from mlflow.tracking import MlflowClient
 
@@ -10,6 +11,8 @@ from sentsweep.analysis.runs import fetch_trial_runs, latest_sweep_run_id
 from sentsweep.search_spaces.protocol import project_protocol
 from sentsweep.search_spaces.tsdae import QUICK_SETTINGS
 from sentsweep.sweep import Stage, SweepDefinition, run_sweep
+
+pytestmark = pytest.mark.slow  # starts Ray, an MLflow server or sweeps (make test-fast leaves it out)
 
 
 def run(definition, workdir, *extra):
