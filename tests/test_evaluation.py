@@ -50,6 +50,7 @@ def duplicated_pairs() -> ScoredPairs:
     return ScoredPairs(pairs.sentences1 + sentences, pairs.sentences2 + sentences, gold, "duplicated")
 
 
+@pytest.mark.slow  # a real training run of seconds or more
 def test_sts_score_is_identical_to_the_last_digit_across_batch_sizes(tiny_model_dir, tmp_path):
     """Batch size changes padding, so embeddings (and the cosines of identical sentences around 1) differ in
     their last bits; the rounded ranking, and so the score, does not change at all."""
@@ -96,6 +97,7 @@ def test_pooling_modes_differ_as_defined(tiny_model_dir):
         assert torch.allclose(pooled, expected, atol=1e-5), pooling
 
 
+@pytest.mark.slow  # a real training run of seconds or more
 def test_all_minilm_l6_v2_scores_its_public_reference_on_sts_benchmark_test():
     """The published STS-B test score of all-MiniLM-L6-v2 is 82.03; the evaluator must reproduce it."""
     from tests.conftest import SHARED_STS_DIR

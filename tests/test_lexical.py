@@ -318,6 +318,7 @@ def test_bm25_dense_top_k_rescores_only_bm25s_best_hits_by_hand():
     assert alone.calls == []  # alpha = 0 is BM25 alone: nothing embedded
 
 
+@pytest.mark.slow  # a real training run of seconds or more
 def test_bm25_dense_method_reports_pyserini_bm25_plus_alpha_cosine(tsdae_config, tiny_model_dir):
     session = LocalSession()
     train(tsdae_config | {"method": "bm25_dense", "alpha": 3.0, "encoder_pooling": "mean"}, session)

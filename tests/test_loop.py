@@ -67,6 +67,7 @@ def tsdae_loss_curve(tiny_model_dir, make_optimizer=None, precision="fp32", tie_
     return [training_step(setup, optimizer, lr_schedule, schedule, 0, step, precision) for step in range(15)]
 
 
+@pytest.mark.slow  # a real training run of seconds or more
 def test_fused_adamw_keeps_the_loss_curve(tiny_model_dir):
     """The fused optimizer (a speed-up) gives the loss curve of the plain per-tensor AdamW, within float tolerance."""
     plain = tsdae_loss_curve(tiny_model_dir, lambda module, training: torch.optim.AdamW(
@@ -74,6 +75,7 @@ def test_fused_adamw_keeps_the_loss_curve(tiny_model_dir):
     assert tsdae_loss_curve(tiny_model_dir) == pytest.approx(plain, rel=1e-4)
 
 
+@pytest.mark.slow  # a real training run of seconds or more
 def test_bf16_autocast_follows_the_fp32_loss_curve_within_bf16_precision(tiny_model_dir):
     """bfloat16 autocast (a speed-up on AMX CPUs and GPUs) keeps the curve of fp32 training to within the
     rounding of bf16's 8-bit mantissa accumulated over 15 steps, and still learns."""
@@ -83,6 +85,7 @@ def test_bf16_autocast_follows_the_fp32_loss_curve_within_bf16_precision(tiny_mo
     assert sum(bf16[-5:]) < sum(bf16[:5])
 
 
+@pytest.mark.slow  # a real training run of seconds or more
 @pytest.mark.parametrize("tie_decoder", [True, False])
 def test_tsdae_loss_keeps_the_loss_curve_of_sentence_transformers_denoising_loss(tiny_model_dir, monkeypatch,
                                                                                 tie_decoder):

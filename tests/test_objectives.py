@@ -29,6 +29,7 @@ def features(model, texts):
     return model.preprocess(texts)
 
 
+@pytest.mark.slow  # a real training run of seconds or more
 @pytest.mark.parametrize("method", METHODS)
 def test_loss_decreases_over_30_steps(base_config, method):
     torch.manual_seed(0)

@@ -73,6 +73,7 @@ def test_the_user_code_a_driver_sends_is_named_and_digested_and_a_different_copy
         import_user_modules([modules["digest_probe"].as_config()])
 
 
+@pytest.mark.slow  # a real training run of seconds or more
 def test_an_objective_whose_loss_fails_stops_the_sweep_before_ray_starts_naming_its_line(tmp_path):
     broken = tmp_path / "failing_objective.py"
     source = RECIPE_A.read_text().replace("    return alignment + weight",

@@ -57,6 +57,7 @@ def generator(tiny_model_dir, tmp_path_factory):
     return build_tiny_seq2seq(tmp_path_factory.mktemp("t5") / "t5", tiny_model_dir)
 
 
+@pytest.mark.slow  # a real training run of seconds or more
 def test_gpl_gives_the_same_results_with_and_without_the_cache_and_shares_what_its_keys_share(
         tiny_model_dir, generator, tmp_path):
     cache = tmp_path / "cache"
@@ -89,6 +90,7 @@ def test_gpl_gives_the_same_results_with_and_without_the_cache_and_shares_what_i
     assert only(statuses, "hit") == {"untrained_evaluation"}
 
 
+@pytest.mark.slow  # a real training run of seconds or more
 def test_a_preparation_seed_gives_every_seed_one_shared_preparation(tiny_model_dir, generator, tmp_path):
     cache = tmp_path / "cache"
     config = trial_config(tiny_model_dir, method="gpl", generator=str(generator), sample_size=30,
@@ -107,6 +109,7 @@ def test_a_preparation_seed_gives_every_seed_one_shared_preparation(tiny_model_d
     assert seed_1 != run(config | {"seed": 1}, None)[0]  # the preparation seed changes what seed 1 trains on
 
 
+@pytest.mark.slow  # a real training run of seconds or more
 @pytest.mark.parametrize("settings, other, shared_stages", [
     # another sampling shares the teacher: loaded from the cache, it annotates other pairs exactly as the teacher
     # trained in the trial does

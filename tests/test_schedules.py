@@ -72,6 +72,7 @@ def test_length_and_warmup_settings_are_checked():
         TrainingSettings.from_config(INPUTS | dict(max_steps=10, lr_schedule="cosine"))
 
 
+@pytest.mark.slow  # a real training run of seconds or more
 def test_validation_loss_selects_the_reported_checkpoint(tsdae_config):
     """Wang (2022) §5.2.2: the checkpoint with the lowest loss on held-out sentences is the one reported."""
     session = LocalSession()

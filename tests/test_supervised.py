@@ -39,6 +39,7 @@ def animal_pairs(n: int, seed: int) -> ScoredPairs:
     return ScoredPairs(first, second, scores, "toy")
 
 
+@pytest.mark.slow  # a real training run of seconds or more
 @pytest.mark.parametrize("kind", ["ce", "cbe"])
 def test_teacher_scores_correlate_with_gold_after_training(tiny_model_dir, kind):
     train_pairs, held_out = animal_pairs(200, 0), animal_pairs(100, 1)
@@ -86,6 +87,7 @@ def test_bm25_sampling_pairs_each_sentence_with_its_lexically_closest_others():
     assert all(i < j for i, j in pairs)
 
 
+@pytest.mark.slow  # a real training run of seconds or more
 def test_iterative_kde_moves_the_silver_distribution_to_the_gold_one():
     rng = np.random.default_rng(0)
     gold = rng.uniform(0, 1, 300)
@@ -110,6 +112,7 @@ def base_config(tiny_model_dir) -> dict:
                 teacher_epochs=1, teacher_lr=3e-3)
 
 
+@pytest.mark.slow  # a real training run of seconds or more
 def test_sbert_trains_on_exactly_the_sampled_gold_pairs_and_its_loss_decreases(tiny_model_dir):
     session = LocalSession()
     train(base_config(tiny_model_dir) | {"method": "sbert", "sample_size": 64}, session)
@@ -118,6 +121,7 @@ def test_sbert_trains_on_exactly_the_sampled_gold_pairs_and_its_loss_decreases(t
     assert losses[-1] < losses[0]
 
 
+@pytest.mark.slow  # a real training run of seconds or more
 def test_augsbert_with_reannotated_gold_distils_the_teachers_scores(tiny_model_dir, monkeypatch):
     import sentsweep.trainables.supervised as supervised
 
@@ -143,6 +147,7 @@ def test_augsbert_with_reannotated_gold_distils_the_teachers_scores(tiny_model_d
     assert np.all(np.abs(labels) <= 1) and not np.allclose(labels, np.array(gold.scores) / 5)  # CBE cosines
 
 
+@pytest.mark.slow  # a real training run of seconds or more
 def test_gpl_margin_mse_loss_decreases(tiny_model_dir, tmp_path):
     from sentsweep.models import build_tiny_seq2seq
 
@@ -185,6 +190,7 @@ def test_topic_classification_task_reports_f1_macro_of_a_frozen_encoder(tmp_path
     assert result.metrics["topics_f1_macro"] == pytest.approx(100 * f1_score(gold, predicted, average="macro"))
 
 
+@pytest.mark.slow  # a real training run of seconds or more
 @pytest.mark.parametrize("prompt", ["shown", "hidden"])
 def test_topic_prompts_reach_the_teacher_and_the_student_only_when_shown(tiny_model_dir, tmp_path, monkeypatch, prompt):
     import sentsweep.trainables.supervised as supervised
@@ -302,6 +308,7 @@ class RecordingSession(LocalSession):
         super().report(metrics, checkpoint_dir)
 
 
+@pytest.mark.slow  # a real training run of seconds or more
 def test_augsbert_reports_teacher_scores_agreement_and_silver_scores(tiny_model_dir, monkeypatch):
     """Tables 6.1-6.3 metrics against scipy on the teacher's own predictions; the teacher-student Spearman
     against an independent encoding of the dev-selected student; the silver scores artifact against what the
@@ -520,6 +527,7 @@ def gpl_draws(tiny_model_dir, generator, monkeypatch) -> tuple[list, dict]:
     return seen["candidates"], draws
 
 
+@pytest.mark.slow  # a real training run of seconds or more
 def test_gpl_draws_a_fresh_negative_for_each_query_every_epoch_reproducibly(tiny_model_dir, tmp_path, monkeypatch):
     from sentsweep.models import build_tiny_seq2seq
 

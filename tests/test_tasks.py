@@ -215,6 +215,7 @@ def test_senteval_sts_with_a_missing_subset_names_it(tmp_path):
         build_task("sts13", str(folder))
 
 
+@pytest.mark.slow  # a real training run of seconds or more
 def test_evaluate_command_scores_sts13_from_senteval_folder(tmp_path):
     """`python -m sentsweep.evaluate --task sts13=<SentEval folder>` prints every STS13 metric, as computed here."""
     folder, _ = senteval_sts_folder(tmp_path, "sts13")
@@ -411,6 +412,7 @@ class WordFeatures:
         return np.array([[("good" in t) * 1.0, ("bad" in t) * 1.0] for t in texts])
 
 
+@pytest.mark.slow  # a real training run of seconds or more
 def test_binary_transfer_task_cross_validates_a_separable_problem_to_100(tmp_path):
     folder = tmp_path / "MR"
     write(folder / "rt-polarity.pos", "".join(f"a good film number {i}\n" for i in range(30)), "latin-1")

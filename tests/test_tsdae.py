@@ -10,6 +10,7 @@ from sentsweep.trainables.session import LocalSession
 from sentsweep.trainables.unsupervised import build_unsupervised
 
 
+@pytest.mark.slow  # a real training run of seconds or more
 def test_tsdae_loss_decreases_over_30_steps(tsdae_config):
     torch.manual_seed(0)
     setup = build_unsupervised(resolve_trial(tsdae_config))
@@ -103,6 +104,7 @@ def test_row_gradient_embedding_gives_nn_embedding_gradients_with_a_tied_output_
     assert lookups_only[0].abs().sum() > 0  # unmasked, the padding row would have received these
 
 
+@pytest.mark.slow  # a real training run of seconds or more
 def test_same_seed_gives_the_same_final_metric_twice(tsdae_config):
     first, second = LocalSession(), LocalSession()
     train_tsdae(tsdae_config, first)
@@ -116,6 +118,7 @@ def test_same_seed_gives_the_same_final_metric_twice(tsdae_config):
     assert other_seed.reports[-1]["sts_dev"] != first.reports[-1]["sts_dev"]
 
 
+@pytest.mark.slow  # a real training run of seconds or more
 def test_resume_from_a_checkpoint_continues_exactly(tsdae_config):
     uninterrupted = LocalSession()
     train_tsdae(tsdae_config, uninterrupted)
@@ -127,6 +130,7 @@ def test_resume_from_a_checkpoint_continues_exactly(tsdae_config):
     assert resumed.reports == uninterrupted.reports[-2:]
 
 
+@pytest.mark.slow  # a real training run of seconds or more
 def test_test_score_is_only_computed_for_the_dev_selected_checkpoint(tsdae_config):
     session = LocalSession()
     train_tsdae(tsdae_config, session)
@@ -138,6 +142,7 @@ def test_test_score_is_only_computed_for_the_dev_selected_checkpoint(tsdae_confi
     assert "sts_test" not in final
 
 
+@pytest.mark.slow  # a real training run of seconds or more
 def test_evaluation_tasks_score_the_dev_selected_weights_and_survive_a_resume(tsdae_config):
     from sentsweep.demo_data import DEMO_DIR
 
