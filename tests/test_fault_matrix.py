@@ -4,7 +4,9 @@ printed (or with --resume after a SIGKILL), must end as an uninterrupted run of 
 
 - the continuation exits 0 and the sweep's MLflow run is FINISHED;
 - each (stage, configuration, seed) has exactly one FINISHED run, and the same cells as the uninterrupted run;
-  no run is left RUNNING or FAILED (a run whose trial Ray Tune had not saved ends KILLED, tagged `lost_trial`);
+  no run is left RUNNING or FAILED: a run left out ended KILLED, tagged `interrupted`, and its cell finished in
+  another run (a trial Ray Tune had not saved, started anew: tagged `lost_trial` too; an interrupted --extend run
+  again: its trials' runs stay KILLED beside the new ones);
 - a chained stage's runs start from the same seed's model of the same earlier-stage configuration;
 - each stage's table (values, n, significance marks, selected steps) equals the uninterrupted run's.
 
@@ -147,7 +149,7 @@ def sweep_runs(uri: str, experiment: str, workdir: Path):
     runs["cell"] = [cell(run_id) for run_id in runs["run_id"]]
     runs["parent_cell"] = [cell(tags[run_id]["parent_model_run_id"]) if "parent_model_run_id" in tags[run_id]
                            else None for run_id in runs["run_id"]]
-    runs["lost_trial"] = ["lost_trial" in tags[run_id] for run_id in runs["run_id"]]
+    runs["interrupted"] = ["interrupted" in tags[run_id] for run_id in runs["run_id"]]
     return client.get_run(parent).info.status, runs
 
 
@@ -227,9 +229,12 @@ def test_a_sweep_stopped_anywhere_is_resumed_to_the_uninterrupted_table(tmp_path
     status, runs = sweep_runs(uri, experiment, tmp_path)
     assert status == "FINISHED"
     assert not runs["status"].isin(["RUNNING", "FAILED"]).any(), runs[["ray_trial_id", "seed", "status"]]
+    # a run left out ended KILLED, tagged interrupted (and lost_trial where Ray Tune had not saved its trial), and
+    # its (stage, configuration, seed) finished in another run: the resumed trial, or an --extend run again
     left_out = runs[runs["status"] != "FINISHED"]
-    assert (left_out["status"] == "KILLED").all() and left_out["lost_trial"].all(), left_out[["seed", "status"]]
     finished = runs[runs["status"] == "FINISHED"]
+    assert (left_out["status"] == "KILLED").all() and left_out["interrupted"].all(), left_out[["seed", "status"]]
+    assert set(left_out["cell"]) <= set(finished["cell"])
     assert not finished["cell"].duplicated().any(), "a (stage, configuration, seed) finished twice"
     reference_finished = reference.runs[reference.runs["status"] == "FINISHED"]
     assert set(finished["cell"]) == set(reference_finished["cell"])
@@ -237,8 +242,8 @@ def test_a_sweep_stopped_anywhere_is_resumed_to_the_uninterrupted_table(tmp_path
             == set(zip(reference_finished["cell"], reference_finished["parent_cell"])))
     tables = stage_tables(log)
     assert tables and tables == stage_tables(reference.log), log[-5000:]
-    report.append(f"{row} {stopped} | exit 0 | {len(finished)} cells finished once, {len(left_out)} lost "
-                  f"trial run(s), {len(tables)} table(s) equal ({time.monotonic() - started:.0f} s) |")
+    report.append(f"{row} {stopped} | exit 0 | {len(finished)} cells finished once, {len(left_out)} run(s) left "
+                  f"KILLED, {len(tables)} table(s) equal ({time.monotonic() - started:.0f} s) |")
 
 
 def test_an_error_after_a_stage_ends_the_sweep_failed_and_resume_finishes_it(tmp_path, monkeypatch):
