@@ -261,9 +261,13 @@ def test_an_error_after_a_stage_ends_the_sweep_failed_and_resume_finishes_it(tmp
     def broken(results):
         raise OSError("the disk of the checkpoints went away")
 
+    # the driver script MLflow names as the runs' source, as the other in-process sweeps do: MLflow resolves a
+    # process's git tags once, from the first run it creates, and later tests read them
+    monkeypatch.setattr(sys, "argv", [__file__])
     uri = sqlite_store(tmp_path)
     arguments = ["--quick", "--tracking-uri", uri, "--output-dir", str(tmp_path / "out"), "--no-table-rows",
                  *SHAPES["multistage"].arguments, *FEW_STEPS]
+    working = runner.delete_superseded_checkpoints
     monkeypatch.setattr(runner, "delete_superseded_checkpoints", broken)
     output = io.StringIO()
     try:
@@ -279,7 +283,7 @@ def test_an_error_after_a_stage_ends_the_sweep_failed_and_resume_finishes_it(tmp
     assert sweep.data.tags["failure_reason"] == "OSError: the disk of the checkpoints went away"
     assert "RUNNING" not in set(fetch_trial_runs(uri, "nm_weight", None)["status"])
 
-    monkeypatch.undo()
+    monkeypatch.setattr(runner, "delete_superseded_checkpoints", working)
     try:
         with contextlib.redirect_stdout(output), contextlib.redirect_stderr(output):
             assert run_sweep(DEFINITION, [*arguments, "--resume"]) == 0, output.getvalue()[-3000:]

@@ -17,6 +17,7 @@ from mlflow.tracking import MlflowClient
 from sentsweep.analysis.runs import fetch_trial_runs
 from sentsweep.errors import InputError
 from sentsweep.plugins import code_digest, import_user_modules, load_user_file, user_modules
+from sentsweep.registry import Registry
 from tests.cluster_helpers import PROJECT, RAY_ENV, RayCluster, sqlite_store
 
 RECIPE_A = PROJECT / "examples" / "own_objective.py"
@@ -58,19 +59,26 @@ def test_a_plugin_whose_name_collides_with_a_built_in_is_refused_before_ray_star
             "sentsweep (built-in, sentsweep.trainables.objectives)") in result.stderr
 
 
-def test_the_user_code_a_driver_sends_is_named_and_digested_and_a_different_copy_is_refused(tmp_path):
+def test_the_user_code_a_driver_sends_is_named_and_digested_and_a_different_copy_is_refused(tmp_path, monkeypatch):
     plugin = tmp_path / "digest_probe.py"
-    # an entry in a registry of its own, so that the built-in registries stay as the other tests know them
+    # an entry in a registry of its own, dropped after the test: a later sweep in this process would otherwise send
+    # this module to its workers too
+    monkeypatch.setattr(Registry, "instances", list(Registry.instances))
     plugin.write_text("from sentsweep.registry import Registry\n\nRegistry('probe').add('probe', object(), "
                       "origin=__name__)\n")
-    load_user_file(plugin)
-    modules = {module.name: module for module in user_modules()}
-    assert modules["digest_probe"].path == str(plugin) and modules["digest_probe"].digest == code_digest(plugin)
-    import_user_modules([modules["digest_probe"].as_config()])  # the same copy: accepted
-    plugin.write_text(plugin.read_text() + "# edited after the driver read it\n")
-    assert code_digest(plugin) != modules["digest_probe"].digest  # an edited loss gets another code version
-    with pytest.raises(RuntimeError, match="digest_probe.*is not the driver's"):
-        import_user_modules([modules["digest_probe"].as_config()])
+    try:
+        load_user_file(plugin)
+        modules = {module.name: module for module in user_modules()}
+        assert modules["digest_probe"].path == str(plugin) and modules["digest_probe"].digest == code_digest(plugin)
+        import_user_modules([modules["digest_probe"].as_config()])  # the same copy: accepted
+        plugin.write_text(plugin.read_text() + "# edited after the driver read it\n")
+        assert code_digest(plugin) != modules["digest_probe"].digest  # an edited loss gets another code version
+        with pytest.raises(RuntimeError, match="digest_probe.*is not the driver's"):
+            import_user_modules([modules["digest_probe"].as_config()])
+    finally:
+        sys.modules.pop("digest_probe", None)
+    monkeypatch.undo()
+    assert "digest_probe" not in {module.name for module in user_modules()}
 
 
 @pytest.mark.slow  # a real training run of seconds or more
