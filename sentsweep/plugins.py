@@ -32,6 +32,7 @@ from sentsweep.errors import InputError
 from sentsweep.registry import Registry
 
 USER_CODE_KEY = "user_code"  # the trial config's list of the researcher's modules (bookkeeping, not a setting)
+_PACKAGE_DIR = str(Path(__file__).resolve().parent) + "/"  # sentsweep's own code, left out of a failure's place
 
 
 @dataclass(frozen=True)
@@ -98,10 +99,17 @@ def _import_failure(what: str, error: BaseException) -> InputError:
         return InputError(f"{what}: {error}")
     if isinstance(error, SyntaxError):
         return InputError(f"{error.filename}, line {error.lineno}: {type(error).__name__}: {error.msg}")
+    where = place_in_own_code(error)
+    return InputError(f"{what} does not import: {where + ': ' if where else ''}{type(error).__name__}: {error}")
+
+
+def place_in_own_code(error: BaseException) -> str | None:
+    """'FILE, line N' of the innermost frame of `error`'s traceback in the researcher's code (not sentsweep's, an
+    installed package's or Python's import machinery), or None."""
     frames = [frame for frame in traceback.extract_tb(error.__traceback__)
-              if "importlib" not in frame.filename and "/sentsweep/" not in frame.filename]
-    where = f"{frames[-1].filename}, line {frames[-1].lineno}: " if frames else ""
-    return InputError(f"{what} does not import: {where}{type(error).__name__}: {error}")
+              if not frame.filename.startswith(_PACKAGE_DIR) and "site-packages" not in frame.filename
+              and "importlib" not in frame.filename]
+    return f"{frames[-1].filename}, line {frames[-1].lineno}" if frames else None
 
 
 def user_modules() -> list[UserModule]:

@@ -4,10 +4,11 @@ on the driver, with the file and line, rather than in every trial on the cluster
 
 from __future__ import annotations
 
-import traceback
+from collections.abc import Callable
 from pathlib import Path
 
 from sentsweep.errors import InputError
+from sentsweep.plugins import place_in_own_code
 from sentsweep.trainables.catalog import METHODS, get_method, resolve_trial
 from sentsweep.trainables.objectives import OBJECTIVES, parse_method
 from sentsweep.trainables.session import LocalSession
@@ -27,19 +28,18 @@ def own_code(method: str) -> bool:
     return any(origin.split(".")[0] != BUILT_IN for origin in origins)
 
 
-def check_own_methods_start(points: dict[str, dict], tiny_model: Path) -> None:
+def check_own_methods_start(points: dict[str, dict], tiny_model: Callable[[], Path]) -> None:
     """Run one step (and its evaluations) of each method of one's own, at the first point the sweep checked of it,
-    on `tiny_model`; an `InputError` naming the method, and the file and line where its code failed."""
+    on the model `tiny_model()` builds (only where there is such a method); an `InputError` naming the method, and
+    the file and line where its code failed."""
     for method, point in points.items():
         if not own_code(method):
             continue
-        config = point | {"model": str(tiny_model), "max_steps": 1, "epochs": None, "eval_steps": 1, "seed": 0,
+        config = point | {"model": str(tiny_model()), "max_steps": 1, "epochs": None, "eval_steps": 1, "seed": 0,
                           "keep_model": False, "eval_tasks": None, "preparation_cache": None}
         try:
             get_method(method).run(resolve_trial(config), LocalSession())
         except Exception as error:
-            frames = [frame for frame in traceback.extract_tb(error.__traceback__)
-                      if "/sentsweep/" not in frame.filename and "site-packages" not in frame.filename]
-            where = f" at {frames[-1].filename}, line {frames[-1].lineno}" if frames else ""
+            where = f" at {place}" if (place := place_in_own_code(error)) else ""
             raise InputError(f"method {method!r} failed its first step on a tiny model{where}: "
                              f"{type(error).__name__}: {error}") from None

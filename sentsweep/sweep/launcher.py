@@ -421,7 +421,7 @@ def _run(definition: SweepDefinition, args: argparse.Namespace) -> int:
         constants["model"] = str(materialize_model(tracking_uri, constants["model"], Path(args.output_dir, "models")))
     prepare_quick_models(definition, constants, args)  # --quick without --model: every check passed, build now
     # a method of one's own takes one step on a tiny model before a cluster's hours go to it
-    check_own_methods_start(methods, _tiny_model(Path(args.output_dir), Path(constants["corpus"])))
+    check_own_methods_start(methods, lambda: _tiny_model(Path(args.output_dir), Path(constants["corpus"])))
 
     # lazy: Ray Tune, MLflow and the tables load only once a sweep really runs (a dry run needs none of them)
     from sentsweep.sweep.runner import SweepRunner, baseline_scores

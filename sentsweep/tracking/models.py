@@ -66,9 +66,7 @@ def log_trial_model(tracking_uri: str, run_id: str, folder: str | Path, metrics:
     with fluent_tracking(tracking_uri) as mlflow:
         client = mlflow.MlflowClient(tracking_uri)
         run = client.get_run(run_id)
-        earlier = client.search_logged_models(
-            experiment_ids=[run.info.experiment_id],
-            filter_string=f"source_run_id = '{run_id}' AND name = '{LOGGED_MODEL_NAME}'")
+        earlier = logged_models_of_run(client, run.info.experiment_id, run_id, LOGGED_MODEL_NAME)
         logged = next((model for model in earlier if model.status == LoggedModelStatus.READY), None)
         for model in earlier:
             if model is not logged:
@@ -80,6 +78,12 @@ def log_trial_model(tracking_uri: str, run_id: str, folder: str | Path, metrics:
                                           for key, value in selected.items()])
         client.set_tag(run_id, "logged_model_id", logged.model_id)
     return logged.model_id
+
+
+def logged_models_of_run(client, experiment_id: str, run_id: str, name: str) -> list:
+    """The logged models named `name` that run `run_id` produced (MLflow's `LoggedModel`s, any status)."""
+    return list(client.search_logged_models(experiment_ids=[experiment_id],
+                                            filter_string=f"source_run_id = '{run_id}' AND name = '{name}'"))
 
 
 def _log_model_folder(mlflow, client, run, folder: str | Path):
@@ -107,10 +111,7 @@ def check_model_uri(tracking_uri: str, uri: str) -> str:
         if uri.startswith("runs:/"):
             run_id, _, name = uri[len("runs:/"):].partition("/")
             run = client.get_run(run_id)
-            logged = client.search_logged_models(experiment_ids=[run.info.experiment_id],
-                                                 filter_string=f"source_run_id = '{run_id}' AND name = '{name}'",
-                                                 max_results=1)
-            if not logged:
+            if not logged_models_of_run(client, run.info.experiment_id, run_id, name):
                 raise InputError(f"model URI {uri!r}: run {run_id} has no logged model named {name!r} (was its "
                                  "sweep run with --keep-models none, or the trial not among those kept?)")
             return run_id
