@@ -10,10 +10,11 @@ sentsweep.trainables.st_losses) is the method `st:<LossName>`; its constructor a
 """
 
 import sys
+from dataclasses import dataclass
 
 from sentsweep.search_spaces.protocol import Protocol, Sourced
 from sentsweep.settings import project_choice
-from sentsweep.sweep import Stage, SweepDefinition, run_sweep
+from sentsweep.sweep import Stage, SweepDefinition, SweepOptions, option, run_sweep
 
 LOSSES = ["st:CoSENTLoss", "st:AnglELoss", "st:MultipleNegativesRankingLoss"]
 OWN = project_choice("this example's choice")
@@ -26,16 +27,19 @@ PROTOCOL = Protocol(
 )
 
 
-def add_arguments(parser):
-    parser.add_argument("--methods", nargs="+", help=f"st:<loss> methods (default: {' '.join(LOSSES)})")
+@dataclass(frozen=True, kw_only=True)
+class LossOptions(SweepOptions):
+    """The sweep's own option, beside every sweep's (a frozen dataclass: the command line is generated from it)."""
+
+    methods: tuple[str, ...] | None = option(f"st:<loss> methods (default: {' '.join(LOSSES)})")
 
 
 DEFINITION = SweepDefinition(
     name="st_losses",
     description=__doc__.splitlines()[0],
     protocol=PROTOCOL,
-    stages=[Stage("losses", lambda args: {"method": args.methods or PROTOCOL.grid("method")})],
-    add_arguments=add_arguments,
+    stages=[Stage("losses", lambda options: {"method": options.methods or PROTOCOL.grid("method")})],
+    options=LossOptions,
     trains_on_gold_pairs=True,
 )
 

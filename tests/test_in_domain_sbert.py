@@ -1,7 +1,6 @@
 """In-domain supervised SBERT as the TSDAE paper trains it (§5.1, App. B): USEB's labelled training pairs, MNRL
 (MSE on TwitterPara), and the labelled-data intersection scored on a USEB task (App. D, Table 10)."""
 
-import argparse
 
 import pytest
 import torch
@@ -9,7 +8,12 @@ import torch.nn.functional as F
 
 from sentsweep.data import read_scored_pairs
 from sentsweep.errors import InputError
-from sentsweep.experiments.labelled_intersection import DEFINITION, check_target, supervised_settings
+from sentsweep.experiments.labelled_intersection import (
+    DEFINITION,
+    IntersectionOptions,
+    check_target,
+    supervised_settings,
+)
 from sentsweep.trainables.supervised import build_sbert
 from tests.conftest import typed_trial
 from tests.test_tasks import askubuntu_folder, write
@@ -55,14 +59,14 @@ def test_mnrl_equals_its_formula_by_hand(tiny_model_dir, tmp_path):
 
 
 def test_a_usebs_target_task_stops_sbert_early_on_its_dev_split_with_mnrl(tmp_path):
-    args = argparse.Namespace(target_task="askubuntu")
+    args = IntersectionOptions(target_task="askubuntu")
     constants = {"eval_tasks": {"askubuntu": str(askubuntu_folder(tmp_path))}}
     assert supervised_settings(args, constants, overrides={}) == {
         "select_checkpoint": "best_task_dev", "selection_task": "askubuntu", "loss": "mnrl"}
     assert "loss" not in supervised_settings(args, constants, overrides={"loss": "cosine"})  # --set wins
-    assert supervised_settings(argparse.Namespace(target_task=None), constants, {}) == {}
+    assert supervised_settings(IntersectionOptions(target_task=None), constants, {}) == {}
     with pytest.raises(InputError, match="--target-task 'scidocs' is not one of the --eval-task tasks \\(askubuntu\\)"):
-        check_target(argparse.Namespace(target_task="scidocs"), constants)
+        check_target(IntersectionOptions(target_task="scidocs"), constants)
 
 
 def test_the_reference_trains_with_its_papers_fixed_steps_and_sbert_with_app_b():

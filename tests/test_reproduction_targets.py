@@ -25,7 +25,7 @@ from sentsweep.analysis.reproduction import (
 )
 from sentsweep.experiments import experiment_names, get_experiment
 from sentsweep.sweep.definition import target_problems
-from sentsweep.sweep.launcher import build_parser, stage_axes
+from sentsweep.sweep.launcher import stage_axes
 
 # 002 (TSDAE, Wang et al. 2021) App. A, Table 6 "Results with different noise ratio": deletion, CLS pooling,
 # untied, best STS benchmark dev Spearman x 100 over evaluations every 1.5K of 30K steps, mean of 5 seeds.
@@ -160,7 +160,7 @@ def test_tsdae_noise_declares_each_stages_table():
 @pytest.mark.parametrize("name", [name for name in experiment_names() if get_experiment(name).published])
 def test_every_target_is_a_cell_its_sweep_can_produce(name):
     definition = get_experiment(name)
-    stages = stage_axes(definition, build_parser(definition).parse_args([]))
+    stages = stage_axes(definition, definition.options())
     assert target_problems(definition, stages) == []
 
 
@@ -168,7 +168,7 @@ def test_a_target_outside_the_grid_is_named():
     from dataclasses import replace
 
     definition = get_experiment("tsdae_deletion")
-    stages = stage_axes(definition, build_parser(definition).parse_args([]))
+    stages = stage_axes(definition, definition.options())
     bad = replace(definition, published=(
         PublishedValue({"noise_ratio": 0.65, "pooling": "cls"}, "best_sts_dev", 78.0, "x"),
         PublishedValue({"noise_ratio": 0.6, "pooling": "cls", "tie_decoder": True}, "best_sts_dev", 79.15, "y"),

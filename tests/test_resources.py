@@ -2,7 +2,6 @@
 wait PENDING too long end the sweep on an autoscaling one, and trials sharing a GPU are checked (or chosen) to fit
 in its memory by a probe whose measurement is stubbed here (this machine has no GPU)."""
 
-import argparse
 import pickle
 import re
 from pathlib import Path
@@ -15,6 +14,7 @@ from sentsweep.analysis.runs import fetch_trial_runs, latest_sweep_run_id
 from sentsweep.data import read_corpus
 from sentsweep.demo_data import CORPUS_FILE
 from sentsweep.errors import InputError
+from sentsweep.sweep.options import SweepOptions, parse_options
 from sentsweep.sweep.resources import (
     CUDA_CONTEXT_BYTES,
     GPUS_AUTO,
@@ -31,7 +31,6 @@ from sentsweep.sweep.resources import (
     check_schedulable,
     choose_fraction,
     gpu_cpu_cap,
-    gpus_per_trial_option,
     measure_on_cluster,
     probe_configs,
     probe_trial_config,
@@ -78,16 +77,15 @@ def test_an_autoscaling_cluster_lets_the_request_wait():
 
 
 def test_resource_options_are_checked_before_ray_starts():
-    assert gpus_per_trial_option("auto") == GPUS_AUTO and gpus_per_trial_option("0.25") == 0.25
-    with pytest.raises(argparse.ArgumentTypeError, match="'half' is neither a number nor 'auto'"):
-        gpus_per_trial_option("half")
+    assert parse_options(SweepOptions, ["--gpus-per-trial", "auto"]).gpus_per_trial == GPUS_AUTO
+    assert parse_options(SweepOptions, ["--gpus-per-trial", "0.25"]).gpus_per_trial == 0.25
     options = dict(cpus_per_trial=1.0, gpus_per_trial=GPUS_AUTO, pending_timeout=None)
-    check_resource_options(argparse.Namespace(**options))
+    check_resource_options(SweepOptions(**options))
     for bad, message in (({"gpus_per_trial": -1.0}, "gpus per trial -1.0 must be >= 0"),
                          ({"cpus_per_trial": 0.0}, "cpus per trial 0.0 must be positive"),
                          ({"pending_timeout": 0.0}, "--pending-timeout 0.0 must be a positive number of seconds")):
         with pytest.raises(InputError, match=re.escape(message)):
-            check_resource_options(argparse.Namespace(**options | bad))
+            check_resource_options(SweepOptions(**options | bad))
 
 
 class FakeTrial:
@@ -317,8 +315,7 @@ def test_a_gpu_pytorch_cannot_see_skips_the_probe_with_one_line(tmp_path, capsys
     GPU, finds no CUDA device; auto then asks for a whole GPU per trial."""
     ray.init(address="local", num_cpus=1, num_gpus=1, include_dashboard=False, log_to_driver=False)
     try:
-        args = argparse.Namespace(cpus_per_trial=1.0, gpus_per_trial=GPUS_AUTO, autoscaling=False,
-                                  pending_timeout=120.0)
+        args = SweepOptions(cpus_per_trial=1.0, gpus_per_trial=GPUS_AUTO, autoscaling=False, pending_timeout=120.0)
         constants = dict(method="tsdae", model=str(tiny_model_dir), batch_size=8, max_seq_length=32,
                          corpus=str(Path(CORPUS_FILE)))
         assert check_resources(args, constants, {}, [("seeds", {})]) == 1.0

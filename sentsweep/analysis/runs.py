@@ -111,14 +111,17 @@ def finished_cells(runs: pd.DataFrame) -> set[tuple[str, str]]:
     return set(zip(finished["config_hash"], finished["seed"].astype(str)))
 
 
-def runs_of_row(runs: pd.DataFrame, params: list[str], row: tuple) -> pd.DataFrame:
-    """The runs whose params equal a table `row`'s values (the table reads numbers as numbers: 0.30 == "0.3")."""
-    def same(value, param) -> bool:
-        try:
-            return float(value) == float(param)
-        except (TypeError, ValueError):
-            return str(value) == str(param)
+def same_param_value(value, cell) -> bool:
+    """Whether a param's value (as a config holds it, or as MLflow's text) is a table cell's (the table reads numbers
+    as numbers: 0.30 == "0.3")."""
+    try:
+        return float(value) == float(cell)
+    except (TypeError, ValueError):
+        return str(value) == str(cell)
 
-    mask = [all(same(value, param) for value, param in zip(row, values))
+
+def runs_of_row(runs: pd.DataFrame, params: list[str], row: tuple) -> pd.DataFrame:
+    """The runs whose params equal a table `row`'s values (see `same_param_value`)."""
+    mask = [all(same_param_value(param, value) for value, param in zip(row, values))
             for values in zip(*(runs[f"params.{name}"] for name in params))]
     return runs[mask] if len(runs) else runs

@@ -14,20 +14,24 @@ Each trial reports the teacher's test Spearman and Pearson and its Spearman with
     python sweeps/augsbert.py --model roberta-base --sts-dir data/stsbenchmark --seeds 5
 """
 
+from dataclasses import dataclass
+
 from sentsweep.references import THESIS_REIML_2023
 from sentsweep.search_spaces.supervised import AUGSBERT_PROTOCOL
 from sentsweep.sweep import Stage, SweepDefinition
+from sentsweep.sweep.options import SweepOptions, option
 
 
-def add_arguments(parser):
-    parser.add_argument("--teachers", nargs="+", help=f"default: {' '.join(AUGSBERT_PROTOCOL.grid('teacher'))}")
-    parser.add_argument("--samplings", nargs="+", help=f"default: {' '.join(AUGSBERT_PROTOCOL.grid('sampling'))}")
+@dataclass(frozen=True, kw_only=True)
+class AugsbertOptions(SweepOptions):
+    teachers: tuple[str, ...] | None = option(f"default: {' '.join(AUGSBERT_PROTOCOL.grid('teacher'))}")
+    samplings: tuple[str, ...] | None = option(f"default: {' '.join(AUGSBERT_PROTOCOL.grid('sampling'))}")
 
 
-def grid_axes(args):
+def grid_axes(options):
     return {
-        "teacher": args.teachers or AUGSBERT_PROTOCOL.grid("teacher"),
-        "sampling": args.samplings or (["none", "bm25"] if args.quick else AUGSBERT_PROTOCOL.grid("sampling")),
+        "teacher": options.teachers or AUGSBERT_PROTOCOL.grid("teacher"),
+        "sampling": options.samplings or (["none", "bm25"] if options.quick else AUGSBERT_PROTOCOL.grid("sampling")),
     }
 
 
@@ -37,7 +41,7 @@ DEFINITION = SweepDefinition(
     reference=THESIS_REIML_2023,
     protocol=AUGSBERT_PROTOCOL,
     stages=[Stage("teacher x sampling", grid_axes)],
-    add_arguments=add_arguments,
+    options=AugsbertOptions,
     trains_on_gold_pairs=True,
     table_metrics=["sts_test_at_best_dev", "best_sts_dev", "teacher_sts_dev", "teacher_sts_test",
                    "teacher_sts_test_pearson", "teacher_student_spearman_at_best_dev"],

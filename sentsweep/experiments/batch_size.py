@@ -6,18 +6,22 @@ SimCSE (and ConSERT) on Table 5.3's basic setup, average pooling; the steps foll
     python sweeps/batch_size.py --quick
 """
 
+from dataclasses import dataclass
+
 from sentsweep.references import THESIS_WANG_2022
 from sentsweep.search_spaces.contrastive import BATCH_SIZE_PROTOCOL
 from sentsweep.sweep import Stage, SweepDefinition
+from sentsweep.sweep.options import SweepOptions, option
 
 
-def add_arguments(parser):
-    parser.add_argument("--methods", nargs="+", help=f"default: {' '.join(BATCH_SIZE_PROTOCOL.grid('method'))}")
+@dataclass(frozen=True, kw_only=True)
+class BatchSizeOptions(SweepOptions):
+    methods: tuple[str, ...] | None = option(f"default: {' '.join(BATCH_SIZE_PROTOCOL.grid('method'))}")
 
 
-def grid_axes(args):
-    sizes = [] if args.batch_sizes else ([8, 32] if args.quick else BATCH_SIZE_PROTOCOL.grid("batch_size"))
-    methods = args.methods or (["simcse"] if args.quick else BATCH_SIZE_PROTOCOL.grid("method"))
+def grid_axes(options):
+    sizes = [] if options.batch_sizes else ([8, 32] if options.quick else BATCH_SIZE_PROTOCOL.grid("batch_size"))
+    methods = options.methods or (["simcse"] if options.quick else BATCH_SIZE_PROTOCOL.grid("method"))
     return {"method": methods} | ({"batch_size": sizes} if sizes else {})
 
 
@@ -27,6 +31,6 @@ DEFINITION = SweepDefinition(
     reference=THESIS_WANG_2022,
     protocol=BATCH_SIZE_PROTOCOL,
     stages=[Stage("method x batch_size", grid_axes)],
-    add_arguments=add_arguments,
+    options=BatchSizeOptions,
     table_metrics=["sts_test_at_best_validation_loss", "best_sts_dev"],  # losses of different methods do not compare
 )

@@ -10,21 +10,24 @@ block); stage 4 continues each of their models with SBERT on the NLI+STS pairs.
         --sts-dir data/stsbenchmark --eval-task askubuntu=data-eval/askubuntu --gpus-per-trial 0.5
 """
 
+from dataclasses import dataclass
+
 from sentsweep.references import TSDAE
 from sentsweep.search_spaces.chains import DOMAIN_ADAPTATION_PROTOCOL as PROTOCOL
 from sentsweep.sweep import Stage, SweepDefinition
+from sentsweep.sweep.options import SweepOptions, option
 
 
-def add_arguments(parser):
-    parser.add_argument("--methods", nargs="+",
-                        help=f"unsupervised methods (default: {' '.join(PROTOCOL.grid('method'))})")
+@dataclass(frozen=True, kw_only=True)
+class DomainAdaptationOptions(SweepOptions):
+    methods: tuple[str, ...] | None = option(f"unsupervised methods (default: {' '.join(PROTOCOL.grid('method'))})")
 
 
-def unsupervised(args):
-    return {"method": args.methods or (["tsdae"] if args.quick else PROTOCOL.grid("method"))}
+def unsupervised(options):
+    return {"method": options.methods or (["tsdae"] if options.quick else PROTOCOL.grid("method"))}
 
 
-def supervised(args):
+def supervised(options):
     return {"method": PROTOCOL.grid("supervised")}
 
 
@@ -39,7 +42,7 @@ DEFINITION = SweepDefinition(
         Stage("target", unsupervised),
         Stage("target_then_nli_sts", supervised, grids={"method": "supervised"}, init_from="target", init_rows="each"),
     ],
-    add_arguments=add_arguments,
+    options=DomainAdaptationOptions,
     trains_on_gold_pairs=True,
     # the unsupervised stages report their last checkpoint (002 App. B: no early stopping), the supervised ones
     # their best on dev

@@ -20,8 +20,8 @@ DEFINITION = SweepDefinition(
     reference=THESIS_REIML_2023,
     protocol=PROTOCOL,
     stages=[
-        Stage("domain_mlm", lambda args: {"method": PROTOCOL.grid("method")}),
-        Stage("augsbert", lambda args: {"method": PROTOCOL.grid("supervised")}, grids={"method": "supervised"},
+        Stage("domain_mlm", lambda options: {"method": PROTOCOL.grid("method")}),
+        Stage("augsbert", lambda options: {"method": PROTOCOL.grid("supervised")}, grids={"method": "supervised"},
               init_from="domain_mlm"),
     ],
     trains_on_gold_pairs=True,

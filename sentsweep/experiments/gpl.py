@@ -28,8 +28,8 @@ def tiny_generator(constants: dict, output_dir: Path) -> dict:
     return {"generator": str(folder)}
 
 
-def grid_axes(args):
-    return {"queries_per_passage": [GPL_PROTOCOL.quick["queries_per_passage"]] if args.quick
+def grid_axes(options):
+    return {"queries_per_passage": [GPL_PROTOCOL.quick["queries_per_passage"]] if options.quick
             else GPL_PROTOCOL.grid("queries_per_passage")}
 
 

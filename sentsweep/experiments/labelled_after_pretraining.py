@@ -10,24 +10,27 @@ as released on the same sizes (the figures' "SBERT" curve). Stage 1's rows are t
         --eval-task askubuntu=data-eval/askubuntu --set train_file=data-train/askubuntu/supervised loss=mnrl
 """
 
+from dataclasses import dataclass
+
 from sentsweep.references import TSDAE
 from sentsweep.search_spaces.chains import LABELLED_AFTER_PRETRAINING_PROTOCOL as PROTOCOL
 from sentsweep.sweep import Stage, SweepDefinition
+from sentsweep.sweep.options import SweepOptions, option
 
 
-def add_arguments(parser):
-    parser.add_argument("--methods", nargs="+",
-                        help=f"pre-training methods (default: {' '.join(PROTOCOL.grid('method'))})")
-    parser.add_argument("--labelled-sizes", type=int, nargs="+",
-                        help=f"labelled pairs (default: {' '.join(map(str, PROTOCOL.grid('sample_size')))})")
+@dataclass(frozen=True, kw_only=True)
+class LabelledAfterPretrainingOptions(SweepOptions):
+    methods: tuple[str, ...] | None = option(f"pre-training methods (default: {' '.join(PROTOCOL.grid('method'))})")
+    labelled_sizes: tuple[int, ...] | None = option(
+        f"labelled pairs (default: {' '.join(map(str, PROTOCOL.grid('sample_size')))})")
 
 
-def pretraining(args):
-    return {"method": args.methods or (["tsdae", "mlm"] if args.quick else PROTOCOL.grid("method"))}
+def pretraining(options):
+    return {"method": options.methods or (["tsdae", "mlm"] if options.quick else PROTOCOL.grid("method"))}
 
 
-def supervised(args):
-    sizes = args.labelled_sizes or ([50, 150] if args.quick else PROTOCOL.grid("sample_size"))
+def supervised(options):
+    sizes = options.labelled_sizes or ([50, 150] if options.quick else PROTOCOL.grid("sample_size"))
     return {"method": PROTOCOL.grid("supervised"), "sample_size": sizes}
 
 
@@ -42,7 +45,7 @@ DEFINITION = SweepDefinition(
               init_rows="each"),
         Stage("supervised_from_scratch", supervised, grids={"method": "supervised"}),
     ],
-    add_arguments=add_arguments,
+    options=LabelledAfterPretrainingOptions,
     trains_on_gold_pairs=True,
     # the unsupervised stages report their last checkpoint (002 App. B: no early stopping), the supervised ones
     # their best on dev

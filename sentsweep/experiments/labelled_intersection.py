@@ -17,7 +17,7 @@ probe is a stage of the sweep's MLflow run.
         --target-task askubuntu --set train_file=data-train/askubuntu/supervised --seeds 5
 """
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from sentsweep.data import read_scored_pairs
 from sentsweep.errors import InputError
@@ -26,65 +26,66 @@ from sentsweep.search_spaces.intersection import IntersectionSearch
 from sentsweep.search_spaces.supervised import INTERSECTION_PROTOCOL
 from sentsweep.search_spaces.tsdae import BEST_CONFIGURATION, PAPER_METHOD_SETTINGS
 from sentsweep.sweep import Stage, SweepDefinition
+from sentsweep.sweep.definition import SweepDriver
+from sentsweep.sweep.options import SweepOptions, option
 from sentsweep.tasks import build_task, main_metric
 
 REFERENCE_STAGE, SUPERVISED_STAGE = "reference", "supervised"
 
 
-def add_arguments(parser):
-    parser.add_argument("--reference", default="tsdae", choices=sorted(PAPER_METHOD_SETTINGS),
-                        help="the unsupervised method to match, trained with its paper's settings (default tsdae)")
-    parser.add_argument("--target-task", metavar="NAME",
-                        help="one of the --eval-task tasks (a USEB task: askubuntu, cqadupstack, twitterpara, "
-                        "scidocs): the intersection is found on its test score and SBERT stops early on its dev "
-                        "split (TSDAE paper App. B, D); default: STS benchmark dev")
-    parser.add_argument("--min-pairs", type=int, default=16, help="fewest labelled pairs probed")
+@dataclass(frozen=True, kw_only=True)
+class IntersectionOptions(SweepOptions):
+    reference: str = option("the unsupervised method to match, trained with its paper's settings (default tsdae)",
+                            "tsdae", choices=tuple(sorted(PAPER_METHOD_SETTINGS)))
+    target_task: str | None = option("one of the --eval-task tasks (a USEB task: askubuntu, cqadupstack, "
+                                     "twitterpara, scidocs): the intersection is found on its test score and SBERT "
+                                     "stops early on its dev split (TSDAE paper App. B, D); default: STS benchmark "
+                                     "dev", metavar="NAME")
+    min_pairs: int = option("fewest labelled pairs probed", 16)
 
 
-def check_target(args, constants: dict) -> None:
+def check_target(options: IntersectionOptions, constants: dict) -> None:
     """--target-task must name an --eval-task task."""
     tasks = constants.get("eval_tasks") or {}
-    if args.target_task is not None and args.target_task not in tasks:
-        raise InputError(f"--target-task {args.target_task!r} is not one of the --eval-task tasks "
+    if options.target_task is not None and options.target_task not in tasks:
+        raise InputError(f"--target-task {options.target_task!r} is not one of the --eval-task tasks "
                          f"({', '.join(tasks) or 'none given'})")
 
 
-def supervised_settings(args, constants: dict, overrides: dict) -> dict:
+def supervised_settings(options: IntersectionOptions, constants: dict, overrides: dict) -> dict:
     """What the SBERT stages add for a target task: early stopping on its dev split (the last checkpoint if it
     has none, as TwitterPara), and MNRL on its relevant pairs (MSE on TwitterPara's scored pairs), 002 §5.1."""
-    if args.target_task is None:
+    if options.target_task is None:
         return {}
-    task = build_task(args.target_task, constants["eval_tasks"][args.target_task])
+    task = build_task(options.target_task, constants["eval_tasks"][options.target_task])
     settings = {"select_checkpoint": "best_task_dev" if "dev" in task.splits else "last",
-                "selection_task": args.target_task}
+                "selection_task": options.target_task}
     if "loss" not in overrides:
-        settings["loss"] = "cosine" if args.target_task == "twitterpara" else "mnrl"
+        settings["loss"] = "cosine" if options.target_task == "twitterpara" else "mnrl"
     return settings
 
 
-def run_search(runner, tracker, constants: dict, stages) -> None:
+def run_search(sweep: SweepDriver, constants: dict) -> None:
     """Reference stage, then bisection stages over sample_size (see the module docstring)."""
-    args = runner.args
-    metric = main_metric(args.target_task) if args.target_task else runner.definition.selection_metric
-    reference = runner.run_stage(tracker, 0, f"reference {args.reference}",
-                                 constants | {"method": args.reference, "stage": REFERENCE_STAGE}, {}, REFERENCE_STAGE)
+    options = sweep.options
+    metric = main_metric(options.target_task) if options.target_task else sweep.selection_metric
+    reference = sweep.run_stage(REFERENCE_STAGE, constants | {"method": options.reference}, {},
+                                title=f"reference {options.reference}")
     cell = reference.cells[(reference.rows[0], metric)]
-    supervised = supervised_settings(args, constants, runner.resolved.overrides)
+    supervised = supervised_settings(options, constants, sweep.overrides)
     gold_size = len(read_scored_pairs(constants["train_file"], constants.get("eval_format", "stsb"), "train"))
     search = IntersectionSearch(target=cell.mean, precision=cell.std if cell.n > 1 else 0.0,
-                                low=min(args.min_pairs, gold_size), high=gold_size)
+                                low=min(options.min_pairs, gold_size), high=gold_size)
     while (size := search.next_size()) is not None:
-        stage = f"{SUPERVISED_STAGE} n={size}"
-        table = runner.run_stage(tracker, len(search.scores) + 1, stage,
-                                 constants | supervised | {"method": "sbert", "stage": stage},
-                                 {"sample_size": [size]}, stage)
+        table = sweep.run_stage(f"{SUPERVISED_STAGE} n={size}", constants | supervised | {"method": "sbert"},
+                                {"sample_size": [size]})
         search.record(size, table.cells[(table.rows[0], metric)].mean)
-    print(f"\nreference {args.reference}: {metric} {search.target:.2f} ± {search.precision:.2f}; "
+    print(f"\nreference {options.reference}: {metric} {search.target:.2f} ± {search.precision:.2f}; "
           f"in-domain sbert ({metric} by labelled pairs: "
           + ", ".join(f"{n}: {score:.2f}" for n, score in sorted(search.scores.items()))
           + f")\nintersection: {search.answer} labelled pairs ({search.outcome})")
     if search.answer is not None:
-        tracker.log_sweep_metrics({"intersection_labelled_pairs": float(search.answer)})
+        sweep.log_sweep_metrics({"intersection_labelled_pairs": float(search.answer)})
 
 
 DEFINITION = SweepDefinition(
@@ -92,9 +93,9 @@ DEFINITION = SweepDefinition(
     description=__doc__.splitlines()[0],
     reference=TSDAE,
     protocol=replace(INTERSECTION_PROTOCOL, settings={**INTERSECTION_PROTOCOL.settings, **BEST_CONFIGURATION}),
-    stages=[Stage(REFERENCE_STAGE, lambda args: {"method": [args.reference]}),
-            Stage(SUPERVISED_STAGE, lambda args: {"method": ["sbert"]})],
-    add_arguments=add_arguments,
+    stages=[Stage(REFERENCE_STAGE, lambda options: {"method": [options.reference]}),
+            Stage(SUPERVISED_STAGE, lambda options: {"method": ["sbert"]})],
+    options=IntersectionOptions,
     trains_on_gold_pairs=True,
     driver=run_search,
     check=check_target,

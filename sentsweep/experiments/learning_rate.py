@@ -8,27 +8,31 @@ App. B), the axis being its initial rate.
     python sweeps/learning_rate.py --search optuna --methods simcse --num-configs 12 --model ... --sts-dir ...
 """
 
+from dataclasses import dataclass
+
 from ray import tune
 
 from sentsweep.search_spaces.contrastive import LEARNING_RATE_PROTOCOL, learning_rate_ranges
 from sentsweep.sweep import Stage, SweepDefinition
+from sentsweep.sweep.options import SweepOptions, option
 
 
-def add_arguments(parser):
-    parser.add_argument("--methods", nargs="+", help=f"default: {' '.join(LEARNING_RATE_PROTOCOL.grid('method'))}")
-    parser.add_argument("--lrs", type=float, nargs="+", help="learning rates (grid mode)")
-    parser.add_argument("--lr-range", type=float, nargs=2, default=[1e-6, 1e-3], help="Optuna range")
+@dataclass(frozen=True, kw_only=True)
+class LearningRateOptions(SweepOptions):
+    methods: tuple[str, ...] | None = option(f"default: {' '.join(LEARNING_RATE_PROTOCOL.grid('method'))}")
+    lrs: tuple[float, ...] | None = option("learning rates (grid mode)")
+    lr_range: tuple[float, float] = option("Optuna range", (1e-6, 1e-3))
 
 
-def grid_axes(args):
-    lrs = args.lrs or ([1e-4, 1e-3] if args.quick else LEARNING_RATE_PROTOCOL.grid("lr"))
-    return {"method": args.methods or (["simcse", "nm"] if args.quick else LEARNING_RATE_PROTOCOL.grid("method")),
+def grid_axes(options):
+    lrs = options.lrs or ([1e-4, 1e-3] if options.quick else LEARNING_RATE_PROTOCOL.grid("lr"))
+    return {"method": options.methods or (["simcse", "nm"] if options.quick else LEARNING_RATE_PROTOCOL.grid("method")),
             "lr": lrs}
 
 
-def sampled_axes(args):
-    return {"method": tune.choice(args.methods or LEARNING_RATE_PROTOCOL.grid("method"))} | learning_rate_ranges(
-        *args.lr_range)
+def sampled_axes(options):
+    return {"method": tune.choice(options.methods or LEARNING_RATE_PROTOCOL.grid("method"))} | learning_rate_ranges(
+        *options.lr_range)
 
 
 DEFINITION = SweepDefinition(
@@ -37,5 +41,5 @@ DEFINITION = SweepDefinition(
     protocol=LEARNING_RATE_PROTOCOL,
     stages=[Stage("method x lr", grid_axes)],
     sampled_axes=sampled_axes,
-    add_arguments=add_arguments,
+    options=LearningRateOptions,
 )

@@ -7,33 +7,37 @@ SimCSE for 1 and 3 epochs and each auto-encoder alone (stages 1 and 2), then the
     python sweeps/multitask_weight.py --quick
 """
 
+from dataclasses import dataclass
+
 from ray import tune
 
 from sentsweep.references import THESIS_WANG_2022
 from sentsweep.search_spaces.contrastive import MULTITASK_PROTOCOL, weight_ranges
 from sentsweep.sweep import Stage, SweepDefinition
+from sentsweep.sweep.options import SweepOptions, option
 
 
-def add_arguments(parser):
-    parser.add_argument("--weights", type=float, nargs="+", help="values of w (grid mode)")
-    parser.add_argument("--methods", nargs="+", help=f"default: {' '.join(MULTITASK_PROTOCOL.grid('method'))}")
-    parser.add_argument("--weight-range", type=float, nargs=2, default=[1e-4, 0.1], help="Optuna range of w")
-    parser.add_argument("--no-baselines", action="store_true", help="only the multi-task grid (stage 3)")
+@dataclass(frozen=True, kw_only=True)
+class MultitaskWeightOptions(SweepOptions):
+    weights: tuple[float, ...] | None = option("values of w (grid mode)")
+    methods: tuple[str, ...] | None = option(f"default: {' '.join(MULTITASK_PROTOCOL.grid('method'))}")
+    weight_range: tuple[float, float] = option("Optuna range of w", (1e-4, 0.1))
+    no_baselines: bool = option("only the multi-task grid (stage 3)", False)
 
 
 def baseline(axes):
     """A baseline stage's axes (None, so no stage, with --no-baselines)."""
-    return lambda args: None if args.no_baselines else axes
+    return lambda options: None if options.no_baselines else axes
 
 
-def multitask_axes(args):
-    return {"method": args.methods or MULTITASK_PROTOCOL.grid("method"),
-            "w": args.weights or ([0.1, 0.001] if args.quick else MULTITASK_PROTOCOL.grid("w"))}
+def multitask_axes(options):
+    return {"method": options.methods or MULTITASK_PROTOCOL.grid("method"),
+            "w": options.weights or ([0.1, 0.001] if options.quick else MULTITASK_PROTOCOL.grid("w"))}
 
 
-def sampled_axes(args):
-    return {"method": tune.choice(args.methods or MULTITASK_PROTOCOL.grid("method"))} | weight_ranges(
-        *args.weight_range)
+def sampled_axes(options):
+    return {"method": tune.choice(options.methods or MULTITASK_PROTOCOL.grid("method"))} | weight_ranges(
+        *options.weight_range)
 
 
 DEFINITION = SweepDefinition(
@@ -50,6 +54,6 @@ DEFINITION = SweepDefinition(
         Stage("multi-task", multitask_axes),
     ],
     sampled_axes=sampled_axes,
-    add_arguments=add_arguments,
+    options=MultitaskWeightOptions,
     table_metrics=["sts_test_at_best_validation_loss", "best_sts_dev"],  # losses of different methods do not compare
 )

@@ -10,41 +10,45 @@ table's.
         --sts-dir data/stsbenchmark --gpus-per-trial 0.25
 """
 
+from dataclasses import dataclass
+
 from ray import tune
 
 from sentsweep.references import THESIS_REIML_2023
 from sentsweep.search_spaces.contrastive import NM_PROTOCOL, weight_ranges
 from sentsweep.sweep import Stage, SweepDefinition
+from sentsweep.sweep.options import SweepOptions, option
 
 
-def add_arguments(parser):
-    parser.add_argument("--weights", type=float, nargs="+", help="values of w (grid mode)")
-    parser.add_argument("--methods", nargs="+", help=f"default: {' '.join(NM_PROTOCOL.grid('weighted_method'))}")
-    parser.add_argument("--poolings", nargs="+", help="default: cls mean")
-    parser.add_argument("--weight-range", type=float, nargs=2, default=[1e-4, 1.0], help="Optuna range of w")
-    parser.add_argument("--no-table-rows", action="store_true", help="only the weight grid (stage 2)")
+@dataclass(frozen=True, kw_only=True)
+class NmWeightOptions(SweepOptions):
+    weights: tuple[float, ...] | None = option("values of w (grid mode)")
+    methods: tuple[str, ...] | None = option(f"default: {' '.join(NM_PROTOCOL.grid('weighted_method'))}")
+    poolings: tuple[str, ...] | None = option("default: cls mean")
+    weight_range: tuple[float, float] = option("Optuna range of w", (1e-4, 1.0))
+    no_table_rows: bool = option("only the weight grid (stage 2)", False)
 
 
-def table_rows(args):
-    if args.no_table_rows:
+def table_rows(options):
+    if options.no_table_rows:
         return None  # no stage
-    return {"method": ["simcse", "nm"] if args.quick else NM_PROTOCOL.grid("method"),
-            "pooling": args.poolings or NM_PROTOCOL.grid("pooling")}
+    return {"method": ["simcse", "nm"] if options.quick else NM_PROTOCOL.grid("method"),
+            "pooling": options.poolings or NM_PROTOCOL.grid("pooling")}
 
 
-def weight_axes(args):
+def weight_axes(options):
     return {
-        "method": args.methods or NM_PROTOCOL.grid("weighted_method"),
-        "w": args.weights or ([0.01, 1.0] if args.quick else NM_PROTOCOL.grid("w")),
-        "pooling": args.poolings or NM_PROTOCOL.grid("pooling"),
+        "method": options.methods or NM_PROTOCOL.grid("weighted_method"),
+        "w": options.weights or ([0.01, 1.0] if options.quick else NM_PROTOCOL.grid("w")),
+        "pooling": options.poolings or NM_PROTOCOL.grid("pooling"),
     }
 
 
-def sampled_axes(args):
+def sampled_axes(options):
     return {
-        "method": tune.choice(args.methods or NM_PROTOCOL.grid("weighted_method")),
-        "pooling": tune.choice(args.poolings or NM_PROTOCOL.grid("pooling")),
-    } | weight_ranges(*args.weight_range)
+        "method": tune.choice(options.methods or NM_PROTOCOL.grid("weighted_method")),
+        "pooling": tune.choice(options.poolings or NM_PROTOCOL.grid("pooling")),
+    } | weight_ranges(*options.weight_range)
 
 
 DEFINITION = SweepDefinition(
@@ -55,5 +59,5 @@ DEFINITION = SweepDefinition(
     stages=[Stage("Table 6.10 rows", table_rows),
             Stage("method x w x pooling", weight_axes, grids={"method": "weighted_method"})],
     sampled_axes=sampled_axes,
-    add_arguments=add_arguments,
+    options=NmWeightOptions,
 )

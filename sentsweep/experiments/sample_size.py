@@ -8,19 +8,23 @@ dev epoch (§7.1).
     python sweeps/sample_size.py --model bert-base-uncased --corpus corpus.txt --sts-dir data/stsbenchmark
 """
 
+from dataclasses import dataclass
+
 from sentsweep.references import TSDAE
 from sentsweep.search_spaces.tsdae import CORPUS_SIZE_PROTOCOL
 from sentsweep.sweep import Stage, SweepDefinition
+from sentsweep.sweep.options import SweepOptions, option
 
 
-def add_arguments(parser):
-    parser.add_argument("--methods", nargs="+", help=f"default: {' '.join(CORPUS_SIZE_PROTOCOL.grid('method'))}")
+@dataclass(frozen=True, kw_only=True)
+class SampleSizeOptions(SweepOptions):
+    methods: tuple[str, ...] | None = option(f"default: {' '.join(CORPUS_SIZE_PROTOCOL.grid('method'))}")
 
 
-def grid_axes(args):
+def grid_axes(options):
     # --sample-sizes (a shared option) replaces the default sizes; the launcher adds it as an axis.
-    sizes = [] if args.sample_sizes else ([128, 256] if args.quick else CORPUS_SIZE_PROTOCOL.grid("sample_size"))
-    methods = args.methods or (["tsdae", "simcse"] if args.quick else CORPUS_SIZE_PROTOCOL.grid("method"))
+    sizes = [] if options.sample_sizes else ([128, 256] if options.quick else CORPUS_SIZE_PROTOCOL.grid("sample_size"))
+    methods = options.methods or (["tsdae", "simcse"] if options.quick else CORPUS_SIZE_PROTOCOL.grid("method"))
     return {"method": methods} | ({"sample_size": sizes} if sizes else {})
 
 
@@ -30,5 +34,5 @@ DEFINITION = SweepDefinition(
     reference=TSDAE,
     protocol=CORPUS_SIZE_PROTOCOL,
     stages=[Stage("method x sample_size", grid_axes)],
-    add_arguments=add_arguments,
+    options=SampleSizeOptions,
 )

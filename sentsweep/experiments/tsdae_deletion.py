@@ -6,12 +6,13 @@
         --sts-dir data/stsbenchmark --gpus-per-trial 0.5           # the paper's setting
 """
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from sentsweep.experiments._tsdae_published import pooling_targets, ratio_targets
 from sentsweep.references import TSDAE
 from sentsweep.search_spaces.tsdae import QUICK_GRIDS, SEARCH_PROTOCOL, deletion_pooling_ranges
 from sentsweep.sweep import Stage, SweepDefinition
+from sentsweep.sweep.options import SweepOptions, option
 
 # --quick (the project's demo, `make demo`): within its 60 steps TSDAE training visibly moves the tiny random
 # model's mean and max pooling on the demo data (max: STS dev 18 untrained, 29-43 trained), while its CLS output
@@ -20,20 +21,21 @@ QUICK_POOLINGS = ["mean", "max"]
 QUICK_OVERRIDES = {"max_steps": 60, "eval_steps": 10}
 
 
-def add_arguments(parser):
-    parser.add_argument("--ratios", type=float, nargs="+", help="deletion ratios (grid mode)")
-    parser.add_argument("--poolings", nargs="+", help="pooling modes: cls mean max")
-    parser.add_argument("--ratio-range", type=float, nargs=2, default=[0.1, 0.9], help="Optuna range")
+@dataclass(frozen=True, kw_only=True)
+class TsdaeDeletionOptions(SweepOptions):
+    ratios: tuple[float, ...] | None = option("deletion ratios (grid mode)")
+    poolings: tuple[str, ...] | None = option("pooling modes: cls mean max")
+    ratio_range: tuple[float, float] = option("Optuna range", (0.1, 0.9))
 
 
-def grid_axes(args):
-    grid = (QUICK_GRIDS | {"pooling": QUICK_POOLINGS} if args.quick
+def grid_axes(options):
+    grid = (QUICK_GRIDS | {"pooling": QUICK_POOLINGS} if options.quick
             else {name: SEARCH_PROTOCOL.grid(name) for name in ("noise_ratio", "pooling")})
-    return {"noise_ratio": args.ratios or grid["noise_ratio"], "pooling": args.poolings or grid["pooling"]}
+    return {"noise_ratio": options.ratios or grid["noise_ratio"], "pooling": options.poolings or grid["pooling"]}
 
 
-def sampled_axes(args):
-    return deletion_pooling_ranges(*args.ratio_range, args.poolings or SEARCH_PROTOCOL.grid("pooling"))
+def sampled_axes(options):
+    return deletion_pooling_ranges(*options.ratio_range, options.poolings or SEARCH_PROTOCOL.grid("pooling"))
 
 
 DEFINITION = SweepDefinition(
@@ -43,7 +45,7 @@ DEFINITION = SweepDefinition(
     protocol=replace(SEARCH_PROTOCOL, quick=SEARCH_PROTOCOL.quick | QUICK_OVERRIDES),
     stages=[Stage("deletion_ratio x pooling", grid_axes)],
     sampled_axes=sampled_axes,
-    add_arguments=add_arguments,
+    options=TsdaeDeletionOptions,
     # 002 App. A: Table 6 (each ratio with CLS) and Table 7 (ratio 0.6, mean and max), 11 of the grid's 27 cells,
     # all deletion and untied as the sweep runs them; best STS-B dev over the evaluations, mean of 5 seeds. The
     # protocol is the paper's (30K steps, dev every 1.5K, batch 8, lr 3e-5) except the constant rate's source

@@ -7,13 +7,17 @@ No early stopping: the last checkpoint is reported. Give the in-domain corpus wi
     python sweeps/tsdae_main.py --quick
 """
 
+from dataclasses import dataclass
+
 from sentsweep.references import TSDAE
 from sentsweep.search_spaces.tsdae import MAIN_PROTOCOL
 from sentsweep.sweep import Stage, SweepDefinition
+from sentsweep.sweep.options import SweepOptions, option
 
 
-def add_arguments(parser):
-    parser.add_argument("--methods", nargs="+", help=f"default: {' '.join(MAIN_PROTOCOL.grid('method'))}")
+@dataclass(frozen=True, kw_only=True)
+class TsdaeMainOptions(SweepOptions):
+    methods: tuple[str, ...] | None = option(f"default: {' '.join(MAIN_PROTOCOL.grid('method'))}")
 
 
 DEFINITION = SweepDefinition(
@@ -21,7 +25,7 @@ DEFINITION = SweepDefinition(
     description=__doc__.splitlines()[0],
     reference=TSDAE,
     protocol=MAIN_PROTOCOL,
-    stages=[Stage("method", lambda args: {"method": args.methods or MAIN_PROTOCOL.grid("method")})],
-    add_arguments=add_arguments,
+    stages=[Stage("method", lambda options: {"method": options.methods or MAIN_PROTOCOL.grid("method")})],
+    options=TsdaeMainOptions,
     table_metrics=["sts_test_last", "sts_dev"],
 )

@@ -21,7 +21,7 @@ from sentsweep.sweep import Stage, SweepDefinition
 
 def axis(name: str):
     """Stage axes: the protocol's grid of `name` (--quick: a smaller one; tying always both)."""
-    return lambda args: {name: QUICK_GRIDS.get(name, SEARCH_PROTOCOL.grid(name)) if args.quick
+    return lambda options: {name: QUICK_GRIDS.get(name, SEARCH_PROTOCOL.grid(name)) if options.quick
                          else SEARCH_PROTOCOL.grid(name)}
 
 

@@ -10,13 +10,13 @@ how the trials are scheduled and compared (significance, early stopping, racing,
 
 from __future__ import annotations
 
-import argparse
 import itertools
 from collections.abc import Iterable
 
 from sentsweep.search_spaces.param_spaces import values_to_validate
 from sentsweep.search_spaces.protocol import with_method_settings
 from sentsweep.settings import Source
+from sentsweep.sweep.options import SweepOptions
 from sentsweep.sweep.resources import CUDA_CONTEXT_BYTES, MEMORY_MARGIN, GiB
 from sentsweep.sweep.schedulers import PROJECT_RUNG_SETTINGS
 from sentsweep.trainables.catalog import get_method
@@ -30,10 +30,10 @@ DATA_OPTIONS = {"model": "--model", "corpus": "--corpus", "dev_file": "--sts-dir
                 "keep_model": "--keep-models", "preparation_cache": "--storage-path (none: --no-cache)"}
 
 
-def protocol_card(definition, args: argparse.Namespace, resolved, stages: list[tuple[str, dict]],
-                  problems: Iterable[str] = (), option_defaults: dict | None = None) -> str:
+def protocol_card(definition, options: SweepOptions, resolved, stages: list[tuple[str, dict]],
+                  problems: Iterable[str] = ()) -> str:
     """The card as Markdown: header, grid, fixed settings, per-method settings, how trials are scheduled and
-    compared (`option_defaults`: the command line's defaults), seeds, trials and steps; then the `problems` that
+    compared, seeds, trials and steps; then the `problems` that
     would stop the sweep from starting as given, and the protocol's notes."""
     protocol = definition.protocol
     methods = sweep_methods(resolved.constants, stages)
@@ -42,7 +42,7 @@ def protocol_card(definition, args: argparse.Namespace, resolved, stages: list[t
         lines += [f"Re-runs: {definition.reference.label}: {definition.reference}", ""]
     else:
         lines += ["Re-runs: no published experiment (the project's own sweep)", ""]
-    if args.quick:
+    if options.quick:
         lines += ["**--quick**: the project's tiny run (tiny random model, demo data); its overrides are marked.", ""]
 
     lines += ["## Grid" + (" (greedy: each stage keeps the best value on dev of the stages before)"
@@ -51,7 +51,7 @@ def protocol_card(definition, args: argparse.Namespace, resolved, stages: list[t
     chains = {stage.name: stage for stage in definition.stages if stage.init_from}
     for index, (name, axes) in enumerate(stages, start=1):
         for axis, values in axes.items() or [("-", None)]:
-            source = axis_source(protocol, grid_names.get(name, {}).get(axis, axis), values, args)
+            source = axis_source(protocol, grid_names.get(name, {}).get(axis, axis), values, options)
             lines.append(f"| {index} {name} | {axis} | {_values(values)} | {source} |")
         if name in chains:
             rows = "its best configuration on dev" if chains[name].init_rows == "best" else "each of its configurations"
@@ -61,7 +61,7 @@ def protocol_card(definition, args: argparse.Namespace, resolved, stages: list[t
 
     swept = {axis for _, axes in stages for axis in axes}
     lines += ["## Settings of every trial", "", "| group | setting | value | source |", "|---|---|---|---|"]
-    for group, name, value, source in fixed_settings(resolved, methods, args, protocol):
+    for group, name, value, source in fixed_settings(resolved, methods, options, protocol):
         mark = " (swept)" if name in swept else ""
         lines.append(f"| {group} | {name}{mark} | {_value(value)} | {source} |")
     lines.append("")
@@ -83,10 +83,10 @@ def protocol_card(definition, args: argparse.Namespace, resolved, stages: list[t
             lines += [f"**{method.name}**: {method.reference}", "", "```bibtex", method.citation.strip(), "```", ""]
 
     lines += preparation_cache_section(resolved.constants, methods)
-    lines += sweep_options_section(args, option_defaults or {})
-    seeds_source = "command line" if args.seeds else (
-        "--quick" if args.quick and "seeds" in protocol.quick else str(protocol.seeds.source))
-    trials, steps, per_stage = count_work(resolved, stages, args, chained_from_each(definition))
+    lines += sweep_options_section(options)
+    seeds_source = "command line" if options.seeds else (
+        "--quick" if options.quick and "seeds" in protocol.quick else str(protocol.seeds.source))
+    trials, steps, per_stage = count_work(resolved, stages, options, chained_from_each(definition))
     lines += [f"**Seeds:** {', '.join(map(str, resolved.seeds))} ({seeds_source})", "",
               f"**Trials:** {' + '.join(str(n) for n in per_stage)} grid point{'s' if sum(per_stage) != 1 else ''} x "
               f"{len(resolved.seeds)} seed{'s' if len(resolved.seeds) != 1 else ''} = {trials}",
@@ -119,33 +119,32 @@ def preparation_cache_section(constants: dict, methods: Iterable[str]) -> list[s
             "| method | stage | computes | seed in key |", "|---|---|---|---|", *rows, ""]
 
 
-def sweep_options_section(args: argparse.Namespace, defaults: dict) -> list[str]:
+def sweep_options_section(options: SweepOptions) -> list[str]:
     """The card's lines on how the sweep schedules and compares its trials: the significance tests, early
     stopping, the race and GPU packing, each option with its value and whether the command line gave it or it is
     the project's default (no seed sets any of them)."""
 
     def row(topic: str, option: str, value, why: str) -> str:
-        name = option.lstrip("-").replace("-", "_")
-        given = name in defaults and getattr(args, name) != defaults[name]
+        given = option.lstrip("-").replace("-", "_") in options.given()
         return f"| {topic} | {option} | {_value(value)} | {'command line' if given else f'project choice ({why})'} |"
 
-    rows = [row("tables", "--alpha", args.alpha, "the usual level"),
-            row("tables, race", "--correction", args.correction,
+    rows = [row("tables", "--alpha", options.alpha, "the usual level"),
+            row("tables, race", "--correction", options.correction,
                 "Holm 1979: the family-wise error control of Bonferroni, rejecting at least as often"),
-            row("early stopping", "--scheduler", args.scheduler, "none: every trial runs out")]
-    if args.scheduler != "fifo":
+            row("early stopping", "--scheduler", options.scheduler, "none: every trial runs out")]
+    if options.scheduler != "fifo":
         rows += [f"| early stopping | {name} | {value} | project choice (sentsweep.sweep.schedulers) |"
                  for name, value in PROJECT_RUNG_SETTINGS.items()]
-    if args.race:
-        rows += [row("race", "--race-alpha", args.race_alpha, "an elimination saves compute and claims nothing; at "
+    if options.race:
+        rows += [row("race", "--race-alpha", options.race_alpha, "an elimination saves compute and claims nothing; at "
                      "0.20 a configuration one noise sd better than the others is kept in about 95% of races; "
                      "sentsweep.analysis.racing"),
-                 row("race", "--race-initial-seeds", args.race_initial_seeds, "two: the fewest a paired test needs"),
-                 row("race", "--race-test", args.race_test, "the pooled t: more degrees of freedom after few seeds; "
+                 row("race", "--race-initial-seeds", options.race_initial_seeds, "two: the fewest a paired test needs"),
+                 row("race", "--race-test", options.race_test, "the pooled t: more degrees of freedom after few seeds; "
                      "sentsweep.analysis.racing"),
-                 row("race", "--race-tolerance", args.race_tolerance, "no indifference zone"),
-                 row("race", "--race-budget", args.race_budget, "none: up to every seed")]
-    if args.gpus_per_trial:
+                 row("race", "--race-tolerance", options.race_tolerance, "no indifference zone"),
+                 row("race", "--race-budget", options.race_budget, "none: up to every seed")]
+    if options.gpus_per_trial:
         rows.append(f"| GPU packing | memory per trial | measured peak x {1 + MEMORY_MARGIN:g} + "
                     f"{CUDA_CONTEXT_BYTES / GiB:g} GiB | project choice (sentsweep.sweep.resources) |")
     return ["## How trials are scheduled and compared", "", "| topic | option | value | source |", "|---|---|---|---|",
@@ -160,23 +159,23 @@ def sweep_methods(constants: dict, stages: list[tuple[str, dict]]) -> list[str]:
     return list(dict.fromkeys(methods))
 
 
-def axis_source(protocol, grid: str, values, args: argparse.Namespace) -> str:
+def axis_source(protocol, grid: str, values, options: SweepOptions) -> str:
     """The source of an axis' values: the protocol's for its `grid`, or who changed them."""
     declared = protocol.grids.get(grid)
     if declared is not None and isinstance(values, list) and list(declared.value) == values:
         return str(declared.source)
     if declared is not None and isinstance(values, list) and set(values) <= set(declared.value):
-        return f"part of {declared.source}" + (" (--quick)" if args.quick else " (command line)")
-    return "--quick (the project's tiny run)" if args.quick else "command line"
+        return f"part of {declared.source}" + (" (--quick)" if options.quick else " (command line)")
+    return "--quick (the project's tiny run)" if options.quick else "command line"
 
 
-def fixed_settings(resolved, methods: Iterable[str], args: argparse.Namespace, protocol):
+def fixed_settings(resolved, methods: Iterable[str], options: SweepOptions, protocol):
     """(group, setting, value, source) of every setting the sweep's methods read, outside their own
     per-method settings."""
     rows, seen = [], set()
-    given = {item.partition("=")[0] for item in args.set}
+    given = {item.partition("=")[0] for item in options.assignments}
     given |= {option for option in ("lr", "max_steps", "eval_steps", "max_seq_length")
-              if getattr(args, option) is not None}
+              if getattr(options, option) is not None}
     for method_name in methods:
         method = get_method(method_name)
         for group, settings in settings_groups_of(method):
@@ -185,7 +184,7 @@ def fixed_settings(resolved, methods: Iterable[str], args: argparse.Namespace, p
                     continue
                 seen.add(row.name)
                 value = resolved.constants.get(row.name, row.default)
-                rows.append((group, row.name, value, _source(row.name, row.source, protocol, given, args)))
+                rows.append((group, row.name, value, _source(row.name, row.source, protocol, given, options)))
     return rows
 
 
@@ -197,13 +196,13 @@ def settings_groups_of(method) -> list[tuple[str, type]]:
     return groups + list(method.objectives.items())
 
 
-def _source(name: str, default_source: Source, protocol, given: set[str], args: argparse.Namespace) -> str:
+def _source(name: str, default_source: Source, protocol, given: set[str], options: SweepOptions) -> str:
     if name in given:
         return "command line"
-    if args.quick and name in protocol.quick:
+    if options.quick and name in protocol.quick:
         return "--quick (the project's tiny run)"
     if name in DATA_OPTIONS:
-        return DATA_OPTIONS[name] if name != "model" or args.model else "--model (--quick: the tiny random BERT)"
+        return DATA_OPTIONS[name] if name != "model" or options.model else "--model (--quick: the tiny random BERT)"
     if name in protocol.settings:
         return str(protocol.settings[name].source)
     return f"default: {default_source}"
@@ -214,7 +213,7 @@ def chained_from_each(definition) -> dict[str, str]:
     return {stage.name: stage.init_from for stage in definition.stages if stage.init_from and stage.init_rows == "each"}
 
 
-def count_work(resolved, stages: list[tuple[str, dict]], args: argparse.Namespace,
+def count_work(resolved, stages: list[tuple[str, dict]], options: SweepOptions,
                from_each: dict[str, str] | None = None) -> tuple[int, int, list[int]]:
     """(trials, training steps in all, points per stage): every grid point of every stage, once per seed; a
     stage chained to each configuration of an earlier stage (`from_each`) runs once per such configuration."""
@@ -223,8 +222,8 @@ def count_work(resolved, stages: list[tuple[str, dict]], args: argparse.Namespac
     trials = steps = 0
     per_stage, points_of = [], {}
     for stage_name, axes in stages:
-        if args.search == "optuna":
-            points = [{name: values_to_validate(axis)[0] for name, axis in axes.items()}] * args.num_configs
+        if options.search == "optuna":
+            points = [{name: values_to_validate(axis)[0] for name, axis in axes.items()}] * options.num_configs
         else:
             names = list(axes)
             points = [dict(zip(names, combination)) for combination in

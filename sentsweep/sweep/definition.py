@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
-import argparse
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal, Protocol as TypingProtocol
 
 from sentsweep.analysis.reproduction import STAGE_PARAM, PublishedValue, contains_value, value_text
 from sentsweep.references import Reference
 from sentsweep.search_spaces.protocol import Protocol
+from sentsweep.sweep.options import SweepOptions
+
+if TYPE_CHECKING:
+    from sentsweep.analysis.tables import ComparisonTable
 
 
 @dataclass
@@ -21,7 +24,7 @@ class Stage:
     training)."""
 
     name: str
-    axes: Callable[[argparse.Namespace], dict | None]
+    axes: Callable[[SweepOptions], dict | None]
     grids: dict[str, str] = field(default_factory=dict)  # axis -> the protocol grid it takes, where not its name
     # A chained stage: each seed starts from the same seed's model of stage `init_from` (an earlier stage), of
     # its best configuration on dev (`init_rows` "best") or of each of its configurations ("each": an axis
@@ -30,11 +33,30 @@ class Stage:
     init_rows: Literal["best", "each"] = "best"
 
 
+class SweepDriver(TypingProtocol):
+    """What a definition's own `driver` may do to run its stages (a search whose next stage depends on the last,
+    such as the labelled-data intersection): the sweep's options and settings, stages run one at a time, and
+    metrics of the whole sweep. `sentsweep.sweep.runner` implements it."""
+
+    options: SweepOptions  # the command line, typed (the definition's `options` class)
+    overrides: dict  # the settings the command line or --quick set, {key: value}
+    selection_metric: str  # the definition's
+
+    def run_stage(self, name: str, settings: dict, axes: dict) -> ComparisonTable:
+        """Run one stage (its trials over the seeds, `settings` shared by them, `axes` {param: values}), log and
+        print its table, and return it; stages are numbered in the order they run."""
+
+    def log_sweep_metrics(self, metrics: dict[str, float]) -> None:
+        """Log metrics of the whole sweep to its MLflow run."""
+
+
 @dataclass
 class SweepDefinition:
     """An experiment: its name, its protocol (every setting, grid and seed with its source), and its stages.
 
-    `sampled_axes(args)`, where given, returns {param: Ray Tune domain} for `--search optuna` (one stage).
+    `options`: the class of its command-line options (`SweepOptions`, or a subclass with the experiment's own);
+    each stage's axes are a function of them. `sampled_axes(options)`, where given, returns {param: Ray Tune
+    domain} for `--search optuna` (one stage).
     `greedy`: each stage fixes its axes at their best value on dev before the next one starts (the TSDAE
     paper's App. A search); otherwise the stages are independent parts of one protocol (a table's rows).
     `published`: the published values of the table the sweep re-runs, one per cell it can produce (its
@@ -46,14 +68,14 @@ class SweepDefinition:
     protocol: Protocol
     stages: list[Stage]
     greedy: bool = False
-    sampled_axes: Callable[[argparse.Namespace], dict] | None = None
-    add_arguments: Callable[[argparse.ArgumentParser], None] = lambda parser: None
+    options: type[SweepOptions] = SweepOptions
+    sampled_axes: Callable[[SweepOptions], dict] | None = None
     quick_setup: Callable[[dict, Path], dict] | None = None  # --quick: extra tiny models, as config entries
     trains_on_gold_pairs: bool = False  # supervised: train_file = the labelled pairs beside the dev/test data
-    # Runs the stages itself, e.g. a search whose next stage depends on the last: (runner, tracker, constants, stages)
-    driver: Callable | None = None
-    # Checks of the sweep's own options against its resolved settings, before anything runs: (args, constants)
-    check: Callable[[argparse.Namespace, dict], None] = lambda args, constants: None
+    # Runs the stages itself, e.g. a search whose next stage depends on the last: driver(sweep, constants)
+    driver: Callable[[SweepDriver, dict], None] | None = None
+    # Checks of the sweep's own options against its resolved settings, before anything runs: (options, constants)
+    check: Callable[[SweepOptions, dict], None] = lambda options, constants: None
     reference: Reference | None = None  # the work whose experiment this re-runs (None: the project's own)
     selection_metric: str = "best_sts_dev"
     table_metrics: list[str] = field(default_factory=lambda: ["sts_test_at_best_dev", "best_sts_dev"])
@@ -64,13 +86,15 @@ class SweepDefinition:
 class ResolvedSweep:
     """A sweep's settings once the command line is applied: `constants` every trial shares (absolute paths,
     checked files), `method_settings` {method: {key: value}} of the protocol that nothing overrode, the keys the
-    command line or --quick set (`overrides`), the seeds, and the training corpus's size in sentences."""
+    command line or --quick set (`overrides`), the seeds, the training corpus's size in sentences, and Ray Tune's
+    storage (shared by every node; its cache/ folder holds the preparation cache)."""
 
     constants: dict
     method_settings: dict[str, dict]
     overrides: dict
     seeds: list[int]
     corpus_size: int
+    storage_path: str
 
 
 def target_problems(definition: SweepDefinition, stages: Sequence[tuple[str, dict]]) -> list[str]:

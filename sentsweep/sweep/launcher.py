@@ -12,7 +12,6 @@ greedy search of the TSDAE paper (appendix A), where each stage fixes the best v
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import os
@@ -20,8 +19,6 @@ import signal
 import sys
 from pathlib import Path
 
-from sentsweep.analysis.racing import RACE_ALPHA, TEST_OPTIONS
-from sentsweep.analysis.significance import CORRECTIONS
 from sentsweep.data import read_corpus, read_scored_pairs, sts_benchmark_files
 from sentsweep.demo_data import CORPUS_FILE, DEMO_DIR
 from sentsweep.errors import InputError
@@ -34,94 +31,15 @@ from sentsweep.search_spaces.protocol import with_method_settings
 from sentsweep.sweep.card import protocol_card
 from sentsweep.sweep.definition import ResolvedSweep, SweepDefinition
 from sentsweep.sweep.first_step import check_own_methods_start
-from sentsweep.sweep.resources import add_resource_arguments, check_resource_options
+from sentsweep.sweep.options import SweepOptions, parse_options
+from sentsweep.sweep.resources import check_resource_options
 from sentsweep.tasks import build_tasks, parse_task_specs
 from sentsweep.tracking.models import check_model_uri, is_model_uri, materialize_model
 from sentsweep.tracking.store import check_tracking_reachable, resolve_tracking_uri
 from sentsweep.trainables.catalog import check_keys, get_method, setting_default, validate_config
 from sentsweep.trainables.settings import BOOKKEEPING_KEYS, EvaluationSettings, TrainingSettings
 
-DEFAULT_OUTPUT_DIR = Path("sweep_outputs")
 TINY_MODEL_PENDING = "<the tiny random model, built once every check has passed>"
-SCHEDULERS = ("fifo", "asha", "median")  # see sentsweep.sweep.runner.make_scheduler
-KEEP_MODELS = ("best", "all", "none")  # see sentsweep.sweep.runner.SweepRunner.keep_models
-
-
-def build_parser(definition: SweepDefinition, prog: str | None = None) -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog=prog, description=definition.description)
-    parser.add_argument("--quick", action="store_true", help="tiny random model + shipped demo data, minutes on a CPU")
-    parser.add_argument("--dry-run", action="store_true",
-                        help="print the protocol card (grid, every setting with its source, seeds, trials, steps) "
-                        "and exit without training")
-    parser.add_argument("--model", help="Hugging Face model name, local folder, or MLflow model URI "
-                        "(runs:/<run id>/model, models:/<name>/<version>; default with --quick: a tiny BERT)")
-    parser.add_argument("--corpus", help="training sentences, one per line (default: the shipped demo corpus)")
-    data = parser.add_mutually_exclusive_group()
-    data.add_argument("--sts-dir", help="folder with sts-dev.csv and sts-test.csv (STS benchmark format)")
-    data.add_argument("--sick-file",
-                      help="SICK: SICK.txt (its SemEval_set column: dev and test) or the SemEval 2014 files' folder")
-    data.add_argument("--hf-sts", help="`datasets` hub name or local path with sentence1/sentence2/score")
-    parser.add_argument("--eval-task", action="append", default=[], metavar="NAME=PATH",
-                        help="also score every trial's dev-selected model on this task's test split, for example "
-                        "askubuntu=data-eval/askubuntu, sts12=SentEval/data/downstream/STS/STS12-en-test, "
-                        "mr=SentEval/data/downstream/MR (repeatable; names: sentsweep.tasks.task_names())")
-    parser.add_argument("--seeds", default=None, help="count (5 = seeds 0..4) or list (0,1,2)")
-    parser.add_argument("--search", choices=["grid", "optuna"], default="grid")
-    parser.add_argument("--num-configs", type=int, default=8, help="configs Optuna samples (each run per seed)")
-    parser.add_argument("--sample-sizes", type=int, nargs="+", help="training corpus sizes, an axis")
-    parser.add_argument("--batch-sizes", type=int, nargs="+", help="batch sizes, an axis")
-    parser.add_argument("--set", nargs="+", default=[], metavar="KEY=VALUE",
-                        help="override fixed settings, values as JSON: --set temperature=0.1 tie_decoder=false")
-    parser.add_argument("--lr", type=float)
-    parser.add_argument("--max-steps", type=int)
-    parser.add_argument("--eval-steps", type=int)
-    parser.add_argument("--max-seq-length", type=int)
-    parser.add_argument("--tracking-uri", help="MLflow tracking URI (default: MLFLOW_TRACKING_URI or ./mlflow.db)")
-    parser.add_argument("--experiment", help="MLflow experiment name (default: the sweep's name)")
-    parser.add_argument("--output-dir", default=str(DEFAULT_OUTPUT_DIR), help="Ray results and the tiny model")
-    parser.add_argument("--storage-path", help="Ray Tune storage, shared by all nodes (NFS path or s3://...; "
-                        "default: SENTSWEEP_STORAGE_PATH, else OUTPUT_DIR/ray); its cache/ folder holds the "
-                        "preparation cache")
-    parser.add_argument("--no-cache", action="store_true",
-                        help="compute every preparation stage in every trial, without the cache of STORAGE_PATH/cache "
-                        "(sentsweep.preparation_cache)")
-    add_resource_arguments(parser)  # --cpus-per-trial --gpus-per-trial --autoscaling --pending-timeout
-    parser.add_argument("--max-failures", type=int, default=2, help="retries of a failed trial from its checkpoint")
-    parser.add_argument("--scheduler", choices=SCHEDULERS, default="fifo", help="early stopping on the dev metric")
-    parser.add_argument("--resume", action="store_true", help="continue the latest unfinished sweep of the experiment")
-    parser.add_argument("--race", action="store_true",
-                        help="race the grid's configurations over the seeds: each starts with --race-initial-seeds "
-                        "seeds, and only those not significantly worse than the best (paired over shared seeds, "
-                        "--correction) get the next seed, up to --seeds")
-    parser.add_argument("--race-initial-seeds", type=int, default=2, help="seeds every configuration runs (--race)")
-    parser.add_argument("--race-budget", type=int, help="at most this many trials in a race (--race)")
-    parser.add_argument("--race-test", choices=TEST_OPTIONS, default="pooled",
-                        help="the race's test against the leader: a t over the seed-noise variance pooled across "
-                        "configurations (two-way ANOVA) or a paired t per pair (see sentsweep.analysis.racing)")
-    parser.add_argument("--race-tolerance", type=float, default=0.0,
-                        help="differences of the selection metric smaller than this do not matter (an indifference "
-                        "zone, in the metric's units): a configuration is dropped once it cannot beat the leader "
-                        "by this much (--race); with it, --correction bonferroni protects a configuration better "
-                        "than the others by this much, holm drops it more often (sentsweep.analysis.racing)")
-    parser.add_argument("--race-alpha", type=float, default=RACE_ALPHA,
-                        help="level of the race's eliminations, a compute decision (the tables' claims use --alpha): "
-                        "at 0.20 a configuration one seed-noise sd better than 26 equal ones is still kept in about "
-                        "95%% of races (sentsweep.analysis.racing, benchmarks/racing.py)")
-    parser.add_argument("--alpha", type=float, default=0.05,
-                        help="significance level of the tables' significance groups and reproduction intervals")
-    parser.add_argument("--correction", choices=CORRECTIONS, default="holm",
-                        help="multiple-comparison correction of the race's tests and the tables' significance groups")
-    parser.add_argument("--extend", action="store_true",
-                        help="add trials to the latest sweep of the experiment (more --seeds, more grid values): "
-                        "those whose configuration and seed finished there are not run again")
-    parser.add_argument("--plugin", action="append", default=[], metavar="MODULE_OR_FILE",
-                        help="a module (importable name) or .py file of one's own that registers objectives, methods "
-                        "or tasks (repeatable); it is sent to every Ray worker (docs/extending.md)")
-    parser.add_argument("--keep-models", choices=KEEP_MODELS, default="best",
-                        help="log the dev-selected model of the best configuration's trials (one per seed), of all "
-                        "trials, or of none to their MLflow runs (sentence-transformers flavour)")
-    definition.add_arguments(parser)
-    return parser
 
 
 def parse_assignments(assignments: list[str]) -> dict:
@@ -138,50 +56,50 @@ def parse_assignments(assignments: list[str]) -> dict:
     return parsed
 
 
-def resolve_settings(definition: SweepDefinition, args: argparse.Namespace) -> ResolvedSweep:
+def resolve_settings(definition: SweepDefinition, options: SweepOptions) -> ResolvedSweep:
     """The protocol with the command line applied; raises `InputError` on bad input (before anything runs)."""
     protocol = definition.protocol
-    overrides = dict(protocol.quick) if args.quick else {}
+    overrides = dict(protocol.quick) if options.quick else {}
     for option in ("lr", "max_steps", "eval_steps", "max_seq_length"):
-        if getattr(args, option) is not None:
-            overrides[option] = getattr(args, option)
-    assignments = parse_assignments(args.set)
-    name_sweep_methods(definition, args)  # a sentence-transformers loss's arguments are known keys from here
+        if getattr(options, option) is not None:
+            overrides[option] = getattr(options, option)
+    assignments = parse_assignments(options.assignments)
+    name_sweep_methods(definition, options)  # a sentence-transformers loss's arguments are known keys from here
     check_keys(assignments)  # a misspelled key fails here, with the closest setting suggested
     overrides.update(local_paths_made_absolute(assignments))
     seeds_given = overrides.pop("seeds", None)
-    seeds = parse_seeds(args.seeds or _seeds_text(seeds_given if seeds_given is not None else protocol.seeds.value))
+    seeds = parse_seeds(options.seeds or _seeds_text(seeds_given if seeds_given is not None else protocol.seeds.value))
     constants = protocol.constants() | overrides
-    constants["keep_model"] = args.keep_models != "none" or any(stage.init_from for stage in definition.stages)
-    args.storage_path = storage_path(args)  # resolved once: Ray Tune's storage (the runner's) holds the cache
-    constants["preparation_cache"] = None if args.no_cache else cache_folder(args.storage_path)
+    constants["keep_model"] = options.keep_models != "none" or any(stage.init_from for stage in definition.stages)
+    storage = storage_path(options)  # Ray Tune's storage (the runner's) holds the cache
+    constants["preparation_cache"] = None if options.no_cache else cache_folder(storage)
     method_settings = {method: {key: value for key, value in protocol.settings_of(method).items()
                                 if key not in overrides} for method in protocol.method_settings}
-    check_resource_options(args)  # the cluster's own resources are checked once Ray is up (SweepRunner.run)
+    check_resource_options(options)  # the cluster's own resources are checked once Ray is up (SweepRunner.run)
 
-    corpus = Path(args.corpus or CORPUS_FILE).resolve()
+    corpus = Path(options.corpus or CORPUS_FILE).resolve()
     corpus_size = len(read_corpus(corpus))
-    for size in args.sample_sizes or []:
+    for size in options.sample_sizes or []:
         if size > corpus_size:
             raise InputError(f"sample size {size} exceeds the corpus's {corpus_size} sentences ({corpus})")
     constants["corpus"] = str(corpus)
-    if args.sick_file:
-        sick = str(Path(args.sick_file).resolve())
+    if options.sick_file:
+        sick = str(Path(options.sick_file).resolve())
         constants.update(eval_format="sick", dev_file=sick, test_file=sick)
-    elif args.hf_sts:
-        constants.update(eval_format="hf", dev_file=args.hf_sts, test_file=args.hf_sts)
+    elif options.hf_sts:
+        constants.update(eval_format="hf", dev_file=options.hf_sts, test_file=options.hf_sts)
     else:
-        files = sts_benchmark_files(args.sts_dir or DEMO_DIR)
+        files = sts_benchmark_files(options.sts_dir or DEMO_DIR)
         constants.update(eval_format="stsb", dev_file=str(files["dev"].resolve()),
                          test_file=str(files["test"].resolve()))
     read_scored_pairs(constants["dev_file"], constants["eval_format"], "dev")
     read_scored_pairs(constants["test_file"], constants["eval_format"], "test")
     if definition.trains_on_gold_pairs and "train_file" not in constants:
-        constants["train_file"] = gold_train_file(args)
+        constants["train_file"] = gold_train_file(options)
     elif definition.trains_on_gold_pairs:  # given with --set: a missing or malformed file fails here, naming itself
         read_scored_pairs(constants["train_file"], constants["eval_format"], "train")
-    if args.eval_task:
-        specs = {name: str(Path(path).resolve()) for name, path in parse_task_specs(args.eval_task).items()}
+    if options.eval_task:
+        specs = {name: str(Path(path).resolve()) for name, path in parse_task_specs(options.eval_task).items()}
         tasks = build_tasks(specs)  # reads and checks every task file now, before any training
         constants["eval_tasks"] = specs
         selection = constants.get("selection_task")
@@ -190,16 +108,17 @@ def resolve_settings(definition: SweepDefinition, args: argparse.Namespace) -> R
             raise InputError(f"selection_task {selection!r} has no dev split ({specs[selection]}) to select "
                              "checkpoints on")
 
-    if args.model:  # an MLflow model URI is checked once the tracking store is known to be reachable
-        constants["model"] = args.model if is_model_uri(args.model) else check_model_source(args.model)
-    elif not args.quick and not args.dry_run:
+    if options.model:  # an MLflow model URI is checked once the tracking store is known to be reachable
+        constants["model"] = options.model if is_model_uri(options.model) else check_model_source(options.model)
+    elif not options.quick and not options.dry_run:
         raise InputError("--model is required without --quick (a hub name or a local folder)")
-    return ResolvedSweep(constants, method_settings, overrides, seeds, corpus_size)
+    return ResolvedSweep(constants, method_settings, overrides, seeds, corpus_size, storage)
 
 
-def storage_path(args: argparse.Namespace) -> str:
+def storage_path(options: SweepOptions) -> str:
     """Ray Tune's storage (shared by every node): --storage-path, else SENTSWEEP_STORAGE_PATH, else OUTPUT_DIR/ray."""
-    return args.storage_path or os.environ.get("SENTSWEEP_STORAGE_PATH") or str(Path(args.output_dir, "ray").resolve())
+    return (options.storage_path or os.environ.get("SENTSWEEP_STORAGE_PATH")
+            or str(Path(options.output_dir, "ray").resolve()))
 
 
 def local_paths_made_absolute(assignments: dict) -> dict:
@@ -214,24 +133,24 @@ def _seeds_text(seeds) -> str:
     return ",".join(map(str, seeds)) + "," if isinstance(seeds, (list, tuple)) else str(seeds)
 
 
-def gold_train_file(args: argparse.Namespace) -> str:
+def gold_train_file(options: SweepOptions) -> str:
     """The labelled training pairs beside the evaluation data: sts-train.csv, SICK's TRAIN rows, the train split."""
-    if args.sick_file:
-        path = str(Path(args.sick_file).resolve())
+    if options.sick_file:
+        path = str(Path(options.sick_file).resolve())
         read_scored_pairs(path, "sick", "train")
         return path
-    if args.hf_sts:
-        return args.hf_sts
-    train = sts_benchmark_files(args.sts_dir or DEMO_DIR)["train"]
+    if options.hf_sts:
+        return options.hf_sts
+    train = sts_benchmark_files(options.sts_dir or DEMO_DIR)["train"]
     read_scored_pairs(train)  # a missing or malformed file fails here, naming itself
     return str(train.resolve())
 
 
-def name_sweep_methods(definition: SweepDefinition, args: argparse.Namespace) -> None:
+def name_sweep_methods(definition: SweepDefinition, options: SweepOptions) -> None:
     """Resolve every method the sweep's stages name (a method axis, or the protocol's one method), so that the
     settings of methods built on demand (st:<loss>) are known before the command line's keys are checked."""
     named = [definition.protocol.constants().get("method")]
-    for _, axes in stage_axes(definition, args):
+    for _, axes in stage_axes(definition, options):
         values = axes.get("method")
         named += values if isinstance(values, list) else []
     for method in named:
@@ -239,19 +158,19 @@ def name_sweep_methods(definition: SweepDefinition, args: argparse.Namespace) ->
             get_method(method)
 
 
-def stage_axes(definition: SweepDefinition, args: argparse.Namespace) -> list[tuple[str, dict]]:
-    """[(stage name, axes)]: the definition's stages, or its Optuna ranges; plus sample/batch size axes."""
-    if args.search == "optuna":
+def stage_axes(definition: SweepDefinition, options: SweepOptions) -> list[tuple[str, dict]]:
+    """[(stage name, axes)]: the definition's stages, or its Optuna ranges; plus sample/batch size axes. A grid
+    axis is a list (an option's tuple of values becomes one); any other value is a Ray Tune domain."""
+    if options.search == "optuna":
         if definition.sampled_axes is None:
             raise InputError(f"sweep {definition.name!r} has no Optuna search space; use --search grid")
-        stages = [("optuna", definition.sampled_axes(args))]
+        stages = [("optuna", definition.sampled_axes(options))]
     else:
-        stages = [(stage.name, axes) for stage in definition.stages if (axes := stage.axes(args)) is not None]
-    for name, values in (("sample_size", args.sample_sizes), ("batch_size", args.batch_sizes)):
-        if values:
-            for _, axes in stages:
-                axes[name] = list(values)
-    return stages
+        stages = [(stage.name, axes) for stage in definition.stages if (axes := stage.axes(options)) is not None]
+    shared = {name: list(values) for name, values in (("sample_size", options.sample_sizes),
+                                                       ("batch_size", options.batch_sizes)) if values}
+    return [(name, {axis: list(values) if isinstance(values, tuple) else values for axis, values in axes.items()}
+             | shared) for name, axes in stages]
 
 
 def validate_axes(resolved: ResolvedSweep, stages: list[tuple[str, dict]]) -> dict[str, dict]:
@@ -297,40 +216,41 @@ def check_sampled_methods(resolved: ResolvedSweep, stages: list[tuple[str, dict]
                              "settings; use --search grid, or --methods with one method")
 
 
-def check_race(definition: SweepDefinition, args: argparse.Namespace, seeds: list[int],
+def check_race(definition: SweepDefinition, options: SweepOptions, seeds: list[int],
                stages: list[tuple[str, dict]]) -> None:
     """--alpha and --race-alpha in (0, 1); --race needs a grid, stages that stand alone, more seeds than it starts
     with, a tolerance >= 0 and a budget of one round at least."""
     for option in ("alpha", "race_alpha"):
-        if not 0 < getattr(args, option) < 1:
-            raise InputError(f"--{option.replace('_', '-')} {getattr(args, option)} must be in (0, 1)")
-    if not args.race:
+        if not 0 < getattr(options, option) < 1:
+            raise InputError(f"--{option.replace('_', '-')} {getattr(options, option)} must be in (0, 1)")
+    if not options.race:
         return
     configs = max((math.prod(len(values) for values in axes.values()) for _, axes in stages), default=1)
-    problem = ("--race races a grid's configurations; use --search grid" if args.search == "optuna" else
-               "--race and --extend: give one" if args.extend else
+    problem = ("--race races a grid's configurations; use --search grid" if options.search == "optuna" else
+               "--race and --extend: give one" if options.extend else
                "--race cannot race chained stages (a race may end before the last seed, and a later stage needs the "
                "earlier stage's model of every seed); race the stages as sweeps of their own"
                if any(stage.init_from for stage in definition.stages) else
-               f"--race-initial-seeds {args.race_initial_seeds} must be at least 2 (a paired test needs two seeds) and "
-               f"fewer than the {len(seeds)} seeds given" if not 2 <= args.race_initial_seeds < len(seeds) else
-               f"--race-tolerance {args.race_tolerance} must be a difference >= 0 in the selection metric's units"
-               if not 0 <= args.race_tolerance < math.inf else
-               f"--race-budget {args.race_budget} is less than one first round ({configs} configurations x "
-               f"{args.race_initial_seeds} seeds)" if args.race_budget is not None
-               and args.race_budget < configs * args.race_initial_seeds else None)
+               f"--race-initial-seeds {options.race_initial_seeds} must be at least 2 (a paired test needs two seeds) "
+               f"and fewer than the {len(seeds)} seeds given" if not 2 <= options.race_initial_seeds < len(seeds) else
+               f"--race-tolerance {options.race_tolerance} must be a difference >= 0 in the selection metric's units"
+               if not 0 <= options.race_tolerance < math.inf else
+               f"--race-budget {options.race_budget} is less than one first round ({configs} configurations x "
+               f"{options.race_initial_seeds} seeds)" if options.race_budget is not None
+               and options.race_budget < configs * options.race_initial_seeds else None)
     if problem:
         raise InputError(problem)
 
 
-def check_extension(definition: SweepDefinition, args: argparse.Namespace) -> None:
+def check_extension(definition: SweepDefinition, options: SweepOptions) -> None:
     """--extend adds grid trials to a sweep whose stages stand alone."""
-    if not args.extend:
+    if not options.extend:
         return
-    problem = ("--resume continues a sweep as it was; --extend adds to one: give one" if args.resume else
-               "--extend adds grid trials; --search optuna samples new configurations anyway" if args.search == "optuna"
-               else "--extend cannot add to chained stages (a new seed needs its own earlier-stage model); rerun "
-               "the sweep" if any(stage.init_from for stage in definition.stages) else None)
+    problem = ("--resume continues a sweep as it was; --extend adds to one: give one" if options.resume else
+               "--extend adds grid trials; --search optuna samples new configurations anyway"
+               if options.search == "optuna" else
+               "--extend cannot add to chained stages (a new seed needs its own earlier-stage model); rerun the sweep"
+               if any(stage.init_from for stage in definition.stages) else None)
     if problem:
         raise InputError(problem)
 
@@ -357,23 +277,23 @@ def read_corpus_pairs_text() -> list[str]:
     return [sentence for p in pairs for sentence in p.sentences1 + p.sentences2]
 
 
-def prepare_quick_models(definition: SweepDefinition, constants: dict, args: argparse.Namespace) -> None:
+def prepare_quick_models(definition: SweepDefinition, constants: dict, options: SweepOptions) -> None:
     """Without --model, the tiny random BERT; then whatever else the sweep's --quick mode needs (once)."""
     if "model" not in constants:
-        constants["model"] = str(_tiny_model(Path(args.output_dir), Path(constants["corpus"])))
-    if args.quick and definition.quick_setup is not None:
-        constants.update(definition.quick_setup(constants, Path(args.output_dir)))
+        constants["model"] = str(_tiny_model(Path(options.output_dir), Path(constants["corpus"])))
+    if options.quick and definition.quick_setup is not None:
+        constants.update(definition.quick_setup(constants, Path(options.output_dir)))
 
 
 def run_sweep(definition: SweepDefinition, argv=None, prog: str | None = None) -> int:
     """Entry point of a sweep script; returns the process exit code."""
-    args = build_parser(definition, prog).parse_args(argv)
+    options = parse_options(definition.options, argv, prog, definition.description)
     # SIGTERM stops a sweep as Ctrl-C does, also before Ray starts (see sentsweep.sweep.runner.stop_as_interrupt)
     signal.signal(signal.SIGTERM, lambda signum, frame: signal.raise_signal(signal.SIGINT))
     try:
-        for plugin in args.plugin:  # before anything reads the registries their entries join
+        for plugin in options.plugin:  # before anything reads the registries their entries join
             import_plugin(plugin)
-        return _run(definition, args)
+        return _run(definition, options)
     except InputError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
@@ -382,27 +302,25 @@ def run_sweep(definition: SweepDefinition, argv=None, prog: str | None = None) -
         return 130
 
 
-def _run(definition: SweepDefinition, args: argparse.Namespace) -> int:
-    resolved = resolve_settings(definition, args)
+def _run(definition: SweepDefinition, options: SweepOptions) -> int:
+    resolved = resolve_settings(definition, options)
     constants = resolved.constants
     user_code = [module.as_config() for module in user_modules()]
     if user_code:  # the researcher's own modules, which every worker imports before its trial (sentsweep.plugins)
         constants[USER_CODE_KEY] = user_code
-    stages = stage_axes(definition, args)
-    check_extension(definition, args)
-    check_race(definition, args, resolved.seeds, stages)
+    stages = stage_axes(definition, options)
+    check_extension(definition, options)
+    check_race(definition, options, resolved.seeds, stages)
     check_sampled_methods(resolved, stages)
-    definition.check(args, constants)
+    definition.check(options, constants)
     EvaluationSettings.from_config(constants)  # the shared settings need no model: checked before any is built
-    if args.dry_run:  # the card, with what would stop the sweep as given (a missing input, too small a corpus)
+    if options.dry_run:  # the card, with what would stop the sweep as given (a missing input, too small a corpus)
         problems = [problem] if (problem := validation_split_problem(resolved)) else []
         try:
             validate_axes(resolved, stages)
         except InputError as error:
             problems.append(str(error))
-        parser = build_parser(definition)
-        option_defaults = {name: parser.get_default(name) for name in vars(args)}
-        print(protocol_card(definition, args, resolved, stages, problems, option_defaults))
+        print(protocol_card(definition, options, resolved, stages, problems))
         return 0
     if "method" in constants:  # a sweep of one method; the trials of a method axis are checked by validate_axes
         TrainingSettings.from_config(with_method_settings({"model": TINY_MODEL_PENDING} | constants,
@@ -410,18 +328,19 @@ def _run(definition: SweepDefinition, args: argparse.Namespace) -> int:
     problem = validation_split_problem(resolved)
     if problem:
         raise InputError(problem)
-    if args.quick and definition.quick_setup is not None:
-        prepare_quick_models(definition, constants, args)  # the checks below need the tiny models it builds
+    if options.quick and definition.quick_setup is not None:
+        prepare_quick_models(definition, constants, options)  # the checks below need the tiny models it builds
     methods = validate_axes(resolved, stages)
-    check_overrides_used(parse_assignments(args.set), methods)
-    tracking_uri = resolve_tracking_uri(args.tracking_uri)
+    check_overrides_used(parse_assignments(options.assignments), methods)
+    tracking_uri = resolve_tracking_uri(options.tracking_uri)
     check_tracking_reachable(tracking_uri)
     if is_model_uri(constants.get("model")):  # a run or registered version that does not exist fails here
         constants["parent_model_run_id"] = check_model_uri(tracking_uri, constants["model"])
-        constants["model"] = str(materialize_model(tracking_uri, constants["model"], Path(args.output_dir, "models")))
-    prepare_quick_models(definition, constants, args)  # --quick without --model: every check passed, build now
+        constants["model"] = str(materialize_model(tracking_uri, constants["model"],
+                                                   Path(options.output_dir, "models")))
+    prepare_quick_models(definition, constants, options)  # --quick without --model: every check passed, build now
     # a method of one's own takes one step on a tiny model before a cluster's hours go to it
-    check_own_methods_start(methods, lambda: _tiny_model(Path(args.output_dir), Path(constants["corpus"])))
+    check_own_methods_start(methods, lambda: _tiny_model(Path(options.output_dir), Path(constants["corpus"])))
 
     # lazy: Ray Tune, MLflow and the tables load only once a sweep really runs (a dry run needs none of them)
     from sentsweep.sweep.runner import SweepRunner, baseline_scores
@@ -431,6 +350,6 @@ def _run(definition: SweepDefinition, args: argparse.Namespace) -> int:
         f"untrained model {constants['model']}: STS dev {baseline['untrained_sts_dev']:.2f}, "
         f"test {baseline['untrained_sts_test']:.2f} (Spearman x 100 of cosine)"
     )
-    return SweepRunner(definition, args, tracking_uri, resolved).run(stages, baseline)
+    return SweepRunner(definition, options, tracking_uri, resolved).run(stages, baseline)
 
 

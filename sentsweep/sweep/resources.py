@@ -38,7 +38,6 @@ CPUs can run at once. A trial's footprint is its measured peak with a margin (se
 
 from __future__ import annotations
 
-import argparse
 import itertools
 import math
 import signal
@@ -55,9 +54,9 @@ from sentsweep.data import read_corpus
 from sentsweep.errors import InputError
 from sentsweep.search_spaces.param_spaces import values_to_validate
 from sentsweep.search_spaces.protocol import with_method_settings
+from sentsweep.sweep.options import GPUS_AUTO, SweepOptions
 from sentsweep.trainables.catalog import get_method, setting_default, train
 
-GPUS_AUTO = "auto"
 GiB = 2**30
 
 # Steps a probe trains: the first step allocates the optimiser's state, the second is the first to hold
@@ -82,39 +81,14 @@ KEY_SETTINGS = ("model", "method", "batch_size", "max_seq_length", "precision")
 # Options
 
 
-def add_resource_arguments(parser: argparse.ArgumentParser) -> None:
-    """--cpus-per-trial, --gpus-per-trial (a number or auto), --autoscaling and --pending-timeout."""
-    parser.add_argument("--cpus-per-trial", type=float, default=1.0,
-                        help="CPUs per trial (a trial runs on one node, which must have them and its GPUs)")
-    parser.add_argument("--gpus-per-trial", type=gpus_per_trial_option, default=0.0,
-                        help="GPUs per trial, a number or auto. A fraction shares a GPU (0.25: four trials per GPU), "
-                        "refused before launch when a probe of the trial's peak memory says they would not fit; "
-                        "auto: the probe chooses the largest fraction that fits")
-    parser.add_argument("--autoscaling", action="store_true",
-                        help="the Ray cluster adds nodes on demand: a request no current node fits is not refused "
-                        "(bound the wait with --pending-timeout)")
-    parser.add_argument("--pending-timeout", type=float, metavar="SECONDS",
-                        help="end the sweep (resumable) when trials wait this long PENDING with none running")
-
-
-def gpus_per_trial_option(text: str) -> float | str:
-    """argparse type of --gpus-per-trial: a number, or 'auto'."""
-    if text == GPUS_AUTO:
-        return GPUS_AUTO
-    try:
-        return float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is neither a number nor {GPUS_AUTO!r}") from None
-
-
-def check_resource_options(args: argparse.Namespace) -> None:
+def check_resource_options(options: SweepOptions) -> None:
     """The options' values on their own, before Ray starts."""
-    if args.cpus_per_trial <= 0:
-        raise InputError(f"cpus per trial {args.cpus_per_trial!r} must be positive")
-    if args.gpus_per_trial != GPUS_AUTO and args.gpus_per_trial < 0:
-        raise InputError(f"gpus per trial {args.gpus_per_trial!r} must be >= 0")
-    if args.pending_timeout is not None and not 0 < args.pending_timeout < math.inf:
-        raise InputError(f"--pending-timeout {args.pending_timeout!r} must be a positive number of seconds")
+    if options.cpus_per_trial <= 0:
+        raise InputError(f"cpus per trial {options.cpus_per_trial!r} must be positive")
+    if options.gpus_per_trial != GPUS_AUTO and options.gpus_per_trial < 0:
+        raise InputError(f"gpus per trial {options.gpus_per_trial!r} must be >= 0")
+    if options.pending_timeout is not None and not 0 < options.pending_timeout < math.inf:
+        raise InputError(f"--pending-timeout {options.pending_timeout!r} must be a positive number of seconds")
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -244,11 +218,11 @@ def watch_named(name: str) -> PendingWatch:
     return _WATCHES.get(name) or PendingWatch(name, None, 0.0, 0.0)
 
 
-def pending_watch(args: argparse.Namespace, run_name: str) -> PendingWatch | None:
+def pending_watch(options: SweepOptions, run_name: str, gpus_per_trial: float) -> PendingWatch | None:
     """The watch of one Ray Tune run under --pending-timeout, or None without one."""
-    if args.pending_timeout is None:
+    if options.pending_timeout is None:
         return None
-    return PendingWatch(run_name, args.pending_timeout, args.cpus_per_trial, args.gpus_per_trial)
+    return PendingWatch(run_name, options.pending_timeout, options.cpus_per_trial, gpus_per_trial)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -514,20 +488,20 @@ def measure_on_cluster(cpus: float, timeout_s: float | None) -> Callable[[ProbeK
     return measure
 
 
-def check_resources(args: argparse.Namespace, constants: Mapping, method_settings: Mapping[str, Mapping],
+def check_resources(options: SweepOptions, constants: Mapping, method_settings: Mapping[str, Mapping],
                     stages: list[tuple[str, dict]]) -> float:
     """Once Ray is initialised, before any trial (and any MLflow run): refuse a request no node of a fixed
     cluster can run, then settle GPU packing; returns the GPUs per trial to request (--gpus-per-trial, or the
     fraction chosen for 'auto')."""
     address, nodes = cluster_address(), cluster_nodes()
-    requested = args.gpus_per_trial
-    gpu_possible = args.autoscaling or any(node.gpus > 0 for node in nodes)
+    requested = options.gpus_per_trial
+    gpu_possible = options.autoscaling or any(node.gpus > 0 for node in nodes)
     # auto: the probe, on a whole GPU with the trial's CPUs, chooses a fraction of one GPU; without GPUs, none
     needed = (1.0 if gpu_possible else 0.0) if requested == GPUS_AUTO else requested
-    check_schedulable(args.cpus_per_trial, needed, address, nodes, args.autoscaling)
+    check_schedulable(options.cpus_per_trial, needed, address, nodes, options.autoscaling)
     return settle_gpus(requested, probe_configs(constants, method_settings, stages),
-                       measure_on_cluster(args.cpus_per_trial, args.pending_timeout), gpu_possible,
-                       cpu_cap=lambda: gpu_cpu_cap(args.cpus_per_trial, cluster_nodes()))
+                       measure_on_cluster(options.cpus_per_trial, options.pending_timeout), gpu_possible,
+                       cpu_cap=lambda: gpu_cpu_cap(options.cpus_per_trial, cluster_nodes()))
 
 
 def _count(amount: float, unit: str) -> str:

@@ -12,7 +12,7 @@ stage, and its runs carry the parent model's run id as the tag `parent_model_run
 
 from __future__ import annotations
 
-import argparse
+import itertools
 import json
 import logging
 import os
@@ -24,7 +24,7 @@ from pathlib import Path
 
 from sentsweep.analysis.racing import TEST_OPTIONS, Race
 from sentsweep.analysis.reproduction import TARGETS_ARTIFACT, reproduction_section, targets_to_json
-from sentsweep.analysis.runs import fetch_trial_runs, finished_cells, runs_of_row
+from sentsweep.analysis.runs import fetch_trial_runs, finished_cells, runs_of_row, same_param_value
 from sentsweep.analysis.tables import build_table, to_markdown
 from sentsweep.data import read_scored_pairs
 from sentsweep.faults import FAULT_ENV, fault_point
@@ -39,6 +39,7 @@ from sentsweep.search_spaces.param_spaces import (
 )
 from sentsweep.search_spaces.protocol import with_method_settings
 from sentsweep.sweep.definition import ResolvedSweep, SweepDefinition
+from sentsweep.sweep.options import SweepOptions
 from sentsweep.sweep.resources import PendingTimeout, check_resources, pending_watch
 from sentsweep.tasks import main_metric
 from sentsweep.tasks.sts import StsEvaluator
@@ -74,18 +75,17 @@ def settings_by_method(constants: dict, axes: dict, method_settings: dict[str, d
 class SweepRunner:
     """Runs the stages of one sweep on Ray Tune, logging to one MLflow parent run, and prints each table."""
 
-    def __init__(self, definition: SweepDefinition, args: argparse.Namespace, tracking_uri: str,
+    def __init__(self, definition: SweepDefinition, options: SweepOptions, tracking_uri: str,
                  resolved: ResolvedSweep):
         self.definition = definition
-        self.args = args
+        self.options = options
         self.tracking_uri = tracking_uri
         self.seeds = resolved.seeds
         self.resolved = resolved
         self.task_metrics: list[str] = []  # main metrics of --eval-task tasks, shown in the tables
-        self.experiment = args.experiment or definition.name
-        self.storage_path = (
-            args.storage_path or os.environ.get("SENTSWEEP_STORAGE_PATH") or str(Path(args.output_dir, "ray").resolve())
-        )
+        self.experiment = options.experiment or definition.name
+        self.storage_path = resolved.storage_path
+        self.gpus_per_trial = 0.0  # --gpus-per-trial, with 'auto' settled by the probe once Ray is up (run)
         # {stage: {table row: {seed: run id}}}: the trials of each stage whose model was logged; each stage's
         # table row params and best row on the selection metric
         self.kept_models: dict[str, dict[tuple, dict[int, str]]] = {}
@@ -112,33 +112,34 @@ class SweepRunner:
         signal.signal(signal.SIGTERM, stop_as_interrupt)
         # before any MLflow run or trial: a request no node of a fixed cluster can run is refused (InputError);
         # trials sharing a GPU are checked to fit in its memory, or --gpus-per-trial auto is settled to a number
-        self.args.gpus_per_trial = check_resources(self.args, constants, self.resolved.method_settings, stages)
+        self.gpus_per_trial = check_resources(self.options, constants, self.resolved.method_settings, stages)
+        options = self.options
         tracker = SweepTracker(self.tracking_uri, self.experiment, self.definition.name,
-                               pending_dir=self.args.output_dir, resume=self.args.resume, extend=self.args.extend)
+                               pending_dir=options.output_dir, resume=options.resume, extend=options.extend)
         tracker.log_sweep_metrics(baseline)
         if self.definition.published:  # the published values it re-runs, for `sentsweep analyze report`
             tracker.writer.submit({"op": "text", "trial": None, "file": TARGETS_ARTIFACT,
                                    "content": targets_to_json(self.definition.published)})
         tracker.writer.client.set_tag(tracker.parent_run_id, "selection_metric", self.definition.selection_metric)
-        tracker.writer.client.set_tag(tracker.parent_run_id, "keep_models", self.args.keep_models)
+        tracker.writer.client.set_tag(tracker.parent_run_id, "keep_models", self.options.keep_models)
         self.task_metrics = [main_metric(name) for name in constants.get("eval_tasks", {})]
         tracker.writer.client.set_tag(tracker.parent_run_id, "table_metrics", json.dumps(self.table_metrics()))
-        if self.args.race:  # how the race decided, beside its printed status
+        if self.options.race:  # how the race decided, beside its printed status
             tracker.writer.client.set_tag(tracker.parent_run_id, "race", json.dumps(self.race_settings()))
         try:
             if self.definition.driver is not None:
-                self.definition.driver(self, tracker, constants, stages)
+                self.definition.driver(DriverStages(self, tracker), constants)
             else:
                 stage_by_name = {stage.name: stage for stage in self.definition.stages}
                 for index, (stage_name, axes) in enumerate(stages):
                     title = (f"stage {index + 1}/{len(stages)} '{stage_name}'" if len(stages) > 1
                              else self.definition.name)
                     axes, chain = self.chained(stage_by_name.get(stage_name), axes)
-                    table = self.run_stage(tracker, index, title, constants | (
+                    table, results = self.run_stage(tracker, index, title, constants | (
                         {"stage": stage_name} if len(stages) > 1 else {}), axes,
                         stage_name if len(stages) > 1 else None, chain)
                     if self.definition.greedy:
-                        best = self.best_values(table, axes)
+                        best = self.best_values(table, axes, constants, results)
                         print(f"best on dev ({self.definition.selection_metric}, mean over seeds): {best}")
                         constants = constants | best
         except StageFailed as failure:
@@ -147,18 +148,18 @@ class SweepRunner:
         except PendingTimeout as timeout:  # ended as an interruption is: what finished is written, resumable
             tracker.end_interrupted()
             print(f"error: {timeout}\nresume once the cluster can run the trials:\n  "
-                  f"{resume_command(self.args.extend)}", file=sys.stderr)
+                  f"{resume_command(self.options.extend)}", file=sys.stderr)
             return 1
         except (Interrupted, KeyboardInterrupt):
             stopped = tracker.end_interrupted()
             print(f"\ninterrupted: {len(stopped)} trial(s) stopped, their MLflow runs and the sweep's ended KILLED"
                   + "".join(f"\n  {trial}" for trial in stopped)
-                  + f"\nresume with:\n  {resume_command(self.args.extend)}", file=sys.stderr)
+                  + f"\nresume with:\n  {resume_command(self.options.extend)}", file=sys.stderr)
             return INTERRUPTED_EXIT_CODE
         except Exception as error:  # a bug or a lost store: the sweep's run must not stay RUNNING
             tracker.end_failed(f"{type(error).__name__}: {error}")
             print(f"\nthe sweep failed ({type(error).__name__}: {error}); its MLflow run ended FAILED. What "
-                  f"finished is kept; once the cause is fixed, resume with:\n  {resume_command(self.args.extend)}",
+                  f"finished is kept; once the cause is fixed, resume with:\n  {resume_command(self.options.extend)}",
                   file=sys.stderr)
             raise
         tracker.finish()
@@ -182,7 +183,7 @@ class SweepRunner:
                               f"none for {', '.join(missing) or 'any configuration'} (a failed trial?)", exit_code=1)
         runs = {(labels[row], seed): run_id for row, seeds in kept.items() for seed, run_id in seeds.items()}
         folders = {key: str(materialize_model(self.tracking_uri, f"runs:/{run_id}/{LOGGED_MODEL_NAME}",
-                                              Path(self.args.output_dir, "models")))
+                                              Path(self.options.output_dir, "models")))
                    for key, run_id in runs.items()}
         poolings = {key: saved_pooling(folder) for key, folder in folders.items()}
         if stage.init_rows == "each":
@@ -202,8 +203,8 @@ class SweepRunner:
     def run_stage(self, tracker, index: int, title: str, constants: dict, axes: dict, stage: str | None,
                   chain: dict | None = None):
         """Fit one stage (`chain`: the settings it takes from an earlier stage's models, see `chained`), write its
-        results, log the models it keeps, print its table and return it
-        (`sentsweep.analysis.tables.ComparisonTable`)."""
+        results, log the models it keeps, print its table and return it (`sentsweep.analysis.tables.ComparisonTable`)
+        with Ray Tune's results of the trials it ran."""
         self.stage_index = index
         results = self._fit(tracker, f"{self.definition.name}-{tracker.parent_run_id[:8]}-{index}", constants, axes,
                             chain or {})
@@ -218,7 +219,7 @@ class SweepRunner:
         if not len(runs) or not (runs["status"] == "FINISHED").any():
             raise StageFailed(no_trial_finished(runs), exit_code=1)
         table = self._table(runs, axes)
-        reproduction = reproduction_section(runs, self.definition.published, level=1 - self.args.alpha, stage=stage)
+        reproduction = reproduction_section(runs, self.definition.published, level=1 - self.options.alpha, stage=stage)
         markdown = to_markdown(table) + (f"\n\n{reproduction}" if reproduction else "")
         print(f"\n{title}: mean ± std over seeds (MLflow experiment {self.experiment!r}, "
               f"sweep run {tracker.parent_run_id})\n\n{markdown}")
@@ -239,14 +240,14 @@ class SweepRunner:
         self.kept_models[name] = self.keep_models(runs, table, results, self.keep_policy(name))
         delete_superseded_checkpoints(results)
         fault_point("stage", index)
-        return table
+        return table, results
 
     def keep_policy(self, stage: str) -> str:
         """--keep-models, widened where a later stage starts from this one's models."""
         needed = self.chain_sources.get(stage)
-        if needed == "each" or self.args.keep_models == "all":
+        if needed == "each" or self.options.keep_models == "all":
             return "all"
-        return "best" if needed == "best" else self.args.keep_models
+        return "best" if needed == "best" else self.options.keep_models
 
     def keep_models(self, runs, table, results, policy: str) -> dict[tuple, dict[int, str]]:
         """Log the selected model of each finished trial the policy keeps (those of the table's best row on the
@@ -278,10 +279,18 @@ class SweepRunner:
                 _delete_model_folder(result.checkpoint)
         return kept
 
-    def best_values(self, table, axes: dict) -> dict:
-        """{axis: value} of the table's best row by the selection metric (mean over seeds, on dev)."""
+    def best_values(self, table, axes: dict, constants: dict, results) -> dict:
+        """{axis: value} of the table's best row by the selection metric (mean over seeds, on dev), as the trials'
+        configs hold them: from Ray Tune's results of the stage's trials, or where the stage ran none of that
+        row's (an --extend whose trials had all finished before), from the grid's own values."""
         group_by = list(axes) or ["method"]
-        return dict(zip(group_by, map(_python_value, table.best[self.definition.selection_metric])))
+        best = table.best[self.definition.selection_metric]
+        grid = [constants | dict(zip(axes, values)) for values in itertools.product(*axes.values())] if all(
+            isinstance(values, list) for values in axes.values()) else []
+        for config in [result.config for result in results if result.config] + grid:
+            if all(same_param_value(config.get(axis), cell) for axis, cell in zip(group_by, best)):
+                return {axis: config[axis] for axis in group_by}
+        raise StageFailed(f"no trial of the best row {best} of {group_by} is known to Ray Tune", exit_code=1)
 
     def _fit(self, tracker, run_name: str, constants: dict, axes: dict, chain: dict):
         """Run the stage's trials on Ray Tune; returns their results (Ray Tune's `Result`s: each trial's last
@@ -292,26 +301,26 @@ class SweepRunner:
         from sentsweep.sweep.searchers import SeedAveragingRepeater  # lazy: imports Ray Tune, as above
 
         metric = self.definition.selection_metric
-        scheduler = make_scheduler(self.args.scheduler, metric)
+        scheduler = make_scheduler(self.options.scheduler, metric)
         method_settings = self.resolved.method_settings
         if "method" not in axes:
             constants = with_method_settings(constants, method_settings, axes)
-        if self.args.search == "grid" and (self.args.extend or self.args.race):
+        if self.options.search == "grid" and (self.options.extend or self.options.race):
             by_method = settings_by_method(constants, axes, method_settings)
-            if self.args.race:
+            if self.options.race:
                 return self._race(tracker, run_name, constants, axes, grid_points(axes, [None], by_method))
             points = self.points_not_finished(tracker, constants, grid_points(axes, self.seeds, by_method))
             if not points:
                 return []
             return self._tune(tracker, f"{run_name}-extended-{time.strftime('%Y%m%d-%H%M%S')}",
                               points_param_space(constants, points), tune.TuneConfig(reuse_actors=True))
-        if self.args.search == "grid" and scheduler is not None:
+        if self.options.search == "grid" and scheduler is not None:
             # A configuration's seeds one after the other, so that they run side by side and the scheduler
             # judges them together (Ray Tune's grid would run every configuration's first seed first).
             points = grid_points(axes, self.seeds, settings_by_method(constants, axes, method_settings))
             param_space = points_param_space(constants, points) | chain
             tune_config = tune.TuneConfig(num_samples=1, scheduler=scheduler, reuse_actors=True)
-        elif self.args.search == "grid":
+        elif self.options.search == "grid":
             param_space = grid_param_space(constants, axes, self.seeds, settings_by_method(
                 constants, axes, method_settings)) | chain
             tune_config = tune.TuneConfig(num_samples=1, scheduler=scheduler, reuse_actors=True)
@@ -319,16 +328,16 @@ class SweepRunner:
             param_space = sampled_param_space(constants, axes, self.seeds) | chain
             searcher = SeedAveragingRepeater(OptunaSearch(metric=metric, mode="max", seed=0), repeat=len(self.seeds))
             tune_config = tune.TuneConfig(
-                search_alg=searcher, num_samples=self.args.num_configs * len(self.seeds), scheduler=scheduler,
+                search_alg=searcher, num_samples=self.options.num_configs * len(self.seeds), scheduler=scheduler,
                 reuse_actors=True,
             )
         return self._tune(tracker, run_name, param_space, tune_config)
 
     def race_settings(self) -> dict:
         """The race's options (--race-*, --correction), as Race takes them."""
-        return {"seeds": self.seeds, "initial_seeds": self.args.race_initial_seeds, "alpha": self.args.race_alpha,
-                "correction": self.args.correction, "max_trials": self.args.race_budget,
-                "test": TEST_OPTIONS[self.args.race_test], "tolerance": self.args.race_tolerance}
+        return {"seeds": self.seeds, "initial_seeds": self.options.race_initial_seeds, "alpha": self.options.race_alpha,
+                "correction": self.options.correction, "max_trials": self.options.race_budget,
+                "test": TEST_OPTIONS[self.options.race_test], "tolerance": self.options.race_tolerance}
 
     def _race(self, tracker, run_name: str, constants: dict, axes: dict, configs: list[dict]) -> list:
         """Race the configurations over the seeds (`sentsweep.analysis.racing.Race`): each round runs the trials
@@ -362,18 +371,19 @@ class SweepRunner:
         from ray import tune
 
         trainable = tune.with_resources(
-            train, {"cpu": self.args.cpus_per_trial, "gpu": self.args.gpus_per_trial}
+            train, {"cpu": self.options.cpus_per_trial, "gpu": self.gpus_per_trial}
         )
         # Ray Tune warns about every trial an interruption left without results; the driver says it once, below
         logging.getLogger("ray.tune.analysis.experiment_analysis").setLevel(logging.ERROR)
         experiment_path = f"{self.storage_path.rstrip('/')}/{run_name}"
-        watch = pending_watch(self.args, run_name)  # --pending-timeout (created before a restore unpickles it)
+        # --pending-timeout (created before a restore unpickles it)
+        watch = pending_watch(self.options, run_name, self.gpus_per_trial)
         callbacks = [tracker, *([watch] if watch else [])]
         if os.environ.get(FAULT_ENV):  # the fault matrix's tests only
             from sentsweep.sweep.fault_injection import TrialFaultPoint  # lazy: imports Ray Tune, as above
 
             callbacks.append(TrialFaultPoint(self.stage_index))
-        if self.args.resume and tune.Tuner.can_restore(experiment_path):
+        if self.options.resume and tune.Tuner.can_restore(experiment_path):
             tuner = tune.Tuner.restore(
                 experiment_path, trainable, resume_errored=True, param_space=param_space
             )
@@ -386,7 +396,7 @@ class SweepRunner:
                     name=run_name,
                     storage_path=self.storage_path,
                     callbacks=callbacks,
-                    failure_config=tune.FailureConfig(max_failures=self.args.max_failures),
+                    failure_config=tune.FailureConfig(max_failures=self.options.max_failures),
                     # two, not one: Ray Tune deletes a trial's older checkpoint as it registers a new one and
                     # saves its experiment state after every num_to_keep checkpoints, on its next step; a driver
                     # killed in between left a state naming a deleted checkpoint, and the resumed trial failed
@@ -433,12 +443,32 @@ class SweepRunner:
         """The stage's comparison table of its trial `runs`: its axes as rows, the table metrics as columns."""
         group_by = list(axes) or ["method"]  # a sweep over seeds alone still gets its one row
         return build_table(runs, group_by, [metric for metric in self.table_metrics() if f"metrics.{metric}" in runs],
-                           alpha=self.args.alpha, correction=self.args.correction)
+                           alpha=self.options.alpha, correction=self.options.correction)
 
     def table_metrics(self) -> list[str]:
         """The metrics of the sweep's tables: the definition's, its selection metric, the eval tasks' main ones."""
         return list(dict.fromkeys(self.definition.table_metrics + [self.definition.selection_metric]
                                   + self.task_metrics))
+
+
+class DriverStages:
+    """What a definition's own driver gets to run its stages (`sentsweep.sweep.definition.SweepDriver`): the
+    options, the overridden settings and the selection metric, stages numbered as they run, sweep metrics."""
+
+    def __init__(self, runner: SweepRunner, tracker) -> None:
+        self._runner, self._tracker, self._stages_run = runner, tracker, 0
+        self.options = runner.options
+        self.overrides = runner.resolved.overrides
+        self.selection_metric = runner.definition.selection_metric
+
+    def run_stage(self, name: str, settings: dict, axes: dict, title: str | None = None):
+        table, _ = self._runner.run_stage(self._tracker, self._stages_run, title or name, settings | {"stage": name},
+                                          axes, name)
+        self._stages_run += 1
+        return table
+
+    def log_sweep_metrics(self, metrics: dict[str, float]) -> None:
+        self._tracker.log_sweep_metrics(metrics)
 
 
 def delete_superseded_checkpoints(results) -> None:
@@ -500,15 +530,6 @@ class StageFailed(Exception):
     def __init__(self, message: str, exit_code: int) -> None:
         super().__init__(message)
         self.exit_code = exit_code
-
-
-def _python_value(value):
-    """A table cell back as the plain Python value a config holds (numpy scalars and 'True' strings undone)."""
-    if hasattr(value, "item"):
-        value = value.item()
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    return {"True": True, "False": False}.get(value, value) if isinstance(value, str) else value
 
 
 def make_scheduler(name: str, metric: str):

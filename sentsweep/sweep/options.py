@@ -1,0 +1,208 @@
+"""A sweep's command-line options as one frozen dataclass, from which the parser is generated.
+
+`SweepOptions` holds every option a sweep script takes; an experiment with options of its own subclasses it
+(a frozen dataclass whose fields follow the same conventions) and names the subclass in its
+`SweepDefinition.options`. As with transformers' `HfArgumentParser`, the parser is read off the fields:
+
+- the flag is `--` + the field name with `_` as `-` (metadata `flag` where it differs: `--set`);
+- `bool`: a switch (`store_true`, default False);
+- `int`, `float`, `str`, or any of them `| None`: one value of that type;
+- `tuple[T, ...]`: one or more values (`nargs="+"`), or, with metadata `repeat=True`, an option given once per
+  value (`action="append"`); `tuple[T, T]`: exactly two;
+- `Literal[...]` (or metadata `choices`): one of those values;
+- metadata `parse`: a function that reads the text (its `ValueError` names the bad value), `help`, `metavar`,
+  `group`: options of one group are mutually exclusive.
+
+`parse_options(cls, argv)` returns the frozen instance: nothing changes an option after parsing; what the
+launcher derives from them (the storage path, the GPUs a probe settles) lives in its own results.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import types
+import typing
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeVar
+
+from sentsweep.analysis.racing import RACE_ALPHA, TEST_OPTIONS
+from sentsweep.analysis.significance import CORRECTIONS
+
+GPUS_AUTO = "auto"
+DEFAULT_OUTPUT_DIR = "sweep_outputs"
+SCHEDULERS = ("fifo", "asha", "median")  # see sentsweep.sweep.runner.make_scheduler
+KEEP_MODELS = ("best", "all", "none")  # see sentsweep.sweep.runner.SweepRunner.keep_models
+
+
+def option(help: str, default: Any = None, **metadata) -> Any:
+    """A field of an options class: its default and how the command line gives it (see the module docstring)."""
+    if isinstance(default, (list, dict, set)):
+        raise TypeError("option defaults are immutable: give a tuple")
+    return field(default=default, metadata={"help": help, **metadata})
+
+
+def gpus_per_trial_value(text: str) -> float | str:
+    """--gpus-per-trial: a number, or 'auto'."""
+    return GPUS_AUTO if text == GPUS_AUTO else float(text)
+
+
+@dataclass(frozen=True, kw_only=True)
+class SweepOptions:
+    """Every option of a sweep script (the experiment's own are a subclass' fields)."""
+
+    quick: bool = option("tiny random model + shipped demo data, minutes on a CPU", False)
+    dry_run: bool = option("print the protocol card (grid, every setting with its source, seeds, trials, steps) "
+                           "and exit without training", False)
+    model: str | None = option("Hugging Face model name, local folder, or MLflow model URI (runs:/<run id>/model, "
+                               "models:/<name>/<version>; default with --quick: a tiny BERT)")
+    corpus: str | None = option("training sentences, one per line (default: the shipped demo corpus)")
+    sts_dir: str | None = option("folder with sts-dev.csv and sts-test.csv (STS benchmark format)",
+                                 group="evaluation data")
+    sick_file: str | None = option("SICK: SICK.txt (its SemEval_set column: dev and test) or the SemEval 2014 "
+                                   "files' folder", group="evaluation data")
+    hf_sts: str | None = option("`datasets` hub name or local path with sentence1/sentence2/score",
+                                group="evaluation data")
+    eval_task: tuple[str, ...] = option(
+        "also score every trial's dev-selected model on this task's test split, for example "
+        "askubuntu=data-eval/askubuntu, sts12=SentEval/data/downstream/STS/STS12-en-test, "
+        "mr=SentEval/data/downstream/MR (repeatable; names: sentsweep.tasks.task_names())", (),
+        repeat=True, metavar="NAME=PATH")
+    seeds: str | None = option("count (5 = seeds 0..4) or list (0,1,2)")
+    search: Literal["grid", "optuna"] = option("a grid, or configurations Optuna samples", "grid")
+    num_configs: int = option("configs Optuna samples (each run per seed)", 8)
+    sample_sizes: tuple[int, ...] | None = option("training corpus sizes, an axis")
+    batch_sizes: tuple[int, ...] | None = option("batch sizes, an axis")
+    assignments: tuple[str, ...] = option("override fixed settings, values as JSON: --set temperature=0.1 "
+                                          "tie_decoder=false", (), flag="--set", metavar="KEY=VALUE")
+    lr: float | None = option("learning rate of every trial")
+    max_steps: int | None = option("training steps of every trial")
+    eval_steps: int | None = option("steps between dev evaluations")
+    max_seq_length: int | None = option("tokens per sentence")
+    tracking_uri: str | None = option("MLflow tracking URI (default: MLFLOW_TRACKING_URI or ./mlflow.db)")
+    experiment: str | None = option("MLflow experiment name (default: the sweep's name)")
+    output_dir: str = option("Ray results and the tiny model", DEFAULT_OUTPUT_DIR)
+    storage_path: str | None = option("Ray Tune storage, shared by all nodes (NFS path or s3://...; default: "
+                                      "SENTSWEEP_STORAGE_PATH, else OUTPUT_DIR/ray); its cache/ folder holds the "
+                                      "preparation cache")
+    no_cache: bool = option("compute every preparation stage in every trial, without the cache of "
+                            "STORAGE_PATH/cache (sentsweep.preparation_cache)", False)
+    cpus_per_trial: float = option("CPUs per trial (a trial runs on one node, which must have them and its GPUs)",
+                                   1.0)
+    gpus_per_trial: float | str = option(
+        "GPUs per trial, a number or auto. A fraction shares a GPU (0.25: four trials per GPU), refused before "
+        "launch when a probe of the trial's peak memory says they would not fit; auto: the probe chooses the "
+        "largest fraction that fits", 0.0, parse=gpus_per_trial_value)
+    autoscaling: bool = option("the Ray cluster adds nodes on demand: a request no current node fits is not "
+                               "refused (bound the wait with --pending-timeout)", False)
+    pending_timeout: float | None = option("end the sweep (resumable) when trials wait this long PENDING with "
+                                           "none running", metavar="SECONDS")
+    max_failures: int = option("retries of a failed trial from its checkpoint", 2)
+    scheduler: str = option("early stopping on the dev metric", "fifo", choices=SCHEDULERS)
+    resume: bool = option("continue the latest unfinished sweep of the experiment", False)
+    race: bool = option("race the grid's configurations over the seeds: each starts with --race-initial-seeds "
+                        "seeds, and only those not significantly worse than the best (paired over shared seeds, "
+                        "--correction) get the next seed, up to --seeds", False)
+    race_initial_seeds: int = option("seeds every configuration runs (--race)", 2)
+    race_budget: int | None = option("at most this many trials in a race (--race)")
+    race_test: str = option("the race's test against the leader: a t over the seed-noise variance pooled across "
+                            "configurations (two-way ANOVA) or a paired t per pair (see sentsweep.analysis.racing)",
+                            "pooled", choices=tuple(TEST_OPTIONS))
+    race_tolerance: float = option(
+        "differences of the selection metric smaller than this do not matter (an indifference zone, in the "
+        "metric's units): a configuration is dropped once it cannot beat the leader by this much (--race); with "
+        "it, --correction bonferroni protects a configuration better than the others by this much, holm drops it "
+        "more often (sentsweep.analysis.racing)", 0.0)
+    race_alpha: float = option(
+        "level of the race's eliminations, a compute decision (the tables' claims use --alpha): at 0.20 a "
+        "configuration one seed-noise sd better than 26 equal ones is still kept in about 95%% of races "
+        "(sentsweep.analysis.racing, benchmarks/racing.py)", RACE_ALPHA)
+    alpha: float = option("significance level of the tables' significance groups and reproduction intervals", 0.05)
+    correction: str = option("multiple-comparison correction of the race's tests and the tables' significance "
+                             "groups", "holm", choices=CORRECTIONS)
+    extend: bool = option("add trials to the latest sweep of the experiment (more --seeds, more grid values): "
+                          "those whose configuration and seed finished there are not run again", False)
+    plugin: tuple[str, ...] = option("a module (importable name) or .py file of one's own that registers "
+                                     "objectives, methods or tasks (repeatable); it is sent to every Ray worker "
+                                     "(docs/extending.md)", (), repeat=True, metavar="MODULE_OR_FILE")
+    keep_models: str = option("log the dev-selected model of the best configuration's trials (one per seed), of "
+                              "all trials, or of none to their MLflow runs (sentence-transformers flavour)", "best",
+                              choices=KEEP_MODELS)
+
+    @classmethod
+    def defaults(cls) -> dict[str, Any]:
+        """{field: default} of every option."""
+        return {spec.name: spec.default for spec in dataclasses.fields(cls)}
+
+    def given(self) -> set[str]:
+        """The options whose value is not their default (what the command line changed)."""
+        return {name for name, default in self.defaults().items() if getattr(self, name) != default}
+
+
+Options = TypeVar("Options", bound=SweepOptions)
+
+
+def flag_of(spec: dataclasses.Field) -> str:
+    """An option's command-line flag: metadata `flag`, else `--` + its name with dashes."""
+    return spec.metadata.get("flag") or "--" + spec.name.replace("_", "-")
+
+
+def build_options_parser(cls: type[SweepOptions], prog: str | None = None,
+                         description: str | None = None) -> argparse.ArgumentParser:
+    """The argparse parser of an options class (see the module docstring)."""
+    parser = argparse.ArgumentParser(prog=prog, description=description)
+    groups: dict[str, argparse._MutuallyExclusiveGroup] = {}
+    hints = typing.get_type_hints(cls)
+    for spec in dataclasses.fields(cls):
+        group = spec.metadata.get("group")
+        if group is not None and group not in groups:
+            groups[group] = parser.add_mutually_exclusive_group()
+        target = parser if group is None else groups[group]
+        target.add_argument(flag_of(spec), dest=spec.name, **_argument_of(spec, hints[spec.name]))
+    return parser
+
+
+def parse_options(cls: type[Options], argv=None, prog: str | None = None,
+                  description: str | None = None) -> Options:
+    """The frozen options of a command line (argparse exits with its usage message on a bad one)."""
+    namespace = build_options_parser(cls, prog, description).parse_args(argv)
+    return cls(**{name: tuple(value) if isinstance(value, list) else value
+                  for name, value in vars(namespace).items()})
+
+
+def _argument_of(spec: dataclasses.Field, hint) -> dict:
+    """argparse's keyword arguments for one field."""
+    metadata = spec.metadata
+    arguments = {"help": metadata["help"], "default": spec.default}
+    if "metavar" in metadata:
+        arguments["metavar"] = metadata["metavar"]
+    kind = _without_none(hint)
+    if kind is bool:
+        return arguments | {"action": "store_true"}
+    if typing.get_origin(kind) is tuple:
+        items = typing.get_args(kind)
+        arguments["type"] = _reader(items[0], metadata)
+        if metadata.get("repeat"):
+            return arguments | {"action": "append", "default": []}  # argparse appends to a copy of a list
+        return arguments | {"nargs": "+" if items[-1] is Ellipsis else len(items)}
+    if typing.get_origin(kind) is Literal:
+        return arguments | {"choices": typing.get_args(kind)}
+    if "choices" in metadata:
+        arguments["choices"] = metadata["choices"]
+    return arguments | {"type": _reader(kind, metadata)}
+
+
+def _without_none(hint):
+    """`T | None` as T; a union of several types is read by the field's `parse`."""
+    if typing.get_origin(hint) in (typing.Union, types.UnionType):
+        kinds = [kind for kind in typing.get_args(hint) if kind is not type(None)]
+        return kinds[0] if len(kinds) == 1 else hint
+    return hint
+
+
+def _reader(kind, metadata) -> typing.Callable[[str], Any]:
+    """The function that reads one value's text (argparse reports its ValueError with the value)."""
+    reader = metadata.get("parse", kind)
+    if not callable(reader) or typing.get_origin(reader) is not None:
+        raise TypeError(f"no reader for option type {kind!r}: give metadata parse=...")
+    return reader
