@@ -12,13 +12,10 @@ from __future__ import annotations
 
 from sentsweep.references import THESIS_REIML_2023, TSDAE
 from sentsweep.search_spaces.protocol import Protocol, Sourced, sourced
-from sentsweep.search_spaces.supervised import FINE_TUNING, IN_DOMAIN_SBERT, QUICK, UNSUPERVISED_FIXED_STEPS
-from sentsweep.search_spaces.tsdae import BEST_CONFIGURATION, NO_LENGTH, PAPER_METHOD_SETTINGS
+from sentsweep.search_spaces.supervised import FINE_TUNING, IN_DOMAIN_SBERT, QUICK, UNSUPERVISED_AT_PAPER_SETTINGS
+from sentsweep.search_spaces.tsdae import BEST_CONFIGURATION, NO_LENGTH
 from sentsweep.settings import cited, project_choice
 
-# Each unsupervised method at its own paper settings and 002's fixed number of steps (App. B: no early stopping).
-UNSUPERVISED_AT_PAPER_SETTINGS = {method: {**settings, **UNSUPERVISED_FIXED_STEPS}
-                                  for method, settings in PAPER_METHOD_SETTINGS.items()}
 CHAIN_NOTE = ("A chained stage starts each seed from the same seed's model of the stage it names, as that stage "
               "selected and logged it, pooling included (002 does not say which pooling a model keeps from one "
               "step to the next: the project keeps the model's own).")
