@@ -62,12 +62,17 @@ def supervised_settings(args, constants: dict, overrides: dict) -> dict:
     return settings
 
 
+def reference_constants(args, constants: dict) -> dict:
+    """The reference stage's settings: the --reference method's trials (with its protocol settings)."""
+    return constants | {"method": args.reference, "stage": REFERENCE_STAGE}
+
+
 def run_search(runner, tracker, constants: dict, stages) -> None:
     """Reference stage, then bisection stages over sample_size (see the module docstring)."""
     args = runner.args
     metric = main_metric(args.target_task) if args.target_task else runner.definition.selection_metric
-    reference = runner.run_stage(tracker, 0, f"reference {args.reference}",
-                                 constants | {"method": args.reference, "stage": REFERENCE_STAGE}, {}, REFERENCE_STAGE)
+    reference = runner.run_stage(tracker, 0, f"reference {args.reference}", reference_constants(args, constants), {},
+                                 REFERENCE_STAGE)
     cell = reference.cells[(reference.rows[0], metric)]
     supervised = supervised_settings(args, constants, runner.resolved.overrides)
     gold_size = len(read_scored_pairs(constants["train_file"], constants.get("eval_format", "stsb"), "train"))

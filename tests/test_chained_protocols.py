@@ -1,0 +1,93 @@
+"""The chained sweeps of the TSDAE paper ("002") run each unsupervised method at its own App. B settings: every
+trial's settings as Ray Tune gets them (the runner's param space, the method's protocol values included),
+resolved to the typed trial, without training. "l.N" is a line of the seed text 002_0ccc4bd97e882493.txt."""
+
+import pytest
+from ray.tune.search.variant_generator import generate_variants
+
+from sentsweep.experiments import get_experiment
+from sentsweep.experiments.labelled_intersection import reference_constants
+from sentsweep.sweep.launcher import build_parser, resolve_settings, stage_axes
+from sentsweep.sweep.runner import grid_stage_space
+from sentsweep.trainables.catalog import resolve_trial
+
+# 002 App. B, l.364: "the number of training steps is 100K; the batch size is 8; the optimizers are AdamW, RMSProp
+# and AdamW, respectively; the initial learning rates are 3e-5, 1e-5 and 1e-6, resp." and "The learning rate for
+# CT follows a segmented-constant scheduling scheme" and "The pooling method for CT and BERT-flow is both mean
+# pooling"; l.366: "we do not use early-stopping with in-domain labeled data and indicate a fixed number of
+# training steps". SimCSE, l.364: "1 epoch of training, batch size of 512, AdamW optimizer with learning rate
+# 5e-5 and a linear layer on the CLS token embedding"; footnote 8 (l.366): "For SimCSE, the official code
+# involves early-stopping on the STS-B development set. We do not change this setting for this method".
+# MLM, §5.2 l.144: "the number of training steps (100K), the batch size (8) and the learning rate (5e-5)" and
+# "we perform mean-pooling".
+# (optimizer, lr, lr_schedule, batch_size, max_steps, epochs, pooling, select_checkpoint)
+APP_B = {
+    "tsdae": ("adamw", 3e-5, "constant", 8, 100_000, None, "cls", "last"),
+    "mlm": ("adamw", 5e-5, "constant", 8, 100_000, None, "mean", "last"),
+    "ct": ("rmsprop", 1e-5, "ct_segments", 8, 100_000, None, "mean", "last"),
+    "simcse": ("adamw", 5e-5, "constant", 512, None, 1, "cls_linear", "best_sts_dev"),
+}
+
+
+def settings_of(trial) -> tuple:
+    training = trial.training
+    return (training.optimizer, training.lr, training.lr_schedule, training.batch_size, training.max_steps,
+            training.epochs, trial.settings.pooling, trial.evaluation.select_checkpoint)
+
+
+def stage_trials(name: str, *options: str, output_dir) -> dict[str, list]:
+    """{stage: [typed trial]}: every trial of every stage of sweep `name`, as the runner gives them to Ray Tune
+    (a chained stage's model and pooling come from the earlier stage's logged models, not resolved here)."""
+    definition = get_experiment(name)
+    args = build_parser(definition).parse_args(["--dry-run", "--output-dir", str(output_dir), *options])
+    resolved = resolve_settings(definition, args)
+    trials = {}
+    for stage, axes in stage_axes(definition, args):
+        constants = resolved.constants | {"stage": stage}
+        if definition.driver is not None and stage == "reference":
+            constants = reference_constants(args, resolved.constants)
+        space = grid_stage_space(constants, axes, resolved.seeds, resolved.method_settings)
+        trials[stage] = [resolve_trial({"model": "m"} | config) for _, config in generate_variants(space)]
+    return trials
+
+
+@pytest.mark.parametrize("name, stages", [
+    ("domain_adaptation", ["nli_sts_then_target", "target"]),
+    ("labelled_after_pretraining", ["pretraining"]),
+])
+def test_every_unsupervised_trial_of_the_chains_has_its_methods_app_b_settings(name, stages, tmp_path):
+    trials = stage_trials(name, output_dir=tmp_path)
+    for stage in stages:
+        methods = {trial.method for trial in trials[stage]}
+        assert methods == set(APP_B)
+        assert len(trials[stage]) == 4 * 5  # 002 App. B l.368: "averaged over 5 random seeds"
+        for trial in trials[stage]:
+            assert settings_of(trial) == APP_B[trial.method], (stage, trial.method, trial.seed)
+
+
+@pytest.mark.parametrize("reference", sorted(APP_B))
+def test_the_intersection_reference_trains_with_its_methods_app_b_settings(reference, tmp_path):
+    trials = stage_trials("labelled_intersection", "--reference", reference, output_dir=tmp_path)["reference"]
+    assert [trial.seed for trial in trials] == [0, 1, 2, 3, 4]
+    for trial in trials:
+        assert trial.method == reference
+        assert settings_of(trial) == APP_B[reference]
+
+
+def test_simcse_scores_dev_within_its_one_epoch_and_the_fixed_step_methods_do_not_select():
+    """Footnote 8's early stopping needs dev scores inside one epoch (100k sentences at batch 512: 196 steps)."""
+    from sentsweep.search_spaces.chains import LABELLED_AFTER_PRETRAINING_PROTOCOL as protocol
+
+    assert protocol.settings_of("simcse")["eval_steps"] < 100_000 // 512
+    assert {protocol.settings_of(method)["select_checkpoint"] for method in ("tsdae", "mlm", "ct")} == {"last"}
+
+
+def test_the_in_domain_sbert_stages_train_at_app_b(tmp_path):
+    """002 App. B l.368: "the number of training epochs is 10; the maximum number of training steps is 20K; the
+    batch size is 64"."""
+    trials = stage_trials("labelled_after_pretraining", output_dir=tmp_path)
+    for stage in ("supervised_after_pretraining", "supervised_from_scratch"):
+        assert trials[stage]
+        for trial in trials[stage]:
+            assert (trial.method, trial.training.epochs, trial.training.max_steps, trial.training.batch_size) == (
+                "sbert", 10, 20_000, 64)
