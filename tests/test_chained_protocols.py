@@ -2,14 +2,20 @@
 trial's settings as Ray Tune gets them (the runner's param space, the method's protocol values included),
 resolved to the typed trial, without training. "l.N" is a line of the seed text 002_0ccc4bd97e882493.txt."""
 
+import contextlib
+import io
+import re
+
 import pytest
 from ray.tune.search.variant_generator import generate_variants
 
 from sentsweep.experiments import get_experiment
 from sentsweep.experiments.labelled_intersection import reference_constants
+from sentsweep.sweep import run_sweep
 from sentsweep.sweep.launcher import build_parser, resolve_settings, stage_axes
 from sentsweep.sweep.runner import grid_stage_space
 from sentsweep.trainables.catalog import resolve_trial
+from tests.test_tasks import askubuntu_folder, write
 
 # 002 App. B, l.364: "the number of training steps is 100K; the batch size is 8; the optimizers are AdamW, RMSProp
 # and AdamW, respectively; the initial learning rates are 3e-5, 1e-5 and 1e-6, resp." and "The learning rate for
@@ -91,3 +97,55 @@ def test_the_in_domain_sbert_stages_train_at_app_b(tmp_path):
         for trial in trials[stage]:
             assert (trial.method, trial.training.epochs, trial.training.max_steps, trial.training.batch_size) == (
                 "sbert", 10, 20_000, 64)
+
+
+def twitterpara_folder(tmp_path):
+    """TwitterPara has only a test split (002 §7: "it has no development split released")."""
+    folder = tmp_path / "twitterpara"
+    write(folder / "Twitter_URL_Corpus_test.txt", "url a\turl b\t(4, 6)\turl\nurl c\turl d\t(1, 6)\turl\n")
+    write(folder / "test.data", "0\ttopic\tpit a\tpit b\t4\ttags\ttags\n1\ttopic\tpit c\tpit d\t1\ttags\ttags\n")
+    return folder
+
+
+def test_after_pretraining_sbert_selects_on_the_target_tasks_dev_split_and_pretraining_keeps_its_fixed_steps(
+        tmp_path):
+    """002 §6 l.208: "Scores are reported by evaluation on the development sets" (Figure 2, each task's); App. B
+    l.366 keeps the pre-training at its fixed steps. The only --eval-task task is the target."""
+    task = f"askubuntu={askubuntu_folder(tmp_path)}"
+    trials = stage_trials("labelled_after_pretraining", "--eval-task", task, output_dir=tmp_path)
+    for stage in ("supervised_after_pretraining", "supervised_from_scratch"):
+        for trial in trials[stage]:
+            assert (trial.evaluation.select_checkpoint, trial.evaluation.selection_task) == ("best_task_dev",
+                                                                                             "askubuntu")
+    for trial in trials["pretraining"]:
+        assert settings_of(trial) == APP_B[trial.method]
+
+
+def test_sample_size_selects_every_trial_on_the_target_tasks_dev_split(tmp_path):
+    """002 §7 l.243: "For all the datasets except TwitterPara, the analysis is carried out on the development
+    set"; §7.1 l.259: "the best score on the development set is reported"."""
+    task = f"askubuntu={askubuntu_folder(tmp_path)}"
+    trials = stage_trials("sample_size", "--eval-task", task, output_dir=tmp_path)["method x sample_size"]
+    assert {(t.evaluation.select_checkpoint, t.evaluation.selection_task) for t in trials} == {
+        ("best_task_dev", "askubuntu")}
+    assert {trial.training.epochs for trial in trials} == {10}
+
+
+@pytest.mark.parametrize("name", ["labelled_after_pretraining", "sample_size"])
+@pytest.mark.parametrize("options, message", [
+    (["--set", "select_checkpoint=best_task_dev"], "--set select_checkpoint: this sweep's stages select checkpoints "
+                                                   "by different rules"),
+    (["--target-task", "scidocs"], "--target-task 'scidocs' is not one of the --eval-task tasks \\(askubuntu\\)"),
+    (["--target-task", "twitterpara"], "--target-task 'twitterpara' has no dev split"),
+])
+def test_a_selection_that_would_override_a_stages_rule_or_cannot_select_is_refused(name, options, message,
+                                                                                    tmp_path):
+    specs = ["--eval-task", f"askubuntu={askubuntu_folder(tmp_path)}"]
+    if "twitterpara" in options:
+        specs += ["--eval-task", f"twitterpara={twitterpara_folder(tmp_path)}"]
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = run_sweep(get_experiment(name), ["--dry-run", "--output-dir", str(tmp_path), *specs, *options])
+    assert code == 2
+    assert re.search(message, err.getvalue()), err.getvalue()
+    assert out.getvalue() == ""  # refused before the card, so before anything could run

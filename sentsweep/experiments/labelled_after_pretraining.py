@@ -8,8 +8,12 @@ as released on the same sizes (the figures' "SBERT" curve). Stage 1's rows are t
     python sweeps/labelled_after_pretraining.py --quick
     python sweeps/labelled_after_pretraining.py --model bert-base-uncased --corpus askubuntu_titles.txt \\
         --eval-task askubuntu=data-eval/askubuntu --set train_file=data-train/askubuntu/supervised loss=mnrl
+
+The SBERT stages select and report their checkpoints on the target task's dev split (§6: "Scores are reported by
+evaluation on the development sets"): --target-task, by default the only --eval-task task.
 """
 
+from sentsweep.experiments._target_task import add_target_task_argument, check_target_task, selection_axes
 from sentsweep.references import TSDAE
 from sentsweep.search_spaces.chains import LABELLED_AFTER_PRETRAINING_PROTOCOL as PROTOCOL
 from sentsweep.sweep import Stage, SweepDefinition
@@ -20,6 +24,7 @@ def add_arguments(parser):
                         help=f"pre-training methods (default: {' '.join(PROTOCOL.grid('method'))})")
     parser.add_argument("--labelled-sizes", type=int, nargs="+",
                         help=f"labelled pairs (default: {' '.join(map(str, PROTOCOL.grid('sample_size')))})")
+    add_target_task_argument(parser, "the SBERT stages")
 
 
 def pretraining(args):
@@ -28,7 +33,7 @@ def pretraining(args):
 
 def supervised(args):
     sizes = args.labelled_sizes or ([50, 150] if args.quick else PROTOCOL.grid("sample_size"))
-    return {"method": PROTOCOL.grid("supervised"), "sample_size": sizes}
+    return {"method": PROTOCOL.grid("supervised"), "sample_size": sizes} | selection_axes(args)
 
 
 DEFINITION = SweepDefinition(
@@ -44,7 +49,8 @@ DEFINITION = SweepDefinition(
     ],
     add_arguments=add_arguments,
     trains_on_gold_pairs=True,
+    check=check_target_task,
     # the unsupervised stages report their last checkpoint (002 App. B: no early stopping), the supervised ones
-    # their best on dev
-    table_metrics=["sts_test_last", "sts_test_at_best_dev", "best_sts_dev"],
+    # their best on dev: the target task's (the figures' score) or STS-B's
+    table_metrics=["sts_test_last", "sts_test_at_best_dev", "best_sts_dev", "best_task_dev"],
 )

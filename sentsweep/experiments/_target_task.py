@@ -1,0 +1,55 @@
+"""The TSDAE paper's target task ("002" §6, §7): the task whose dev split selects and reports a stage's checkpoints,
+given once with --target-task (default: the only --eval-task task), for the stages that select on it only.
+
+A chained sweep's stages follow different rules (App. B: the unsupervised pre-training trains a fixed number of
+steps and reports its last checkpoint; the supervised stages stop early), so the selection settings are never
+taken from --set, which would replace every stage's rule at once.
+"""
+
+from __future__ import annotations
+
+from sentsweep.errors import InputError
+from sentsweep.sweep.launcher import parse_assignments
+from sentsweep.tasks import build_task, parse_task_specs
+
+SELECTION_KEYS = ("select_checkpoint", "selection_task", "selection_metric")
+
+
+def add_target_task_argument(parser, who: str) -> None:
+    parser.add_argument("--target-task", metavar="NAME",
+                        help=f"one of the --eval-task tasks, whose dev split selects and reports the checkpoints of "
+                        f"{who} (default: the only --eval-task task; without any: STS benchmark dev)")
+
+
+def target_task(args) -> str | None:
+    """--target-task, else the only --eval-task task, else None."""
+    if args.target_task is not None:
+        return args.target_task
+    names = list(parse_task_specs(args.eval_task)) if args.eval_task else []
+    return names[0] if len(names) == 1 else None
+
+
+def selection_axes(args) -> dict[str, list]:
+    """The one-value axes that make a stage select its checkpoints on the target task's dev split ({} without
+    one: the protocol's rule)."""
+    task = target_task(args)
+    return {} if task is None else {"select_checkpoint": ["best_task_dev"], "selection_task": [task]}
+
+
+def check_target_task(args, constants: dict) -> None:
+    """The target task is an --eval-task task with a dev split; --set does not name a selection setting."""
+    given = [key for key in parse_assignments(args.set) if key in SELECTION_KEYS]
+    if given:
+        raise InputError(f"--set {given[0]}: this sweep's stages select checkpoints by different rules (002 App. B: "
+                         "the unsupervised stage's fixed steps, its last checkpoint), which one --set would replace "
+                         "for all; give the task whose dev split the other stages select on with --target-task")
+    task = target_task(args)
+    if task is None:
+        return
+    tasks = constants.get("eval_tasks") or {}
+    if task not in tasks:
+        raise InputError(f"--target-task {task!r} is not one of the --eval-task tasks "
+                         f"({', '.join(tasks) or 'none given'})")
+    if "dev" not in build_task(task, tasks[task]).splits:
+        raise InputError(f"--target-task {task!r} has no dev split ({tasks[task]}) to select checkpoints on (002 §7 "
+                         "uses TwitterPara's test set; this project does not select on test)")
