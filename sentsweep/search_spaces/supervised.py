@@ -108,7 +108,8 @@ INTERSECTION_PROTOCOL = Protocol(
     method_settings=UNSUPERVISED_AT_PAPER_SETTINGS,
     quick=QUICK | dict(max_steps=30, eval_steps=10),
     notes=("The supervised runs stop early on the target task's dev split (--target-task; on STS-B dev without "
-           "one); the unsupervised reference trains its fixed steps and reports its last checkpoint (App. B).",
+           "one); the unsupervised reference trains its fixed steps and reports its last checkpoint (App. B), "
+           "SimCSE its one epoch with its official STS-B dev early stopping (App. B, footnote 8).",
            "With --target-task the intersection is found on that task's test score (App. D, Table 10); give its "
            "labelled training pairs with --set train_file=data-train/<task>/supervised (USEB's release).",
            "The supervised stage runs once per bisection probe (at most 12); the card counts one."),
