@@ -44,7 +44,8 @@ DEFINITION = SweepDefinition(
     ],
     options=DomainAdaptationOptions,
     trains_on_gold_pairs=True,
-    # the unsupervised stages report their last checkpoint (002 App. B: no early stopping), the supervised ones
+    # the unsupervised stages report their last checkpoint (002 App. B: no early stopping; SimCSE its best on STS-B
+    # dev, footnote 8), the supervised ones
     # their best on dev
     table_metrics=["sts_test_last", "sts_test_at_best_dev", "best_sts_dev"],
 )

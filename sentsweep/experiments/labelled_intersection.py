@@ -4,11 +4,11 @@ The number of labelled pairs at which in-domain supervised SBERT matches an unsu
 bisection over sample size with the seed std as precision (App. D).
 
 First the unsupervised reference (--reference, default tsdae) runs over the seeds with its paper's settings
-(App. B: fixed steps, the last checkpoint); then `sbert` runs over the seeds at each probed number of labelled
-pairs (App. B: batch 64, 10 epochs up to 20K steps, early stopping) until its mean score is within one seed
-std of the reference's. The score is the --target-task's test score (a USEB task, SBERT stopping early on its
-dev split, trained with MNRL on its relevant pairs, or MSE on TwitterPara's), else STS benchmark dev. Each
-probe is a stage of the sweep's MLflow run.
+(App. B: fixed steps, the last checkpoint; SimCSE one epoch, best on STS-B dev); then `sbert` runs over the
+seeds at each probed number of labelled pairs (App. B: batch 64, 10 epochs up to 20K steps, early stopping)
+until its mean score is within one seed std of the reference's. The score is the --target-task's test score
+(a USEB task, SBERT stopping early on its dev split, trained with MNRL on its relevant pairs, or MSE on
+TwitterPara's), else STS benchmark dev. Each probe is a stage of the sweep's MLflow run.
 
     python sweeps/labelled_intersection.py --dry-run               # the protocol card
     python sweeps/labelled_intersection.py --quick
@@ -65,11 +65,16 @@ def supervised_settings(options: IntersectionOptions, constants: dict, overrides
     return settings
 
 
+def reference_constants(options: IntersectionOptions, constants: dict) -> dict:
+    """The reference stage's settings: the --reference method's trials (with its protocol settings)."""
+    return constants | {"method": options.reference, "stage": REFERENCE_STAGE}
+
+
 def run_search(sweep: SweepDriver, constants: dict) -> None:
     """Reference stage, then bisection stages over sample_size (see the module docstring)."""
     options = sweep.options
     metric = main_metric(options.target_task) if options.target_task else sweep.selection_metric
-    reference = sweep.run_stage(REFERENCE_STAGE, constants | {"method": options.reference}, {},
+    reference = sweep.run_stage(REFERENCE_STAGE, reference_constants(options, constants), {},
                                 title=f"reference {options.reference}")
     cell = reference.cells[(reference.rows[0], metric)]
     supervised = supervised_settings(options, constants, sweep.overrides)

@@ -12,13 +12,10 @@ from __future__ import annotations
 
 from sentsweep.references import THESIS_REIML_2023, TSDAE
 from sentsweep.search_spaces.protocol import Protocol, Sourced, sourced
-from sentsweep.search_spaces.supervised import FINE_TUNING, IN_DOMAIN_SBERT, QUICK, UNSUPERVISED_FIXED_STEPS
-from sentsweep.search_spaces.tsdae import BEST_CONFIGURATION, NO_LENGTH, PAPER_METHOD_SETTINGS
+from sentsweep.search_spaces.supervised import FINE_TUNING, IN_DOMAIN_SBERT, QUICK, UNSUPERVISED_AT_PAPER_SETTINGS
+from sentsweep.search_spaces.tsdae import BEST_CONFIGURATION, NO_LENGTH
 from sentsweep.settings import cited, project_choice
 
-# Each unsupervised method at its own paper settings and 002's fixed number of steps (App. B: no early stopping).
-UNSUPERVISED_AT_PAPER_SETTINGS = {method: {**settings, **UNSUPERVISED_FIXED_STEPS}
-                                  for method, settings in PAPER_METHOD_SETTINGS.items()}
 CHAIN_NOTE = ("A chained stage starts each seed from the same seed's model of the stage it names, as that stage "
               "selected and logged it, pooling included (002 does not say which pooling a model keeps from one "
               "step to the next: the project keeps the model's own).")
@@ -69,8 +66,9 @@ IN_DOMAIN_STEP = {
         **sourced(cited(THESIS_REIML_2023, "§5.1", "002 App. B gives no rate; 000's fine-tuning defaults"),
                   lr=2e-5, warmup_ratio=0.1, lr_schedule="linear", weight_decay=0.01),
         "eval_steps": Sourced(None, project_choice("at each epoch's end: sentence-transformers' fit() default")),
-        "select_checkpoint": Sourced("best_sts_dev", cited(TSDAE, "App. B", '"early-stopping is applied by checking '
-                                                                            'the validation performance"')),
+        "select_checkpoint": Sourced("best_sts_dev", project_choice(
+            "without a target task (--target-task); App. B stops early on the validation performance, §6 reports the "
+            "task's dev sets")),
         "loss": Sourced("cosine", cited(TSDAE, "§5.1", "MNRL for AskUbuntu, CQADupStack and SciDocs, MSE for "
                                                        "TwitterPara: --set loss=mnrl for the first three")),
     },
@@ -86,11 +84,14 @@ LABELLED_AFTER_PRETRAINING_PROTOCOL = Protocol(
         "sample_size": Sourced([100, 1_000, 10_000], project_choice(
             "002 plots labelled sets 'in thousands' without listing them; its intersection points (App. D, Table "
             "10: 140 to 6,067 pairs) lie in this range. 0 labels: the pre-training stage's own row")),
+        "select_checkpoint": Sourced(["best_task_dev"], cited(TSDAE, "§6", '"Scores are reported by evaluation on '
+                                                                           'the development sets"')),
     },
     method_settings=UNSUPERVISED_AT_PAPER_SETTINGS | IN_DOMAIN_STEP,
     quick=QUICK_CHAIN,
     notes=(CHAIN_NOTE,
-           "The figures plot dev scores of each task (002 §6); give the task with --eval-task and its labelled "
+           "The figures plot dev scores of each task (002 §6); give the task with --eval-task (the SBERT stages "
+           "select and report on its dev split, --target-task where several are given) and its labelled "
            "training pairs with --set train_file=data-train/<task>/supervised (USEB's release).",
            "Figure 5's caption in the seed repeats Figure 6's; Appendix E says it is the larger Figure 2."),
 )

@@ -109,7 +109,9 @@ CORPUS_SIZE_PROTOCOL = Protocol(
         **sourced(cited(TSDAE, "§7.1", '"train a bert-base-uncased model with 10 epochs up to 100k training steps. The '
                                        'models are evaluated at the end of each epoch and the best score on the '
                                        'development set is reported"'),
-                  epochs=10, max_steps=100_000, eval_steps=None, select_checkpoint="best_sts_dev"),
+                  epochs=10, max_steps=100_000, eval_steps=None),
+        "select_checkpoint": Sourced("best_sts_dev", project_choice("without a target task (--target-task): §7 "
+                                                                    "selects on each task's own dev split")),
         **sourced(CONSTANT_RATE, lr_schedule="constant", weight_decay=0.0),
         "max_seq_length": Sourced(128, NO_LENGTH),
         **BEST_CONFIGURATION,
@@ -122,7 +124,10 @@ CORPUS_SIZE_PROTOCOL = Protocol(
     grids={"method": PAPER_METHODS,
            "sample_size": Sourced([2**k for k in range(7, 17)], cited(TSDAE, "§7.1, Fig. 3", '"Between 128 and 65,536 '
                                                                       'sentences"; the points between are powers of '
-                                                                      "two (project choice)"))},
+                                                                      "two (project choice)")),
+           "select_checkpoint": Sourced(["best_task_dev"], cited(TSDAE, "§7", '"For all the datasets except '
+                                                                 'TwitterPara, the analysis is carried out on the '
+                                                                 'development set"'))},
     method_settings={method: {name: value for name, value in settings.items() if name != "epochs"}
                      for method, settings in PAPER_METHOD_SETTINGS.items()},
     quick=QUICK_SETTINGS | dict(epochs=2, eval_steps=None),

@@ -67,9 +67,20 @@ def settings_by_method(constants: dict, axes: dict, method_settings: dict[str, d
         return {}
     methods = axes["method"]
     names = {name for method in methods for name in method_settings.get(method, {}) if name not in axes}
-    fixed = {name: constants[name] if name in constants else setting_default(name) for name in names}
-    return {name: {method: method_settings.get(method, {}).get(name, fixed[name]) for method in methods}
-            for name in sorted(names)}
+
+    def value(method: str, name: str):  # the fallback only for a method without its own value
+        own = method_settings.get(method, {})
+        return own[name] if name in own else constants[name] if name in constants else setting_default(name)
+
+    return {name: {method: value(method, name) for method in methods} for name in sorted(names)}
+
+
+def grid_stage_space(constants: dict, axes: dict, seeds: list[int], method_settings: dict[str, dict]) -> dict:
+    """The Ray Tune param space of a grid stage: the fixed settings, each trial's method's own protocol settings
+    (those no axis sweeps), the axes and the seeds."""
+    if "method" not in axes:
+        constants = with_method_settings(constants, method_settings, axes)
+    return grid_param_space(constants, axes, seeds, settings_by_method(constants, axes, method_settings))
 
 
 class SweepRunner:
@@ -321,8 +332,7 @@ class SweepRunner:
             param_space = points_param_space(constants, points) | chain
             tune_config = tune.TuneConfig(num_samples=1, scheduler=scheduler, reuse_actors=True)
         elif self.options.search == "grid":
-            param_space = grid_param_space(constants, axes, self.seeds, settings_by_method(
-                constants, axes, method_settings)) | chain
+            param_space = grid_stage_space(constants, axes, self.seeds, method_settings) | chain
             tune_config = tune.TuneConfig(num_samples=1, scheduler=scheduler, reuse_actors=True)
         else:
             param_space = sampled_param_space(constants, axes, self.seeds) | chain
