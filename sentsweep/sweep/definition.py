@@ -103,16 +103,22 @@ def target_problems(definition: SweepDefinition, stages: Sequence[tuple[str, dic
 
     A target's param must, in one stage (its `stage`, where it names one), be an axis holding the value; or, in a
     greedy sweep, an earlier stage's axis holding it (the value that stage may carry over); or a fixed setting of
-    the protocol (of the target's method) equal to it. Its metric must be one of the sweep's table metrics.
+    the protocol (of the target's method) equal to it. Its metric must be one of the sweep's table metrics, or
+    one an evaluation task logs (`askubuntu_map`: its name's prefix is a registered task's, which the runs log
+    when given --eval-task with that name).
     """
+    from sentsweep.tasks import TASKS
+
     constants = definition.protocol.constants()
     metrics = set(definition.table_metrics) | {definition.selection_metric}
+    task_prefixes = tuple(f"{name}_" for name in TASKS.names())
     names = [name for name, _ in stages]
     problems = []
     for target in definition.published:
         label = f"{target.cell_label()} ({target.source})"
-        if target.metric not in metrics:
-            problems.append(f"{label}: metric {target.metric!r} is not among the sweep's {sorted(metrics)}")
+        if target.metric not in metrics and not target.metric.startswith(task_prefixes):
+            problems.append(f"{label}: metric {target.metric!r} is neither among the sweep's {sorted(metrics)} nor "
+                            "an evaluation task's")
         stage = target.params.get(STAGE_PARAM)
         if stage is not None and (len(stages) < 2 or stage not in names):
             problems.append(f"{label}: no stage {stage!r} (stages logged: {names if len(stages) > 1 else 'none'})")
