@@ -10,6 +10,7 @@ pairs of the target domain.
         --sts-dir data/stsbenchmark --gpus-per-trial 0.5
 """
 
+from sentsweep.experiments._reiml_published import full_domain_sbert_targets
 from sentsweep.references import THESIS_REIML_2023
 from sentsweep.search_spaces.chains import DOMAIN_CHAIN_PROTOCOL as PROTOCOL
 from sentsweep.sweep import Stage, SweepDefinition
@@ -27,4 +28,6 @@ DEFINITION = SweepDefinition(
     trains_on_gold_pairs=True,
     # the MLM stage reports its last checkpoint, Augmented SBERT its best on dev
     table_metrics=["sts_test_last", "sts_test_at_best_dev", "best_sts_dev"],
+    # 000 Table 6.10's FullDomainSBERT row on USEB's four tasks (given with --eval-task), mean of 3 seeds.
+    published=tuple(full_domain_sbert_targets()),
 )
