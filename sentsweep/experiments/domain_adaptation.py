@@ -12,6 +12,7 @@ block); stage 4 continues each of their models with SBERT on the NLI+STS pairs.
 
 from dataclasses import dataclass
 
+from sentsweep.experiments._useb_published import nli_sts_then_target_targets, unsupervised_targets
 from sentsweep.references import TSDAE
 from sentsweep.search_spaces.chains import DOMAIN_ADAPTATION_PROTOCOL as PROTOCOL
 from sentsweep.sweep import Stage, SweepDefinition
@@ -48,4 +49,10 @@ DEFINITION = SweepDefinition(
     # dev, footnote 8), the supervised ones
     # their best on dev
     table_metrics=["sts_test_last", "sts_test_at_best_dev", "best_sts_dev"],
+    # 002 Table 2 on USEB's tasks (given with --eval-task), mean of 5 seeds: the unsupervised block (stage
+    # target) and "NLI+STS -> target task" (stage nli_sts_then_target), 4 methods x 4 tasks each. The block
+    # "target task -> NLI+STS" is not targeted: its rows are told apart by the `pretrained` axis, which the
+    # stage only gets at run time from the target stage's rows.
+    published=tuple(unsupervised_targets({"stage": "target"})
+                    + nli_sts_then_target_targets({"stage": "nli_sts_then_target"})),
 )

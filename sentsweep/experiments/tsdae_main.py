@@ -9,6 +9,7 @@ No early stopping: the last checkpoint is reported. Give the in-domain corpus wi
 
 from dataclasses import dataclass
 
+from sentsweep.experiments._useb_published import stsb_targets, unsupervised_targets
 from sentsweep.references import TSDAE
 from sentsweep.search_spaces.tsdae import MAIN_PROTOCOL
 from sentsweep.sweep import Stage, SweepDefinition
@@ -28,4 +29,7 @@ DEFINITION = SweepDefinition(
     stages=[Stage("method", lambda options: {"method": options.methods or MAIN_PROTOCOL.grid("method")})],
     options=TsdaeMainOptions,
     table_metrics=["sts_test_last", "sts_dev"],
+    # 002 Table 2's unsupervised block on USEB's tasks (given with --eval-task; 4 methods x 4 tasks, mean of 5
+    # seeds) and Table 3's STSb test column (4 methods, trained on Wikipedia sentences).
+    published=tuple(unsupervised_targets({}) + stsb_targets("sts_test_last")),
 )
