@@ -2,6 +2,8 @@
 against the paper's tables, every target a cell its sweep can produce, and the report's section."""
 
 import argparse
+import importlib
+import json
 import math
 
 import numpy as np
@@ -24,6 +26,7 @@ from sentsweep.analysis.reproduction import (
     targets_to_json,
 )
 from sentsweep.experiments import experiment_names, get_experiment
+from sentsweep.experiments._without_targets import WITHOUT_TARGETS
 from sentsweep.sweep.definition import target_problems
 from sentsweep.sweep.launcher import stage_axes
 
@@ -212,3 +215,143 @@ def test_report_of_a_sweep_without_targets_has_no_section(tmp_path):
     args = argparse.Namespace(experiment="not_a_sweep", rows=["pooling"], columns="noise_ratio",
                               metric="best_sts_dev", lines=None, log_x=False, output=str(tmp_path / "r.md"))
     assert "Reproduction targets" not in write_report(FRAME, args).read_text(encoding="utf-8")
+
+
+def printed_columns(rows: str, columns: tuple[int, ...]) -> dict[str, tuple[float, ...]]:
+    """{row name: the numbers at `columns`} of a table's rows as the seed prints them, name and numbers separated
+    by tabs (000, 001) or spaces (002)."""
+    table = {}
+    for line in rows.strip().splitlines():
+        name, *numbers = line.split("\t") if "\t" in line else line.rsplit(" ", 11)
+        table[name.strip()] = tuple(float(numbers[column]) for column in columns)
+    return table
+
+
+USEB_METRICS = ("askubuntu_map", "cqadupstack_map_at_100", "twitterpara_ap", "scidocs_map")
+# AskU., CQADup., Twitter Avg., SciDocs Avg. among AskU. CQADup. TURL PIT Avg. Cite CC CR CV Avg.
+USEB_AVERAGES = (0, 1, 4, 9)
+
+# 000 (Reiml 2023) Table 6.10, "Unsupervised learning based on BERT-base (CLS pooling)" and "(mean pooling)",
+# rows copied from the seed.
+TABLE_6_10_CLS = printed_columns("""
+TSDAE (repr.)\t57.4\t11.9\t79.4\t59.1\t69.3\t69.8\t73.5\t74.2\t75.4\t73.2\t52.9
+SimCSE\t56.9\t12.7\t70.0\t61.9\t65.9\t59.3\t62.1\t66.1\t65.5\t63.3\t49.7
+NM\t57.1\t12.7\t73.4\t62.9\t68.1\t67.0\t69.8\t72.0\t72.0\t70.2\t52.0
+MLM + SimCSE\t59.2\t13.2\t76.5\t67.0\t71.7\t70.5\t73.0\t73.7\t74.3\t72.9\t54.3
+MLM + NM\t59.0\t13.3\t76.5\t61.3\t68.9\t69.8\t72.4\t74.2\t74.0\t72.6\t53.5
+TSDAE + NM\t57.4\t13.0\t77.6\t56.3\t67.0\t68.8\t71.3\t72.9\t72.8\t71.5\t52.2
+""", USEB_AVERAGES)
+TABLE_6_10_MEAN = printed_columns("""
+SimCSE\t55.4\t12.6\t69.0\t61.8\t65.4\t58.3\t61.4\t65.5\t64.9\t62.5\t49.0
+NM\t57.5\t13.2\t74.0\t64.4\t69.2\t65.7\t68.0\t71.2\t70.6\t68.9\t52.2
+MLM + SimCSE\t58.2\t11.7\t72.6\t71.3\t71.9\t71.1\t73.4\t74.2\t75.0\t73.4\t53.8
+MLM + NM\t59.5\t14.2\t75.1\t61.0\t68.1\t67.6\t70.3\t72.7\t72.7\t70.8\t53.1
+TSDAE + NM\t58.6\t13.9\t77.1\t65.3\t71.2\t66.1\t69.6\t72.0\t71.6\t69.8\t53.4
+""", USEB_AVERAGES)
+FULL_DOMAIN_SBERT = printed_columns(
+    "FullDomainSBERT\t62.6\t15.0\t74.6\t70.6\t72.6\t75.6\t77.2\t76.5\t77.7\t76.8\t56.7", USEB_AVERAGES)
+# 002 (TSDAE) Table 2, "Unsupervised learning based on BERT-base" and "Domain adaptation: NLI+STS → target task".
+TABLE_2_UNSUPERVISED = printed_columns("""
+TSDAE 59.4 14.5 76.8 69.2 73.0 71.4 73.9 75.0 75.6 74.0 55.2
+MLM 54.3 11.7 71.9 69.7 70.8 71.2 75.8 75.1 76.2 74.6 52.9
+CT 56.3 13.3 74.6 70.4 72.5 63.4 67.1 70.1 69.7 67.6 52.4
+SimCSE 55.9 12.4 74.5 62.5 68.5 62.5 65.1 67.7 67.6 65.7 50.6
+""", USEB_AVERAGES)
+TABLE_2_NLI_STS_THEN_TARGET = printed_columns("""
+TSDAE 58.7 13.6 75.8 66.2 71 69.9 73.8 75 75.7 73.6 54.2
+MLM 54.4 9.7 69.8 68.1 69 67.1 71.8 72.6 72.9 71.1 51.1
+CT 57.9 14.2 75.6 70.6 73.1 62.3 66.2 68.5 68.9 66.5 52.9
+SimCSE 56.6 13.8 73.4 65.9 69.7 61.8 63.7 67.01 66.7 64.8 51.2
+""", USEB_AVERAGES)
+TABLE_3_STSB = {"TSDAE": 66.0, "MLM": 47.3, "CT": 73.9, "SimCSE": 73.8}  # "Unsupervised method" rows, STSb column
+# 001 (Wang 2022) Table 5.17, "Loss R@100[%] R@10[%]".
+TABLE_5_17 = printed_columns(r"""
+\mathcal{L}_{simcse}^1	96.5	86.8
+\mathcal{L}_{simcse}	97.2	88.3
+$\mathcal{L}_{CLM_autoencoder}$	95.9	84.9
+$\mathcal{L}_{MLM_autoencoder}$	91.2	77.5
+$\mathcal{L}_{simcse} + 0.1 * \mathcal{L}_{CLM_autoencoder}$	97.1	87.3
+$\mathcal{L}_{simcse} + 0.01 * \mathcal{L}_{CLM_autoencoder}$	97.4	88.4
+$\mathcal{L}_{simcse} + 0.001 * \mathcal{L}_{CLM_autoencoder}$	97.4	88.8
+$\mathcal{L}_{simcse} + 0.0001 * \mathcal{L}_{CLM_autoencoder}$	97.3	88.6
+$\mathcal{L}_{simcse} + 0.1 * \mathcal{L}_{MLM_autoencoder}$	93.5	81.4
+$\mathcal{L}_{simcse} + 0.01 * \mathcal{L}_{MLM_autoencoder}$	95.7	85.0
+$\mathcal{L}_{simcse} + 0.001 * \mathcal{L}_{MLM_autoencoder}$	97.0	87.7
+$\mathcal{L}_{simcse} + 0.0001 * \mathcal{L}_{MLM_autoencoder}$	97.3	88.3
+""", (0, 1))
+METHOD_OF_ROW = {"TSDAE (repr.)": "tsdae", "TSDAE": "tsdae", "SimCSE": "simcse", "NM": "nm", "MLM": "mlm",
+                 "CT": "ct", "MLM + SimCSE": "mlm+simcse", "MLM + NM": "mlm+nm", "TSDAE + NM": "tsdae+nm"}
+
+
+def declared(name: str, **fixed) -> dict:
+    """{(cell params without `fixed`, metric): value} of the sweep's targets whose params include `fixed`."""
+    return {(tuple(sorted((k, v) for k, v in t.params.items() if k not in fixed)), t.metric): t.value
+            for t in get_experiment(name).published if fixed.items() <= dict(t.params).items()}
+
+
+def useb_cells(table: dict, cell) -> dict:
+    return {(tuple(sorted(cell(row).items())), metric): value for row, values in table.items()
+            for metric, value in zip(USEB_METRICS, values)}
+
+
+def test_nm_weight_declares_table_6_10_blocks():
+    def cell(pooling):
+        return lambda row: {"method": METHOD_OF_ROW[row], "pooling": pooling} | (
+            {"w": 1.0} if METHOD_OF_ROW[row] in ("mlm+nm", "tsdae+nm") else {})
+    expected = useb_cells(TABLE_6_10_CLS, cell("cls")) | useb_cells(TABLE_6_10_MEAN, cell("mean"))
+    assert declared("nm_weight") == expected and len(expected) == 44
+    targets = get_experiment("nm_weight").published
+    assert all(t.runs == 3 and "Table 6.10" in str(t.source) for t in targets)
+    assert all("no weight" in t.note for t in targets if "w" in t.params)
+    assert declared("domain_chain_augsbert", stage="augsbert") == useb_cells(
+        FULL_DOMAIN_SBERT, lambda row: {"method": "augsbert"})
+
+
+def test_tsdae_main_and_domain_adaptation_declare_table_2_and_table_3():
+    unsupervised = useb_cells(TABLE_2_UNSUPERVISED, lambda row: {"method": METHOD_OF_ROW[row]})
+    stsb = {((("method", METHOD_OF_ROW[row]),), "sts_test_last"): value for row, value in TABLE_3_STSB.items()}
+    assert declared("tsdae_main") == unsupervised | stsb
+    assert all(t.runs == (None if t.metric == "sts_test_last" else 5) for t in get_experiment("tsdae_main").published)
+    assert declared("domain_adaptation", stage="target") == unsupervised
+    assert declared("domain_adaptation", stage="nli_sts_then_target") == useb_cells(
+        TABLE_2_NLI_STS_THEN_TARGET, lambda row: {"method": METHOD_OF_ROW[row]})
+    assert len(get_experiment("domain_adaptation").published) == 32
+    assert declared("labelled_intersection", stage="reference") == {
+        key: value for key, value in unsupervised.items() if key[0] == (("method", "tsdae"),)}
+
+
+def test_multitask_weight_declares_table_5_17():
+    def cell(row):
+        if "+" in row:  # "$\mathcal{L}_{simcse} + 0.1 * \mathcal{L}_{CLM_autoencoder}$"
+            weight = float(row.split("+ ")[1].split(" *")[0])
+            return {"method": "simcse+" + ("clm_ae" if "CLM" in row else "mlm_ae"), "w": weight}
+        if "simcse" in row:
+            return {"method": "simcse", "epochs": 1 if "^1" in row else 3}
+        return {"method": "clm_ae" if "CLM" in row else "mlm_ae"}
+    expected = {(tuple(sorted(cell(row).items())), metric): value for row, values in TABLE_5_17.items()
+                for metric, value in zip(("quora_recall_at_100", "quora_recall_at_10"), values)}
+    assert declared("multitask_weight") == expected and len(expected) == 24
+    [setting] = {json.dumps(dict(t.setting), sort_keys=True) for t in get_experiment("multitask_weight").published}
+    assert json.loads(setting)["select_checkpoint"] == "best_task_dev"
+
+
+def test_each_sweep_naming_a_seed_table_has_targets_or_a_reason():
+    naming = [name for name in experiment_names() if get_experiment(name).reference is not None
+              and "Table" in importlib.import_module(f"sentsweep.experiments.{name}").__doc__]
+    assert {"nm_weight", "multitask_weight", "domain_adaptation", "augsbert", "batch_size"} <= set(naming)
+    for name in naming:
+        has_targets = bool(get_experiment(name).published)
+        assert has_targets != (name in WITHOUT_TARGETS), name  # targets, or a reason, never both
+    assert set(WITHOUT_TARGETS) <= set(naming)
+
+
+def test_a_metric_of_an_evaluation_task_is_producible_and_a_misspelt_one_is_named():
+    from dataclasses import replace
+
+    definition = get_experiment("tsdae_main")
+    stages = stage_axes(definition, build_parser(definition).parse_args([]))
+    task = PublishedValue({"method": "tsdae"}, "askubuntu_map", 59.4, "x")
+    misspelt = PublishedValue({"method": "tsdae"}, "askubunt_map", 59.4, "y")
+    assert target_problems(replace(definition, published=(task,)), stages) == []
+    [problem] = target_problems(replace(definition, published=(misspelt,)), stages)
+    assert "metric 'askubunt_map' is neither among the sweep's" in problem

@@ -1,0 +1,10 @@
+"""Why a sweep that re-runs a seed table with printed numbers declares no reproduction target (its
+`SweepDefinition.published` is empty): {sweep: the reason}. tests/test_reproduction_targets.py checks that
+every sweep naming a seed's table either has targets or is listed here."""
+
+WITHOUT_TARGETS = {
+    "augsbert": "000 Tables 6.12-6.13 print one column per data set (Spanish-STS, BWS cross-topic, BWS in-topic), "
+                "and no logged param tells which data set a run trained on, so a target could not be matched with "
+                "its column's runs",
+    "batch_size": "001 Table 5.11 scores eProduct, an eBay-internal task: no run of the project produces its metric",
+}
