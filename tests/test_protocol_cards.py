@@ -101,6 +101,10 @@ def test_nm_card_marks_the_weight_grid_as_the_projects():
     assert row(card, "training", "warmup_ratio", "0.1", "000 §5.1")
     assert row(card, "training", "weight_decay", "0.01", "000 §5.1")
     assert row(card, "training", "max_steps", "12,500", "000 §5.4.2")
+    # 000 §4.2.3 contradicts itself on the stop-gradient's side; the card says so and which reading runs (the
+    # loss's behaviour: test_objectives' test_noise_matching_has_no_gradient_through_the_original_branch)
+    assert "NM's stop-gradient: 000 §4.2.3 contradicts itself" in card
+    assert "Implemented: the stop-gradient on the original, the gradient flowing through the noised copy only" in card
 
 
 def test_main_protocol_runs_each_method_with_its_papers_settings():

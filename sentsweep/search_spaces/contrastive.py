@@ -32,6 +32,14 @@ NM_SETTINGS = {
     "method": Sourced("mlm+nm", cited(THESIS_REIML_2023, "§5.4.2")),
     "w": Sourced(1.0, project_choice("000 gives no weight for its combinations; w = 1 is their plain sum")),
 }
+# 000 §4.2.3 contradicts itself on the side of NM's stop-gradient; the card says which reading runs.
+NM_STOP_GRADIENT_NOTE = (
+    "NM's stop-gradient: 000 §4.2.3 contradicts itself. It puts the \"stop-gradient operator (sg) on the hidden "
+    "representation\" h_i of the original sentence x_i, \"allowing only the gradient to flow backwards through the "
+    "original sentence\" (the original's side), yet wants \"the model will only learn to be similar to the original "
+    "sentence, not the noised one\" (the noised side). Implemented: the stop-gradient on the original, the "
+    "gradient flowing through the noised copy only, the reading of the sg on h_i, of the sentence after it and "
+    "of \"it should not learn that x is similar to T(x)\".")
 NM_GRIDS = {
     "method": Sourced(["simcse", "mlm+simcse", "nm", "tsdae"],
                       cited(THESIS_REIML_2023, "§5.4.2, Table 6.10", "SimCSE, MLM + SimCSE, NM, TSDAE; MLM + NM and "
@@ -49,7 +57,8 @@ NM_PROTOCOL = Protocol(
            "MLM runs at 000's shared 3e-5 here, on purpose (\"to ensure a fair comparison\", §5.4.2); 002 §5.2 "
            "trains MLM alone at 5e-5.",
            "TSDAE keeps its own noise (deletion 0.6, tied decoder) inside these combinations.",
-           "000 evaluates Table 6.10 on USEB's tasks by average precision: add them with --eval-task."),
+           "000 evaluates Table 6.10 on USEB's tasks by average precision: add them with --eval-task.",
+           NM_STOP_GRADIENT_NOTE),
 )
 
 # --- Wang (2022) §5.2.2, Table 5.3: the basic setup of every experiment of chapter 5 -----------------------------
