@@ -349,7 +349,7 @@ def test_a_metric_of_an_evaluation_task_is_producible_and_a_misspelt_one_is_name
     from dataclasses import replace
 
     definition = get_experiment("tsdae_main")
-    stages = stage_axes(definition, build_parser(definition).parse_args([]))
+    stages = stage_axes(definition, definition.options())
     task = PublishedValue({"method": "tsdae"}, "askubuntu_map", 59.4, "x")
     misspelt = PublishedValue({"method": "tsdae"}, "askubunt_map", 59.4, "y")
     assert target_problems(replace(definition, published=(task,)), stages) == []
