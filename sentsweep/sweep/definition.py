@@ -11,6 +11,7 @@ from sentsweep.analysis.reproduction import STAGE_PARAM, PublishedValue, contain
 from sentsweep.references import Reference
 from sentsweep.search_spaces.protocol import Protocol
 from sentsweep.sweep.options import SweepOptions
+from sentsweep.tasks import TASKS
 
 if TYPE_CHECKING:
     from sentsweep.analysis.tables import ComparisonTable
@@ -107,8 +108,6 @@ def target_problems(definition: SweepDefinition, stages: Sequence[tuple[str, dic
     one an evaluation task logs (`askubuntu_map`: its name's prefix is a registered task's, which the runs log
     when given --eval-task with that name).
     """
-    from sentsweep.tasks import TASKS
-
     constants = definition.protocol.constants()
     metrics = set(definition.table_metrics) | {definition.selection_metric}
     task_prefixes = tuple(f"{name}_" for name in TASKS.names())
