@@ -11,7 +11,7 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install -q -e '.[dev]'
 	touch $(STAMP)
 
-.PHONY: install demo test test-fast fault-matrix report benchmarks minilm-report
+.PHONY: install demo test test-fast docs fault-matrix report benchmarks minilm-report
 install: $(STAMP)
 
 demo: $(STAMP)
@@ -25,6 +25,11 @@ test: $(STAMP)
 test-fast: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(PY) -m pytest -q -m "not slow" --durations=15 tests
+
+# The documentation site (README.md as its home, docs/ as its pages) into sweep_outputs/site/; strict, as the
+# tests build it (tests/test_docs_site.py): a broken link or a page left out of the navigation fails.
+docs: $(STAMP)
+	$(VENV)/bin/mkdocs build --strict
 
 # Every sweep shape stopped at each point where its driver's state changes, by Ctrl-C and by kill -9, then resumed
 # and compared with an uninterrupted run (tests/test_fault_matrix.py; `make test` runs a subset). The outcome table

@@ -1,0 +1,135 @@
+"""The documentation: the README stays a front door, the site (mkdocs.yml, README.md as its home, docs/ as its
+pages) builds strictly, a broken link or a page left out of the navigation fails that build, and the docs'
+commands that are cheap and deterministic run as written."""
+
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+README_LIMIT_BYTES = 12 * 1024
+DOC_FILES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+SHELL_BLOCK = re.compile(r"^```(?:bash|sh|shell)\n(.*?)^```", re.S | re.M)
+
+
+def build_site(config_dir: Path, site_dir: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--config-file",
+                           str(config_dir / "mkdocs.yml"), "--site-dir", str(site_dir)],
+                          capture_output=True, text=True, timeout=120)
+
+
+def copy_of_the_site_sources(tmp_path: Path) -> Path:
+    copy = tmp_path / "sources"
+    copy.mkdir()
+    shutil.copy(ROOT / "mkdocs.yml", copy)
+    shutil.copy(ROOT / "README.md", copy)
+    shutil.copytree(ROOT / "docs", copy / "docs")
+    return copy
+
+
+def test_the_readme_is_at_most_12_kib():
+    size = (ROOT / "README.md").stat().st_size
+    assert size <= README_LIMIT_BYTES, f"README.md is {size} bytes; move detail into a docs/ page"
+
+
+def test_the_strict_build_succeeds_with_the_readme_as_home_and_its_docs_links_rewritten(tmp_path):
+    built = build_site(ROOT, tmp_path / "site")
+    assert built.returncode == 0, built.stderr
+    home = (tmp_path / "site" / "index.html").read_text(encoding="utf-8")
+    assert "The two commands" in home
+    assert 'href="analysis/"' in home  # README's docs/analysis.md, as the site serves it
+    assert (tmp_path / "site" / "fault_tolerance" / "index.html").exists()
+
+
+@pytest.mark.parametrize("breakage, named", [
+    (lambda docs: (docs / "cache.md").open("a").write("\nSee [the missing page](missing.md).\n"), "missing.md"),
+    (lambda docs: (docs / "cache.md").open("a").write("\nSee [a section](analysis.md#no-such-section).\n"),
+     "no-such-section"),
+    (lambda docs: (docs / "orphan.md").write_text("# A page left out of the navigation\n"), "orphan.md"),
+    (lambda docs: (docs.parent / "README.md").open("a").write("\n[Gone](docs/gone.md)\n"), "gone.md"),
+], ids=["broken link", "broken anchor", "page not in nav", "README link to a missing page"])
+def test_the_strict_build_fails_on_a_broken_link_or_a_page_left_out(tmp_path, breakage, named):
+    sources = copy_of_the_site_sources(tmp_path)
+    assert build_site(sources, tmp_path / "intact").returncode == 0  # the copy itself builds
+    breakage(sources / "docs")
+    built = build_site(sources, tmp_path / "broken")
+    assert built.returncode != 0
+    assert named in built.stderr
+
+
+def shell_commands(text: str) -> list[str]:
+    """The commands of a Markdown text's shell blocks: continued lines joined, comments and blank lines dropped."""
+    commands = []
+    for block in SHELL_BLOCK.findall(text):
+        joined = re.sub(r"\s*\\\n\s*", " ", block)
+        for line in joined.splitlines():
+            command = re.sub(r"\s+#.*$", "", line).strip()
+            if command and not command.startswith("#"):
+                commands.append(command)
+    return commands
+
+
+def runnable_form(command: str) -> list[str] | None:
+    """The argv a test runs for a docs command, or None for one it leaves to the reader.
+
+    Run: `sentsweep list`, any `--help`, `--dry-run` cards, and the sweeps on `--quick` (the shipped demo data) in
+    their dry-run form. Left: real training on the reader's own data and models, analysis of their MLflow runs."""
+    words = shlex.split(command)
+    program, args = Path(words[0]).name, words[1:]
+    if program == "sentsweep":
+        argv = [sys.executable, "-m", "sentsweep", *args]
+        if args == ["list"] or "--help" in args:
+            return argv
+        if args[:1] != ["run"]:
+            return None
+    elif program == "python" and args and args[0].endswith(".py"):
+        argv = [sys.executable, *args]
+    else:
+        return None
+    if "--dry-run" in args:
+        return argv
+    return [*argv, "--dry-run"] if "--quick" in args else None
+
+
+def loads_own_code(argv: list[str]) -> bool:
+    """A sweep with the reader's own code (6-15 s): a method of their own takes one training step on a tiny model
+    before launch."""
+    return any(arg.startswith("examples/") for arg in argv) or "--plugin" in argv
+
+
+DOC_COMMANDS = [(path.relative_to(ROOT), command, runnable_form(command))
+                for path in DOC_FILES for command in shell_commands(path.read_text(encoding="utf-8"))]
+RUNNABLE = [pytest.param(argv, id=f"{path}: {command}",
+                         marks=[pytest.mark.slow] if loads_own_code(argv) else [])
+            for path, command, argv in DOC_COMMANDS if argv is not None]
+
+
+def test_shell_blocks_are_read_with_continuations_joined_and_comments_dropped():
+    text = ("```bash\n# a comment\n.venv/bin/python sweeps/a.py --x 1 \\\n    --quick   # trailing\n\n"
+            "sentsweep list\n```\n")
+    assert shell_commands(text) == [".venv/bin/python sweeps/a.py --x 1 --quick", "sentsweep list"]
+    assert runnable_form(".venv/bin/python sweeps/a.py --x 1 --quick") == [sys.executable, "sweeps/a.py", "--x",
+                                                                            "1", "--quick", "--dry-run"]
+    assert runnable_form(".venv/bin/python sweeps/a.py --corpus mine.txt") is None
+    assert runnable_form("sentsweep analyze table --experiment e") is None
+
+
+def test_the_readme_and_the_docs_have_commands_that_the_tests_run():
+    run_ids = {param.id for param in RUNNABLE}
+    assert "README.md: .venv/bin/sentsweep list" in run_ids
+    assert "README.md: .venv/bin/python sweeps/tsdae_deletion.py --dry-run" in run_ids
+    assert len(RUNNABLE) >= 6
+
+
+@pytest.mark.parametrize("argv", RUNNABLE)
+def test_a_docs_command_runs_as_written(argv):
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
+           "RAY_USAGE_STATS_ENABLED": "0"}
+    done = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
