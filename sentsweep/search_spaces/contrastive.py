@@ -76,7 +76,7 @@ MULTITASK_PROTOCOL = Protocol(
     seeds=WANG_SEEDS,
     grids={
         "method": Sourced(["simcse+clm_ae", "simcse+mlm_ae"], cited(THESIS_WANG_2022, "§5.3.7, Tables 5.16-5.17")),
-        "w": Sourced([0.1, 0.01, 0.001, 0.0001], cited(THESIS_WANG_2022, "§5.3.7", '"different weights w in {0.1, '
+        "w": Sourced([0.1, 0.01, 0.001, 0.0001], cited(THESIS_WANG_2022, "§5.3.7", '"different weights w ∈ {0.1, '
                                                                                     '0.01, 0.001, 0.0001}"')),
         "simcse_baseline": Sourced(["simcse"], cited(THESIS_WANG_2022, "Tables 5.16-5.17", "L_simcse")),
         "simcse_epochs": Sourced([1, 3], cited(THESIS_WANG_2022, "Table 5.16", "L^1_simcse (1 epoch) and L_simcse")),
@@ -113,8 +113,8 @@ BATCH_SIZE_PROTOCOL = Protocol(
 )
 
 # --- The project's own learning-rate sweep ------------------------------------------------------------------------
-APP_B_CT = cited(TSDAE, "App. B", '"RMSProp ... segmented-constant scheduling scheme ... The pooling method for CT ... '
-                 'is mean pooling"')
+APP_B_CT = cited(TSDAE, "App. B", '"RMSProp ... segmented-constant scheduling scheme ... The pooling method for CT and '
+                 'BERT-flow is both mean pooling"')
 LEARNING_RATE_PROTOCOL = Protocol(
     settings=NM_SETTINGS | {"method": Sourced("simcse", project_choice())},
     seeds=Sourced(3, cited(THESIS_REIML_2023, "Table 6.10")),

@@ -67,7 +67,7 @@ BEST_CONFIGURATION = {
     "tie_decoder": Sourced(True, cited(TSDAE, "§3, App. A", '"tying the encoder and decoder parameters"')),
 }
 APP_B_CT = cited(TSDAE, "App. B", '"RMSProp ... 1e-5 ... segmented-constant scheduling scheme ... The pooling method '
-                 'for CT ... is mean pooling"')
+                 'for CT and BERT-flow is both mean pooling"')
 APP_B_SIMCSE = cited(TSDAE, "App. B", '"1 epoch of training, batch size of 512, AdamW optimizer with learning rate '
                      '5e-5 and a linear layer on the CLS token embedding as the pooling method"')
 MLM_SETUP = cited(TSDAE, "§5.2", '"the number of training steps (100K), the batch size (8) and the learning rate '
