@@ -1,15 +1,17 @@
-"""Every quote a citation makes can be checked: each `cited(seed, where, note)` in sentsweep's code whose note
-holds a quote ("...") names a seed whose text holds that quote, verbatim up to whitespace, quote marks, dashes,
-ligatures and line-end hyphenation.
+"""Every quote a citation makes can be checked: each quote ("...") in a `cited(work, where, note)` of sentsweep's
+code stands in the seed it names, verbatim up to layout (whitespace, quote marks, dashes, ligatures, line-end
+hyphenation, markdown and inline-math markup). A quote is checked against the last seed named ("000" ... "004")
+before it in the place and note, else against the cited work; one in a `project_choice(note)` (what the seeds say
+instead) against the seed its note names before it, and fails where the note names none.
 
-The citations are found by reading every module of `sentsweep` with `ast`: each call of `cited` is one citation,
-wherever it stands (a settings field, a protocol, a module constant), and its arguments are evaluated in the
-module's namespace. A citation of a seed whose note cannot be evaluated there (it depends on a function's
-variables) fails: its quote could not be checked.
+The citations are found by reading every module of `sentsweep` with `ast`: each call of `cited` or
+`project_choice` is one citation, wherever it stands (a settings field, a protocol, a module constant), and its
+arguments are evaluated in the module's namespace. A citation of a seed whose note cannot be evaluated there (it
+depends on a function's variables) fails: its quote could not be checked.
 
 The seeds are the five documents in `../shared/seeds/` (next to the repository, as in CI; `SENTSWEEP_SEEDS_DIR`
 names another folder). Where that folder is absent, the tests that need it skip and say so. Citations of works
-that are not seeds (SBERT, SimCSE's paper, the sentence-transformers library) are not in that folder, so their
+that are not seeds (the sentence-transformers library, published papers) are not in that folder, so their
 quotes cannot be checked here: those are skipped, each with its reason.
 """
 
@@ -18,6 +20,7 @@ from __future__ import annotations
 import ast
 import importlib
 import os
+import pkgutil
 import re
 import unicodedata
 from dataclasses import dataclass
@@ -26,7 +29,7 @@ from pathlib import Path
 
 import pytest
 
-from sentsweep import references
+from sentsweep import experiments, references
 from sentsweep.references import (
     REPORT_TSDAE_GPL,
     THESIS_MALMBERG_2021,
@@ -35,6 +38,7 @@ from sentsweep.references import (
     TSDAE,
     Reference,
 )
+from sentsweep.settings import Source
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = REPO_ROOT / "sentsweep"
@@ -72,11 +76,6 @@ def seed_text(reference: Reference) -> str:
     return normalised(files[0].read_text(encoding="utf-8"))
 
 
-def quotes(note: str) -> list[str]:
-    """The quotes in a citation's note: the spans between straight double quote marks."""
-    return QUOTE.findall(note)
-
-
 def holds(text: str, quote: str) -> bool:
     """Whether normalised `text` holds `quote`: its pieces between elisions ("...") in order, each elision
     standing for at most `ELIDED` characters."""
@@ -86,12 +85,25 @@ def holds(text: str, quote: str) -> bool:
 
 @dataclass(frozen=True)
 class Citation:
-    """One call of `cited` in sentsweep's code, its arguments evaluated (`note` None: it cannot be)."""
+    """One call of `cited` or `project_choice` in sentsweep's code, its arguments evaluated (`text` None: it
+    cannot be): `reference` the cited work (None for a project choice), `text` its place and note."""
 
     place: str  # path:line
-    reference: Reference
-    where: str
-    note: str | None
+    reference: Reference | None
+    text: str | None
+
+    def quotes(self) -> list[tuple[str, Reference | None]]:
+        """Each quote ("...") of the text, with the seed it quotes: the last seed named ("000" ... "004") before
+        it in the text, else the cited work."""
+        found = []
+        for quote in QUOTE.finditer(self.text or ""):
+            named = [SEED_BY_LABEL[label.group()] for label in SEED_LABEL.finditer(self.text, 0, quote.start())]
+            found.append((quote.group(1), named[-1] if named else self.reference))
+        return found
+
+
+SEED_BY_LABEL = {seed.label: seed for seed in SEEDS}
+SEED_LABEL = re.compile(r"(?<![\w.])(?:" + "|".join(SEED_BY_LABEL) + r")(?![\w.])")
 
 
 def _argument(call: ast.Call, position: int, name: str) -> ast.expr | None:
@@ -109,27 +121,44 @@ def _evaluated(node: ast.expr | None, namespace: dict, default=None):
         return None
 
 
+def _citation(call: ast.Call, place: str, namespace: dict) -> Citation:
+    if call.func.id == "project_choice":
+        return Citation(place, None, _evaluated(_argument(call, 0, "note"), namespace, ""))
+    reference = _evaluated(_argument(call, 0, "reference"), namespace)
+    assert isinstance(reference, Reference), f"{place}: the cited reference cannot be resolved"
+    # A place a function passes on (a published value's table) is checked where it is made: `published_citations`.
+    where = _evaluated(_argument(call, 1, "where"), namespace, "") or ""
+    note = _evaluated(_argument(call, 2, "note"), namespace, "")
+    return Citation(place, reference, None if note is None else f"{where} {note}")
+
+
 def all_citations() -> list[Citation]:
-    """Every call of `cited` in the modules of sentsweep, in file and line order."""
+    """Every call of `cited` and `project_choice` in the modules of sentsweep, in file and line order."""
     found = []
     for path in sorted(PACKAGE.rglob("*.py")):
         tree = ast.parse(path.read_text(encoding="utf-8"))
-        calls = [node for node in ast.walk(tree)
-                 if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "cited"]
-        if not calls:
-            continue
-        module = importlib.import_module(".".join(path.relative_to(REPO_ROOT).with_suffix("").parts))
-        namespace = vars(module)
-        for call in sorted(calls, key=lambda node: node.lineno):
-            place = f"{path.relative_to(REPO_ROOT)}:{call.lineno}"
-            reference = _evaluated(_argument(call, 0, "reference"), namespace)
-            assert isinstance(reference, Reference), f"{place}: the cited reference cannot be resolved"
-            found.append(Citation(place, reference, _evaluated(_argument(call, 1, "where"), namespace, ""),
-                                  _evaluated(_argument(call, 2, "note"), namespace, "")))
+        calls = [node for node in ast.walk(tree) if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                 and node.func.id in ("cited", "project_choice")]
+        if calls:
+            namespace = vars(importlib.import_module(".".join(path.relative_to(REPO_ROOT).with_suffix("").parts)))
+            found += [_citation(call, f"{path.relative_to(REPO_ROOT)}:{call.lineno}", namespace)
+                      for call in sorted(calls, key=lambda node: node.lineno)]
     return found
 
 
-CITATIONS = all_citations()
+def published_citations() -> list[Citation]:
+    """The sources of every experiment's published values (the reproduction targets its report checks)."""
+    found = []
+    for info in pkgutil.iter_modules(experiments.__path__):
+        definition = getattr(importlib.import_module(f"{experiments.__name__}.{info.name}"), "DEFINITION", None)
+        for index, value in enumerate(getattr(definition, "published", ())):
+            if isinstance(value.source, Source) and value.source.reference is not None:
+                found.append(Citation(f"sentsweep/experiments/{info.name}.py:DEFINITION.published[{index}]",
+                                      value.source.reference, f"{value.source.where} {value.source.note}"))
+    return found
+
+
+CITATIONS = all_citations() + published_citations()
 
 
 def needs_seeds():
@@ -140,25 +169,32 @@ def needs_seeds():
 
 @pytest.mark.parametrize("citation", CITATIONS, ids=lambda citation: citation.place)
 def test_every_quote_stands_in_the_seed_it_cites(citation):
-    if citation.reference not in SEEDS:
+    if citation.reference is not None and citation.reference not in SEEDS:
         pytest.skip(f"{citation.reference.label} is not one of the seeds, so its quotes cannot be checked here")
-    assert citation.note is not None, (
-        f"{citation.place}: the note of this citation of {citation.reference.label} depends on a function's "
-        "variables, so its quotes cannot be checked; give it a note of its own")
+    if citation.text is None:
+        assert citation.reference is None, (
+            f"{citation.place}: this citation of {citation.reference.label} depends on a function's variables, so "
+            "its quotes cannot be checked; give it a place and note of its own")
+        pytest.skip("a project choice whose note a function passes on: its quotes stand where the note is written")
     needs_seeds()
-    cited = seed_text(citation.reference)
-    missing = [quote for quote in quotes(f"{citation.where} {citation.note}") if not holds(cited, quote)]
-    elsewhere = {quote: [seed.label for seed in SEEDS if holds(seed_text(seed), quote)] for quote in missing}
-    assert not missing, f"{citation.place}: not in {citation.reference.label} as quoted: " + "; ".join(
-        f'"{quote}"' + (f" (it stands in {', '.join(labels)})" if labels else "")
-        for quote, labels in elsewhere.items())
+    wrong = []
+    for quote, seed in citation.quotes():
+        if seed is None:
+            wrong.append(f'"{quote}" names no seed before it (a project choice quotes the seed its note names)')
+        elif not holds(seed_text(seed), quote):
+            elsewhere = [other.label for other in SEEDS if holds(seed_text(other), quote)]
+            wrong.append(f'"{quote}" is not in {seed.label}'
+                         + (f" (it stands in {', '.join(elsewhere)})" if elsewhere else ""))
+    assert not wrong, f"{citation.place}: " + "; ".join(wrong)
 
 
 def test_the_citations_are_found_and_quote_every_seed():
     """The reading of the code finds the citations (a broken search would pass every quote test vacuously)."""
-    quoted = {citation.reference.label for citation in CITATIONS if citation.note and quotes(citation.note)}
-    assert quoted >= {seed.label for seed in SEEDS}
-    assert len(CITATIONS) > 100
+    quoted = {seed for citation in CITATIONS for _, seed in citation.quotes()}
+    assert quoted >= set(SEEDS)
+    assert sum(citation.reference is None for citation in CITATIONS) > 50
+    assert sum(citation.reference is not None for citation in CITATIONS) > 100
+    assert any(".published[" in citation.place for citation in CITATIONS)
 
 
 def test_every_numbered_reference_is_a_seed_with_its_file():

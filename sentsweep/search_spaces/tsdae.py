@@ -19,8 +19,8 @@ APP_A = cited(TSDAE, "App. A", '"The maximum number of training steps is 30K and
               'training steps, reporting the best validation performance"')
 APP_B_TSDAE = cited(TSDAE, "App. B", '"the batch size is 8; the optimizers are AdamW ...; the initial learning rates '
                     'are 3e-5"')
-CONSTANT_RATE = cited(THESIS_REIML_2023, "§5.4.1", 'replicating 002: "constant learning rate of 3e-5, no warm-up '
-                      'period, and a weight decay of 0.0"')
+CONSTANT_RATE = cited(THESIS_REIML_2023, "§5.4.1", '"constant learning rate of 3e-5, no warm-up period, and a '
+                      'weight decay of 0.0" (its replication of 002)')
 FIVE_SEEDS = Sourced(5, cited(TSDAE, "App. A; §5", '"Scores are obtained by calculating the average over 5 random '
                                                    'seeds"'))
 NO_LENGTH = project_choice("002 gives no maximum sequence length")
