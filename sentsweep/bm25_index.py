@@ -60,10 +60,11 @@ BM25_VARIANTS: dict[str, Bm25Variant] = {
             "rank-bm25's BM25Okapi and its defaults k1 = 1.5, b = 0.75, epsilon = 0.25: the project's BM25 before "
             "k1 and b were settings, so earlier runs stay comparable")),
         Bm25Variant("lucene", "lucene", 1.2, 0.75, cited(
-            TSDAE, "App. B", '"Elasticsearch with the default settings": Lucene\'s BM25Similarity, whose defaults '
+            TSDAE, "App. B", '"Elasticsearch ... with the default settings": Lucene\'s BM25Similarity, whose defaults '
             "(Elasticsearch's documented ones) are k1 = 1.2, b = 0.75")),
         Bm25Variant("pyserini", "lucene", 0.9, 0.4, cited(
-            THESIS_WANG_2022, "§5.2.1", '"We use Pyserini implemented BM25 ... default parameters k = 0.9, b = 0.4"; '
+            THESIS_WANG_2022, "§5.2.1", '"We use Pyserini ... implemented BM25 as baseline ... and using default '
+            'parameters k = 0.9, b = 0.4"; '
             "Pyserini scores with Lucene's BM25Similarity")),
     )
 }

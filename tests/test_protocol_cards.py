@@ -174,3 +174,30 @@ def test_set_values_naming_local_paths_are_made_absolute(tmp_path, monkeypatch):
     (tmp_path / "pairs").mkdir()
     assert local_paths_made_absolute({"train_file": "pairs", "generator": "t5-base", "lr": 0.1}) == {
         "train_file": str(tmp_path / "pairs"), "generator": "t5-base", "lr": 0.1}
+
+
+# Places that describe TSDAE alone: 000's replication of TSDAE and 002's search for TSDAE's configuration.
+TSDAE_ONLY_PLACES = ("000 §5.4.1", "002 App. A")
+
+
+def sweep_methods(name: str) -> set[str]:
+    """The methods a sweep's trials run: its method axes (first and later stages) and its fixed method."""
+    protocol = get_experiment(name).protocol
+    methods = {value for axis in ("method", "supervised", "weighted_method") if axis in protocol.grids
+               for value in protocol.grid(axis)}
+    return methods or {protocol.settings["method"].value}
+
+
+@pytest.mark.parametrize("name", experiment_names())
+def test_a_tsdae_only_place_is_cited_for_tsdae_settings_only(name, tmp_path, monkeypatch):
+    """A card row whose value cites 000 §5.4.1 or 002 App. A is a setting of TSDAE's trials: the sweep runs TSDAE
+    alone, or the row is TSDAE's own (the audit found them stamped on MLM, SimCSE, CT, GPL and AugSBERT)."""
+    monkeypatch.chdir(tmp_path)
+    code, card, err = dry_run(name)
+    assert code == 0, err
+    if sweep_methods(name) == {"tsdae"}:
+        return
+    cells = [line.strip("|").split(" | ") for line in card.splitlines() if line.startswith("| ")]
+    wrong = [" | ".join(row) for row in cells if len(row) >= 4 and row[0].strip() != "tsdae"
+             and row[-1].strip().removeprefix("default: ").startswith(TSDAE_ONLY_PLACES)]
+    assert not wrong, "\n".join(wrong)

@@ -12,7 +12,13 @@ from __future__ import annotations
 
 from sentsweep.references import THESIS_REIML_2023, TSDAE
 from sentsweep.search_spaces.protocol import Protocol, Sourced, sourced
-from sentsweep.search_spaces.supervised import FINE_TUNING, IN_DOMAIN_SBERT, QUICK, UNSUPERVISED_AT_PAPER_SETTINGS
+from sentsweep.search_spaces.supervised import (
+    FINE_TUNING,
+    IN_DOMAIN_SBERT,
+    QUICK,
+    STUDENT_LOSS,
+    UNSUPERVISED_AT_PAPER_SETTINGS,
+)
 from sentsweep.search_spaces.tsdae import BEST_CONFIGURATION, NO_LENGTH
 from sentsweep.settings import cited, project_choice
 
@@ -98,8 +104,8 @@ LABELLED_AFTER_PRETRAINING_PROTOCOL = Protocol(
 
 # 000 §4.3.1 and Table 6.10 (FullDomainSBERT): MLM on the target domain, then a Cross-Bi-Encoder teacher and the
 # Augmented SBERT student both started from the MLM checkpoint.
-REIML_DOMAIN_MLM = cited(THESIS_REIML_2023, "§4.3.1, §5.4.3", "MLM pre-training on the domain for 12.5K steps, "
-                         "batch size 64, learning rate 3e-5")
+REIML_DOMAIN_MLM = cited(THESIS_REIML_2023, "§4.3.1, §5.4.3", '"we first perform 12.5K steps of MLM pretraining '
+                         'with a batch size of 64 and a learning rate of 3e-5"')
 DOMAIN_CHAIN_PROTOCOL = Protocol(
     settings={"max_seq_length": Sourced(128, project_choice("000 gives no maximum sequence length")),
               "pooling": Sourced("mean", project_choice("000 §5.1 leaves pooling at sentence-transformers' default"))},
@@ -119,8 +125,10 @@ DOMAIN_CHAIN_PROTOCOL = Protocol(
                      "teacher_epochs": Sourced(5, cited(THESIS_REIML_2023, "§5.4.3", '"fine-tune our Cross-Bi-Encoder '
                                                                                      'on the STS-B dataset for 5 '
                                                                                      'epochs"')),
-                     **sourced(cited(THESIS_REIML_2023, "§4.3.1", "the student trains 12.5K steps at batch size 64"),
+                     **sourced(cited(THESIS_REIML_2023, "§5.4.3", '"fine-tune our Bi-Encoder for an additional '
+                                                                  '12.5K steps, with a batch size of 64"'),
                                max_steps=12_500, batch_size=64),
+                     "loss": STUDENT_LOSS,
                      "eval_steps": Sourced(1_250, project_choice())},
     },
     quick=QUICK_CHAIN | dict(teacher_epochs=1, teacher_lr=3e-3, top_k=2),
@@ -128,5 +136,5 @@ DOMAIN_CHAIN_PROTOCOL = Protocol(
            "000's domain MLM trains on sampled sentence pairs in the format [CLS] x1 [SEP] [CLS] x2 [SEP]; here it "
            "trains on the target corpus's sentences, one per example (the augsbert method's setting 'domain' runs "
            "000's own pair MLM inside one trial).",
-           "000 states neither the MLM masking ratio nor the student's loss: BERT's 15% and SBERT's cosine loss."),
+           "000 does not state the MLM masking ratio: BERT's 15%."),
 )

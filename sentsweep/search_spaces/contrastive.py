@@ -25,9 +25,11 @@ REIML_5_4_2 = cited(THESIS_REIML_2023, "§5.4.2", '"all methods use BERT and are
 NM_SETTINGS = {
     **sourced(REIML_5_4_2, max_steps=12_500, batch_size=64, lr=3e-5),
     **sourced(REIML_5_1, warmup_ratio=0.1, lr_schedule="linear", weight_decay=0.01, optimizer="adamw"),
-    "eval_steps": Sourced(1_250, project_choice("000 gives no evaluation interval")),
+    "eval_steps": Sourced(1_250, project_choice('000 §5.1 evaluates "After each epoch"; its 12.5K steps (§5.4.2) '
+                                                'are no number of epochs, so dev is scored every tenth of them')),
     "max_seq_length": Sourced(128, project_choice("000 gives no maximum sequence length")),
-    "select_checkpoint": Sourced("best_sts_dev", project_choice("000 §5.4.2 names no checkpoint selection")),
+    "select_checkpoint": Sourced("best_sts_dev", cited(THESIS_REIML_2023, "§5.1", '"take the model with the best '
+                                                                              'Spearman or F1 score at the end"')),
     "pooling": Sourced("cls", cited(THESIS_REIML_2023, "§5.4.2", '"using the MEAN and CLS pooling methods"')),
     "method": Sourced("mlm+nm", cited(THESIS_REIML_2023, "§5.4.2")),
     "w": Sourced(1.0, project_choice("000 gives no weight for its combinations; w = 1 is their plain sum")),
@@ -85,7 +87,7 @@ MULTITASK_PROTOCOL = Protocol(
     seeds=WANG_SEEDS,
     grids={
         "method": Sourced(["simcse+clm_ae", "simcse+mlm_ae"], cited(THESIS_WANG_2022, "§5.3.7, Tables 5.16-5.17")),
-        "w": Sourced([0.1, 0.01, 0.001, 0.0001], cited(THESIS_WANG_2022, "§5.3.7", '"different weights w in {0.1, '
+        "w": Sourced([0.1, 0.01, 0.001, 0.0001], cited(THESIS_WANG_2022, "§5.3.7", '"different weights w ∈ {0.1, '
                                                                                     '0.01, 0.001, 0.0001}"')),
         "simcse_baseline": Sourced(["simcse"], cited(THESIS_WANG_2022, "Tables 5.16-5.17", "L_simcse")),
         "simcse_epochs": Sourced([1, 3], cited(THESIS_WANG_2022, "Table 5.16", "L^1_simcse (1 epoch) and L_simcse")),
@@ -122,8 +124,8 @@ BATCH_SIZE_PROTOCOL = Protocol(
 )
 
 # --- The project's own learning-rate sweep ------------------------------------------------------------------------
-APP_B_CT = cited(TSDAE, "App. B", '"RMSProp ... segmented-constant scheduling scheme ... The pooling method for CT ... '
-                 'is mean pooling"')
+APP_B_CT = cited(TSDAE, "App. B", '"RMSProp ... segmented-constant scheduling scheme ... The pooling method for CT and '
+                 'BERT-flow is both mean pooling"')
 LEARNING_RATE_PROTOCOL = Protocol(
     settings=NM_SETTINGS | {"method": Sourced("simcse", project_choice())},
     seeds=Sourced(3, cited(THESIS_REIML_2023, "Table 6.10")),

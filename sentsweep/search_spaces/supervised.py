@@ -11,9 +11,16 @@ from sentsweep.search_spaces.tsdae import PAPER_METHOD_SETTINGS
 from sentsweep.settings import cited, project_choice
 
 REIML_5_1 = cited(THESIS_REIML_2023, "§5.1", '"we set our learning rate to 2e-5 and include a warm-up period of 10% of '
-                  'the total training time, followed by a linear decay ... weight decay of 0.01, and our batch size '
-                  'is set to 16"')
-FINE_TUNING = sourced(REIML_5_1, lr=2e-5, batch_size=16, warmup_ratio=0.1, lr_schedule="linear", weight_decay=0.01)
+                  'the total training time, followed by a linear decay. The AdamW optimizer is used with a weight '
+                  'decay of 0.01, and our batch size is set to 16"')
+FINE_TUNING = sourced(REIML_5_1, lr=2e-5, batch_size=16, warmup_ratio=0.1, lr_schedule="linear", weight_decay=0.01,
+                      optimizer="adamw")
+REIML_SELECTION = cited(THESIS_REIML_2023, "§5.1", '"After each epoch, we evaluate our models and take the model with '
+                        'the best Spearman or F1 score at the end"')
+# 000's Augmented SBERT student (a bi-encoder, scored by the cosine of its embeddings).
+STUDENT_LOSS = Sourced("cosine", cited(THESIS_REIML_2023, "§2.1.2.4", '"The student model aims to minimize the MSE '
+                                                                     'loss functions between the predicted outputs"; '
+                                                                     "the cosine's MSE (CosineSimilarityLoss)"))
 PROJECT_LENGTH = {
     "max_steps": Sourced(2_000, project_choice("000 trains by epochs of its gold sets; a fixed budget compares "
                                                "samplings at equal cost")),
@@ -29,8 +36,11 @@ AUGSBERT_PROTOCOL = Protocol(
         "setting": Sourced("semi", cited(THESIS_REIML_2023, "§5.5, Tables 6.12-6.13", "AugSBERT semi")),
         "pooling": Sourced("mean", project_choice("000 §5.1 leaves pooling at sentence-transformers' default, mean")),
         "teacher_epochs": Sourced(5, cited(THESIS_REIML_2023, "§5.4.3", '"fine-tune our Cross-Bi-Encoder on the STS-B '
-                                                                         'dataset for 5 epochs"')),
+                                                                         'dataset for 5 epochs" (domain adaptation; '
+                                                                         "§5.5 gives no number)")),
         "teacher_lr": Sourced(2e-5, REIML_5_1),
+        "select_checkpoint": Sourced("best_sts_dev", REIML_SELECTION),
+        "loss": STUDENT_LOSS,
         "top_k": Sourced(3, project_choice()),
     },
     seeds=Sourced(3, cited(THESIS_REIML_2023, "Tables 6.12-6.13", '"Results are averaged over 3 random seeds"')),
@@ -55,7 +65,8 @@ GPL_PROTOCOL = Protocol(
         "negatives_top_k": Sourced(50, cited(REPORT_TSDAE_GPL, "GPL", '"50 of the most similar sentences are '
                                                                      'retrieved"')),
         **sourced(project_choice("004 gives no training settings"), pooling="mean", lr=2e-5, batch_size=32,
-                  max_steps=10_000, eval_steps=1_000, max_seq_length=128, teacher_epochs=3),
+                  max_steps=10_000, eval_steps=1_000, max_seq_length=128, teacher_epochs=3, optimizer="adamw",
+                  lr_schedule="constant", warmup_steps=0, weight_decay=0.0, select_checkpoint="best_sts_dev"),
     },
     seeds=Sourced(3, project_choice("004 reports no seeds")),
     grids={"queries_per_passage": Sourced([3], cited(REPORT_TSDAE_GPL, "GPL"))},
@@ -70,7 +81,9 @@ IN_DOMAIN_SBERT = cited(TSDAE, "App. B", '"the number of training epochs is 10; 
 UNSUPERVISED_FIXED_STEPS = {
     **sourced(cited(TSDAE, "App. B", '"we do not use early-stopping ... a fixed number of training steps": 100K'),
               max_steps=100_000, epochs=None, select_checkpoint="last"),
-    **sourced(cited(THESIS_REIML_2023, "§5.4.1", "replicating 002: constant rate, no warm-up, weight decay 0.0"),
+    **sourced(project_choice('TSDAE\'s for every method, 000 §5.4.1: "constant learning rate of 3e-5, no warm-up '
+                             'period, and a weight decay of 0.0"; 002 App. B gives CT "a segmented-constant scheduling '
+                             'scheme"'),
               lr_schedule="constant", warmup_ratio=0.0, weight_decay=0.0),
     "eval_steps": Sourced(10_000, project_choice("dev is scored to follow the run; it selects nothing")),
 }

@@ -19,11 +19,20 @@ APP_A = cited(TSDAE, "App. A", '"The maximum number of training steps is 30K and
               'training steps, reporting the best validation performance"')
 APP_B_TSDAE = cited(TSDAE, "App. B", '"the batch size is 8; the optimizers are AdamW ...; the initial learning rates '
                     'are 3e-5"')
-CONSTANT_RATE = cited(THESIS_REIML_2023, "§5.4.1", 'replicating 002: "constant learning rate of 3e-5, no warm-up '
-                      'period, and a weight decay of 0.0"')
+CONSTANT_RATE = cited(THESIS_REIML_2023, "§5.4.1", '"constant learning rate of 3e-5, no warm-up period, and a '
+                      'weight decay of 0.0" (its replication of 002)')
 FIVE_SEEDS = Sourced(5, cited(TSDAE, "App. A; §5", '"Scores are obtained by calculating the average over 5 random '
                                                    'seeds"'))
 NO_LENGTH = project_choice("002 gives no maximum sequence length")
+FIXED_STEPS = cited(TSDAE, "App. B", '"we do not use early-stopping with in-domain labeled data and indicate a fixed '
+                    'number of training steps"; for SimCSE (fn. 8) "the official code involves early-stopping on the '
+                    'STS-B development set. We do not change this setting for this method"')
+# The unsupervised methods' schedule in the main and corpus-size protocols: 002 gives TSDAE's only.
+TSDAE_SCHEDULE_FOR_ALL = project_choice(
+    'TSDAE\'s for every method, 000 §5.4.1: "constant learning rate of 3e-5, no warm-up period, and a weight decay '
+    'of 0.0"; 002 §5.2 trains MLM in "the original setup in Devlin et al. (2019) except the number of training '
+    'steps (100K), the batch size (8) and the learning rate (5e-5)", App. B SimCSE with "the official code ... along '
+    'with the default hyper-parameters"; CT keeps its own segments')
 
 # Shared by the App. A search stages (tsdae_noise, tsdae_deletion).
 SEARCH_SETTINGS = {
@@ -67,7 +76,7 @@ BEST_CONFIGURATION = {
     "tie_decoder": Sourced(True, cited(TSDAE, "§3, App. A", '"tying the encoder and decoder parameters"')),
 }
 APP_B_CT = cited(TSDAE, "App. B", '"RMSProp ... 1e-5 ... segmented-constant scheduling scheme ... The pooling method '
-                 'for CT ... is mean pooling"')
+                 'for CT and BERT-flow is both mean pooling"')
 APP_B_SIMCSE = cited(TSDAE, "App. B", '"1 epoch of training, batch size of 512, AdamW optimizer with learning rate '
                      '5e-5 and a linear layer on the CLS token embedding as the pooling method"')
 MLM_SETUP = cited(TSDAE, "§5.2", '"the number of training steps (100K), the batch size (8) and the learning rate '
@@ -80,15 +89,14 @@ PAPER_METHOD_SETTINGS = {
            "batch_size": Sourced(8, cited(TSDAE, "App. B", '"the batch size is 8"'))},
     "simcse": sourced(APP_B_SIMCSE, epochs=1, batch_size=512, lr=5e-5, pooling="cls_linear"),
 }
-PAPER_METHODS = Sourced(["tsdae", "mlm", "ct", "simcse"], cited(TSDAE, "§5, Table 3", "TSDAE, MLM, CT, SimCSE; "
+PAPER_METHODS = Sourced(["tsdae", "mlm", "ct", "simcse"], cited(TSDAE, "§5, Table 2", "TSDAE, MLM, CT, SimCSE; "
                                                                 "BERT-flow is not implemented"))
 MAIN_PROTOCOL = Protocol(
     settings={
         **sourced(cited(TSDAE, "App. B", '"the number of training steps is 100K"'), max_steps=100_000),
-        "select_checkpoint": Sourced("last", project_choice("002 names no checkpoint selection for its main results "
-                                                            "(App. B: 100K steps): the last one is reported")),
+        "select_checkpoint": Sourced("last", FIXED_STEPS),
         "eval_steps": Sourced(10_000, project_choice("dev is scored to follow the run; it selects nothing")),
-        **sourced(CONSTANT_RATE, lr_schedule="constant", weight_decay=0.0),
+        **sourced(TSDAE_SCHEDULE_FOR_ALL, lr_schedule="constant", weight_decay=0.0),
         "max_seq_length": Sourced(128, NO_LENGTH),
         **BEST_CONFIGURATION,
         "method": Sourced("tsdae", cited(TSDAE, "§3")),
@@ -112,7 +120,7 @@ CORPUS_SIZE_PROTOCOL = Protocol(
                   epochs=10, max_steps=100_000, eval_steps=None),
         "select_checkpoint": Sourced("best_sts_dev", project_choice("without a target task (--target-task): §7 "
                                                                     "selects on each task's own dev split")),
-        **sourced(CONSTANT_RATE, lr_schedule="constant", weight_decay=0.0),
+        **sourced(TSDAE_SCHEDULE_FOR_ALL, lr_schedule="constant", weight_decay=0.0),
         "max_seq_length": Sourced(128, NO_LENGTH),
         **BEST_CONFIGURATION,
         "method": Sourced("tsdae", cited(TSDAE, "§7.1")),

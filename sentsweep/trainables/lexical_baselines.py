@@ -84,7 +84,7 @@ class Bm25DenseSettings(Bm25Settings):
     model: str = setting(help="the dense encoder: Hugging Face model name or local folder", source=required_input())
     alpha: float = setting(
         20.0, "weight of the cosine in BM25 + alpha x cosine (0: BM25 alone)",
-        cited(THESIS_WANG_2022, "Table 5.8, Fig. 5.2", '"we observe alpha = 20 has the best performance on eProduct '
+        cited(THESIS_WANG_2022, "Table 5.8, Fig. 5.2", '"we observe α = 20 has the best performance on eProduct '
               'task" (of 0, 1, 5, 10, 20, ..., 120)'), ge=0)
     rescore_depth: int | None = setting(
         1000, "retrieval: how many of BM25's best hits are rescored (none: all of them)",

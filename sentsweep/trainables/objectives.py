@@ -103,8 +103,9 @@ class ConsertSettings(Settings):
                                  f"({', '.join(AUGMENTATIONS)})",
                                  cited(THESIS_WANG_2022, "§5.3.1, Table 5.4", "Token Shuffling + Feature Cutoff"))
     augmentation_ratio: float = setting(0.2, "share of tokens or features an augmentation cuts or drops",
-                                        cited(THESIS_WANG_2022, "§5.3.1", '"we use Feature Cutoff with probability '
-                                              '0.2 and Embedding Dropout with probability 0.2"'), ge=0, lt=1)
+                                        cited(THESIS_WANG_2022, "§5.3.1", '"In ConSERT we use Feature Cutoff with '
+                                              'probability 0.2 and Embedding Dropout with probability 0.2"'),
+                                        ge=0, lt=1)
     temperature: float = setting(0.05, "NT-Xent temperature",
                                  cited(THESIS_WANG_2022, "Table 5.3", '"temperature 0.05"; §5.3.1: "Other '
                                        'hyperparameters setting is same as basic experimental setup from Table 5.3"'),

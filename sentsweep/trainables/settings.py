@@ -16,7 +16,7 @@ from typing import Literal
 from sentsweep.errors import InputError
 from sentsweep.plugins import USER_CODE_KEY
 from sentsweep.preparation_cache import Stage
-from sentsweep.references import THESIS_REIML_2023, THESIS_WANG_2022, TSDAE, Reference
+from sentsweep.references import THESIS_WANG_2022, Reference
 from sentsweep.settings import Settings, cited, project_choice, required_input, setting
 
 # Config keys that are bookkeeping of the sweep, not settings of a method. `pretrained`: in a chained stage that
@@ -26,6 +26,10 @@ from sentsweep.settings import Settings, cited, project_choice, required_input, 
 # every worker imports first (sentsweep.plugins).
 BOOKKEEPING_KEYS = ("method", "seed", "seeds", "__trial_index__", "__point__", "stage", "pretrained",
                     "parent_model_run_id", USER_CODE_KEY)
+
+# The loop's default schedule, for every method whose protocol gives none: the seeds give it for TSDAE only.
+TSDAE_SCHEDULE = ('TSDAE\'s, 000 §5.4.1: "constant learning rate of 3e-5, no warm-up period, and a weight decay of '
+                  '0.0"; the other methods\' protocols give their own')
 
 
 @dataclass(frozen=True)
@@ -48,20 +52,21 @@ class TrainingSettings(Settings):
         None, "steps between two dev evaluations (none: at the end of each epoch)", project_choice(), ge=1)
     optimizer: Literal["adamw", "rmsprop"] = setting(
         "adamw", "the optimiser (rmsprop: Contrastive Tension's)",
-        cited(TSDAE, "App. B", '"the optimizers are AdamW, RMSProp and AdamW" (TSDAE, CT, BERT-flow)'))
+        project_choice('the loop\'s default for every method: 002 App. B trains TSDAE and BERT-flow with AdamW '
+                       '("the optimizers are AdamW, RMSProp and AdamW", CT\'s the RMSProp), 000 §5.1 every model ("The '
+                       'AdamW optimizer is used")'))
     lr_schedule: Literal["constant", "linear", "ct_segments"] = setting(
         "constant", "after the warm-up: constant; linear decay to 0 at the last step; ct_segments: x1 to step "
         "500, x0.8 to 1000, x0.6 to 1500, x0.4 to 2000, x0.2 after (002 App. B, for CT)",
-        cited(THESIS_REIML_2023, "§5.4.1", 'TSDAE: "a constant learning rate of 3e-5, no warm-up period"'))
-    warmup_steps: int = setting(0, "steps of linear warm-up from 0 to lr", cited(
-        THESIS_REIML_2023, "§5.4.1", '"no warm-up period"'), ge=0)
+        project_choice(TSDAE_SCHEDULE))
+    warmup_steps: int = setting(0, "steps of linear warm-up from 0 to lr", project_choice(TSDAE_SCHEDULE), ge=0)
     warmup_ratio: float = setting(0.0, "warm-up as a share of the trial's steps (instead of warmup_steps)",
-                                  cited(THESIS_REIML_2023, "§5.4.1", '"no warm-up period"'), ge=0, lt=1)
+                                  project_choice(TSDAE_SCHEDULE), ge=0, lt=1)
     sample_size: int | None = setting(
         None, "training examples drawn with the trial's seed (none: all)", project_choice(), ge=1)
     weight_decay: float = setting(
         0.0, "weight decay of the optimiser",
-        cited(THESIS_REIML_2023, "§5.4.1", 'TSDAE training: "a weight decay of 0.0"'), ge=0)
+        project_choice(TSDAE_SCHEDULE), ge=0)
     precision: Literal["fp32", "bf16"] = setting(
         "fp32", "bf16: forward pass under bfloat16 autocast (weights and optimiser state stay fp32)",
         project_choice())
@@ -107,7 +112,9 @@ class EvaluationSettings(Settings):
         "best_sts_dev", "checkpoint whose scores are reported: best on STS dev, the last (fixed steps), the "
         "lowest training loss on held-out corpus sentences (unsupervised methods), or best on the dev split of "
         "`selection_task`",
-        cited(TSDAE, "App. A", '"evaluated every 1.5K training steps, reporting the best validation performance"'))
+        project_choice('the loop\'s default for every method: 002 App. A\'s for TSDAE ("evaluated every 1.5K training '
+                       'steps, reporting the best validation performance"), 000 §5.1\'s for every model ("take the '
+                       'model with the best Spearman or F1 score at the end")'))
     validation_size: int = setting(
         1000, "sentences held out of the corpus (seeded) whose loss selects the checkpoint, with "
         "select_checkpoint=validation_loss",

@@ -135,7 +135,7 @@ class AugsbertSettings(SbertSettings):
     teacher_activation: str = setting(
         "sigmoid", "the cross-encoder's output activation on its logit: sigmoid, none or tanh (the CE is "
         "trained with BCE on sigmoid(logit) either way; the CBE scores by cosine and ignores it)",
-        cited(THESIS_REIML_2023, "§4.1.2, Table 6.2", '"a similarity score s in (0, 1) due to its sigmoid '
+        cited(THESIS_REIML_2023, "§4.1.2, Table 6.2", '"a similarity score s ∈ (0, 1) due to its sigmoid '
               'activation function"; Table 6.2 compares none and tanh'), choices=CE_ACTIVATIONS)
     teacher_checkpoint: str = setting(
         "best_dev", "the teacher's weights: those of its epoch with the best dev Spearman, or of its last epoch",
