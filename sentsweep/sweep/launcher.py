@@ -22,6 +22,7 @@ from pathlib import Path
 from sentsweep.data import read_corpus, read_scored_pairs, sts_benchmark_files
 from sentsweep.demo_data import CORPUS_FILE, DEMO_DIR
 from sentsweep.errors import InputError
+from sentsweep.hub import hub_cache, hub_model_folder, is_hub_name
 from sentsweep.models import build_tiny_model, check_model_source
 from sentsweep.plugins import USER_CODE_KEY, import_plugin, user_modules
 from sentsweep.preparation_cache import cache_folder
@@ -39,6 +40,7 @@ from sentsweep.tracking.store import check_tracking_reachable, resolve_tracking_
 from sentsweep.trainables.catalog import check_keys, get_method, setting_default, validate_config
 from sentsweep.trainables.settings import BOOKKEEPING_KEYS, EvaluationSettings, TrainingSettings
 
+MODEL_SETTINGS = ("model", "generator", "cross_encoder")  # the settings that name a model a trial loads
 TINY_MODEL_PENDING = "<the tiny random model, built once every check has passed>"
 
 
@@ -334,6 +336,7 @@ def _run(definition: SweepDefinition, options: SweepOptions) -> int:
     check_overrides_used(parse_assignments(options.assignments), methods)
     tracking_uri = resolve_tracking_uri(options.tracking_uri)
     check_tracking_reachable(tracking_uri)
+    resolve_hub_models(resolved)  # hub names: local folders from here on, the driver's and every trial's
     if is_model_uri(constants.get("model")):  # a run or registered version that does not exist fails here
         constants["parent_model_run_id"] = check_model_uri(tracking_uri, constants["model"])
         constants["model"] = str(materialize_model(tracking_uri, constants["model"],
@@ -351,5 +354,17 @@ def _run(definition: SweepDefinition, options: SweepOptions) -> int:
         f"test {baseline['untrained_sts_test']:.2f} (Spearman x 100 of cosine)"
     )
     return SweepRunner(definition, options, tracking_uri, resolved).run(stages, baseline)
+
+
+def resolve_hub_models(resolved: ResolvedSweep) -> None:
+    """Replace each hub model name among the sweep's settings (`MODEL_SETTINGS` of its constants and of its methods'
+    own settings) by its snapshot's local folder, fetched on the driver where missing (`sentsweep.hub`): trials on
+    nodes without internet never reach for the hub; one that cannot be had fails here, naming itself."""
+    cache = hub_cache(resolved.storage_path)
+    for settings in [resolved.constants, *resolved.method_settings.values()]:
+        for key in MODEL_SETTINGS:
+            value = settings.get(key)
+            if isinstance(value, str) and not is_model_uri(value) and is_hub_name(value):
+                settings[key] = hub_model_folder(value, cache)
 
 
