@@ -12,7 +12,7 @@ from ray.tune.search.variant_generator import generate_variants
 from sentsweep.experiments import experiment_names, get_experiment
 from sentsweep.search_spaces.param_spaces import grid_param_space
 from sentsweep.sweep import run_sweep
-from sentsweep.sweep.runner import settings_by_method
+from sentsweep.sweep.trials import settings_by_method
 
 
 def dry_run(name: str, *options: str) -> tuple[int, str, str]:
