@@ -174,3 +174,20 @@ def test_set_values_naming_local_paths_are_made_absolute(tmp_path, monkeypatch):
     (tmp_path / "pairs").mkdir()
     assert local_paths_made_absolute({"train_file": "pairs", "generator": "t5-base", "lr": 0.1}) == {
         "train_file": str(tmp_path / "pairs"), "generator": "t5-base", "lr": 0.1}
+
+
+def test_sample_sizes_above_the_corpus_cannot_run_and_small_ones_batch_the_whole_corpus(tmp_path):
+    """002 §7.1 trains on "Between 128 and 65,536 sentences": on a 1,000-sentence corpus the sizes above it are
+    listed as what stops the sweep (a run exits 2, tests/test_bad_input.py); SimCSE's 512 at 128 and 256
+    sentences is a batch of all of them."""
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("".join(f"sentence number {i}\n" for i in range(1_000)))
+    code, card, _ = dry_run("sample_size", "--corpus", str(corpus))
+    assert code == 0
+    refused = [size for size in [2**k for k in range(7, 17)]
+               if f"**Cannot run as given:** sample size {size} exceeds the corpus's 1000 sentences" in card]
+    assert refused == [1024, 2048, 4096, 8192, 16384, 32768, 65536]
+    assert "simcse at batch size 512 on 128 training sentences: each step is the 128 sentences once" in card
+    assert "simcse at batch size 512 on 256 training sentences" in card
+    assert "on 512 training sentences" not in card
+

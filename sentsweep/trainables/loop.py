@@ -109,13 +109,17 @@ class BatchSchedule:
     With `group_by_length`, each window of `GROUP_WINDOW` batches of the shuffled epoch is sorted by
     sentence length before it is cut into batches, and the batches are then shuffled: batches hold
     sentences of similar length, so dynamic padding wastes little compute, and their order stays random.
+
+    A batch never holds a sentence twice: with fewer sentences than `batch_size`, each step is the whole
+    corpus once (the epoch as one batch, as a PyTorch DataLoader gives it), so that no sentence meets its own
+    copy as an in-batch negative.
     """
 
     GROUP_WINDOW = 50
 
     def __init__(self, corpus: list[str], batch_size: int, seed: int, group_by_length: bool = True) -> None:
         self.corpus = corpus
-        self.batch_size = batch_size
+        self.batch_size = min(batch_size, len(corpus))
         self.seed = seed
         self.group_by_length = group_by_length
         self._permutations: dict[int, list[int]] = {}
