@@ -126,6 +126,16 @@ def test_steps_follow_the_batch_size_of_one_epoch(tmp_path):
     expected = 3 * 2 * sum(math.ceil(1_000 / size) for size in (32, 64, 96, 128, 256, 512))
     assert f"**Training steps in all:** {expected:,} (corpus: 1,100 sentences)" in card
     assert row(card, "evaluation", "validation_size", "100", "command line")
+    # 001 §5.1: a separate validation set leaves the whole corpus to training, and the steps say so.
+    validation = tmp_path / "validation.txt"
+    validation.write_text("held-out sentence\n" * 10)
+    code, card, _ = dry_run("batch_size", "--corpus", str(corpus), "--set", f"validation_file={validation}")
+    assert code == 0
+    expected = 3 * 2 * sum(math.ceil(1_100 / size) for size in (32, 64, 96, 128, 256, 512))
+    assert f"**Training steps in all:** {expected:,} (corpus: 1,100 sentences)" in card
+    assert "**Cannot run as given:**" not in card
+    code, _, err = dry_run("multitask_weight", "--set", f"validation_file={tmp_path / 'missing.txt'}")
+    assert code == 2 and "missing.txt" in err
 
 
 def test_command_line_values_are_marked_as_such():

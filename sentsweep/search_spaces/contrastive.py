@@ -83,7 +83,8 @@ BASIC_SETUP = {
     **sourced(TABLE_5_3, batch_size=64, warmup_steps=910, weight_decay=0.0, max_seq_length=32, lr=3e-5, pooling="mean"),
     **sourced(WANG_EVALUATION, eval_steps=250, select_checkpoint="validation_loss"),
     "validation_size": Sourced(10_000, cited(THESIS_WANG_2022, "§5.2.2", '"eBay titles 10k" validates "eBay titles '
-                                                                          '100k"; here held out of the corpus')),
+                                                                          '100k"; held out of the corpus unless '
+                                                                          'validation_file is given')),
     "lr_schedule": Sourced("linear", project_choice("001 gives warm-up steps only; its code is SimCSE's (§5.2.3), "
                                                     "whose transformers Trainer decays linearly after the warm-up")),
     "optimizer": Sourced("adamw", project_choice("001 names no optimiser; SimCSE's code uses AdamW")),
@@ -106,7 +107,9 @@ MULTITASK_PROTOCOL = Protocol(
                                                                                           "L_MLM_autoencoder")),
     },
     quick=dict(lr=1e-3, batch_size=16, epochs=1, eval_steps=10, warmup_steps=5, validation_size=40, seeds=2),
-    notes=("The auto-encoder losses sum over a sentence's tokens and average over sentences (eq. 3.4 / 3.5), so "
+    notes=("001 validates on a separate 10k set (§5.1), so its 100k training set stays whole: give it with --set "
+           "validation_file=PATH; without one, validation_size sentences are held out of the corpus.",
+           "The auto-encoder losses sum over a sentence's tokens and average over sentences (eq. 3.4 / 3.5), so "
            "w weighs a per-sentence reconstruction loss against SimCSE's per-sentence loss.",
            "SimCSE's term and the auto-encoder's share one encoder pass f(x) (eq. 3.6).",
            "001 selects Table 5.17's checkpoints by Recall@10 on a Quora dev split; this sweep selects by "
@@ -129,7 +132,10 @@ BATCH_SIZE_PROTOCOL = Protocol(
                                                                 "contrastive method (§5.3.1), is added")),
     },
     quick=dict(lr=1e-3, max_steps=40, eval_steps=10, warmup_steps=5, validation_size=40, seeds=2),
-    notes=("The steps follow the batch size: one epoch of the corpus at each (Table 5.11's steps column).",
+    notes=("The steps follow the batch size: one epoch of the training sentences at each. Table 5.11's steps "
+           "column is one epoch of the whole 100k corpus: give 001's separate 10k validation set with --set "
+           "validation_file=PATH (001 §5.1), else validation_size sentences are held out and the epochs shorten "
+           "(the card's steps are those that run).",
            "Table 5.3's 910 warm-up steps outlast one epoch of 100k sentences at batch sizes above 110; kept as "
            "the thesis states them.",),
 )

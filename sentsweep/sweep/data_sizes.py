@@ -1,7 +1,7 @@
 """How many sentences each trial trains on, and what a sweep's sizes cannot do with its corpus.
 
 A trial trains on the corpus, less the `validation_size` sentences held out for `select_checkpoint=
-validation_loss`, at most `sample_size` of them.
+validation_loss` (none when a `validation_file` holds the validation sentences), at most `sample_size` of them.
 A `sample_size` above that is refused before launch: the trial would train on fewer sentences than its
 size says. A batch larger than the training sentences is one batch of all of them per step (the training
 loop's `BatchSchedule`); the card says which trials that concerns.
@@ -16,7 +16,7 @@ from sentsweep.trainables.catalog import get_method, setting_default
 
 def held_out_sentences(config: dict) -> int:
     """Corpus sentences a trial keeps out of training to select its checkpoint by validation loss."""
-    if config.get("select_checkpoint") != "validation_loss":
+    if config.get("select_checkpoint") != "validation_loss" or config.get("validation_file"):
         return 0
     return config.get("validation_size", setting_default("validation_size"))
 

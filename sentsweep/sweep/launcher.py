@@ -193,6 +193,9 @@ def validation_split_problem(resolved: ResolvedSweep) -> str | None:
     constants, corpus_size = resolved.constants, resolved.corpus_size
     if constants.get("select_checkpoint") != "validation_loss":
         return None
+    if constants.get("validation_file"):
+        read_corpus(constants["validation_file"])  # a missing or empty file fails here, naming itself
+        return None
     size = constants.get("validation_size", setting_default("validation_size"))
     if size >= corpus_size:
         return (f"validation_size {size} leaves no training sentences of the corpus's {corpus_size} "

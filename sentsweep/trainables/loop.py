@@ -252,7 +252,9 @@ def run_trial(trial: Trial, build_setup: Callable[[Trial], TrainingSetup], sessi
         corpus = setup.examples
     else:
         corpus = read_corpus(training.corpus)
-        if by_validation_loss:
+        if by_validation_loss and evaluation.validation_file:
+            validation = read_corpus(evaluation.validation_file)
+        elif by_validation_loss:
             corpus, validation = split_validation(corpus, evaluation.validation_size, seed)
         corpus = sample_corpus(corpus, training.sample_size, seed)
     max_steps, eval_steps = training.total_steps(len(corpus)), training.evaluation_interval(len(corpus))
