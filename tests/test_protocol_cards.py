@@ -114,7 +114,11 @@ def test_main_protocol_runs_each_method_with_its_papers_settings():
     assert row(card, "ct", "lr_schedule", "ct_segments", "002 App. B")
     assert row(card, "mlm", "lr", "5e-05", "002 §5.2")
     assert row(card, "simcse", "pooling", "cls_linear", "002 App. B")
-    assert row(card, "evaluation", "select_checkpoint", "last")
+    assert row(card, "evaluation", "select_checkpoint", "last", "002 App. B")
+    assert row(card, "simcse", "select_checkpoint", "best_sts_dev", "002 App. B, fn. 8")
+    assert row(card, "mlm", "warmup_steps", "10,000", "BERT App. A.2 (outside the seeds")
+    for task in ("askubuntu", "cqadupstack", "twitterpara", "scidocs"):  # Table 2's USEB tasks
+        assert f"--eval-task {task}=PATH" in card
 
 
 def test_steps_follow_the_batch_size_of_one_epoch(tmp_path):

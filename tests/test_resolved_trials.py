@@ -71,11 +71,11 @@ def test_sample_size_trains_each_method_at_its_own_settings_for_10_epochs():
     """002 l.259 (§7.1): "with 10 epochs up to 100k training steps. The models are evaluated at the end of each
     epoch and the best score on the development set is reported"; per method App. B (l.364: TSDAE 3e-5, batch 8;
     CT RMSProp 1e-5, segmented, mean pooling; SimCSE batch 512, 5e-5, linear layer on CLS) and §5.2 (l.144: MLM
-    batch 8, 5e-5, mean pooling)."""
+    batch 8, 5e-5, mean pooling; the rest Devlin et al.'s, linear decay) and SimCSE's code (linear decay)."""
     trials = resolved_trials("sample_size", "--corpus", str(write_corpus(70_000)))
     assert len(trials) == 4 * 10 * 5
-    own = {"tsdae": (3e-5, 8, "adamw", "constant", "cls"), "mlm": (5e-5, 8, "adamw", "constant", "mean"),
-           "ct": (1e-5, 8, "rmsprop", "ct_segments", "mean"), "simcse": (5e-5, 512, "adamw", "constant", "cls_linear")}
+    own = {"tsdae": (3e-5, 8, "adamw", "constant", "cls"), "mlm": (5e-5, 8, "adamw", "linear", "mean"),
+           "ct": (1e-5, 8, "rmsprop", "ct_segments", "mean"), "simcse": (5e-5, 512, "adamw", "linear", "cls_linear")}
     for trial in trials:
         training = trial.training
         assert (training.lr, training.batch_size, training.optimizer, training.lr_schedule,
@@ -83,3 +83,38 @@ def test_sample_size_trains_each_method_at_its_own_settings_for_10_epochs():
         assert (training.epochs, training.max_steps, training.eval_steps) == (10, 100_000, None)
         assert trial.evaluation.select_checkpoint == "best_sts_dev"
     assert sorted({trial.training.sample_size for trial in trials}) == [2**k for k in range(7, 17)]
+
+
+def test_tsdae_main_runs_each_baseline_at_the_setup_its_seed_points_to():
+    """002 App. B (l.364, l.366): TSDAE and CT 100K steps at batch 8, the last checkpoint ("we do not use
+    early-stopping ... a fixed number of training steps"); SimCSE 1 epoch at batch 512, 5e-5, keeping "early-stopping
+    on the STS-B development set" (fn. 8, l.366), scored often enough to act within the epoch; MLM at §5.2's
+    (l.144) 100K steps, batch 8, 5e-5, and otherwise "the original setup in Devlin et al." (outside the seeds: 10K
+    warm-up steps, linear decay, weight decay 0.01)."""
+    trials = resolved_trials("tsdae_main", "--corpus", str(write_corpus(100_000)))
+    assert len(trials) == 4 * 5
+    by_method = {trial.method: trial for trial in trials}
+    for method in ("tsdae", "ct"):
+        training = by_method[method].training
+        assert (training.max_steps, training.epochs, training.batch_size) == (100_000, None, 8)
+        assert by_method[method].evaluation.select_checkpoint == "last"
+    assert by_method["tsdae"].training.lr_schedule == "constant"
+    assert (by_method["ct"].training.optimizer, by_method["ct"].training.lr_schedule) == ("rmsprop", "ct_segments")
+
+    simcse = by_method["simcse"]
+    assert (simcse.training.epochs, simcse.training.batch_size, simcse.training.lr) == (1, 512, 5e-5)
+    assert simcse.evaluation.select_checkpoint == "best_sts_dev"
+    one_epoch = simcse.training.total_steps(100_000)
+    assert one_epoch == 196 and simcse.training.evaluation_interval(100_000) < one_epoch
+
+    mlm = by_method["mlm"].training
+    assert (mlm.max_steps, mlm.batch_size, mlm.lr) == (100_000, 8, 5e-5)
+    assert (mlm.warmup(100_000), mlm.lr_schedule, mlm.weight_decay) == (10_000, "linear", 0.01)
+    assert by_method["mlm"].evaluation.select_checkpoint == "last"
+
+
+def test_sample_size_keeps_section_7_1s_selection_for_simcse_too():
+    """002 l.259 (§7.1): "evaluated at the end of each epoch and the best score on the development set is
+    reported", for every method: SimCSE's one epoch and 125-step interval of the main protocol do not apply."""
+    simcse = [trial for trial in resolved_trials("sample_size") if trial.method == "simcse"]
+    assert {(trial.training.epochs, trial.training.eval_steps) for trial in simcse} == {(10, None)}
