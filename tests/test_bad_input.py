@@ -82,6 +82,19 @@ def test_unknown_method_is_named():
         get_method("tsdea")
 
 
+def test_a_grid_sample_size_above_the_corpus_fails_before_launch(tmp_path, monkeypatch, capsys):
+    """sample_size's own grid (--quick: 128 and 256) on a 200-sentence corpus: refused, naming the size."""
+    monkeypatch.chdir(tmp_path)
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("".join(f"sentence number {i}\n" for i in range(200)))
+    module = load_sweep(SWEEPS / "sample_size.py")
+    code = module.run_sweep(module.DEFINITION, ["--quick", "--output-dir", str(tmp_path / "out"), "--corpus",
+                                                str(corpus)])
+    assert code == 2
+    assert "sample size 256 exceeds the corpus's 200 sentences" in capsys.readouterr().err
+    assert not ray.is_initialized() and not (tmp_path / "mlflow.db").exists() and not (tmp_path / "out").exists()
+
+
 @pytest.mark.parametrize(
     "script, extra, message",
     [

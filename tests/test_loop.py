@@ -23,6 +23,16 @@ def test_each_epoch_visits_every_sentence_once(group_by_length):
         assert sorted(seen) == sorted(VARIED)
 
 
+@pytest.mark.parametrize("group_by_length", [False, True])
+def test_a_batch_larger_than_the_corpus_holds_each_sentence_once(group_by_length):
+    """SimCSE at batch 512 on 128 sentences (002 §7.1's smallest corpus): each step is the 128 sentences once, so
+    no sentence's own copy is among its in-batch negatives."""
+    corpus = VARIED[:128]
+    schedule = BatchSchedule(corpus, batch_size=512, seed=3, group_by_length=group_by_length)
+    for step in range(3):
+        assert sorted(schedule.batch(step)) == sorted(corpus)
+
+
 def padded_tokens(schedule, steps):
     return sum(len(batch) * max(len(s.split()) for s in batch) for batch in (schedule.batch(i) for i in range(steps)))
 

@@ -12,7 +12,7 @@ from ray.tune.search.variant_generator import generate_variants
 from sentsweep.experiments import experiment_names, get_experiment
 from sentsweep.search_spaces.param_spaces import grid_param_space
 from sentsweep.sweep import run_sweep
-from sentsweep.sweep.runner import settings_by_method
+from sentsweep.sweep.trials import settings_by_method
 
 
 def dry_run(name: str, *options: str) -> tuple[int, str, str]:
@@ -114,7 +114,11 @@ def test_main_protocol_runs_each_method_with_its_papers_settings():
     assert row(card, "ct", "lr_schedule", "ct_segments", "002 App. B")
     assert row(card, "mlm", "lr", "5e-05", "002 §5.2")
     assert row(card, "simcse", "pooling", "cls_linear", "002 App. B")
-    assert row(card, "evaluation", "select_checkpoint", "last")
+    assert row(card, "evaluation", "select_checkpoint", "last", "002 App. B")
+    assert row(card, "simcse", "select_checkpoint", "best_sts_dev", "002 App. B, fn. 8")
+    assert row(card, "mlm", "warmup_steps", "10,000", "BERT App. A.2 (outside the seeds")
+    for task in ("askubuntu", "cqadupstack", "twitterpara", "scidocs"):  # Table 2's USEB tasks
+        assert f"--eval-task {task}=PATH" in card
 
 
 def test_steps_follow_the_batch_size_of_one_epoch(tmp_path):
@@ -126,6 +130,16 @@ def test_steps_follow_the_batch_size_of_one_epoch(tmp_path):
     expected = 3 * 2 * sum(math.ceil(1_000 / size) for size in (32, 64, 96, 128, 256, 512))
     assert f"**Training steps in all:** {expected:,} (corpus: 1,100 sentences)" in card
     assert row(card, "evaluation", "validation_size", "100", "command line")
+    # 001 §5.1: a separate validation set leaves the whole corpus to training, and the steps say so.
+    validation = tmp_path / "validation.txt"
+    validation.write_text("held-out sentence\n" * 10)
+    code, card, _ = dry_run("batch_size", "--corpus", str(corpus), "--set", f"validation_file={validation}")
+    assert code == 0
+    expected = 3 * 2 * sum(math.ceil(1_100 / size) for size in (32, 64, 96, 128, 256, 512))
+    assert f"**Training steps in all:** {expected:,} (corpus: 1,100 sentences)" in card
+    assert "**Cannot run as given:**" not in card
+    code, _, err = dry_run("multitask_weight", "--set", f"validation_file={tmp_path / 'missing.txt'}")
+    assert code == 2 and "missing.txt" in err
 
 
 def test_command_line_values_are_marked_as_such():
@@ -201,3 +215,20 @@ def test_a_tsdae_only_place_is_cited_for_tsdae_settings_only(name, tmp_path, mon
     wrong = [" | ".join(row) for row in cells if len(row) >= 4 and row[0].strip() != "tsdae"
              and row[-1].strip().removeprefix("default: ").startswith(TSDAE_ONLY_PLACES)]
     assert not wrong, "\n".join(wrong)
+
+
+def test_sample_sizes_above_the_corpus_cannot_run_and_small_ones_batch_the_whole_corpus(tmp_path):
+    """002 §7.1 trains on "Between 128 and 65,536 sentences": on a 1,000-sentence corpus the sizes above it are
+    listed as what stops the sweep (a run exits 2, tests/test_bad_input.py); SimCSE's 512 at 128 and 256
+    sentences is a batch of all of them."""
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("".join(f"sentence number {i}\n" for i in range(1_000)))
+    code, card, _ = dry_run("sample_size", "--corpus", str(corpus))
+    assert code == 0
+    refused = [size for size in [2**k for k in range(7, 17)]
+               if f"**Cannot run as given:** sample size {size} exceeds the corpus's 1000 sentences" in card]
+    assert refused == [1024, 2048, 4096, 8192, 16384, 32768, 65536]
+    assert "simcse at batch size 512 on 128 training sentences: each step is the 128 sentences once" in card
+    assert "simcse at batch size 512 on 256 training sentences" in card
+    assert "on 512 training sentences" not in card
+

@@ -93,6 +93,30 @@ def test_validation_loss_selects_the_reported_checkpoint(tsdae_config):
         "validation_loss (the method's loss on 40 corpus sentences")
 
 
+@pytest.mark.slow  # two real training runs
+def test_a_validation_file_leaves_the_whole_corpus_to_training(tsdae_config, tmp_path):
+    """001 l.577 (§5.1): "the datasets with 10k size are used as validation datasets during training, and the
+    other sizes of datasets are used as training datasets": with validation_file, one epoch of 24 sentences at
+    batch 8 is 3 steps (8 held out of the corpus leave 16: 2 steps)."""
+    from sentsweep.data import read_corpus
+    from sentsweep.demo_data import CORPUS_FILE
+    from sentsweep.tracking.callback import selection_tag
+
+    sentences = read_corpus(CORPUS_FILE)
+    corpus, validation = tmp_path / "corpus.txt", tmp_path / "validation.txt"
+    corpus.write_text("\n".join(sentences[:24]) + "\n")
+    validation.write_text("\n".join(sentences[24:32]) + "\n")
+    common = tsdae_config | dict(corpus=str(corpus), select_checkpoint="validation_loss", epochs=1, batch_size=8,
+                                 eval_steps=100, max_seq_length=16)
+    for extra, steps in ((dict(validation_file=str(validation)), 3), (dict(validation_size=8), 2)):
+        session = LocalSession()
+        train(common | extra, session)
+        assert session.reports[-1]["total_steps"] == steps
+        assert "best_validation_loss" in session.reports[-1]
+    assert selection_tag(common | {"validation_file": str(validation)}) == (
+        f"validation_loss (the method's loss on the sentences of {validation})")
+
+
 def test_validation_loss_selection_needs_an_unsupervised_method():
     from tests.conftest import typed_trial
 

@@ -1,8 +1,9 @@
 """Noise Matching: Table 6.10's methods, then the weight w of MLM + w NM and TSDAE + w NM (Reiml (2023), §5.4.2).
 
-Stage 1 runs Table 6.10's rows SimCSE, MLM + SimCSE, NM and TSDAE with CLS and mean pooling; stage 2 sweeps
-w of MLM + NM and TSDAE + NM, the project's grid (the thesis gives no weight), whose w = 1 rows are the
-table's.
+Stage 1 runs Table 6.10's rows SimCSE, MLM + SimCSE, NM and TSDAE with CLS and mean pooling (TSDAE as the
+table's "TSDAE (repr.)": §5.4.1's 100K steps at batch 8, constant rate); stage 2 sweeps w of MLM + NM and
+TSDAE + NM, the project's grid (the thesis gives no weight), whose w = 1 rows are the table's. Every trial is
+evaluated after each epoch and reports its best dev epoch (§5.1).
 
     python sweeps/nm_weight.py --dry-run                          # the protocol card
     python sweeps/nm_weight.py --quick

@@ -1,7 +1,10 @@
 """TSDAE paper's main protocol (§5, App. B): TSDAE, MLM, CT and SimCSE for 100K steps, each at its own settings.
 
-No early stopping: the last checkpoint is reported. Give the in-domain corpus with --corpus and the tasks with
---eval-task (the paper's USEB: askubuntu, cqadupstack, twitterpara, scidocs).
+No early stopping: the last checkpoint is reported, except SimCSE's, which keeps its official code's early
+stopping on STS-B dev (App. B, fn. 8: give --sts-dir). MLM follows §5.2's steps, batch size and rate and
+otherwise Devlin et al. (10K warm-up steps, linear decay, weight decay 0.01; outside the seeds). Give the
+in-domain corpus with --corpus; Table 2's scores need the USEB tasks with --eval-task (askubuntu, cqadupstack,
+twitterpara, scidocs).
 
     python sweeps/tsdae_main.py --dry-run                         # the protocol card
     python sweeps/tsdae_main.py --quick

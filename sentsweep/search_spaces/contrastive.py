@@ -3,7 +3,9 @@
 
 - Noise Matching (000 §5.4.2): all methods 12.5K steps, batch size 64 ("8 ... made the contrastive learning
   objectives too easy"), lr 3e-5, the §5.1 defaults (10% warm-up, linear decay, weight decay 0.01), MEAN and
-  CLS pooling, 3 seeds (Table 6.10). 000 gives no weight w: the w grid is the project's.
+  CLS pooling, 3 seeds (Table 6.10), evaluated after each epoch and reported at the best dev Spearman (§5.1);
+  TSDAE alone is Table 6.10's "TSDAE (repr.)" at §5.4.1's replication settings. 000 gives no weight w: the w
+  grid is the project's.
 - Multi-task (001 §5.3.7, eq. 3.6): SimCSE + w CLM-AE and SimCSE + w MLM-AE, w in {0.1, 0.01, 0.001,
   0.0001}, 3 epochs, with the baselines of Table 5.16 (SimCSE 1 and 3 epochs, each auto-encoder alone), on
   Table 5.3's basic setup, seeds 1, 7, 42, checkpoint by validation loss (§5.2.2).
@@ -22,14 +24,19 @@ REIML_5_1 = cited(THESIS_REIML_2023, "§5.1", '"a warm-up period of 10% of the t
                   'linear decay. The AdamW optimizer is used with a weight decay of 0.01"')
 REIML_5_4_2 = cited(THESIS_REIML_2023, "§5.4.2", '"all methods use BERT and are trained for 12.5K steps with a batch '
                     'size of 64 and a learning rate of 3e-5"')
+REIML_EVALUATION = cited(THESIS_REIML_2023, "§5.1", '"After each epoch, we evaluate our models and take the model '
+                         'with the best Spearman or F1 score at the end"')
+# Table 6.10's "TSDAE (repr.)" row is the §5.4.1 replication, not one of §5.4.2's combinations.
+REIML_5_4_1 = cited(THESIS_REIML_2023, "§5.4.1", '"The authors used 100K training steps with a batch size of 8, the '
+                    'AdamW optimizer with a constant learning rate of 3e-5, no warm-up period, and a weight decay of '
+                    '0.0"')
+TSDAE_REPLICATION = sourced(REIML_5_4_1, max_steps=100_000, batch_size=8, lr=3e-5, lr_schedule="constant",
+                            warmup_ratio=0.0, weight_decay=0.0)
 NM_SETTINGS = {
     **sourced(REIML_5_4_2, max_steps=12_500, batch_size=64, lr=3e-5),
     **sourced(REIML_5_1, warmup_ratio=0.1, lr_schedule="linear", weight_decay=0.01, optimizer="adamw"),
-    "eval_steps": Sourced(1_250, project_choice('000 §5.1 evaluates "After each epoch"; its 12.5K steps (§5.4.2) '
-                                                'are no number of epochs, so dev is scored every tenth of them')),
+    **sourced(REIML_EVALUATION, eval_steps=None, select_checkpoint="best_sts_dev"),
     "max_seq_length": Sourced(128, project_choice("000 gives no maximum sequence length")),
-    "select_checkpoint": Sourced("best_sts_dev", cited(THESIS_REIML_2023, "§5.1", '"take the model with the best '
-                                                                              'Spearman or F1 score at the end"')),
     "pooling": Sourced("cls", cited(THESIS_REIML_2023, "§5.4.2", '"using the MEAN and CLS pooling methods"')),
     "method": Sourced("mlm+nm", cited(THESIS_REIML_2023, "§5.4.2")),
     "w": Sourced(1.0, project_choice("000 gives no weight for its combinations; w = 1 is their plain sum")),
@@ -54,8 +61,12 @@ NM_PROTOCOL = Protocol(
     settings=NM_SETTINGS,
     seeds=Sourced(3, cited(THESIS_REIML_2023, "Table 6.10", '"Results are averaged over 3 random seeds"')),
     grids=NM_GRIDS,
+    method_settings={"tsdae": TSDAE_REPLICATION},
     quick=dict(lr=1e-3, batch_size=16, max_steps=40, eval_steps=20, max_seq_length=32, seeds=2),
-    notes=("Table 6.10's MLM + NM and TSDAE + NM rows are stage 2's w = 1 rows (no trial runs twice).",
+    notes=("TSDAE alone is Table 6.10's \"TSDAE (repr.)\", the §5.4.1 replication (100K steps, batch 8, constant "
+           "3e-5); §5.4.2's shared settings are those of the five methods it lists, which plain TSDAE is not.",
+           "Table 6.10 has TSDAE (repr.) in its CLS block only; its mean-pooling trials are the project's extra.",
+"Table 6.10's MLM + NM and TSDAE + NM rows are stage 2's w = 1 rows (no trial runs twice).",
            "MLM runs at 000's shared 3e-5 here, on purpose (\"to ensure a fair comparison\", §5.4.2); 002 §5.2 "
            "trains MLM alone at 5e-5.",
            "TSDAE keeps its own noise (deletion 0.6, tied decoder) inside these combinations.",
@@ -72,7 +83,8 @@ BASIC_SETUP = {
     **sourced(TABLE_5_3, batch_size=64, warmup_steps=910, weight_decay=0.0, max_seq_length=32, lr=3e-5, pooling="mean"),
     **sourced(WANG_EVALUATION, eval_steps=250, select_checkpoint="validation_loss"),
     "validation_size": Sourced(10_000, cited(THESIS_WANG_2022, "§5.2.2", '"eBay titles 10k" validates "eBay titles '
-                                                                          '100k"; here held out of the corpus')),
+                                                                          '100k"; held out of the corpus unless '
+                                                                          'validation_file is given')),
     "lr_schedule": Sourced("linear", project_choice("001 gives warm-up steps only; its code is SimCSE's (§5.2.3), "
                                                     "whose transformers Trainer decays linearly after the warm-up")),
     "optimizer": Sourced("adamw", project_choice("001 names no optimiser; SimCSE's code uses AdamW")),
@@ -95,7 +107,9 @@ MULTITASK_PROTOCOL = Protocol(
                                                                                           "L_MLM_autoencoder")),
     },
     quick=dict(lr=1e-3, batch_size=16, epochs=1, eval_steps=10, warmup_steps=5, validation_size=40, seeds=2),
-    notes=("The auto-encoder losses sum over a sentence's tokens and average over sentences (eq. 3.4 / 3.5), so "
+    notes=("001 validates on a separate 10k set (§5.1), so its 100k training set stays whole: give it with --set "
+           "validation_file=PATH; without one, validation_size sentences are held out of the corpus.",
+           "The auto-encoder losses sum over a sentence's tokens and average over sentences (eq. 3.4 / 3.5), so "
            "w weighs a per-sentence reconstruction loss against SimCSE's per-sentence loss.",
            "SimCSE's term and the auto-encoder's share one encoder pass f(x) (eq. 3.6).",
            "001 selects Table 5.17's checkpoints by Recall@10 on a Quora dev split; this sweep selects by "
@@ -118,7 +132,10 @@ BATCH_SIZE_PROTOCOL = Protocol(
                                                                 "contrastive method (§5.3.1), is added")),
     },
     quick=dict(lr=1e-3, max_steps=40, eval_steps=10, warmup_steps=5, validation_size=40, seeds=2),
-    notes=("The steps follow the batch size: one epoch of the corpus at each (Table 5.11's steps column).",
+    notes=("The steps follow the batch size: one epoch of the training sentences at each. Table 5.11's steps "
+           "column is one epoch of the whole 100k corpus: give 001's separate 10k validation set with --set "
+           "validation_file=PATH (001 §5.1), else validation_size sentences are held out and the epochs shorten "
+           "(the card's steps are those that run).",
            "Table 5.3's 910 warm-up steps outlast one epoch of 100k sentences at batch sizes above 110; kept as "
            "the thesis states them.",),
 )

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from ray import tune
 
-from sentsweep.references import THESIS_REIML_2023, TSDAE
+from sentsweep.references import BERT, SIMCSE, THESIS_REIML_2023, TSDAE
 from sentsweep.search_spaces.protocol import Protocol, Sourced, sourced
 from sentsweep.settings import cited, project_choice
 
@@ -81,13 +81,26 @@ APP_B_SIMCSE = cited(TSDAE, "App. B", '"1 epoch of training, batch size of 512, 
                      '5e-5 and a linear layer on the CLS token embedding as the pooling method"')
 MLM_SETUP = cited(TSDAE, "§5.2", '"the number of training steps (100K), the batch size (8) and the learning rate '
                   '(5e-5) ... mean-pooling"')
+# 002 §5.2 takes the rest of MLM's setup from BERT: "We use the original setup in Devlin et al. (2019) except the
+# number of training steps (100K), the batch size (8) and the learning rate (5e-5)".
+DEVLIN_SETUP = cited(BERT, "App. A.2", 'outside the seeds, as 002 §5.2 points to it: "L2 weight decay of 0.01, '
+                     'learning rate warmup over the first 10,000 steps, and linear decay of the learning rate"')
+# 002 fn. 8 keeps SimCSE's early stopping; its interval is the official code's (outside the seeds).
+SIMCSE_EARLY_STOPPING = cited(TSDAE, "App. B, fn. 8", '"For SimCSE, the official code involves early-stopping on the '
+                              'STS-B development set. We do not change this setting for this method"')
+SIMCSE_CODE = cited(SIMCSE, "official code", "outside the seeds, as 002 App. B points to it: run_unsup_example.sh "
+                    "evaluates every 125 steps; its transformers Trainer decays the rate linearly, no warm-up, "
+                    "weight decay 0")
 PAPER_METHOD_SETTINGS = {
     "tsdae": {**sourced(APP_B_TSDAE, lr=3e-5, batch_size=8, optimizer="adamw"),
               "pooling": Sourced("cls", cited(TSDAE, "§3, App. A, Table 7", '"the CLS pooling is chosen"'))},
-    "mlm": sourced(MLM_SETUP, lr=5e-5, batch_size=8, pooling="mean"),
+    "mlm": {**sourced(MLM_SETUP, lr=5e-5, batch_size=8, pooling="mean"),
+            **sourced(DEVLIN_SETUP, warmup_steps=10_000, lr_schedule="linear", weight_decay=0.01)},
     "ct": {**sourced(APP_B_CT, optimizer="rmsprop", lr=1e-5, lr_schedule="ct_segments", pooling="mean"),
            "batch_size": Sourced(8, cited(TSDAE, "App. B", '"the batch size is 8"'))},
-    "simcse": sourced(APP_B_SIMCSE, epochs=1, batch_size=512, lr=5e-5, pooling="cls_linear"),
+    "simcse": {**sourced(APP_B_SIMCSE, epochs=1, batch_size=512, lr=5e-5, pooling="cls_linear"),
+               "select_checkpoint": Sourced("best_sts_dev", SIMCSE_EARLY_STOPPING),
+               **sourced(SIMCSE_CODE, eval_steps=125, lr_schedule="linear", weight_decay=0.0)},
 }
 PAPER_METHODS = Sourced(["tsdae", "mlm", "ct", "simcse"], cited(TSDAE, "§5, Table 2", "TSDAE, MLM, CT, SimCSE; "
                                                                 "BERT-flow is not implemented"))
@@ -109,9 +122,16 @@ MAIN_PROTOCOL = Protocol(
     method_settings=PAPER_METHOD_SETTINGS,
     quick=QUICK_SETTINGS | dict(eval_steps=20),
     notes=("SimCSE runs one epoch (App. B, the official code's setting), the others 100K steps.",
-           "CT evaluates its second encoder (App. B); the first is trained beside it."),
+           "SimCSE alone keeps its early stopping on STS-B dev (fn. 8), scored every 125 steps so that it happens "
+           "within its one epoch; give the STS benchmark with --sts-dir (the demo dev split is not STS-B).",
+           "CT evaluates its second encoder (App. B); the first is trained beside it.",
+           "Table 2 reports USEB's four tasks (average precision); scores on them need --eval-task askubuntu=PATH "
+           "--eval-task cqadupstack=PATH --eval-task twitterpara=PATH --eval-task scidocs=PATH. Without them, "
+           "the sweep reports STS only (Table 3's quantity)."),
 )
 
+# §7.1's length, evaluation and selection replace each method's own (SimCSE's one epoch and early stopping).
+CORPUS_SIZE_RULES = ("epochs", "eval_steps", "select_checkpoint")
 CORPUS_SIZE_PROTOCOL = Protocol(
     settings={
         **sourced(cited(TSDAE, "§7.1", '"train a bert-base-uncased model with 10 epochs up to 100k training steps. The '
@@ -136,11 +156,13 @@ CORPUS_SIZE_PROTOCOL = Protocol(
            "select_checkpoint": Sourced(["best_task_dev"], cited(TSDAE, "§7", '"For all the datasets except '
                                                                  'TwitterPara, the analysis is carried out on the '
                                                                  'development set"'))},
-    method_settings={method: {name: value for name, value in settings.items() if name != "epochs"}
+    method_settings={method: {name: value for name, value in settings.items() if name not in CORPUS_SIZE_RULES}
                      for method, settings in PAPER_METHOD_SETTINGS.items()},
     quick=QUICK_SETTINGS | dict(epochs=2, eval_steps=None),
     notes=("Every method trains 10 epochs up to 100K steps here (§7.1), SimCSE included (its main-protocol "
-           "setting is 1 epoch).",),
+           "setting is 1 epoch), and every one is evaluated after each epoch and reports its best dev epoch.",
+           "MLM keeps Devlin et al.'s 10,000-step warm-up (002 §5.2): runs shorter than that (below 8,000 "
+           "sentences at batch 8) end before the peak rate."),
 )
 
 

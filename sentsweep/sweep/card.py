@@ -16,6 +16,7 @@ from collections.abc import Iterable
 from sentsweep.search_spaces.param_spaces import values_to_validate
 from sentsweep.search_spaces.protocol import with_method_settings
 from sentsweep.settings import Source
+from sentsweep.sweep.data_sizes import training_sentences, whole_corpus_batches
 from sentsweep.sweep.options import SweepOptions
 from sentsweep.sweep.resources import CUDA_CONTEXT_BYTES, MEMORY_MARGIN, GiB
 from sentsweep.sweep.schedulers import PROJECT_RUNG_SETTINGS
@@ -91,6 +92,12 @@ def protocol_card(definition, options: SweepOptions, resolved, stages: list[tupl
               f"**Trials:** {' + '.join(str(n) for n in per_stage)} grid point{'s' if sum(per_stage) != 1 else ''} x "
               f"{len(resolved.seeds)} seed{'s' if len(resolved.seeds) != 1 else ''} = {trials}",
               "", f"**Training steps in all:** {steps:,} (corpus: {resolved.corpus_size:,} sentences)"]
+    batches = whole_corpus_batches(resolved, stages)
+    if batches:
+        lines += ["", "**Batches of the whole training set:** " + "; ".join(batches) + ". A batch never repeats a "
+                  "sentence, so none meets its own copy as an in-batch negative; the seed's code does the same "
+                  "(SimCSE's official trainer, 002 App. B, keeps the DataLoader's last, partial batch: outside the "
+                  "seeds)."]
     for problem in problems:
         lines += ["", f"**Cannot run as given:** {problem}"]
     if protocol.notes:
@@ -243,12 +250,7 @@ def trial_steps(config: dict, corpus_size: int) -> int:
     if not get_method(config["method"]).trains:
         return 0
     training = TrainingSettings.from_config({"model": "-"} | config)
-    examples = corpus_size
-    if config.get("select_checkpoint") == "validation_loss":
-        examples -= config.get("validation_size", 1000)
-    if training.sample_size is not None:
-        examples = min(examples, training.sample_size)
-    return training.total_steps(max(examples, 1))
+    return training.total_steps(max(training_sentences(config, corpus_size), 1))
 
 
 def _values(values) -> str:

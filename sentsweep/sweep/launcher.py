@@ -30,6 +30,7 @@ from sentsweep.random_seeds import parse_seeds
 from sentsweep.search_spaces.param_spaces import values_to_validate
 from sentsweep.search_spaces.protocol import with_method_settings
 from sentsweep.sweep.card import protocol_card
+from sentsweep.sweep.data_sizes import sample_size_problems
 from sentsweep.sweep.definition import ResolvedSweep, SweepDefinition
 from sentsweep.sweep.first_step import check_own_methods_start
 from sentsweep.sweep.options import SweepOptions, parse_options
@@ -81,9 +82,6 @@ def resolve_settings(definition: SweepDefinition, options: SweepOptions) -> Reso
 
     corpus = Path(options.corpus or CORPUS_FILE).resolve()
     corpus_size = len(read_corpus(corpus))
-    for size in options.sample_sizes or []:
-        if size > corpus_size:
-            raise InputError(f"sample size {size} exceeds the corpus's {corpus_size} sentences ({corpus})")
     constants["corpus"] = str(corpus)
     if options.sick_file:
         sick = str(Path(options.sick_file).resolve())
@@ -196,6 +194,9 @@ def validation_split_problem(resolved: ResolvedSweep) -> str | None:
     """What is wrong with holding validation sentences out of the corpus, if anything."""
     constants, corpus_size = resolved.constants, resolved.corpus_size
     if constants.get("select_checkpoint") != "validation_loss":
+        return None
+    if constants.get("validation_file"):
+        read_corpus(constants["validation_file"])  # a missing or empty file fails here, naming itself
         return None
     size = constants.get("validation_size", setting_default("validation_size"))
     if size >= corpus_size:
@@ -318,6 +319,7 @@ def _run(definition: SweepDefinition, options: SweepOptions) -> int:
     EvaluationSettings.from_config(constants)  # the shared settings need no model: checked before any is built
     if options.dry_run:  # the card, with what would stop the sweep as given (a missing input, too small a corpus)
         problems = [problem] if (problem := validation_split_problem(resolved)) else []
+        problems += sample_size_problems(resolved, stages)
         try:
             validate_axes(resolved, stages)
         except InputError as error:
@@ -327,7 +329,7 @@ def _run(definition: SweepDefinition, options: SweepOptions) -> int:
     if "method" in constants:  # a sweep of one method; the trials of a method axis are checked by validate_axes
         TrainingSettings.from_config(with_method_settings({"model": TINY_MODEL_PENDING} | constants,
                                                           resolved.method_settings))
-    problem = validation_split_problem(resolved)
+    problem = validation_split_problem(resolved) or next(iter(sample_size_problems(resolved, stages)), None)
     if problem:
         raise InputError(problem)
     if options.quick and definition.quick_setup is not None:

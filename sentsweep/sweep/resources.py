@@ -425,7 +425,7 @@ def probe_trial_config(config: Mapping, folder: Path) -> dict:
     config = {key: value for key, value in config.items() if key not in ("seeds", "__trial_index__")}
     steps = PROBE_STEPS
     needed = config["batch_size"] * steps
-    if config.get("select_checkpoint") == "validation_loss":
+    if config.get("select_checkpoint") == "validation_loss" and not config.get("validation_file"):
         needed += config.get("validation_size", setting_default("validation_size"))
     corpus = sorted(read_corpus(config["corpus"]), key=len, reverse=True)[:needed]
     (folder / "corpus.txt").write_text("\n".join(corpus) + "\n", encoding="utf-8")

@@ -41,12 +41,13 @@ from sentsweep.search_spaces.protocol import with_method_settings
 from sentsweep.sweep.definition import ResolvedSweep, SweepDefinition
 from sentsweep.sweep.options import SweepOptions
 from sentsweep.sweep.resources import PendingTimeout, check_resources, pending_watch
+from sentsweep.sweep.trials import settings_by_method
 from sentsweep.tasks import main_metric
 from sentsweep.tasks.sts import StsEvaluator
 from sentsweep.tracking.callback import SweepTracker, config_hash
 from sentsweep.tracking.models import LOGGED_MODEL_NAME, log_trial_model, materialize_model
 from sentsweep.tracking.store import experiment_page
-from sentsweep.trainables.catalog import setting_default, train
+from sentsweep.trainables.catalog import train
 from sentsweep.trainables.loop import MODEL_FOLDER
 
 
@@ -58,21 +59,6 @@ def baseline_scores(constants: dict) -> dict:
         f"untrained_sts_{split}": StsEvaluator(read_scored_pairs(constants[f"{split}_file"], fmt, split))(model)
         for split in ("dev", "test")
     }
-
-
-def settings_by_method(constants: dict, axes: dict, method_settings: dict[str, dict]) -> dict[str, dict]:
-    """{setting: {method: value}} for the settings a method axis decides: each method's own protocol value,
-    else the sweep's fixed value, else the setting's default."""
-    if "method" not in axes or not isinstance(axes["method"], list):
-        return {}
-    methods = axes["method"]
-    names = {name for method in methods for name in method_settings.get(method, {}) if name not in axes}
-
-    def value(method: str, name: str):  # the fallback only for a method without its own value
-        own = method_settings.get(method, {})
-        return own[name] if name in own else constants[name] if name in constants else setting_default(name)
-
-    return {name: {method: value(method, name) for method in methods} for name in sorted(names)}
 
 
 def grid_stage_space(constants: dict, axes: dict, seeds: list[int], method_settings: dict[str, dict]) -> dict:

@@ -82,6 +82,8 @@ def selection_tag(config: dict) -> str:
     if config.get("select_checkpoint") == "best_task_dev":
         task = config.get("selection_task")
         return f"best_task_dev (the dev split of task {task}, {(config.get('eval_tasks') or {}).get(task)})"
+    if config.get("select_checkpoint") == "validation_loss" and config.get("validation_file"):
+        return f"validation_loss (the method's loss on the sentences of {config['validation_file']})"
     if config.get("select_checkpoint") == "validation_loss":
         return (f"validation_loss (the method's loss on {config.get('validation_size', 1000)} corpus sentences "
                 "held out of training)")

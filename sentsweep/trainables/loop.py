@@ -109,13 +109,17 @@ class BatchSchedule:
     With `group_by_length`, each window of `GROUP_WINDOW` batches of the shuffled epoch is sorted by
     sentence length before it is cut into batches, and the batches are then shuffled: batches hold
     sentences of similar length, so dynamic padding wastes little compute, and their order stays random.
+
+    A batch never holds a sentence twice: with fewer sentences than `batch_size`, each step is the whole
+    corpus once (the epoch as one batch, as a PyTorch DataLoader gives it), so that no sentence meets its own
+    copy as an in-batch negative.
     """
 
     GROUP_WINDOW = 50
 
     def __init__(self, corpus: list[str], batch_size: int, seed: int, group_by_length: bool = True) -> None:
         self.corpus = corpus
-        self.batch_size = batch_size
+        self.batch_size = min(batch_size, len(corpus))
         self.seed = seed
         self.group_by_length = group_by_length
         self._permutations: dict[int, list[int]] = {}
@@ -248,7 +252,9 @@ def run_trial(trial: Trial, build_setup: Callable[[Trial], TrainingSetup], sessi
         corpus = setup.examples
     else:
         corpus = read_corpus(training.corpus)
-        if by_validation_loss:
+        if by_validation_loss and evaluation.validation_file:
+            validation = read_corpus(evaluation.validation_file)
+        elif by_validation_loss:
             corpus, validation = split_validation(corpus, evaluation.validation_size, seed)
         corpus = sample_corpus(corpus, training.sample_size, seed)
     max_steps, eval_steps = training.total_steps(len(corpus)), training.evaluation_interval(len(corpus))

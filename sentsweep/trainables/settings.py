@@ -119,6 +119,11 @@ class EvaluationSettings(Settings):
         1000, "sentences held out of the corpus (seeded) whose loss selects the checkpoint, with "
         "select_checkpoint=validation_loss",
         project_choice("001 §5.2.2 validates on a separate set of the training domain, 10k for 100k"), ge=1)
+    validation_file: str | None = setting(
+        None, "sentences, one per line, whose loss selects the checkpoint with select_checkpoint=validation_loss, "
+        "so that the whole corpus trains (none: validation_size sentences are held out of the corpus)",
+        cited(THESIS_WANG_2022, "§5.1", '"the datasets with 10k size are used as validation datasets during '
+              'training, and the other sizes of datasets are used as training datasets"'))
     selection_task: str | None = setting(
         None, "with select_checkpoint=best_task_dev: the eval_tasks task whose dev split selects the checkpoint",
         cited(THESIS_WANG_2022, "§5.3.7", '"We use Recall@10 of Quora devset (validation task) as the best model '
