@@ -43,7 +43,7 @@ QUIET_SETTINGS = {
     "MLFLOW_SUPPRESS_PRINTING_URL_TO_STDOUT": "true",
 }
 
-BAR_FORMAT = "{desc}: {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} ended [{elapsed}<{remaining}{postfix}]"
+BAR_FORMAT = "{desc}: {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} [{elapsed}<{remaining}{postfix}]"
 LINE_FORMAT = "{desc}: {n_fmt}/{total_fmt} trials ended [{elapsed} elapsed, {remaining} left{postfix}]"
 
 
@@ -108,8 +108,12 @@ class SweepProgress(Callback):
         self._started = self._clock()
         self._ended_before = -1  # counted at the first step, when the restored trials are known
         if self.stream.isatty():
+            # as wide as the terminal; one that reports no size (a pseudo-terminal never sized) gets 100 columns and
+            # 20 rows, since tqdm takes its 0 columns for no room and draws nothing there
+            sized = terminal_columns(self.stream) > 0
             self._bar = tqdm(total=self._total, desc=self.title, unit="trial", file=self.stream,
-                             bar_format=BAR_FORMAT, smoothing=0, dynamic_ncols=True)
+                             bar_format=BAR_FORMAT, smoothing=0, dynamic_ncols=sized,
+                             ncols=None if sized else 100, nrows=None if sized else 20)
 
     def on_step_end(self, iteration: int, trials: list, **info) -> None:
         self._show(trials)
@@ -163,8 +167,7 @@ class SweepProgress(Callback):
         best = self.best()
         if best is not None:
             configuration, value, n = best
-            text += (f"; best on dev so far: {configuration or 'the configuration'} "
-                     f"({self.metric} {value:.2f}, mean of {n} trial{'s' if n > 1 else ''})")
+            text += f"; best {self.metric} {value:.2f} (mean of {n}): {configuration or 'the one configuration'}"
         return counts["TERMINATED"] + counts["ERROR"], total, text
 
     def _show(self, trials: list, final: bool = False) -> None:
@@ -189,6 +192,14 @@ class SweepProgress(Callback):
             self._bar.write(message, file=self.stream)
         else:
             print(message, file=self.stream, flush=True)
+
+
+def terminal_columns(stream: TextIO) -> int:
+    """The width of the terminal `stream` writes to; 0 where it reports none (a pseudo-terminal never sized)."""
+    try:
+        return os.get_terminal_size(stream.fileno()).columns
+    except (OSError, ValueError, AttributeError):
+        return 0
 
 
 def failure_reason(trial) -> str:
