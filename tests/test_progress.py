@@ -142,6 +142,7 @@ def failing_definition(name: str, temperatures: list[float]) -> SweepDefinition:
 
 
 def run_in_process(definition, workdir, *extra):
+    workdir.mkdir()
     output = io.StringIO()
     with contextlib.redirect_stdout(output):
         code = run_sweep(definition, ["--quick", "--tracking-uri", f"sqlite:///{workdir / 'mlflow.db'}",
@@ -156,12 +157,13 @@ def test_a_failed_trials_reason_is_printed_and_verbose_brings_ray_tunes_tables_b
                                    "--max-failures", "0")
     err = capsys.readouterr().err
     assert code == 0, printed + err
-    failures = [line for line in err.splitlines() if " failed: " in line]
-    assert len(failures) == 1 and "(temperature=1e-300, seed 0) failed: " in failures[0], err
-    assert "loss is nan" in failures[0].lower(), err
+    failures = [line for line in err.splitlines() if " failed: " in line]  # the overflowing value's two seeds
+    assert [line.split(" (", 1)[1].split(") failed: ")[0] for line in failures] == [
+        "temperature=1e-300, seed 0", "temperature=1e-300, seed 1"], err
+    assert all(line.endswith("FloatingPointError: loss is nan at step 0") for line in failures), err
     assert "Trial status" not in printed + err
     code, printed = run_in_process(failing_definition("progress_verbose", [0.05]), tmp_path / "verbose",
                                    "--verbose")
     err = capsys.readouterr().err
     assert code == 0, printed + err
-    assert "Trial status: 1 TERMINATED" in printed and "trials ended" not in err
+    assert "Trial status: 2 TERMINATED" in printed and "trials ended" not in err
