@@ -13,11 +13,10 @@ from types import SimpleNamespace
 import pytest
 import ray
 
-from sentsweep.experiments.tsdae_deletion import DEFINITION as TSDAE_DELETION
 from sentsweep.search_spaces.protocol import project_protocol
 from sentsweep.search_spaces.tsdae import QUICK_SETTINGS
 from sentsweep.sweep import Stage, SweepDefinition, run_sweep
-from sentsweep.sweep.launcher import build_parser
+from sentsweep.sweep.options import SweepOptions, parse_options
 from sentsweep.sweep.progress import (
     QUIET_SETTINGS,
     SweepProgress,
@@ -75,7 +74,7 @@ def test_a_failed_trial_is_printed_with_its_reason_and_leaves_the_best_configura
     error_file.write_text("Failure # 1\nTraceback (most recent call last):\n  File \"loop.py\", line 9\n"
                           "FloatingPointError: loss is nan at step 3\n\n")
     stream = io.StringIO()
-    progress = SweepProgress("temperature", ["temperature"], "best_sts_dev", stream=stream, clock=Clock())
+    progress = SweepProgress("temperature", ["temperature"], "best_sts_dev", 30, stream=stream, clock=Clock())
     progress.setup(total_num_samples=2)
     trials = [trial("t1", "RUNNING", temperature=1e-300, seed=0), trial("t2", "RUNNING", temperature=0.05, seed=0)]
     progress.on_trial_result(1, trials, trials[0], {"best_sts_dev": 90.0})
@@ -91,17 +90,16 @@ def test_a_failed_trial_is_printed_with_its_reason_and_leaves_the_best_configura
 
 
 def test_verbose_gives_ray_tune_its_tables_and_info_logs_back():
-    parser = build_parser(TSDAE_DELETION)
-    quiet, verbose = parser.parse_args([]), parser.parse_args(["--verbose"])
+    quiet, verbose = parse_options(SweepOptions, []), parse_options(SweepOptions, ["--verbose"])
     assert (tune_verbosity(quiet.verbose), ray_logging_level(quiet.verbose)) == (0, logging.WARNING)
     assert (tune_verbosity(verbose.verbose), ray_logging_level(verbose.verbose)) == (1, logging.INFO)
-    assert parser.parse_args(["--progress-interval", "5"]).progress_interval == 5.0
+    assert parse_options(SweepOptions, ["--progress-interval", "5"]).progress_interval == 5.0
 
 
 @pytest.mark.parametrize("value", ["0", "-3", "soon", "inf"])
 def test_a_bad_progress_interval_is_refused_naming_it(value, capsys):
     with pytest.raises(SystemExit):
-        build_parser(TSDAE_DELETION).parse_args(["--progress-interval", value])
+        parse_options(SweepOptions, ["--progress-interval", value])
     assert f"--progress-interval: {value!r} is not a number of seconds > 0" in capsys.readouterr().err
 
 
