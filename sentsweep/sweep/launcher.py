@@ -34,6 +34,7 @@ from sentsweep.sweep.data_sizes import sample_size_problems
 from sentsweep.sweep.definition import ResolvedSweep, SweepDefinition
 from sentsweep.sweep.first_step import check_own_methods_start
 from sentsweep.sweep.options import SweepOptions, parse_options
+from sentsweep.sweep.progress import library_output
 from sentsweep.sweep.resources import check_resource_options
 from sentsweep.tasks import build_tasks, parse_task_specs
 from sentsweep.tracking.models import check_model_uri, is_model_uri, materialize_model
@@ -355,7 +356,8 @@ def _run(definition: SweepDefinition, options: SweepOptions) -> int:
         f"untrained model {constants['model']}: STS dev {baseline['untrained_sts_dev']:.2f}, "
         f"test {baseline['untrained_sts_test']:.2f} (Spearman x 100 of cosine)"
     )
-    return SweepRunner(definition, options, tracking_uri, resolved).run(stages, baseline)
+    with library_output(options.verbose):
+        return SweepRunner(definition, options, tracking_uri, resolved).run(stages, baseline)
 
 
 def resolve_hub_models(resolved: ResolvedSweep) -> None:

@@ -42,6 +42,17 @@ def option(help: str, default: Any = None, **metadata) -> Any:
     return field(default=default, metadata={"help": help, **metadata})
 
 
+def interval_seconds(text: str) -> float:
+    """--progress-interval: a number of seconds > 0."""
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = float("nan")
+    if not 0 < seconds < float("inf"):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds > 0")
+    return seconds
+
+
 def gpus_per_trial_value(text: str) -> float | str:
     """--gpus-per-trial: a number, or 'auto'."""
     return GPUS_AUTO if text == GPUS_AUTO else float(text)
@@ -128,6 +139,11 @@ class SweepOptions:
     keep_models: str = option("log the dev-selected model of the best configuration's trials (one per seed), of "
                               "all trials, or of none to their MLflow runs (sentence-transformers flavour)", "best",
                               choices=KEEP_MODELS)
+    verbose: bool = option("Ray Tune's own output (trial tables, each trial's config and result, INFO logs) "
+                           "instead of one progress bar per stage (sentsweep.sweep.progress)", False)
+    progress_interval: float = option("where the output is no terminal (a log file), print the progress line this "
+                                      "often (the project's choice: a SLURM log gets two lines a minute)", 30.0,
+                                      parse=interval_seconds, metavar="SECONDS")
 
     @classmethod
     def defaults(cls) -> dict[str, Any]:

@@ -40,6 +40,7 @@ from sentsweep.search_spaces.param_spaces import (
 from sentsweep.search_spaces.protocol import with_method_settings
 from sentsweep.sweep.definition import ResolvedSweep, SweepDefinition
 from sentsweep.sweep.options import SweepOptions
+from sentsweep.sweep.progress import SweepProgress, ray_logging_level, tune_verbosity
 from sentsweep.sweep.resources import PendingTimeout, check_resources, pending_watch
 from sentsweep.sweep.trials import settings_by_method
 from sentsweep.tasks import main_metric
@@ -92,6 +93,7 @@ class SweepRunner:
         self.chain_sources = {stage.init_from: stage.init_rows for stage in definition.stages if stage.init_from}
         self.race_status: dict = {}  # the last raced stage's {configuration: ConfigStatus} (--race)
         self.stage_index = 0  # of the stage running now, as run_stage numbers them
+        self.stage_title, self.stage_axes = definition.name, []  # of the stage running now, for its progress bar
 
     def run(self, stages: list[tuple[str, dict]], baseline: dict) -> int:
         """Run every stage (or the definition's own `driver`); returns the exit code (3 when results could
@@ -103,6 +105,7 @@ class SweepRunner:
         # the researcher's own modules travel to every node with the job (sentsweep.plugins)
         user_code = [entry["path"] for entry in constants.get(USER_CODE_KEY, [])]
         ray.init(ignore_reinit_error=True, include_dashboard=False, log_to_driver=False,
+                 logging_level=ray_logging_level(self.options.verbose),
                  runtime_env={"py_modules": user_code} if user_code else None)
         # again after ray.init, whose failure handler takes SIGTERM over (and aborts): a SIGTERM stops the sweep as
         # Ctrl-C does, Ray Tune ending its trials and saving its state
@@ -203,6 +206,7 @@ class SweepRunner:
         results, log the models it keeps, print its table and return it (`sentsweep.analysis.tables.ComparisonTable`)
         with Ray Tune's results of the trials it ran."""
         self.stage_index = index
+        self.stage_title, self.stage_axes = title, list(axes)
         results = self._fit(tracker, f"{self.definition.name}-{tracker.parent_run_id[:8]}-{index}", constants, axes,
                             chain or {})
         if not tracker.writer.flush(attempts=6, wait_s=5.0):
@@ -374,7 +378,10 @@ class SweepRunner:
         experiment_path = f"{self.storage_path.rstrip('/')}/{run_name}"
         # --pending-timeout (created before a restore unpickles it)
         watch = pending_watch(self.options, run_name, self.gpus_per_trial)
-        callbacks = [tracker, *([watch] if watch else [])]
+        progress = [] if self.options.verbose else [SweepProgress(self.stage_title, self.stage_axes,
+                                                                  self.definition.selection_metric,
+                                                                  self.options.progress_interval)]
+        callbacks = [tracker, *progress, *([watch] if watch else [])]
         if os.environ.get(FAULT_ENV):  # the fault matrix's tests only
             from sentsweep.sweep.fault_injection import TrialFaultPoint  # lazy: imports Ray Tune, as above
 
@@ -399,7 +406,7 @@ class SweepRunner:
                     # ("does not exist on storage anymore"; ray-project/ray#27790). The older one is deleted
                     # once the stage ends (delete_superseded_checkpoints).
                     checkpoint_config=tune.CheckpointConfig(num_to_keep=2),
-                    verbose=1,
+                    verbose=tune_verbosity(self.options.verbose),
                 ),
             )
         # Ray Tune installs its own SIGINT handler for the run and puts the previous one back only when a SIGINT

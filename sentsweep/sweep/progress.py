@@ -1,0 +1,213 @@
+"""What the terminal shows while a sweep runs: per Ray Tune run (a stage, or a race's round) one progress line
+(tqdm) with its trials finished, running, pending and failed, the time taken and left, and the best configuration
+so far on dev; each failed trial's reason as it fails; then the runner's tables.
+
+On a terminal the line is a bar updated in place; elsewhere (`ray submit`, SLURM logs) it is printed anew every
+--progress-interval seconds and once more as the run ends. `--verbose` gives Ray Tune's own output back (its
+trial tables, a configuration box as each trial starts and a result box as it ends, its INFO log lines) and
+leaves the bar out.
+
+The quiet default is set through the libraries' own settings, not by filtering their text: Ray Tune's verbosity
+0 (`tune_verbosity`), the "ray" logger at WARNING (`ray_logging_level`) and the environment settings of
+`QUIET_SETTINGS` (`library_output`). The trials' own output (their prints, transformers' progress bars) never
+reaches the driver: the runner starts Ray with log_to_driver=False.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TextIO
+
+from ray.tune import Callback
+from tqdm import tqdm
+
+# Read by Ray Tune and MLflow from the environment when a run starts (a value the user set is kept).
+QUIET_SETTINGS = {
+    # Ray Tune's legacy output engine, silent at verbosity 0; its newer engine still prints, at verbosity 0, a
+    # configuration box, the results folder and the TensorBoard hint for each run, and a result box for each
+    # failed trial (ray/tune/experimental/output.py).
+    "RAY_AIR_NEW_OUTPUT": "0",
+    # no traceback logged for each failed attempt of a trial: SweepProgress prints its reason, MLflow keeps the
+    # whole traceback (tag failure_reason) and Ray Tune its error file
+    "TUNE_PRINT_ALL_TRIAL_ERRORS": "0",
+    # no warning that the experiment state is saved often: CheckpointConfig(num_to_keep=2) forces those saves on
+    # purpose (see SweepRunner._tune)
+    "TUNE_WARN_EXCESSIVE_EXPERIMENT_CHECKPOINT_SYNC_THRESHOLD_S": "0",
+    # no "View run ... at" / "View experiment at" lines each time a trial's run ends on an MLflow server
+    "MLFLOW_SUPPRESS_PRINTING_URL_TO_STDOUT": "true",
+}
+
+BAR_FORMAT = "{desc}: {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} [{elapsed}<{remaining}{postfix}]"
+LINE_FORMAT = "{desc}: {n_fmt}/{total_fmt} trials ended [{elapsed} elapsed, {remaining} left{postfix}]"
+
+
+def tune_verbosity(verbose: bool) -> int:
+    """Ray Tune's `RunConfig(verbose=...)`: 1 (its trial tables and boxes) with --verbose, else 0 (silent)."""
+    return 1 if verbose else 0
+
+
+def ray_logging_level(verbose: bool) -> int:
+    """The driver's "ray" logger level for `ray.init`: INFO with --verbose, else WARNING (warnings and errors)."""
+    return logging.INFO if verbose else logging.WARNING
+
+
+@contextmanager
+def library_output(verbose: bool) -> Iterator[None]:
+    """Ray Tune's and MLflow's quiet settings (`QUIET_SETTINGS`) for the time of a sweep, unless --verbose;
+    the environment is put back as it was afterwards."""
+    added = {} if verbose else {name: value for name, value in QUIET_SETTINGS.items() if name not in os.environ}
+    os.environ.update(added)
+    try:
+        yield
+    finally:
+        for name in added:
+            os.environ.pop(name, None)
+
+
+class SweepProgress(Callback):
+    """Ray Tune callback: one progress line for a Ray Tune run, and each failed trial's reason as it fails.
+
+    `axes` name the settings that tell the run's configurations apart (their seeds aside); the best one so far is
+    the one with the highest mean, over its trials (seeds), of the last `metric` each reported, as the tables
+    choose on dev. Pending counts trials waiting to start or paused by a scheduler; finished counts those a
+    scheduler stopped early too. `stream` (default: sys.stderr) and `clock` are for tests.
+    """
+
+    def __init__(self, title: str, axes: list[str], metric: str, interval_s: float,
+                 stream: TextIO | None = None, clock: Callable[[], float] = time.monotonic) -> None:
+        self.title = title
+        self.axes = axes
+        self.metric = metric
+        self.interval_s = interval_s
+        self._stream = stream
+        self._clock = clock
+        self._total = 0
+        self._scores: dict[str, tuple[str, float]] = {}  # trial id -> (configuration, last value of metric)
+        self._bar: tqdm | None = None
+        self._started = 0.0
+        self._ended_before = 0  # trials a resumed run had ended already (left out of the rate, hence the ETA)
+        self._last_line = float("-inf")  # when the line was last printed (the bar: drawn)
+        self._last_text = ""
+
+    def __getstate__(self) -> dict:
+        # Ray Tune pickles a run's callbacks with its state; a stream and a drawn bar do not travel
+        return self.__dict__ | {"_stream": None, "_bar": None}
+
+    @property
+    def stream(self) -> TextIO:
+        return self._stream or sys.stderr
+
+    def setup(self, total_num_samples: int | None = None, **info) -> None:
+        self._total = total_num_samples or 0
+        self._started = self._clock()
+        self._ended_before = -1  # counted at the first step, when the restored trials are known
+        if self.stream.isatty():
+            # as wide as the terminal; one that reports no size (a pseudo-terminal never sized) gets 100 columns and
+            # 20 rows, since tqdm takes its 0 columns for no room and draws nothing there
+            sized = terminal_columns(self.stream) > 0
+            self._bar = tqdm(total=self._total, desc=self.title, unit="trial", file=self.stream,
+                             bar_format=BAR_FORMAT, smoothing=0, dynamic_ncols=sized,
+                             ncols=None if sized else 100, nrows=None if sized else 20)
+
+    def on_step_end(self, iteration: int, trials: list, **info) -> None:
+        self._show(trials)
+
+    def on_trial_result(self, iteration: int, trials: list, trial, result: dict, **info) -> None:
+        if self.metric in result:
+            self._scores[trial.trial_id] = (self.configuration(trial.config), float(result[self.metric]))
+
+    def on_trial_recover(self, iteration: int, trials: list, trial, **info) -> None:
+        self._say(f"trial {trial.trial_id} ({self.describe(trial.config)}) failed and is retried from its last "
+                  f"checkpoint: {failure_reason(trial)}")
+
+    def on_trial_error(self, iteration: int, trials: list, trial, **info) -> None:
+        self._scores.pop(trial.trial_id, None)
+        self._say(f"trial {trial.trial_id} ({self.describe(trial.config)}) failed: {failure_reason(trial)}"
+                  + (f"\n  traceback: {trial.error_file}" if trial.error_file else ""))
+
+    def on_experiment_end(self, trials: list, **info) -> None:
+        self._show(trials, final=True)
+        if self._bar is not None:
+            self._bar.close()
+            self._bar = None
+
+    def configuration(self, config: dict) -> str:
+        """The configuration a trial runs, by the run's axes (their seeds aside)."""
+        return ", ".join(f"{name}={config[name]}" for name in self.axes if name in config)
+
+    def describe(self, config: dict) -> str:
+        """A trial as the tables know it: its configuration and seed."""
+        return ", ".join(filter(None, [self.configuration(config), f"seed {config.get('seed')}"]))
+
+    def best(self) -> tuple[str, float, int] | None:
+        """(configuration, mean of its trials' last reported metric, how many trials) of the best so far."""
+        by_configuration: dict[str, list[float]] = {}
+        for configuration, value in self._scores.values():
+            by_configuration.setdefault(configuration, []).append(value)
+        if not by_configuration:
+            return None
+        configuration, values = max(by_configuration.items(), key=lambda item: sum(item[1]) / len(item[1]))
+        return configuration, sum(values) / len(values), len(values)
+
+    def status(self, trials: list) -> tuple[int, int, str]:
+        """(trials ended, trials in all, what the line says after its counts)."""
+        counts = {"TERMINATED": 0, "RUNNING": 0, "PENDING": 0, "ERROR": 0}
+        for trial in trials:
+            counts["PENDING" if trial.status == "PAUSED" else trial.status] += 1
+        total = max(self._total, len(trials))
+        counts["PENDING"] += total - len(trials)  # not yet created by the search algorithm
+        text = (f"{counts['TERMINATED']} finished, {counts['RUNNING']} running, {counts['PENDING']} pending, "
+                f"{counts['ERROR']} failed")
+        best = self.best()
+        if best is not None:
+            configuration, value, n = best
+            text += f"; best {self.metric} {value:.2f} (mean of {n}): {configuration or 'the one configuration'}"
+        return counts["TERMINATED"] + counts["ERROR"], total, text
+
+    def _show(self, trials: list, final: bool = False) -> None:
+        ended, total, text = self.status(trials)
+        if self._ended_before < 0:
+            self._ended_before = ended
+        now = self._clock()
+        if self._bar is not None:  # redrawn as it changes, and each second for its clock
+            if (ended, total, text) != (self._bar.n, self._bar.total, self._last_text) or now - self._last_line >= 1:
+                self._last_line, self._last_text = now, text
+                self._bar.initial, self._bar.total, self._bar.n = self._ended_before, total, ended
+                self._bar.set_postfix_str(text)
+            return
+        if final or now - self._last_line >= self.interval_s:
+            self._last_line = now
+            line = tqdm.format_meter(ended, total, now - self._started, prefix=self.title, unit="trial",
+                                     bar_format=LINE_FORMAT, postfix=text, initial=self._ended_before)
+            print(line, file=self.stream, flush=True)
+
+    def _say(self, message: str) -> None:
+        if self._bar is not None:
+            self._bar.write(message, file=self.stream)
+        else:
+            print(message, file=self.stream, flush=True)
+
+
+def terminal_columns(stream: TextIO) -> int:
+    """The width of the terminal `stream` writes to; 0 where it reports none (a pseudo-terminal never sized)."""
+    try:
+        return os.get_terminal_size(stream.fileno()).columns
+    except (OSError, ValueError, AttributeError):
+        return 0
+
+
+def failure_reason(trial) -> str:
+    """The last line of the trial's error file (Ray Tune's traceback of its last failure): the exception."""
+    path = trial.error_file
+    if path and Path(path).is_file():
+        lines = [line.strip() for line in Path(path).read_text(encoding="utf-8", errors="replace").splitlines()]
+        lines = [line for line in lines if line]
+        if lines:
+            return lines[-1]
+    return "no error file (see the trial's MLflow run, tag failure_reason)"
