@@ -197,7 +197,7 @@ TSDAE_ONLY_PLACES = ("000 §5.4.1", "002 App. A")
 def sweep_methods(name: str) -> set[str]:
     """The methods a sweep's trials run: its method axes (first and later stages) and its fixed method."""
     protocol = get_experiment(name).protocol
-    methods = {value for axis in ("method", "supervised", "weighted_method") if axis in protocol.grids
+    methods = {value for axis in protocol.grids if axis in ("method", "supervised") or axis.endswith("_method")
                for value in protocol.grid(axis)}
     return methods or {protocol.settings["method"].value}
 

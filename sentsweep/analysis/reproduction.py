@@ -123,8 +123,8 @@ def value_text(value) -> str:
 
 def _matches(column: pd.Series, value) -> pd.Series:
     """Which logged values (MLflow params are strings) equal `value`: numbers numerically, booleans in any case."""
-    if isinstance(value, bool) or value is None:
-        return column.astype(str).str.lower() == value_text(value)
+    if isinstance(value, bool) or value is None:  # MLflow logs None as "None"
+        return column.astype(str).str.lower() == value_text(value).lower()
     if isinstance(value, (int, float, np.number)):
         numbers = pd.to_numeric(column, errors="coerce")
         return numbers.notna() & np.isclose(numbers.fillna(math.inf), float(value), rtol=1e-9, atol=0.0)

@@ -1,10 +1,11 @@
 """Every method by name, and the typed trial a config dict becomes: where a Ray Tune trial starts.
 
-Methods: the lexical baselines (`tfidf`, `bm25`), the supervised ones (`sbert`, `augsbert`), `gpl`, and every
-unsupervised method: an objective of `sentsweep.trainables.objectives.OBJECTIVES` or two joined by '+'
-(`mlm+nm`). A config holds the settings of the shared loop, of the evaluation and of its method under flat
-keys; a key that is no setting of any method is refused, with the closest known key suggested, and every
-value is checked against its field (type, range, choices) before anything is loaded.
+Methods: the lexical baselines (`tfidf`, `bm25`), a model as released (`frozen_encoder`), the supervised ones
+(`sbert`, `augsbert`), `gpl`, and every unsupervised method: an objective of
+`sentsweep.trainables.objectives.OBJECTIVES` or two joined by '+' (`mlm+nm`). A config holds the settings of the
+shared loop, of the evaluation and of its method under flat keys; a key that is no setting of any method is refused,
+with the closest known key suggested, and every value is checked against its field (type, range, choices) before
+anything is loaded.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from sentsweep.plugins import USER_CODE_KEY, import_user_modules
 from sentsweep.random_seeds import resolve_seed
 from sentsweep.registry import Registry, closest
 from sentsweep.settings import Settings
+from sentsweep.trainables.frozen_encoder import FROZEN_ENCODER_METHOD
 from sentsweep.trainables.gpl import GPL_METHOD
 from sentsweep.trainables.lexical_baselines import LEXICAL_METHODS
 from sentsweep.trainables.objectives import OBJECTIVES, UnsupervisedSettings
@@ -25,7 +27,7 @@ from sentsweep.trainables.supervised import SUPERVISED_METHODS
 from sentsweep.trainables.unsupervised import unsupervised_method
 
 METHODS: Registry[Method] = Registry("method")
-for _method in (*LEXICAL_METHODS, *SUPERVISED_METHODS, GPL_METHOD):
+for _method in (*LEXICAL_METHODS, FROZEN_ENCODER_METHOD, *SUPERVISED_METHODS, GPL_METHOD):
     METHODS.add(_method.name, _method)
 
 

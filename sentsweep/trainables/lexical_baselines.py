@@ -125,8 +125,13 @@ def lexical_scorer(trial: Trial):
 
 def train_lexical(trial: Trial, session=None) -> None:
     """A trial of a lexical baseline (see the module docstring)."""
+    report_untrained_scores(trial, lexical_scorer(trial), session)
+
+
+def report_untrained_scores(trial: Trial, scorer, session=None) -> None:
+    """Report the scores of a method that trains nothing: STS dev and test and the evaluation tasks' test
+    metrics, under a trained method's metric names at step 0."""
     session = session or TuneSession()
-    scorer = lexical_scorer(trial)
     evaluation = trial.evaluation
     dev, test = (
         sts_spearman(scorer, read_scored_pairs(getattr(evaluation, f"{split}_file"), evaluation.eval_format, split))
