@@ -5,7 +5,9 @@
 - SICK format (tab-separated with a header naming sentence_A, sentence_B, relatedness_score[, SemEval_set]):
   the full release SICK.txt, SemEval 2014's SICK_train.txt / SICK_trial.txt / SICK_test_annotated.txt, or a
   folder of either;
-- any Hugging Face `datasets` source (hub name or local path) with sentence1 / sentence2 / score columns.
+- any Hugging Face `datasets` source (hub name or local path) with sentence1 / sentence2 / score columns;
+- NLI pairs (SNLI + MultiNLI) as sentence-transformers' AllNLI.tsv.gz: tab-separated with a header naming
+  split, sentence1, sentence2 and label (entailment / neutral / contradiction), gzipped or not.
 
 Every reader fails with an `InputError` naming the file, the line and the problem.
 """
@@ -13,6 +15,7 @@ Every reader fails with an `InputError` naming the file, the line and the proble
 from __future__ import annotations
 
 import csv
+import gzip
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,6 +25,8 @@ STS_BENCHMARK_SPLIT_FILES = {"train": "sts-train.csv", "dev": "sts-dev.csv", "te
 SICK_SPLIT_NAMES = {"train": "TRAIN", "dev": "TRIAL", "test": "TEST"}  # split: SICK.txt's SemEval_set label
 SICK_FULL_FILE = "SICK.txt"
 SICK_SEMEVAL_FILES = {"train": "SICK_train.txt", "dev": "SICK_trial.txt", "test": "SICK_test_annotated.txt"}
+NLI_COLUMNS = ("split", "sentence1", "sentence2", "label")
+NLI_LABELS = ("entailment", "neutral", "contradiction")
 
 
 @dataclass(frozen=True)
@@ -37,12 +42,28 @@ class ScoredPairs:
         return len(self.scores)
 
 
+@dataclass(frozen=True)
+class NliPremises:
+    """The premises of an NLI split, each with its entailed and its contradicting hypotheses (neutral ones are
+    not kept), in the file's order, and where they came from."""
+
+    entailments: dict[str, list[str]]
+    contradictions: dict[str, list[str]]
+    source: str
+
+
 def read_lines(path: str | Path) -> list[str]:
-    """Return the file's lines decoded as UTF-8, or fail naming the file and the first undecodable line."""
+    """Return the file's lines decoded as UTF-8 (a `.gz` file decompressed first), or fail naming the file and the
+    first undecodable line."""
     path = Path(path)
     if not path.is_file():
         raise InputError(f"data file not found: {path}")
     raw = path.read_bytes()
+    if path.suffix == ".gz":
+        try:
+            raw = gzip.decompress(raw)
+        except (OSError, EOFError) as error:
+            raise InputError(f"{path}: not a readable gzip file ({error})") from None
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as error:
@@ -88,6 +109,41 @@ def read_sts_benchmark_file(path: str | Path) -> ScoredPairs:
     if not scores:
         raise InputError(f"{path}: empty file, no scored pairs")
     return ScoredPairs(sentences1, sentences2, scores, source=str(path))
+
+
+def read_nli_file(path: str | Path, split: str = "train") -> NliPremises:
+    """Read the rows of `split` of an NLI file in the format of sentence-transformers' AllNLI.tsv.gz (SNLI +
+    MultiNLI): tab-separated, columns found by the header line (split, sentence1, sentence2, label; others such
+    as dataset and filename are ignored). A missing column, an unknown label, or a split without any premise
+    that has both an entailed and a contradicting hypothesis is an `InputError` naming the file."""
+    path = Path(path)
+    lines = read_lines(path)
+    if not lines or not lines[0].strip():
+        raise InputError(f"{path}: empty file, expected a header line naming {', '.join(NLI_COLUMNS)}")
+    header = lines[0].split("\t")
+    missing = [name for name in NLI_COLUMNS if name not in header]
+    if missing:
+        raise InputError(f"{path}, line 1: NLI header lacks column(s) {', '.join(missing)} (AllNLI.tsv.gz's format: "
+                         f"tab-separated {', '.join(NLI_COLUMNS)})")
+    index = {name: header.index(name) for name in NLI_COLUMNS}
+    entailments: dict[str, list[str]] = {}
+    contradictions: dict[str, list[str]] = {}
+    for line_number, line in enumerate(lines[1:], start=2):
+        if not line.strip():
+            continue
+        columns = line.split("\t")
+        if len(columns) < len(header):
+            raise InputError(f"{path}, line {line_number}: expected {len(header)} columns, found {len(columns)}")
+        label = columns[index["label"]].strip()
+        if label not in NLI_LABELS:
+            raise InputError(f"{path}, line {line_number}: label {label!r} is none of {', '.join(NLI_LABELS)}")
+        if columns[index["split"]].strip() != split or label == "neutral":
+            continue
+        premise, hypothesis = columns[index["sentence1"]].strip(), columns[index["sentence2"]].strip()
+        (entailments if label == "entailment" else contradictions).setdefault(premise, []).append(hypothesis)
+    if not any(premise in contradictions for premise in entailments):
+        raise InputError(f"{path}: no premise of split {split!r} has both an entailment and a contradiction")
+    return NliPremises(entailments, contradictions, source=f"{path}[{split}]")
 
 
 def _sick_header(path: Path, lines: list[str]) -> list[str]:

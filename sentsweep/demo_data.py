@@ -12,6 +12,9 @@ from pathlib import Path
 
 DEMO_DIR = Path(__file__).with_name("demo_data")
 CORPUS_FILE = DEMO_DIR / "corpus.txt"
+# NLI pairs in AllNLI.tsv.gz's format (split, dataset, filename, sentence1, sentence2, label), written by hand in the
+# grammar's words, for --quick runs of the NLI+STS step; not generated, so `write` leaves it as it is
+NLI_FILE = DEMO_DIR / "nli-demo.tsv"
 
 # Each slot value is a group of interchangeable phrasings (synonyms).
 SUBJECTS = [

@@ -9,6 +9,7 @@ import re
 import pytest
 from ray.tune.search.variant_generator import generate_variants
 
+from sentsweep.demo_data import DEMO_DIR, NLI_FILE
 from sentsweep.experiments import get_experiment
 from sentsweep.experiments.labelled_intersection import reference_constants
 from sentsweep.sweep import run_sweep
@@ -59,12 +60,12 @@ def stage_trials(name: str, *options: str, output_dir) -> dict[str, list]:
     return trials
 
 
-@pytest.mark.parametrize("name, stages", [
-    ("domain_adaptation", ["nli_sts_then_target", "target"]),
-    ("labelled_after_pretraining", ["pretraining"]),
+@pytest.mark.parametrize("name, options, stages", [
+    ("domain_adaptation", ["--nli-file", str(NLI_FILE)], ["nli_sts_then_target", "target"]),
+    ("labelled_after_pretraining", [], ["pretraining"]),
 ])
-def test_every_unsupervised_trial_of_the_chains_has_its_methods_app_b_settings(name, stages, tmp_path):
-    trials = stage_trials(name, output_dir=tmp_path)
+def test_every_unsupervised_trial_of_the_chains_has_its_methods_app_b_settings(name, options, stages, tmp_path):
+    trials = stage_trials(name, *options, output_dir=tmp_path)
     for stage in stages:
         methods = {trial.method for trial in trials[stage]}
         assert methods == set(APP_B)
@@ -151,3 +152,60 @@ def test_a_selection_that_would_override_a_stages_rule_or_cannot_select_is_refus
     assert code == 2
     assert re.search(message, err.getvalue()), err.getvalue()
     assert out.getvalue() == ""  # refused before the card, so before anything could run
+
+
+def test_domain_adaptations_nli_and_sts_steps_train_on_their_own_data_with_their_own_loss(tmp_path):
+    """002 §5.1 l.133: "These models were trained on SNLI + MultiNLI data using the Multiple-Negative Ranking Loss
+    (MNRL) (Henderson et al., 2017) and the Mean Square Error (MSE) loss on the STS benchmark train set": the NLI
+    step (sbert_nli) reads --nli-file, the STS step (sbert, cosine MSE) STS-B train; in both orders of Table 2.
+    Their lengths and rates are the project's (002 gives none): one epoch of at most 20K steps, 000 §5.1's 2e-5,
+    batch size 16, the last checkpoint."""
+    trials = stage_trials("domain_adaptation", "--nli-file", str(NLI_FILE), output_dir=tmp_path)
+    assert list(trials) == ["nli", "nli_sts", "nli_sts_then_target", "target", "target_then_nli",
+                            "target_then_nli_sts"]
+    for stage in ("nli", "target_then_nli"):
+        assert [trial.seed for trial in trials[stage]] == [0, 1, 2, 3, 4]
+        for trial in trials[stage]:
+            assert (trial.method, trial.settings.nli_file, trial.settings.mnrl_scale) == (
+                "sbert_nli", str(NLI_FILE.resolve()), 20.0)
+    for stage in ("nli_sts", "target_then_nli_sts"):
+        assert [trial.seed for trial in trials[stage]] == [0, 1, 2, 3, 4]
+        for trial in trials[stage]:
+            assert (trial.method, trial.settings.loss, trial.settings.train_file) == (
+                "sbert", "cosine", str((DEMO_DIR / "sts-train.csv").resolve()))
+    for stage in ("nli", "nli_sts", "target_then_nli", "target_then_nli_sts"):
+        for trial in trials[stage]:
+            training = trial.training
+            assert (training.lr, training.batch_size, training.epochs, training.max_steps, training.lr_schedule,
+                    trial.settings.pooling, trial.evaluation.select_checkpoint) == (
+                2e-5, 16, 1, 20_000, "linear", "mean", "last"), stage
+
+
+def run_refused(argv: list[str], tmp_path) -> str:
+    """The error of a domain_adaptation command line refused before anything ran (exit code 2, nothing printed)."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = run_sweep(get_experiment("domain_adaptation"), ["--output-dir", str(tmp_path), *argv])
+    assert code == 2, err.getvalue()
+    assert out.getvalue() == ""  # refused before the card, so before anything could run
+    return err.getvalue()
+
+
+@pytest.mark.parametrize("content, message", [
+    (None, "data file not found: {path}"),
+    ("split\tsentence1\tsentence2\tgold\ntrain\ta\tb\tentailment\n", "{path}, line 1: NLI header lacks column\\(s\\) "
+                                                                    "label"),
+    ("split\tsentence1\tsentence2\tlabel\ntrain\ta\tb\tentails\n", "{path}, line 2: label 'entails' is none of"),
+    ("split\tsentence1\tsentence2\tlabel\ntrain\ta\tb\tentailment\ndev\ta\tc\tcontradiction\n",
+     "{path}: no premise of split 'train' has both an entailment and a contradiction"),
+])
+def test_a_missing_or_malformed_nli_file_is_refused_naming_it_before_anything_runs(content, message, tmp_path):
+    path = tmp_path / "AllNLI.tsv"
+    if content is not None:
+        path.write_text(content, encoding="utf-8")
+    error = run_refused(["--quick", "--nli-file", str(path)], tmp_path)
+    assert re.search(message.format(path=re.escape(str(path))), error), error
+
+
+def test_domain_adaptation_without_quick_needs_an_nli_file(tmp_path):
+    assert "--nli-file is required without --quick" in run_refused(["--model", "bert-base-uncased"], tmp_path)

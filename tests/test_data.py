@@ -165,3 +165,26 @@ def test_datasets_source_from_a_local_saved_dataset(tmp_path):
     datasets.Dataset.from_dict({"text": ["x"]}).save_to_disk(tmp_path / "wrong")
     with pytest.raises(InputError, match="lacks column\\(s\\) sentence1, sentence2"):
         load_hf_scored_pairs(str(tmp_path / "wrong"), "test")
+
+
+def test_nli_file_is_read_by_its_header_gzipped_or_not_keeping_the_splits_entailments_and_contradictions(tmp_path):
+    """AllNLI.tsv.gz's columns (split, dataset, filename, sentence1, sentence2, label), found by the header."""
+    import gzip
+
+    from sentsweep.data import read_nli_file
+
+    text = ("split\tdataset\tfilename\tsentence1\tsentence2\tlabel\n"
+            "train\tSNLI\ts.jsonl\tA man runs.\tA man moves.\tentailment\n"
+            "train\tSNLI\ts.jsonl\tA man runs.\tA man runs fast.\tneutral\n"
+            "train\tSNLI\ts.jsonl\tA man runs.\tA man sleeps.\tcontradiction\n"
+            "train\tMultiNLI\tm.jsonl\tA cat eats.\tAn animal eats.\tentailment\n"
+            "dev\tSNLI\ts.jsonl\tA man runs.\tA person runs.\tentailment\n")
+    plain, packed = tmp_path / "AllNLI.tsv", tmp_path / "AllNLI.tsv.gz"
+    plain.write_text(text, encoding="utf-8")
+    packed.write_bytes(gzip.compress(text.encode("utf-8")))
+    for path in (plain, packed):
+        premises = read_nli_file(path)
+        assert premises.entailments == {"A man runs.": ["A man moves."], "A cat eats.": ["An animal eats."]}
+        assert premises.contradictions == {"A man runs.": ["A man sleeps."]}
+    with pytest.raises(InputError, match="no premise of split 'dev' has both an entailment and a contradiction"):
+        read_nli_file(plain, "dev")  # its one entailment has no contradiction to be the hard negative

@@ -645,3 +645,19 @@ def read_corpus_labels(path):
     from sentsweep.topics import read_topic_corpus
 
     return read_topic_corpus(path)
+
+
+def test_each_nli_premise_gets_an_entailment_as_positive_and_a_contradiction_as_hard_negative_drawn_by_seed():
+    """sentence-transformers' training_nli_v2.py (the NLI+STS step's project choice; 002 §5.1 names MNRL)."""
+    from sentsweep.data import NliPremises
+    from sentsweep.trainables.supervised import hard_negative_triplets
+
+    premises = NliPremises(entailments={"p": ["e1", "e2", "e3"], "q": ["f"], "r": ["g"]},
+                           contradictions={"p": ["c1", "c2", "c3"], "q": ["d"]}, source="memory")
+    triplets = {seed: hard_negative_triplets(premises, seed) for seed in range(20)}
+    for chosen in triplets.values():
+        assert [premise for premise, _, _ in chosen] == ["p", "q"]  # r has no contradiction
+        assert chosen[1] == ("q", "f", "d")
+        assert chosen[0][1] in {"e1", "e2", "e3"} and chosen[0][2] in {"c1", "c2", "c3"}
+    assert triplets[3] == hard_negative_triplets(premises, 3)
+    assert len({chosen[0] for chosen in triplets.values()}) > 1  # the seed draws

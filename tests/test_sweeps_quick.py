@@ -148,3 +148,20 @@ def test_a_race_gives_further_seeds_only_to_contenders_and_extend_runs_only_the_
     assert f"--extend: {len(runs)} of the stage's 12 trials finished before, {12 - len(runs)} to run" in printed
     assert len(extended) == 12 and not extended.duplicated(["config_hash", "seed"]).any()
     assert latest_sweep_run_id(uri, "tsdae_deletion") == parent  # the new trials joined the sweep's run
+
+
+def test_domain_adaptation_quick_chains_the_nli_step_into_the_sts_step_in_both_orders(workdir):
+    """002 §5.1: NLI (MNRL) then STS-B (MSE), as Table 2's NLI+STS step, before and after the target domain."""
+    uri, printed = run_quick("domain_adaptation", workdir)
+    stages = ["nli", "nli_sts", "nli_sts_then_target", "target", "target_then_nli", "target_then_nli_sts"]
+    for index, stage in enumerate(stages, start=1):
+        assert f"stage {index}/6 '{stage}'" in printed
+    runs = fetch_trial_runs(uri, "domain_adaptation", latest_sweep_run_id(uri, "domain_adaptation"))
+    by_stage = {stage: runs[runs["params.stage"] == stage].set_index("seed") for stage in stages}
+    assert set(by_stage["nli"]["params.method"]) == set(by_stage["target_then_nli"]["params.method"]) == {"sbert_nli"}
+    assert set(by_stage["nli_sts"]["params.method"]) == {"sbert"}
+    for child, parent in (("nli_sts", "nli"), ("nli_sts_then_target", "nli_sts"), ("target_then_nli", "target"),
+                          ("target_then_nli_sts", "target_then_nli")):
+        assert sorted(by_stage[child].index) == ["0", "1"], child
+        for seed in by_stage[child].index:  # each seed continues the same seed's model of the stage before
+            assert by_stage[child].loc[seed, "parent_model_run_id"] == by_stage[parent].loc[seed, "run_id"], child

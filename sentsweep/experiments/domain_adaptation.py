@@ -1,17 +1,26 @@
 """Domain adaptation both ways: NLI+STS then the target domain, and the reverse (TSDAE paper, §4, Table 2).
 
-Stage 1 trains SBERT on the NLI+STS pairs; stage 2 continues each seed's model with each unsupervised method on
-the target sentences. Stage 3 trains the unsupervised methods on the target sentences alone (Table 2's first
-block); stage 4 continues each of their models with SBERT on the NLI+STS pairs.
+The NLI+STS training is two steps (002 §5.1: "trained on SNLI + MultiNLI data using the Multiple-Negative
+Ranking Loss (MNRL) ... and the Mean Square Error (MSE) loss on the STS benchmark train set"): SBERT with MNRL on
+the NLI pairs of --nli-file (contradictions as hard negatives), then SBERT with the cosine (MSE) loss on STS-B train
+from each seed's NLI model. Stages 1-2 run them from the model as released; stage 3 continues each seed's NLI+STS
+model with each unsupervised method on the target sentences (Table 2's "NLI+STS -> target" block). Stage 4 trains
+the unsupervised methods on the target sentences alone (its first block); stages 5-6 continue each of their models
+with the NLI step, then the STS step ("target -> NLI+STS").
 
     python sweeps/domain_adaptation.py --dry-run                  # the protocol card
-    python sweeps/domain_adaptation.py --quick
+    python sweeps/domain_adaptation.py --quick                    # the shipped demo NLI file
     python sweeps/domain_adaptation.py --model bert-base-uncased --corpus askubuntu_titles.txt \\
-        --sts-dir data/stsbenchmark --eval-task askubuntu=data-eval/askubuntu --gpus-per-trial 0.5
+        --nli-file data/AllNLI.tsv.gz --sts-dir data/stsbenchmark --eval-task askubuntu=data-eval/askubuntu \\
+        --gpus-per-trial 0.5
 """
 
 from dataclasses import dataclass
+from pathlib import Path
 
+from sentsweep.data import read_nli_file
+from sentsweep.demo_data import NLI_FILE
+from sentsweep.errors import InputError
 from sentsweep.experiments._useb_published import nli_sts_then_target_targets, unsupervised_targets
 from sentsweep.references import TSDAE
 from sentsweep.search_spaces.chains import DOMAIN_ADAPTATION_PROTOCOL as PROTOCOL
@@ -22,14 +31,34 @@ from sentsweep.sweep.options import SweepOptions, option
 @dataclass(frozen=True, kw_only=True)
 class DomainAdaptationOptions(SweepOptions):
     methods: tuple[str, ...] | None = option(f"unsupervised methods (default: {' '.join(PROTOCOL.grid('method'))})")
+    nli_file: str | None = option("NLI pairs of the NLI step: SNLI + MultiNLI in the format of sentence-transformers' "
+                                  "AllNLI.tsv.gz (tab-separated split, sentence1, sentence2, label; gzipped or not), "
+                                  "its train split (required without --quick, which uses the shipped demo file)")
+
+
+def nli_settings(options: DomainAdaptationOptions) -> dict:
+    """{nli_file: the absolute path} of --nli-file (with --quick, the demo file), read now so that a missing or
+    malformed file fails before anything runs; none without --nli-file in a dry run (the card says so)."""
+    if options.nli_file is None and not options.quick:
+        if options.dry_run:
+            return {}
+        raise InputError("--nli-file is required without --quick: the NLI pairs (SNLI + MultiNLI, AllNLI.tsv.gz) "
+                         "of the NLI+STS steps")
+    path = Path(options.nli_file or NLI_FILE).resolve()
+    read_nli_file(path)
+    return {"nli_file": str(path)}
 
 
 def unsupervised(options):
     return {"method": options.methods or (["tsdae"] if options.quick else PROTOCOL.grid("method"))}
 
 
-def supervised(options):
-    return {"method": PROTOCOL.grid("supervised")}
+def nli_step(options):
+    return {"method": PROTOCOL.grid("nli_step")}
+
+
+def sts_step(options):
+    return {"method": PROTOCOL.grid("sts_step")}
 
 
 DEFINITION = SweepDefinition(
@@ -38,13 +67,17 @@ DEFINITION = SweepDefinition(
     reference=TSDAE,
     protocol=PROTOCOL,
     stages=[
-        Stage("nli_sts", supervised, grids={"method": "supervised"}),
+        Stage("nli", nli_step, grids={"method": "nli_step"}),
+        Stage("nli_sts", sts_step, grids={"method": "sts_step"}, init_from="nli"),
         Stage("nli_sts_then_target", unsupervised, init_from="nli_sts"),
         Stage("target", unsupervised),
-        Stage("target_then_nli_sts", supervised, grids={"method": "supervised"}, init_from="target", init_rows="each"),
+        Stage("target_then_nli", nli_step, grids={"method": "nli_step"}, init_from="target", init_rows="each"),
+        Stage("target_then_nli_sts", sts_step, grids={"method": "sts_step"}, init_from="target_then_nli",
+              init_rows="each"),
     ],
     options=DomainAdaptationOptions,
     trains_on_gold_pairs=True,
+    settings_from_options=nli_settings,
     # the unsupervised stages report their last checkpoint (002 App. B: no early stopping; SimCSE its best on STS-B
     # dev, footnote 8), the supervised ones
     # their best on dev

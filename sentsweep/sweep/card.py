@@ -10,6 +10,7 @@ how the trials are scheduled and compared (significance, early stopping, racing,
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from collections.abc import Iterable
 
@@ -210,9 +211,17 @@ def _source(name: str, default_source: Source, protocol, given: set[str], option
         return "--quick (the project's tiny run)"
     if name in DATA_OPTIONS:
         return DATA_OPTIONS[name] if name != "model" or options.model else "--model (--quick: the tiny random BERT)"
+    if name in experiment_option_names(options):  # SweepDefinition.settings_from_options
+        return f"--{name.replace('_', '-')}"
     if name in protocol.settings:
         return str(protocol.settings[name].source)
     return f"default: {default_source}"
+
+
+def experiment_option_names(options: SweepOptions) -> set[str]:
+    """The names of the options an experiment adds to `SweepOptions`."""
+    return ({field.name for field in dataclasses.fields(options)}
+            - {field.name for field in dataclasses.fields(SweepOptions)})
 
 
 def chained_from_each(definition) -> dict[str, str]:

@@ -73,6 +73,10 @@ class SweepDefinition:
     sampled_axes: Callable[[SweepOptions], dict] | None = None
     quick_setup: Callable[[dict, Path], dict] | None = None  # --quick: extra tiny models, as config entries
     trains_on_gold_pairs: bool = False  # supervised: train_file = the labelled pairs beside the dev/test data
+    # Settings every trial shares that the sweep's own options give, {setting: value}, each named as its option
+    # (the card gives that option as its source); a data file is checked there, so that a missing or malformed one
+    # fails before anything runs
+    settings_from_options: Callable[[SweepOptions], dict] = lambda options: {}
     # Runs the stages itself, e.g. a search whose next stage depends on the last: driver(sweep, constants)
     driver: Callable[[SweepDriver, dict], None] | None = None
     # Checks of the sweep's own options against its resolved settings, before anything runs: (options, constants)

@@ -99,6 +99,7 @@ def resolve_settings(definition: SweepDefinition, options: SweepOptions) -> Reso
         constants["train_file"] = gold_train_file(options)
     elif definition.trains_on_gold_pairs:  # given with --set: a missing or malformed file fails here, naming itself
         read_scored_pairs(constants["train_file"], constants["eval_format"], "train")
+    constants.update(definition.settings_from_options(options))
     if options.eval_task:
         specs = {name: str(Path(path).resolve()) for name, path in parse_task_specs(options.eval_task).items()}
         tasks = build_tasks(specs)  # reads and checks every task file now, before any training

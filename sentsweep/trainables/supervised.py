@@ -3,6 +3,10 @@
 - `sbert`: a bi-encoder trained on gold scored pairs with SBERT's CosineSimilarityLoss,
   L = mean_i (cos(u_i, v_i) - y_i)^2, y = score / score_max; with `sample_size` labelled pairs it is the
   in-domain supervised reference of the labelled-data intersection search.
+- `sbert_nli`: a bi-encoder trained on NLI pairs (SNLI + MultiNLI, `nli_file`) with
+  MultipleNegativesRankingLoss: each premise with one of its entailed hypotheses as positive and one of its
+  contradicting hypotheses as hard negative (drawn with the trial's seed), the TSDAE paper's first NLI+STS step
+  (§5.1); `sbert` with the cosine (MSE) loss on STS-B's train set is the second.
 - `augsbert`: Augmented SBERT. A teacher (`teacher`: 'ce' cross-encoder, scoring through
   `teacher_activation`, or 'cbe' Cross-Bi-Encoder, both trained from `model` on the gold pairs and kept at
   their best epoch on dev, section 5.1) annotates silver pairs sampled by `sampling` (see
@@ -53,7 +57,7 @@ from typing import Literal
 import numpy as np
 import torch
 
-from sentsweep.data import ScoredPairs, read_corpus, read_scored_pairs
+from sentsweep.data import NliPremises, ScoredPairs, read_corpus, read_nli_file, read_scored_pairs
 from sentsweep.encoding import spearman
 from sentsweep.errors import InputError
 from sentsweep.models import POOLING_MODES, check_model_source, load_sentence_model, preprocess_on_device
@@ -120,6 +124,38 @@ class SbertSettings(Settings):
         20.0, "MNRL's similarity scale: softmax over scale x cosine",
         project_choice("002 writes MNRL with a cosine sigma and no scale; sentence-transformers' MNRL, which 002 "
                        "trained with (App. B), multiplies the cosine by 20"), gt=0)
+
+
+MNRL_QUOTE = ('"These models were trained on SNLI + MultiNLI data using the Multiple-Negative Ranking Loss '
+              '(MNRL)"')
+
+
+@dataclass(frozen=True)
+class NliSbertSettings(Settings):
+    """SBERT on NLI pairs: entailments as positives, contradictions as hard negatives, MNRL."""
+
+    nli_file: str = setting(help="NLI pairs in the format of sentence-transformers' AllNLI.tsv.gz (SNLI + MultiNLI; "
+                            "tab-separated split, sentence1, sentence2, label; gzipped or not): its train split",
+                            source=required_input())
+    pooling: str = setting("mean", "how token vectors become the sentence vector",
+                           cited(THESIS_REIML_2023, "§2.4.4", "SBERT found MEAN pooling best"), choices=POOLING_MODES)
+    mnrl_scale: float = setting(
+        20.0, "MNRL's similarity scale: softmax over scale x cosine",
+        project_choice("002 writes MNRL with a cosine sigma and no scale; sentence-transformers' MNRL, which 002 "
+                       "trained with (App. B), multiplies the cosine by 20"), gt=0)
+
+
+def check_sbert_nli(trial: Trial) -> None:
+    read_nli_file(trial.settings.nli_file)  # a missing or malformed file fails before anything is trained
+
+
+def hard_negative_triplets(premises: NliPremises, seed: int) -> list[tuple[str, str, str]]:
+    """(premise, entailed hypothesis, contradicting hypothesis) for each premise that has both, one of each drawn
+    with `seed` (sentence-transformers' NLI recipe, training_nli_v2.py: "Entailments are positive pairs and the
+    contradiction on AllNLI dataset is added as a hard negative"; 002 §5.1 names MNRL and the data only)."""
+    rng = random.Random(seed)
+    return [(premise, rng.choice(entailed), rng.choice(premises.contradictions[premise]))
+            for premise, entailed in premises.entailments.items() if premise in premises.contradictions]
 
 
 DOMAIN_MLM_QUOTE = '"12.5K steps of MLM pretraining with a batch size of 64 and a learning rate of 3e-5"'
@@ -251,18 +287,18 @@ def _device() -> str:
     return "cuda" if torch.cuda.is_available() else "cpu"
 
 
-def multiple_negatives_setup(model, pairs: list[tuple[str, str]], scale: float,
+def multiple_negatives_setup(model, pairs: list[tuple[str, ...]], scale: float,
                              metrics: dict | None = None) -> TrainingSetup:
     """A bi-encoder trained on relevant pairs with sentence-transformers' MultipleNegativesRankingLoss:
     -1/M sum_i log(exp(s cos(f(x_i), f(y_i))) / sum_j exp(s cos(f(x_i), f(y_j)))) over a batch of M pairs, the
-    TSDAE paper's in-domain SBERT (§5.1, its MNRL formula with sigma = cosine, App. B) with scale s."""
+    TSDAE paper's in-domain SBERT (§5.1, its MNRL formula with sigma = cosine, App. B) with scale s. Triplets
+    (x, y, z) add each z as a hard negative: the sum over j then runs over the batch's y and z."""
     from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
 
     loss = MultipleNegativesRankingLoss(model, scale=scale)
 
     def batch_loss(batch, rng):
-        return loss([preprocess_on_device(model, [pair[0] for pair in batch]),
-                     preprocess_on_device(model, [pair[1] for pair in batch])], None)
+        return loss([preprocess_on_device(model, list(column)) for column in zip(*batch)], None)
 
     return TrainingSetup(model=model, module=model, batch_loss=batch_loss, examples=pairs, metrics=metrics or {})
 
@@ -276,6 +312,13 @@ def build_sbert(trial: Trial) -> TrainingSetup:
         return multiple_negatives_setup(model, positives, settings.mnrl_scale, {"gold_pairs": len(positives)})
     examples = [(a, b, s / settings.score_max) for a, b, s in zip(pairs.sentences1, pairs.sentences2, pairs.scores)]
     return cosine_similarity_setup(model, examples, {"gold_pairs": len(examples)})
+
+
+def build_sbert_nli(trial: Trial) -> TrainingSetup:
+    settings, training = trial.settings, trial.training
+    triplets = hard_negative_triplets(read_nli_file(settings.nli_file), trial.seed)
+    model = load_sentence_model(training.model, settings.pooling, training.max_seq_length, device=_device())
+    return multiple_negatives_setup(model, triplets, settings.mnrl_scale, {"nli_triplets": len(triplets)})
 
 
 def semantic_retriever(trial: Trial):
@@ -519,6 +562,8 @@ def run_augsbert(trial: Trial, session=None):
 
 SUPERVISED_METHODS = (
     Method("sbert", SbertSettings, lambda trial, session: run_trial(trial, build_sbert, session), SBERT),
+    Method("sbert_nli", NliSbertSettings, lambda trial, session: run_trial(trial, build_sbert_nli, session), SBERT,
+           check=check_sbert_nli),
     Method("augsbert", AugsbertSettings, run_augsbert, AUGMENTED_SBERT, check=check_augsbert,
            cached_stages=AUGSBERT_STAGES),
     Method("topic_classifier", TopicClassifierSettings,
