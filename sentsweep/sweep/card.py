@@ -13,12 +13,14 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterable
 
+from sentsweep.models import replaced_modules
 from sentsweep.search_spaces.param_spaces import values_to_validate
 from sentsweep.search_spaces.protocol import with_method_settings
 from sentsweep.settings import Source
 from sentsweep.sweep.options import SweepOptions
 from sentsweep.sweep.resources import CUDA_CONTEXT_BYTES, MEMORY_MARGIN, GiB
 from sentsweep.sweep.schedulers import PROJECT_RUNG_SETTINGS
+from sentsweep.tracking.models import is_model_uri
 from sentsweep.trainables.catalog import get_method
 from sentsweep.trainables.loop import UNTRAINED_EVALUATION
 from sentsweep.trainables.settings import EvaluationSettings, TrainingSettings
@@ -76,6 +78,8 @@ def protocol_card(definition, options: SweepOptions, resolved, stages: list[tupl
                 lines.append(f"| {method} | {name} | {_value(value)} | {source} |")
         lines.append("")
 
+    lines += replaced_modules_section(resolved, [(name, axes) for name, axes in stages if name not in chains])
+
     cited_methods = [get_method(name) for name in methods if get_method(name).citation]
     if cited_methods:  # a sentence-transformers loss as a method: the work it cites, as the loss gives it
         lines += ["## Works the methods cite", ""]
@@ -96,6 +100,28 @@ def protocol_card(definition, options: SweepOptions, resolved, stages: list[tupl
     if protocol.notes:
         lines += ["", "## Notes", ""] + [f"- {note}" for note in protocol.notes]
     return "\n".join(lines)
+
+
+def replaced_modules_section(resolved, stages: list[tuple[str, dict]]) -> list[str]:
+    """Where a pooling the `stages` ask for is not the given model's own: the modules it replaces (a model whose own
+    pooling is asked for trains as released, `sentsweep.models.load_sentence_model`). Chained stages start from
+    an earlier stage's model, with its own pooling, and are not passed."""
+    model = resolved.constants.get("model")
+    if not model or is_model_uri(model):  # an MLflow model is only fetched once the sweep runs
+        return []
+    poolings = []
+    for _, axes in stages:  # a stage's pooling axis, else each of its methods' pooling, else the sweep's
+        if "pooling" in axes:
+            poolings += values_to_validate(axes["pooling"])
+            continue
+        for method in values_to_validate(axes.get("method", [resolved.constants.get("method")])):
+            poolings.append(resolved.method_settings.get(method, {}).get("pooling", resolved.constants.get("pooling")))
+    rows = [f"| {pooling} | {replaced} |" for pooling in dict.fromkeys(poolings)
+            if isinstance(pooling, str) and (replaced := replaced_modules(model, pooling))]
+    if not rows:
+        return []
+    return ["## The model's own modules replaced", "", f"{model}: a pooling other than its own rebuilds the "
+            "modules after its Transformer.", "", "| pooling | modules |", "|---|---|", *rows, ""]
 
 
 def preparation_cache_section(constants: dict, methods: Iterable[str]) -> list[str]:
