@@ -32,7 +32,6 @@ NM_SETTINGS = {
                                                                               'Spearman or F1 score at the end"')),
     "pooling": Sourced("cls", cited(THESIS_REIML_2023, "§5.4.2", '"using the MEAN and CLS pooling methods"')),
     "method": Sourced("mlm+nm", cited(THESIS_REIML_2023, "§5.4.2")),
-    "w": Sourced(1.0, project_choice("000 gives no weight for its combinations; w = 1 is their plain sum")),
 }
 # 000 §4.2.3 contradicts itself on the side of NM's stop-gradient; the card says which reading runs.
 NM_STOP_GRADIENT_NOTE = (
@@ -50,8 +49,11 @@ NM_GRIDS = {
     "weighted_method": Sourced(["mlm+nm", "tsdae+nm"], cited(THESIS_REIML_2023, "§5.4.2, Table 6.10")),
     "w": Sourced([1.0, 0.1, 0.01, 0.001], project_choice("Table 6.10 has no w axis: the project's grid")),
 }
+# The combinations' weight; the methods of one objective have none.
+PLAIN_SUM = project_choice("000 gives no weight for its combinations; w = 1 is their plain sum")
 NM_PROTOCOL = Protocol(
     settings=NM_SETTINGS,
+    method_settings={method: {"w": Sourced(1.0, PLAIN_SUM)} for method in ("mlm+simcse", "mlm+nm", "tsdae+nm")},
     seeds=Sourced(3, cited(THESIS_REIML_2023, "Table 6.10", '"Results are averaged over 3 random seeds"')),
     grids=NM_GRIDS,
     quick=dict(lr=1e-3, batch_size=16, max_steps=40, eval_steps=20, max_seq_length=32, seeds=2),

@@ -135,7 +135,8 @@ class UnsupervisedSettings(Settings):
 
     pooling: str = setting(help="how token vectors become the sentence vector", source=required_input(),
                            choices=POOLING_MODES)
-    w: float | None = setting(None, "weight of the second objective in L = L_first + w L_second",
+    w: float | None = setting(None, "weight of the second objective in L = L_first + w L_second (a method of two "
+                              "objectives only)",
                               cited(THESIS_WANG_2022, "eq. 3.6", "no default: each sweep gives w"), ge=0)
 
 
@@ -207,9 +208,12 @@ def parse_method(method: str) -> tuple[str, ...]:
 
 
 def check_weight(trial: Trial) -> None:
-    """A method of two objectives needs its weight w."""
+    """A method of two objectives needs its weight w; a method of one has no second objective to weigh."""
     if len(trial.objectives) == 2 and trial.settings.w is None:
         raise InputError(f"method {trial.method!r} needs the weight w of its second objective (--set w=...)")
+    if len(trial.objectives) == 1 and trial.settings.w is not None:
+        raise InputError(f"method {trial.method!r} has one objective, so no weight w of a second one; got "
+                         f"w={trial.settings.w!r}")
 
 
 def _generator(rng: random.Random) -> torch.Generator:
