@@ -47,7 +47,7 @@ def test_loss_decreases_over_30_steps(base_config, method):
 
 
 def test_noise_matching_has_no_gradient_through_the_original_branch(base_config):
-    setup = build_unsupervised(typed_trial(base_config | {"method": "nm", "noise_ratio": 0.0}))
+    setup = build_unsupervised(typed_trial(base_config | {"method": "nm", "nm_noise_ratio": 0.0}))
     model = setup.model
     model.eval()  # no dropout, and T(x) = x at ratio 0: both branches see the very same embedding
     params = [p for p in model.parameters() if p.requires_grad]

@@ -68,7 +68,8 @@ class SimCseBceSettings(Settings):
 
 @dataclass(frozen=True)
 class NoiseMatchingSettings(Settings):
-    noise_ratio: float = setting(0.6, "share of the words deleted from the matched copy",
+    # A key of its own: in "tsdae+nm", TSDAE's noise_ratio and NM's are two settings
+    nm_noise_ratio: float = setting(0.6, "share of the words deleted from the matched copy",
                                  cited(THESIS_REIML_2023, "§4.2.3", '"60% of the input sentence is noised"'),
                                  ge=0, lt=1)
     temperature: float = setting(0.05, "softmax temperature tau", project_choice("000 §4.2.3 gives no value"),
@@ -276,7 +277,7 @@ def build_ct_in_batch(model, settings: ContrastiveTensionInBatchSettings, source
 @objective("nm", NoiseMatchingSettings, THESIS_REIML_2023)
 def build_nm(model, settings: NoiseMatchingSettings, source: str, vocabulary: tuple[str, ...]) -> Objective:
     loss = NoiseMatchingLoss(model, settings.temperature)
-    noise = WordNoise("delete", settings.noise_ratio)
+    noise = WordNoise("delete", settings.nm_noise_ratio)
     return Objective(loss, lambda s, rng: loss(
         preprocess_on_device(model, s), preprocess_on_device(model, [noise(x, rng) for x in s])))
 
