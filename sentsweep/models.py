@@ -67,7 +67,7 @@ def load_sentence_model(
     pooling: str | None = "cls",
     max_seq_length: int = 128,
     device: str | None = None,
-    dropout_free: bool = False,
+    dropout: float | None = None,
 ):
     """A SentenceTransformer for `name_or_path` with `pooling` over the last layer.
 
@@ -80,8 +80,9 @@ def load_sentence_model(
     The poolings of `LAYER_POOLING` (seed 003) pool hidden layer -1 or -2 with a `HiddenLayerPooling` module; a
     model saved with one reloads with `SentenceTransformer(folder, trust_remote_code=True)`, since the module's
     class is this package's.
-    `dropout_free` sets the transformer's dropout probabilities to 0 (ConSERT trains without the encoder's
-    dropout).
+    `dropout` sets the transformer's dropout probabilities, of its hidden layers and of its attention
+    (`hidden_dropout_prob` and `attention_probs_dropout_prob`: BERT's names); None keeps the checkpoint's own.
+    0 trains without the encoder's dropout (ConSERT).
 
     `pooling="cls_linear"` is [CLS] pooling followed by a Dense layer (hidden -> hidden, tanh), the MLP pooler of
     SimCSE's official code, which the TSDAE paper (Wang et al., 2021, App. B) describes as "a linear layer on
@@ -99,19 +100,19 @@ def load_sentence_model(
     source = check_model_source(name_or_path)
     if pooling is not None:
         check_pooling(pooling)
-    no_dropout = {"hidden_dropout_prob": 0.0, "attention_probs_dropout_prob": 0.0} if dropout_free else {}
+    dropouts = {} if dropout is None else {"hidden_dropout_prob": dropout, "attention_probs_dropout_prob": dropout}
     if pooling is None or saved_pooling(source) == pooling:
-        model = SentenceTransformer(source, device=device or "cpu", config_kwargs=no_dropout or None)
+        model = SentenceTransformer(source, device=device or "cpu", config_kwargs=dropouts or None)
         model.max_seq_length = max_seq_length
         return model
     if pooling in LAYER_POOLING:
         mode, layer, no_special = LAYER_POOLING[pooling]
         hidden_states = {"output_hidden_states": True} if layer != -1 else {}
-        transformer = Transformer(source, max_seq_length=max_seq_length, config_kwargs=no_dropout | hidden_states)
+        transformer = Transformer(source, max_seq_length=max_seq_length, config_kwargs=dropouts | hidden_states)
         excluded = cls_and_sep_ids(transformer.tokenizer, name_or_path, pooling) if no_special else []
         pooler = _hidden_layer_pooling_class()(transformer.get_embedding_dimension(), mode, layer, excluded)
         return SentenceTransformer(modules=[transformer, pooler], device=device or "cpu")
-    transformer = Transformer(source, max_seq_length=max_seq_length, config_kwargs=no_dropout)
+    transformer = Transformer(source, max_seq_length=max_seq_length, config_kwargs=dropouts)
     dimension = transformer.get_embedding_dimension()
     modules = [transformer, Pooling(dimension, pooling_mode="cls" if pooling == "cls_linear" else pooling)]
     if pooling == "cls_linear":

@@ -93,7 +93,7 @@ def test_one_pass_simcse_keeps_the_loss_curve_of_multiple_negatives_ranking_loss
 
     curves = []
     for make_loss in (lambda m: SimCseLoss(m, 0.05), lambda m: MultipleNegativesRankingLoss(m, scale=20.0)):
-        model = load_sentence_model(str(tiny_model_dir), "mean", 32, dropout_free=True)
+        model = load_sentence_model(str(tiny_model_dir), "mean", 32, dropout=0.0)
         loss = make_loss(model)
         optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
         curve = []
@@ -132,7 +132,7 @@ def test_consert_cutoffs_remove_exactly_their_share():
 
 @pytest.mark.parametrize("augmentation", ["token_shuffle", "token_cutoff", "feature_cutoff", "dropout"])
 def test_consert_views_differ_from_the_plain_embedding(tiny_model_dir, augmentation):
-    model = load_sentence_model(str(tiny_model_dir), "mean", 32, dropout_free=True)
+    model = load_sentence_model(str(tiny_model_dir), "mean", 32, dropout=0.0)
     loss = ConsertLoss(model, augmentation, ratio=0.3)
     batch = features(model, BATCH[:4])
     plain = model(dict(batch))["sentence_embedding"]

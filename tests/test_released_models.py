@@ -71,7 +71,7 @@ def test_an_unsupervised_trial_trains_the_released_modules(released_dir):
 
 
 def test_a_dropout_free_released_model_keeps_its_modules(released_dir):
-    model = load_sentence_model(str(released_dir), "mean", 32, dropout_free=True)
+    model = load_sentence_model(str(released_dir), "mean", 32, dropout=0.0)
     assert module_kinds(model)[-1] == "Normalize"
     assert model[0].auto_model.config.hidden_dropout_prob == 0.0
     assert model[0].auto_model.config.attention_probs_dropout_prob == 0.0

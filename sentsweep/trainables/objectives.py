@@ -217,6 +217,15 @@ def check_weight(trial: Trial) -> None:
                          f"w={trial.settings.w!r}")
 
 
+def check_dropout(trial: Trial) -> None:
+    """An objective trained without the encoder's dropout (ConSERT) takes no other dropout."""
+    dropout = trial.training.dropout
+    free = [name for name in trial.objectives if OBJECTIVES.get(name).dropout_free]
+    if free and dropout not in (None, 0.0):
+        raise InputError(f"method {trial.method!r}: {free[0]} trains without the encoder's dropout; got "
+                         f"dropout={dropout!r}")
+
+
 def _generator(rng: random.Random) -> torch.Generator:
     return torch.Generator().manual_seed(rng.getrandbits(63))
 

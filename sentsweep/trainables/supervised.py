@@ -270,7 +270,8 @@ def multiple_negatives_setup(model, pairs: list[tuple[str, str]], scale: float,
 def build_sbert(trial: Trial) -> TrainingSetup:
     settings, training = trial.settings, trial.training
     pairs = gold_pairs(trial)
-    model = load_sentence_model(training.model, settings.pooling, training.max_seq_length, device=_device())
+    model = load_sentence_model(training.model, settings.pooling, training.max_seq_length, device=_device(),
+                                dropout=training.dropout)
     if settings.loss == "mnrl":
         positives = [(a, b) for a, b in zip(pairs.sentences1, pairs.sentences2)]
         return multiple_negatives_setup(model, positives, settings.mnrl_scale, {"gold_pairs": len(positives)})
@@ -406,7 +407,8 @@ def build_augsbert(trial: Trial, agreement: TeacherAgreementSession | None = Non
     examples = (labelled_examples if semi else []) + silver
     student_source = teacher_source if settings.student_init == "domain" else training.model
     torch.manual_seed(seed)
-    model = load_sentence_model(student_source, settings.pooling, training.max_seq_length, device=_device())
+    model = load_sentence_model(student_source, settings.pooling, training.max_seq_length, device=_device(),
+                                dropout=training.dropout)
     scratch.cleanup()
     metrics |= {"silver_pairs": len(silver), "gold_pairs": len(labelled_examples) if semi else 0}
     if agreement is not None:
@@ -501,7 +503,8 @@ def build_topic_classifier(trial: Trial) -> TrainingSetup:
     texts = corpus.prompted() if settings.classifier_inputs == "prompted" else corpus.sentences
     examples = [(text, index[label]) for text, label in zip(texts, corpus.labels)]
     torch.manual_seed(trial.seed)
-    encoder = load_sentence_model(training.model, settings.pooling, training.max_seq_length, device=_device())
+    encoder = load_sentence_model(training.model, settings.pooling, training.max_seq_length, device=_device(),
+                                  dropout=training.dropout)
     classifier = TopicClassifier(encoder, classes)
 
     def batch_loss(batch, rng):
