@@ -51,10 +51,15 @@ def protocol_card(definition, options: SweepOptions, resolved, stages: list[tupl
                            if definition.greedy else ""), "", "| stage | axis | values | source |", "|---|---|---|---|"]
     grid_names = {stage.name: stage.grids for stage in definition.stages}
     chains = {stage.name: stage for stage in definition.stages if stage.init_from}
+    stage_rules = {stage.name: stage.keep(options) for stage in definition.stages} if definition.greedy else {}
     for index, (name, axes) in enumerate(stages, start=1):
         for axis, values in axes.items() or [("-", None)]:
             source = axis_source(protocol, grid_names.get(name, {}).get(axis, axis), values, options)
             lines.append(f"| {index} {name} | {axis} | {_values(values)} | {source} |")
+        kept = stage_rules.get(name)
+        if kept is not None:
+            values = ", ".join(f"{axis}={_value(value)}" for axis, value in kept[1].items())
+            lines.append(f"| {index} {name} | kept for the next stages | {values} | {kept[0]} |")
         if name in chains:
             rows = "its best configuration on dev" if chains[name].init_rows == "best" else "each of its configurations"
             lines.append(f"| {index} {name} | model | each seed starts from the same seed's model of stage "
