@@ -169,6 +169,11 @@ class AugsbertSettings(SbertSettings):
                                          cited(THESIS_REIML_2023, "§5.4.3", DOMAIN_MLM_QUOTE), ge=1)
     domain_mlm_lr: float = setting(3e-5, "AdamW learning rate of the MLM steps, constant (setting domain)",
                                    cited(THESIS_REIML_2023, "§5.4.3", DOMAIN_MLM_QUOTE), gt=0)
+    freeze_teacher_embeddings: bool = setting(
+        False, "the teacher's word, position and token-type embeddings get no gradient (always with setting domain: "
+        "after its MLM; a chain sets it when the model comes from a domain MLM stage)",
+        cited(THESIS_REIML_2023, "§5.4.3", 'only after domain MLM: "After MLM pre-training, we freeze the embedding '
+              'weights and fine-tune our Cross-Bi-Encoder"'))
     student_init: str = setting("model", "domain: the bi-encoder starts from the domain MLM checkpoint",
                                 project_choice("000 §5.4.3 trains both"), choices=("model", "domain"))
     topic_corpus: str | None = setting(None, '"topic<TAB>sentence" lines: silver sentences with topic prompts',
@@ -191,6 +196,11 @@ class AugsbertSettings(SbertSettings):
     def __post_init__(self) -> None:
         if self.retriever is not None:
             check_model_source(self.retriever)
+
+
+def freezes_teacher_embeddings(settings: AugsbertSettings) -> bool:
+    """Whether the teacher trains with frozen embeddings: after domain MLM (000 §5.4.3), its own or a chain's."""
+    return settings.setting == "domain" or settings.freeze_teacher_embeddings
 
 
 def check_augsbert(trial: Trial) -> None:
@@ -354,7 +364,7 @@ def build_augsbert(trial: Trial, agreement: TeacherAgreementSession | None = Non
 
     def teacher_inputs() -> dict:
         return {"kind": settings.teacher, "model": source_digest(teacher_source),
-                "max_seq_length": training.max_seq_length, "frozen_embeddings": settings.setting == "domain",
+                "max_seq_length": training.max_seq_length, "frozen_embeddings": freezes_teacher_embeddings(settings),
                 "gold": pairs_digest(gold), "dev": pairs_digest(teacher_dev) if selecting else None,
                 "score_max": settings.score_max, "epochs": settings.teacher_epochs,
                 "batch_size": settings.teacher_batch_size, "lr": settings.teacher_lr, "seed": seed}
@@ -363,7 +373,7 @@ def build_augsbert(trial: Trial, agreement: TeacherAgreementSession | None = Non
         torch.manual_seed(seed)
         teacher = build_teacher(settings.teacher, teacher_source, training.max_seq_length, _device(),
                                 settings.teacher_activation)
-        if settings.setting == "domain":
+        if freezes_teacher_embeddings(settings):
             freeze_embeddings(teacher.module)
         fit = train_teacher(teacher, gold, settings.score_max, settings.teacher_epochs, settings.teacher_batch_size,
                             settings.teacher_lr, seed, dev=teacher_dev if selecting else None)
