@@ -67,19 +67,22 @@ def load_sentence_model(
     pooling: str | None = "cls",
     max_seq_length: int = 128,
     device: str | None = None,
-    dropout_free: bool = False,
+    dropout: float | None = None,
 ):
     """A SentenceTransformer for `name_or_path` with `pooling` over the last layer.
 
     `pooling=None` keeps the model's own sentence-transformers configuration (its pooling and any
-    normalisation), which is how a published model is evaluated as released. A sentence-transformers folder
-    saved with `pooling` itself (a sweep's exported model, see `saved_pooling`) is loaded as it is, trained
-    linear layer included, so the next stage of a chain starts from exactly the model the last one selected.
+    normalisation), which is how a published model is evaluated as released. A sentence-transformers model
+    whose own pooling is `pooling` (see `saved_pooling`: a released model such as all-MiniLM-L6-v2, mean pooling
+    then Normalize; a sweep's exported model, trained linear layer included) is loaded as it is, every module
+    kept, so it trains as released and the next stage of a chain starts from exactly the model the last one
+    selected. Any other pooling replaces the modules after the Transformer (`replaced_modules` says which).
     The poolings of `LAYER_POOLING` (seed 003) pool hidden layer -1 or -2 with a `HiddenLayerPooling` module; a
     model saved with one reloads with `SentenceTransformer(folder, trust_remote_code=True)`, since the module's
     class is this package's.
-    `dropout_free` sets the transformer's dropout probabilities to 0 (ConSERT trains without the encoder's
-    dropout).
+    `dropout` sets the transformer's dropout probabilities, of its hidden layers and of its attention
+    (`hidden_dropout_prob` and `attention_probs_dropout_prob`: BERT's names); None keeps the checkpoint's own.
+    0 trains without the encoder's dropout (ConSERT).
 
     `pooling="cls_linear"` is [CLS] pooling followed by a Dense layer (hidden -> hidden, tanh), the MLP pooler of
     SimCSE's official code, which the TSDAE paper (Wang et al., 2021, App. B) describes as "a linear layer on
@@ -97,19 +100,19 @@ def load_sentence_model(
     source = check_model_source(name_or_path)
     if pooling is not None:
         check_pooling(pooling)
-    if pooling is None or (saved_pooling(source) == pooling and not dropout_free):
-        model = SentenceTransformer(source, device=device or "cpu")
+    dropouts = {} if dropout is None else {"hidden_dropout_prob": dropout, "attention_probs_dropout_prob": dropout}
+    if pooling is None or saved_pooling(source) == pooling:
+        model = SentenceTransformer(source, device=device or "cpu", config_kwargs=dropouts or None)
         model.max_seq_length = max_seq_length
         return model
-    no_dropout = {"hidden_dropout_prob": 0.0, "attention_probs_dropout_prob": 0.0} if dropout_free else {}
     if pooling in LAYER_POOLING:
         mode, layer, no_special = LAYER_POOLING[pooling]
         hidden_states = {"output_hidden_states": True} if layer != -1 else {}
-        transformer = Transformer(source, max_seq_length=max_seq_length, config_kwargs=no_dropout | hidden_states)
+        transformer = Transformer(source, max_seq_length=max_seq_length, config_kwargs=dropouts | hidden_states)
         excluded = cls_and_sep_ids(transformer.tokenizer, name_or_path, pooling) if no_special else []
         pooler = _hidden_layer_pooling_class()(transformer.get_embedding_dimension(), mode, layer, excluded)
         return SentenceTransformer(modules=[transformer, pooler], device=device or "cpu")
-    transformer = Transformer(source, max_seq_length=max_seq_length, config_kwargs=no_dropout)
+    transformer = Transformer(source, max_seq_length=max_seq_length, config_kwargs=dropouts)
     dimension = transformer.get_embedding_dimension()
     modules = [transformer, Pooling(dimension, pooling_mode="cls" if pooling == "cls_linear" else pooling)]
     if pooling == "cls_linear":
@@ -121,23 +124,81 @@ def load_sentence_model(
 
 
 def saved_pooling(source: str) -> str | None:
-    """The pooling of a local sentence-transformers folder that is exactly what `load_sentence_model` builds for
-    it (a Transformer, a Pooling module of mode cls, mean or max, and for "cls_linear" a Dense layer after CLS);
-    None for anything else (a hub name, a bare transformers folder, a model with its own extra modules)."""
+    """The pooling of a sentence-transformers model (a local folder, or a hub name as `SentenceTransformer` finds
+    it) as `load_sentence_model` names it, when its modules start with a Transformer and a Pooling module of mode
+    cls, mean or max: "cls_linear" for exactly a Transformer, a CLS Pooling module and a Dense layer (what
+    `load_sentence_model` builds for it); otherwise the Pooling module's mode, whatever modules follow it (a
+    released model's Normalize or Dense). None for anything else (a bare transformers model, other poolings)."""
+    modules = saved_modules(source)
+    if modules is None or [kind for kind, _ in modules[:2]] != ["Transformer", "Pooling"]:
+        return None
+    mode = _pooling_mode(source, modules[1][1])
+    if mode not in ("cls", "mean", "max"):
+        return None
+    if [kind for kind, _ in modules[2:]] == ["Dense"] and mode == "cls":
+        return "cls_linear"
+    return mode
+
+
+def saved_modules(source: str) -> list[tuple[str, str]] | None:
+    """[(module class name, its folder)] of a sentence-transformers model's modules.json; None where it has none."""
     import json
 
-    modules_file = Path(source) / "modules.json"
-    if not modules_file.is_file():
+    modules_file = _model_file(source, "modules.json")
+    if modules_file is None:
         return None
     modules = json.loads(modules_file.read_text(encoding="utf-8"))
-    kinds = [entry["type"].rsplit(".", 1)[-1] for entry in modules]
-    if kinds not in (["Transformer", "Pooling"], ["Transformer", "Pooling", "Dense"]):
+    return [(entry["type"].rsplit(".", 1)[-1], entry["path"]) for entry in modules]
+
+
+def replaced_modules(source: str, pooling: str) -> str | None:
+    """What `load_sentence_model(source, pooling)` puts in place of the model's own modules after its
+    Transformer, in words ("Pooling(mean), Normalize replaced by Pooling(cls)"); None where it keeps them or the
+    model has none of its own (a bare transformers checkpoint)."""
+    modules = saved_modules(source)
+    if modules is None or saved_pooling(source) == pooling:
         return None
-    pooling_config = Path(source) / modules[1]["path"] / "config.json"
-    mode = json.loads(pooling_config.read_text(encoding="utf-8")).get("pooling_mode")
-    if kinds[-1] == "Dense":
-        return "cls_linear" if mode == "cls" else None
-    return mode if mode in ("cls", "mean", "max") else None
+    own = [f"{kind}({_pooling_mode(source, folder)})" if kind == "Pooling" else kind
+           for kind, folder in modules[1:]]
+    if pooling in LAYER_POOLING:
+        built = f"HiddenLayerPooling({pooling})"
+    else:
+        built = "Pooling(cls), Dense(tanh)" if pooling == "cls_linear" else f"Pooling({pooling})"
+    return f"{', '.join(own)} replaced by {built}"
+
+
+# sentence-transformers' Pooling config before its single pooling_mode key: one flag per mode
+LEGACY_POOLING_FLAGS = {"pooling_mode_cls_token": "cls", "pooling_mode_mean_tokens": "mean",
+                        "pooling_mode_max_tokens": "max"}
+
+
+def _pooling_mode(source: str, folder: str) -> str | None:
+    """The mode of the Pooling module saved in `folder` of the model: its pooling_mode, or the one legacy flag
+    set (None when several are, or another mode)."""
+    import json
+
+    config_file = _model_file(source, f"{folder}/config.json" if folder else "config.json")
+    if config_file is None:
+        return None
+    config = json.loads(config_file.read_text(encoding="utf-8"))
+    if "pooling_mode" in config:
+        return config["pooling_mode"] if isinstance(config["pooling_mode"], str) else None
+    flags = [key for key, value in config.items() if key.startswith("pooling_mode_") and value]
+    return LEGACY_POOLING_FLAGS.get(flags[0]) if len(flags) == 1 else None
+
+
+def _model_file(source: str, relative: str) -> Path | None:
+    """A file of the model: in its local folder, or of a hub model (from the Hugging Face cache, downloaded if it
+    is not there yet, as loading the model would); None where the model has no such file."""
+    path = Path(source)
+    if path.is_dir():
+        return path / relative if (path / relative).is_file() else None
+    from huggingface_hub import hf_hub_download
+
+    try:
+        return Path(hf_hub_download(source, relative))
+    except Exception:  # no such file, repository or cached snapshot: the model has none of its own to keep
+        return None
 
 
 def cls_and_sep_ids(tokenizer, name_or_path: str, pooling: str) -> list[int]:

@@ -78,7 +78,7 @@ def test_unreachable_tracking_server_is_named(run_quick):
 
 def test_unknown_method_is_named():
     with pytest.raises(InputError, match="unknown method .tsdea.; did you mean .tsdae.. "
-                                         "\\(known: tfidf, bm25, bm25_dense, sbert"):
+                                         "\\(known: tfidf, bm25, bm25_dense, frozen_encoder, sbert"):
         get_method("tsdea")
 
 

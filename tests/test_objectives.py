@@ -22,7 +22,7 @@ METHODS = OBJECTIVES.names() + ["mlm+nm", "tsdae+nm", "simcse+clm_ae", "simcse+m
 
 @pytest.fixture()
 def base_config(tiny_model_dir):
-    return dict(model=str(tiny_model_dir), corpus=str(CORPUS_FILE), pooling="mean", max_seq_length=32, w=0.5)
+    return dict(model=str(tiny_model_dir), corpus=str(CORPUS_FILE), pooling="mean", max_seq_length=32)
 
 
 def features(model, texts):
@@ -33,7 +33,7 @@ def features(model, texts):
 @pytest.mark.parametrize("method", METHODS)
 def test_loss_decreases_over_30_steps(base_config, method):
     torch.manual_seed(0)
-    setup = build_unsupervised(typed_trial(base_config | {"method": method}))
+    setup = build_unsupervised(typed_trial(base_config | {"method": method} | ({"w": 0.5} if "+" in method else {})))
     setup.module.train()
     optimizer = torch.optim.AdamW(setup.module.parameters(), lr=1e-3)
     losses = []
@@ -47,7 +47,7 @@ def test_loss_decreases_over_30_steps(base_config, method):
 
 
 def test_noise_matching_has_no_gradient_through_the_original_branch(base_config):
-    setup = build_unsupervised(typed_trial(base_config | {"method": "nm", "noise_ratio": 0.0}))
+    setup = build_unsupervised(typed_trial(base_config | {"method": "nm", "nm_noise_ratio": 0.0}))
     model = setup.model
     model.eval()  # no dropout, and T(x) = x at ratio 0: both branches see the very same embedding
     params = [p for p in model.parameters() if p.requires_grad]
@@ -93,7 +93,7 @@ def test_one_pass_simcse_keeps_the_loss_curve_of_multiple_negatives_ranking_loss
 
     curves = []
     for make_loss in (lambda m: SimCseLoss(m, 0.05), lambda m: MultipleNegativesRankingLoss(m, scale=20.0)):
-        model = load_sentence_model(str(tiny_model_dir), "mean", 32, dropout_free=True)
+        model = load_sentence_model(str(tiny_model_dir), "mean", 32, dropout=0.0)
         loss = make_loss(model)
         optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
         curve = []
@@ -132,7 +132,7 @@ def test_consert_cutoffs_remove_exactly_their_share():
 
 @pytest.mark.parametrize("augmentation", ["token_shuffle", "token_cutoff", "feature_cutoff", "dropout"])
 def test_consert_views_differ_from_the_plain_embedding(tiny_model_dir, augmentation):
-    model = load_sentence_model(str(tiny_model_dir), "mean", 32, dropout_free=True)
+    model = load_sentence_model(str(tiny_model_dir), "mean", 32, dropout=0.0)
     loss = ConsertLoss(model, augmentation, ratio=0.3)
     batch = features(model, BATCH[:4])
     plain = model(dict(batch))["sentence_embedding"]
@@ -184,3 +184,30 @@ def test_bad_method_settings_are_named(base_config, change, message):
 def test_augmentation_pairs():
     assert check_augmentations("dropout") == ("dropout", "dropout")
     assert check_augmentations("token_shuffle,feature_cutoff") == ("token_shuffle", "feature_cutoff")
+
+
+def test_a_method_of_one_objective_refuses_a_weight(base_config):
+    with pytest.raises(InputError, match="method 'nm' has one objective, so no weight w of a second one; got w=1.0"):
+        validate_config(SHARED_INPUTS | base_config | {"method": "nm", "w": 1.0})
+    assert validate_config(SHARED_INPUTS | base_config | {"method": "nm"}).settings.w is None
+
+
+def test_nm_weight_gives_w_to_its_combinations_only_and_logs_none_for_the_others():
+    """Table 6.10's rows: MLM + SimCSE at w = 1; SimCSE, NM and TSDAE get no w, and log none."""
+    from ray.tune.search.variant_generator import generate_variants
+
+    from sentsweep.experiments import get_experiment
+    from sentsweep.search_spaces.param_spaces import grid_param_space
+    from sentsweep.sweep.runner import settings_by_method
+    from sentsweep.tracking.callback import trial_params
+
+    protocol = get_experiment("nm_weight").protocol
+    method_settings = {method: protocol.settings_of(method) for method in protocol.method_settings}
+    axes = {"method": ["simcse", "mlm+simcse", "nm", "tsdae"]}
+    space = grid_param_space(protocol.constants(), axes, [0], settings_by_method(protocol.constants(), axes,
+                                                                                 method_settings))
+    trials = {config["method"]: config for _, config in generate_variants(space)}
+    assert {method: config.get("w") for method, config in trials.items()} == {
+        "simcse": None, "mlm+simcse": 1.0, "nm": None, "tsdae": None}
+    assert "w" not in trial_params(trials["nm"]) and trial_params(trials["mlm+simcse"])["w"] == 1.0
+    assert "w" not in get_experiment("learning_rate").protocol.constants()

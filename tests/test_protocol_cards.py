@@ -80,6 +80,8 @@ def test_multitask_card_carries_wang_2022_settings_with_sources():
 
 def test_tsdae_search_runs_untied_and_tries_tying_last():
     code, card, _ = dry_run("tsdae_noise")
+    assert row(card, "3 pooling", "kept for the next stages", "pooling=cls", "--pooling-rule paper: 002 App. A")
+    assert "kept for the next stages" not in dry_run("tsdae_noise", "--pooling-rule", "best_dev")[1]
     assert code == 0
     assert "greedy" in card
     assert row(card, "1 noise_type", "noise_type", "delete, swap, mask, replace, insert", "002 App. A, Table 5")

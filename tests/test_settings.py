@@ -103,7 +103,11 @@ def test_keys_of_other_methods_are_known_but_only_the_methods_own_are_read(tsdae
 
 def test_an_unsupervised_combination_reads_both_objectives_settings(tsdae_config):
     trial = resolve_trial(tsdae_config | {"method": "tsdae+nm", "w": 0.1, "noise_ratio": 0.3})
-    assert trial.objectives["tsdae"].noise_ratio == trial.objectives["nm"].noise_ratio == 0.3
+    assert trial.objectives["tsdae"].noise_ratio == 0.3
+    assert trial.objectives["nm"].nm_noise_ratio == 0.6  # NM's own key, at 000 §4.2.3's 60%
+    trial = resolve_trial(tsdae_config | {"method": "tsdae+nm", "w": 0.1, "nm_noise_ratio": 0.2})
+    assert (trial.objectives["tsdae"].noise_ratio, trial.objectives["nm"].nm_noise_ratio) == (
+        tsdae_config["noise_ratio"], 0.2)
     assert trial.settings.w == 0.1 and trial.training.lr == tsdae_config["lr"]
     assert get_method("tsdae+nm").setting_names() >= {"w", "noise_type", "temperature", "lr", "select_checkpoint"}
 

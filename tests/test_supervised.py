@@ -661,3 +661,20 @@ def test_each_nli_premise_gets_an_entailment_as_positive_and_a_contradiction_as_
         assert chosen[0][1] in {"e1", "e2", "e3"} and chosen[0][2] in {"c1", "c2", "c3"}
     assert triplets[3] == hard_negative_triplets(premises, 3)
     assert len({chosen[0] for chosen in triplets.values()}) > 1  # the seed draws
+
+
+def test_the_domain_chains_teacher_freezes_its_embeddings_after_domain_mlm(tiny_model_dir):
+    """000 §5.4.3: "After MLM pre-training, we freeze the embedding weights and fine-tune our Cross-Bi-Encoder":
+    the augsbert stage of domain_chain_augsbert (its model the MLM stage's) and setting domain freeze; a teacher
+    fine-tuned from a plain checkpoint does not."""
+    from sentsweep.experiments import get_experiment
+    from sentsweep.trainables.supervised import freezes_teacher_embeddings
+
+    protocol = get_experiment("domain_chain_augsbert").protocol
+    config = base_config(tiny_model_dir) | protocol.constants() | protocol.settings_of("augsbert")
+    trial = validate_config(config | {"method": "augsbert"})
+    assert trial.settings.setting == "unsupervised" and freezes_teacher_embeddings(trial.settings)
+    plain = validate_config(base_config(tiny_model_dir) | {"method": "augsbert", "setting": "unsupervised"})
+    assert not freezes_teacher_embeddings(plain.settings)
+    domain = validate_config(base_config(tiny_model_dir) | {"method": "augsbert", "setting": "domain"})
+    assert freezes_teacher_embeddings(domain.settings)

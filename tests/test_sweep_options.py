@@ -113,3 +113,17 @@ def test_help_is_generated_from_the_fields():
     text = " ".join(completed.stdout.split())
     assert "--weight-range WEIGHT_RANGE WEIGHT_RANGE Optuna range of w" in text
     assert "--set KEY=VALUE [KEY=VALUE ...] override fixed settings" in text
+
+
+@pytest.mark.parametrize("argv, carried", [([], {"pooling": "cls"}),
+                                           (["--pooling-rule", "best_dev"], {"pooling": "mean"})])
+def test_tsdae_noise_hands_on_the_papers_cls_pooling_unless_told_the_best_on_dev(argv, carried):
+    """002 App. A: Table 7 scores mean above CLS, and "the CLS pooling is chosen" for the tying step."""
+    definition = get_experiment("tsdae_noise")
+    runner = runner_of(definition)
+    runner.options = parse_options(definition.options, argv)
+    stages = {stage.name: stage for stage in definition.stages}
+    values, rule = runner.carried_values(stages["pooling"], {"pooling": "mean"})
+    assert values == carried
+    assert (rule is None) == bool(argv) and (rule is None or "the CLS pooling is chosen" in rule)
+    assert runner.carried_values(stages["noise_ratio"], {"noise_ratio": 0.6}) == ({"noise_ratio": 0.6}, None)

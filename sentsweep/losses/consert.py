@@ -71,7 +71,7 @@ class ConsertLoss(Cited, nn.Module):
 
         L = NT-Xent(f(aug_1(x)), f(aug_2(x)); tau)
 
-    ConSERT trains the encoder without its own dropout (load it with `dropout_free=True`), so the two views
+    ConSERT trains the encoder without its own dropout (load it with `dropout=0.0`), so the two views
     differ only by their augmentations.
 
     References:
@@ -85,7 +85,7 @@ class ConsertLoss(Cited, nn.Module):
         import torch
         from sentsweep.models import load_sentence_model
 
-        model = load_sentence_model("bert-base-uncased", "mean", dropout_free=True)
+        model = load_sentence_model("bert-base-uncased", "mean", dropout=0.0)
         loss = ConsertLoss(model, ("token_shuffle", "feature_cutoff"), ratio=0.1, temperature=0.1)
         features = model.preprocess(["A man is playing a guitar.", "A dog runs on the beach."])
         loss(features, torch.Generator().manual_seed(0)).backward()

@@ -129,6 +129,9 @@ DOMAIN_CHAIN_PROTOCOL = Protocol(
                      "setting": Sourced("unsupervised", cited(THESIS_REIML_2023, "§4.3.1", "silver pairs of the "
                                                                                          "target domain")),
                      "teacher": Sourced("cbe", cited(THESIS_REIML_2023, "§4.3.1", "the Cross-Bi-Encoder teacher")),
+                     "freeze_teacher_embeddings": Sourced(True, cited(
+                         THESIS_REIML_2023, "§5.4.3", '"After MLM pre-training, we freeze the embedding weights and '
+                                                      'fine-tune our Cross-Bi-Encoder"')),
                      "teacher_epochs": Sourced(5, cited(THESIS_REIML_2023, "§5.4.3", '"fine-tune our Cross-Bi-Encoder '
                                                                                      'on the STS-B dataset for 5 '
                                                                                      'epochs"')),

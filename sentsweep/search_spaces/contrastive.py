@@ -39,7 +39,6 @@ NM_SETTINGS = {
     "max_seq_length": Sourced(128, project_choice("000 gives no maximum sequence length")),
     "pooling": Sourced("cls", cited(THESIS_REIML_2023, "§5.4.2", '"using the MEAN and CLS pooling methods"')),
     "method": Sourced("mlm+nm", cited(THESIS_REIML_2023, "§5.4.2")),
-    "w": Sourced(1.0, project_choice("000 gives no weight for its combinations; w = 1 is their plain sum")),
 }
 # 000 §4.2.3 contradicts itself on the side of NM's stop-gradient; the card says which reading runs.
 NM_STOP_GRADIENT_NOTE = (
@@ -57,16 +56,19 @@ NM_GRIDS = {
     "weighted_method": Sourced(["mlm+nm", "tsdae+nm"], cited(THESIS_REIML_2023, "§5.4.2, Table 6.10")),
     "w": Sourced([1.0, 0.1, 0.01, 0.001], project_choice("Table 6.10 has no w axis: the project's grid")),
 }
+# The combinations' weight; the methods of one objective have none.
+PLAIN_SUM = project_choice("000 gives no weight for its combinations; w = 1 is their plain sum")
 NM_PROTOCOL = Protocol(
     settings=NM_SETTINGS,
+    method_settings={"tsdae": TSDAE_REPLICATION} | {
+        method: {"w": Sourced(1.0, PLAIN_SUM)} for method in ("mlm+simcse", "mlm+nm", "tsdae+nm")},
     seeds=Sourced(3, cited(THESIS_REIML_2023, "Table 6.10", '"Results are averaged over 3 random seeds"')),
     grids=NM_GRIDS,
-    method_settings={"tsdae": TSDAE_REPLICATION},
     quick=dict(lr=1e-3, batch_size=16, max_steps=40, eval_steps=20, max_seq_length=32, seeds=2),
     notes=("TSDAE alone is Table 6.10's \"TSDAE (repr.)\", the §5.4.1 replication (100K steps, batch 8, constant "
            "3e-5); §5.4.2's shared settings are those of the five methods it lists, which plain TSDAE is not.",
            "Table 6.10 has TSDAE (repr.) in its CLS block only; its mean-pooling trials are the project's extra.",
-"Table 6.10's MLM + NM and TSDAE + NM rows are stage 2's w = 1 rows (no trial runs twice).",
+           "Table 6.10's MLM + NM and TSDAE + NM rows are stage 2's w = 1 rows (no trial runs twice).",
            "MLM runs at 000's shared 3e-5 here, on purpose (\"to ensure a fair comparison\", §5.4.2); 002 §5.2 "
            "trains MLM alone at 5e-5.",
            "TSDAE keeps its own noise (deletion 0.6, tied decoder) inside these combinations.",

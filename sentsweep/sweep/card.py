@@ -14,6 +14,7 @@ import dataclasses
 import itertools
 from collections.abc import Iterable
 
+from sentsweep.models import replaced_modules
 from sentsweep.search_spaces.param_spaces import values_to_validate
 from sentsweep.search_spaces.protocol import with_method_settings
 from sentsweep.settings import Source
@@ -21,6 +22,7 @@ from sentsweep.sweep.data_sizes import training_sentences, whole_corpus_batches
 from sentsweep.sweep.options import SweepOptions
 from sentsweep.sweep.resources import CUDA_CONTEXT_BYTES, MEMORY_MARGIN, GiB
 from sentsweep.sweep.schedulers import PROJECT_RUNG_SETTINGS
+from sentsweep.tracking.models import is_model_uri
 from sentsweep.trainables.catalog import get_method
 from sentsweep.trainables.loop import UNTRAINED_EVALUATION
 from sentsweep.trainables.settings import EvaluationSettings, TrainingSettings
@@ -51,10 +53,15 @@ def protocol_card(definition, options: SweepOptions, resolved, stages: list[tupl
                            if definition.greedy else ""), "", "| stage | axis | values | source |", "|---|---|---|---|"]
     grid_names = {stage.name: stage.grids for stage in definition.stages}
     chains = {stage.name: stage for stage in definition.stages if stage.init_from}
+    stage_rules = {stage.name: stage.keep(options) for stage in definition.stages} if definition.greedy else {}
     for index, (name, axes) in enumerate(stages, start=1):
         for axis, values in axes.items() or [("-", None)]:
             source = axis_source(protocol, grid_names.get(name, {}).get(axis, axis), values, options)
             lines.append(f"| {index} {name} | {axis} | {_values(values)} | {source} |")
+        kept = stage_rules.get(name)
+        if kept is not None:
+            values = ", ".join(f"{axis}={_value(value)}" for axis, value in kept[1].items())
+            lines.append(f"| {index} {name} | kept for the next stages | {values} | {kept[0]} |")
         if name in chains:
             rows = "its best configuration on dev" if chains[name].init_rows == "best" else "each of its configurations"
             lines.append(f"| {index} {name} | model | each seed starts from the same seed's model of stage "
@@ -77,6 +84,8 @@ def protocol_card(definition, options: SweepOptions, resolved, stages: list[tupl
                 source = protocol.method_settings[method][name].source
                 lines.append(f"| {method} | {name} | {_value(value)} | {source} |")
         lines.append("")
+
+    lines += replaced_modules_section(resolved, [(name, axes) for name, axes in stages if name not in chains])
 
     cited_methods = [get_method(name) for name in methods if get_method(name).citation]
     if cited_methods:  # a sentence-transformers loss as a method: the work it cites, as the loss gives it
@@ -104,6 +113,28 @@ def protocol_card(definition, options: SweepOptions, resolved, stages: list[tupl
     if protocol.notes:
         lines += ["", "## Notes", ""] + [f"- {note}" for note in protocol.notes]
     return "\n".join(lines)
+
+
+def replaced_modules_section(resolved, stages: list[tuple[str, dict]]) -> list[str]:
+    """Where a pooling the `stages` ask for is not the given model's own: the modules it replaces (a model whose own
+    pooling is asked for trains as released, `sentsweep.models.load_sentence_model`). Chained stages start from
+    an earlier stage's model, with its own pooling, and are not passed."""
+    model = resolved.constants.get("model")
+    if not model or is_model_uri(model):  # an MLflow model is only fetched once the sweep runs
+        return []
+    poolings = []
+    for _, axes in stages:  # a stage's pooling axis, else each of its methods' pooling, else the sweep's
+        if "pooling" in axes:
+            poolings += values_to_validate(axes["pooling"])
+            continue
+        for method in values_to_validate(axes.get("method", [resolved.constants.get("method")])):
+            poolings.append(resolved.method_settings.get(method, {}).get("pooling", resolved.constants.get("pooling")))
+    rows = [f"| {pooling} | {replaced} |" for pooling in dict.fromkeys(poolings)
+            if isinstance(pooling, str) and (replaced := replaced_modules(model, pooling))]
+    if not rows:
+        return []
+    return ["## The model's own modules replaced", "", f"{model}: a pooling other than its own rebuilds the "
+            "modules after its Transformer.", "", "| pooling | modules |", "|---|---|", *rows, ""]
 
 
 def preparation_cache_section(constants: dict, methods: Iterable[str]) -> list[str]:

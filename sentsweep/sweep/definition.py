@@ -32,6 +32,9 @@ class Stage:
     # `pretrained` naming the row).
     init_from: str | None = None
     init_rows: Literal["best", "each"] = "best"
+    # In a greedy sweep: the rule by which the stage hands its axes' values on, in words, and the values
+    # themselves (None: the stage's best on dev), e.g. the value a paper chose whatever dev said.
+    keep: Callable[[SweepOptions], tuple[str, dict] | None] = lambda options: None
 
 
 class SweepDriver(TypingProtocol):

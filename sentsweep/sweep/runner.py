@@ -38,7 +38,7 @@ from sentsweep.search_spaces.param_spaces import (
     sampled_param_space,
 )
 from sentsweep.search_spaces.protocol import with_method_settings
-from sentsweep.sweep.definition import ResolvedSweep, SweepDefinition
+from sentsweep.sweep.definition import ResolvedSweep, Stage, SweepDefinition
 from sentsweep.sweep.options import SweepOptions
 from sentsweep.sweep.progress import SweepProgress, ray_logging_level, tune_verbosity
 from sentsweep.sweep.resources import PendingTimeout, check_resources, pending_watch
@@ -141,7 +141,12 @@ class SweepRunner:
                     if self.definition.greedy:
                         best = self.best_values(table, axes, constants, results)
                         print(f"best on dev ({self.definition.selection_metric}, mean over seeds): {best}")
-                        constants = constants | best
+                        carried, rule = self.carried_values(stage_by_name.get(stage_name), best)
+                        if rule is not None:  # printed and tagged on the sweep's run: which rule carried what on
+                            print(f"kept instead: {carried} ({rule})")
+                            tracker.writer.client.set_tag(tracker.parent_run_id, f"kept.{stage_name}",
+                                                          f"{json.dumps(carried)} ({rule})")
+                        constants = constants | carried
         except StageFailed as failure:
             print(f"error: {failure}", file=sys.stderr)
             return failure.exit_code
@@ -279,6 +284,12 @@ class SweepRunner:
             if trial_id not in kept_trials:
                 _delete_model_folder(result.checkpoint)
         return kept
+
+    def carried_values(self, stage: Stage | None, best: dict) -> tuple[dict, str | None]:
+        """(values, rule) a greedy stage hands on to the next: its own rule's values where it has one (`Stage.keep`),
+        else (`best`, None), its best on dev."""
+        kept = stage.keep(self.options) if stage is not None else None
+        return (best, None) if kept is None else (kept[1], kept[0])
 
     def best_values(self, table, axes: dict, constants: dict, results) -> dict:
         """{axis: value} of the table's best row by the selection metric (mean over seeds, on dev), as the trials'

@@ -63,6 +63,8 @@ def trial_params(config: dict) -> dict:
     """The config entries logged as MLflow params (the seed included); for a sentence-transformers loss as a
     method, every constructor argument it is built with, its defaults included."""
     params = {k: v for k, v in config.items() if k not in NON_PARAM_KEYS}
+    if params.get("w", 0) is None:  # a method of one objective, in a stage beside methods of two: it has no w
+        del params["w"]
     if is_st_method(config.get("method")):
         params = loss_argument_defaults(config["method"]) | params
     params["seed"] = resolve_seed(config)

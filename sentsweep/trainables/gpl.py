@@ -231,7 +231,8 @@ def build_gpl(trial: Trial) -> TrainingSetup:
     examples = [(query, passages[owner], index) for index, (query, owner) in enumerate(zip(queries, owners))]
 
     torch.manual_seed(seed)
-    model = load_sentence_model(training.model, settings.pooling, training.max_seq_length, device=device)
+    model = load_sentence_model(training.model, settings.pooling, training.max_seq_length, device=device,
+                                dropout=training.dropout)
     from sentence_transformers.sentence_transformer.losses import MarginMSELoss
 
     loss = MarginMSELoss(model)

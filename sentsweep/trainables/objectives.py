@@ -68,7 +68,8 @@ class SimCseBceSettings(Settings):
 
 @dataclass(frozen=True)
 class NoiseMatchingSettings(Settings):
-    noise_ratio: float = setting(0.6, "share of the words deleted from the matched copy",
+    # A key of its own: in "tsdae+nm", TSDAE's noise_ratio and NM's are two settings
+    nm_noise_ratio: float = setting(0.6, "share of the words deleted from the matched copy",
                                  cited(THESIS_REIML_2023, "§4.2.3", '"60% of the input sentence is noised"'),
                                  ge=0, lt=1)
     temperature: float = setting(0.05, "softmax temperature tau", project_choice("000 §4.2.3 gives no value"),
@@ -135,7 +136,8 @@ class UnsupervisedSettings(Settings):
 
     pooling: str = setting(help="how token vectors become the sentence vector", source=required_input(),
                            choices=POOLING_MODES)
-    w: float | None = setting(None, "weight of the second objective in L = L_first + w L_second",
+    w: float | None = setting(None, "weight of the second objective in L = L_first + w L_second (a method of two "
+                              "objectives only)",
                               cited(THESIS_WANG_2022, "eq. 3.6", "no default: each sweep gives w"), ge=0)
 
 
@@ -207,9 +209,21 @@ def parse_method(method: str) -> tuple[str, ...]:
 
 
 def check_weight(trial: Trial) -> None:
-    """A method of two objectives needs its weight w."""
+    """A method of two objectives needs its weight w; a method of one has no second objective to weigh."""
     if len(trial.objectives) == 2 and trial.settings.w is None:
         raise InputError(f"method {trial.method!r} needs the weight w of its second objective (--set w=...)")
+    if len(trial.objectives) == 1 and trial.settings.w is not None:
+        raise InputError(f"method {trial.method!r} has one objective, so no weight w of a second one; got "
+                         f"w={trial.settings.w!r}")
+
+
+def check_dropout(trial: Trial) -> None:
+    """An objective trained without the encoder's dropout (ConSERT) takes no other dropout."""
+    dropout = trial.training.dropout
+    free = [name for name in trial.objectives if OBJECTIVES.get(name).dropout_free]
+    if free and dropout not in (None, 0.0):
+        raise InputError(f"method {trial.method!r}: {free[0]} trains without the encoder's dropout; got "
+                         f"dropout={dropout!r}")
 
 
 def _generator(rng: random.Random) -> torch.Generator:
@@ -272,7 +286,7 @@ def build_ct_in_batch(model, settings: ContrastiveTensionInBatchSettings, source
 @objective("nm", NoiseMatchingSettings, THESIS_REIML_2023)
 def build_nm(model, settings: NoiseMatchingSettings, source: str, vocabulary: tuple[str, ...]) -> Objective:
     loss = NoiseMatchingLoss(model, settings.temperature)
-    noise = WordNoise("delete", settings.noise_ratio)
+    noise = WordNoise("delete", settings.nm_noise_ratio)
     return Objective(loss, lambda s, rng: loss(
         preprocess_on_device(model, s), preprocess_on_device(model, [noise(x, rng) for x in s])))
 

@@ -193,7 +193,8 @@ def build_st_loss(trial: Trial):
     """The shared loop's setup: the model, the loss with the trial's arguments, and its batches."""
     settings, training = trial.settings, trial.training
     device = "cuda" if torch.cuda.is_available() else "cpu"
-    model = load_sentence_model(training.model, settings.pooling, training.max_seq_length, device=device)
+    model = load_sentence_model(training.model, settings.pooling, training.max_seq_length, device=device,
+                                dropout=training.dropout)
     loss = loss_class(trial.method[len(PREFIX):])(model, **loss_arguments(trial)).to(device)
     kind = inputs_of(trial)
     if kind == "sentence_twice":

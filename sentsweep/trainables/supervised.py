@@ -205,6 +205,11 @@ class AugsbertSettings(SbertSettings):
                                          cited(THESIS_REIML_2023, "§5.4.3", DOMAIN_MLM_QUOTE), ge=1)
     domain_mlm_lr: float = setting(3e-5, "AdamW learning rate of the MLM steps, constant (setting domain)",
                                    cited(THESIS_REIML_2023, "§5.4.3", DOMAIN_MLM_QUOTE), gt=0)
+    freeze_teacher_embeddings: bool = setting(
+        False, "the teacher's word, position and token-type embeddings get no gradient (always with setting domain: "
+        "after its MLM; a chain sets it when the model comes from a domain MLM stage)",
+        cited(THESIS_REIML_2023, "§5.4.3", 'only after domain MLM: "After MLM pre-training, we freeze the embedding '
+              'weights and fine-tune our Cross-Bi-Encoder"'))
     student_init: str = setting("model", "domain: the bi-encoder starts from the domain MLM checkpoint",
                                 project_choice("000 §5.4.3 trains both"), choices=("model", "domain"))
     topic_corpus: str | None = setting(None, '"topic<TAB>sentence" lines: silver sentences with topic prompts',
@@ -227,6 +232,11 @@ class AugsbertSettings(SbertSettings):
     def __post_init__(self) -> None:
         if self.retriever is not None:
             check_model_source(self.retriever)
+
+
+def freezes_teacher_embeddings(settings: AugsbertSettings) -> bool:
+    """Whether the teacher trains with frozen embeddings: after domain MLM (000 §5.4.3), its own or a chain's."""
+    return settings.setting == "domain" or settings.freeze_teacher_embeddings
 
 
 def check_augsbert(trial: Trial) -> None:
@@ -306,7 +316,8 @@ def multiple_negatives_setup(model, pairs: list[tuple[str, ...]], scale: float,
 def build_sbert(trial: Trial) -> TrainingSetup:
     settings, training = trial.settings, trial.training
     pairs = gold_pairs(trial)
-    model = load_sentence_model(training.model, settings.pooling, training.max_seq_length, device=_device())
+    model = load_sentence_model(training.model, settings.pooling, training.max_seq_length, device=_device(),
+                                dropout=training.dropout)
     if settings.loss == "mnrl":
         positives = [(a, b) for a, b in zip(pairs.sentences1, pairs.sentences2)]
         return multiple_negatives_setup(model, positives, settings.mnrl_scale, {"gold_pairs": len(positives)})
@@ -396,7 +407,7 @@ def build_augsbert(trial: Trial, agreement: TeacherAgreementSession | None = Non
 
     def teacher_inputs() -> dict:
         return {"kind": settings.teacher, "model": source_digest(teacher_source),
-                "max_seq_length": training.max_seq_length, "frozen_embeddings": settings.setting == "domain",
+                "max_seq_length": training.max_seq_length, "frozen_embeddings": freezes_teacher_embeddings(settings),
                 "gold": pairs_digest(gold), "dev": pairs_digest(teacher_dev) if selecting else None,
                 "score_max": settings.score_max, "epochs": settings.teacher_epochs,
                 "batch_size": settings.teacher_batch_size, "lr": settings.teacher_lr, "seed": seed}
@@ -405,7 +416,7 @@ def build_augsbert(trial: Trial, agreement: TeacherAgreementSession | None = Non
         torch.manual_seed(seed)
         teacher = build_teacher(settings.teacher, teacher_source, training.max_seq_length, _device(),
                                 settings.teacher_activation)
-        if settings.setting == "domain":
+        if freezes_teacher_embeddings(settings):
             freeze_embeddings(teacher.module)
         fit = train_teacher(teacher, gold, settings.score_max, settings.teacher_epochs, settings.teacher_batch_size,
                             settings.teacher_lr, seed, dev=teacher_dev if selecting else None)
@@ -449,7 +460,8 @@ def build_augsbert(trial: Trial, agreement: TeacherAgreementSession | None = Non
     examples = (labelled_examples if semi else []) + silver
     student_source = teacher_source if settings.student_init == "domain" else training.model
     torch.manual_seed(seed)
-    model = load_sentence_model(student_source, settings.pooling, training.max_seq_length, device=_device())
+    model = load_sentence_model(student_source, settings.pooling, training.max_seq_length, device=_device(),
+                                dropout=training.dropout)
     scratch.cleanup()
     metrics |= {"silver_pairs": len(silver), "gold_pairs": len(labelled_examples) if semi else 0}
     if agreement is not None:
@@ -544,7 +556,8 @@ def build_topic_classifier(trial: Trial) -> TrainingSetup:
     texts = corpus.prompted() if settings.classifier_inputs == "prompted" else corpus.sentences
     examples = [(text, index[label]) for text, label in zip(texts, corpus.labels)]
     torch.manual_seed(trial.seed)
-    encoder = load_sentence_model(training.model, settings.pooling, training.max_seq_length, device=_device())
+    encoder = load_sentence_model(training.model, settings.pooling, training.max_seq_length, device=_device(),
+                                  dropout=training.dropout)
     classifier = TopicClassifier(encoder, classes)
 
     def batch_loss(batch, rng):

@@ -22,6 +22,7 @@ from sentsweep.trainables.objectives import (
     EncodedBatch,
     Objective,
     UnsupervisedSettings,
+    check_dropout,
     check_weight,
     parse_method,
 )
@@ -33,8 +34,9 @@ def build_unsupervised(trial: Trial) -> TrainingSetup:
     specs = [OBJECTIVES.get(name) for name in trial.objectives]
     training = trial.training
     device = "cuda" if torch.cuda.is_available() else "cpu"
+    dropout = 0.0 if any(spec.dropout_free for spec in specs) else training.dropout
     model = load_sentence_model(training.model, trial.settings.pooling, training.max_seq_length, device=device,
-                                dropout_free=any(spec.dropout_free for spec in specs))
+                                dropout=dropout)
     noise_types = {getattr(settings, "noise_type", None) for settings in trial.objectives.values()}
     vocabulary = corpus_vocabulary(read_corpus(training.corpus)) if noise_types & {"insert", "replace"} else ()
     source = check_model_source(training.model)
@@ -62,6 +64,11 @@ def combined_loss(model, objectives: list[Objective], weights: list[float]):
     return batch_loss
 
 
+def check_unsupervised(trial: Trial) -> None:
+    check_weight(trial)
+    check_dropout(trial)
+
+
 def unsupervised_method(name: str) -> Method:
     """The method of one objective or two joined by '+' ('mlm+nm'); unknown objectives are an `InputError`."""
     names = parse_method(name)
@@ -70,6 +77,6 @@ def unsupervised_method(name: str) -> Method:
         settings=UnsupervisedSettings,
         run=lambda trial, session: run_trial(trial, build_unsupervised, session),
         reference=OBJECTIVES.get(names[0]).reference,
-        check=check_weight,
+        check=check_unsupervised,
         objectives={objective: OBJECTIVES.get(objective).settings for objective in names},
     )
