@@ -110,8 +110,8 @@ def probe_prediction(model: str):
 def sweep_trials_per_hour(fraction: float, model: str, folder: Path) -> tuple[float, GpuUsage, str]:
     """(trials per hour, GPU usage, the launcher's GPU packing line) of the TRIALS-seed sweep at `fraction` GPU
     per trial."""
-    from sentsweep.search_spaces.protocol import project_protocol
     from sentsweep.sweep import Stage, SweepDefinition, run_sweep
+    from sentsweep.sweep.protocol import project_protocol
 
     definition = SweepDefinition(name=f"gpu-packing-{fraction}", description="fractional GPU packing",
                                  protocol=project_protocol(sweep_constants(model), {}),

@@ -33,9 +33,9 @@ def run(trial_seconds: float = 60.0) -> list[Result]:
     from sentsweep.data import read_corpus
     from sentsweep.demo_data import CORPUS_FILE
     from sentsweep.models import build_tiny_model
-    from sentsweep.search_spaces.protocol import project_protocol
     from sentsweep.sweep import Stage, SweepDefinition, run_sweep
     from sentsweep.sweep.launcher import read_corpus_pairs_text
+    from sentsweep.sweep.protocol import project_protocol
     from sentsweep.trainables.catalog import train
     from sentsweep.trainables.session import LocalSession
 

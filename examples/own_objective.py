@@ -28,9 +28,9 @@ import torch.nn.functional as F
 from sentsweep.losses.contrastive import encode_views
 from sentsweep.models import preprocess_on_device
 from sentsweep.references import Reference
-from sentsweep.search_spaces.protocol import Protocol, Sourced
 from sentsweep.settings import Settings, project_choice, setting
 from sentsweep.sweep import Stage, SweepDefinition, run_sweep
+from sentsweep.sweep.protocol import Protocol, Sourced
 from sentsweep.trainables.objectives import Objective, objective
 
 ALIGNMENT_UNIFORMITY = Reference(

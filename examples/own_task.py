@@ -20,9 +20,9 @@ from pathlib import Path
 from sentsweep.errors import InputError
 from sentsweep.references import Reference
 from sentsweep.retrieval_metrics import mean_average_precision, mrr_at_k
-from sentsweep.search_spaces.protocol import Protocol, Sourced
 from sentsweep.settings import project_choice
 from sentsweep.sweep import Stage, SweepDefinition, run_sweep
+from sentsweep.sweep.protocol import Protocol, Sourced
 from sentsweep.tasks.base import Task, TaskResult, register
 
 OWN_DATA = Reference("faq_rerank", "the researcher", "FAQ reranking (one's own data)", None, "unpublished")

@@ -2,7 +2,7 @@
 
 The table is the TSDAE paper's pooling comparison (Wang et al. 2021, App. A, Table 7: deletion ratio 0.6, an
 untied decoder, best STS-B dev Spearman x 100, mean of 5 seeds): CLS 78.77, mean 78.84, max 78.17. The protocol is
-the project's cited one for that search (sentsweep.search_spaces.tsdae.SEARCH_PROTOCOL); the targets are this
+the project's cited one for that search (sentsweep.experiments._protocols.tsdae.SEARCH_PROTOCOL); the targets are this
 file's. The sweep's table and `sentsweep analyze report` then say which published cells were reproduced (the
 published value inside the interval of the seeds' mean), and `--dry-run` checks that every target names a cell
 the sweep produces.
@@ -15,8 +15,8 @@ the sweep produces.
 import sys
 
 from sentsweep.analysis.reproduction import PublishedValue
+from sentsweep.experiments._protocols.tsdae import SEARCH_PROTOCOL
 from sentsweep.references import TSDAE
-from sentsweep.search_spaces.tsdae import SEARCH_PROTOCOL
 from sentsweep.settings import cited
 from sentsweep.sweep import Stage, SweepDefinition, run_sweep
 

@@ -12,9 +12,9 @@ sentsweep.trainables.st_losses) is the method `st:<LossName>`; its constructor a
 import sys
 from dataclasses import dataclass
 
-from sentsweep.search_spaces.protocol import Protocol, Sourced
 from sentsweep.settings import project_choice
 from sentsweep.sweep import Stage, SweepDefinition, SweepOptions, option, run_sweep
+from sentsweep.sweep.protocol import Protocol, Sourced
 
 LOSSES = ["st:CoSENTLoss", "st:AnglELoss", "st:MultipleNegativesRankingLoss"]
 OWN = project_choice("this example's choice")

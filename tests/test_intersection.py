@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from sentsweep.search_spaces.intersection import IntersectionSearch
+from sentsweep.experiments._intersection_search import IntersectionSearch
 
 
 def run(search: IntersectionSearch, curve) -> list[int]:

@@ -43,7 +43,6 @@ LAYERS: list[tuple[str, list[str]]] = [
                    "sentsweep.distractor_data"]),
     ("preparation cache", ["sentsweep.preparation_cache"]),
     ("trainables", ["sentsweep.trainables"]),
-    ("search spaces", ["sentsweep.search_spaces"]),
     ("tracking", ["sentsweep.tracking"]),
     ("analysis", ["sentsweep.analysis"]),
     ("sweep launcher", ["sentsweep.sweep"]),

@@ -13,8 +13,7 @@ from types import SimpleNamespace
 import pytest
 import ray
 
-from sentsweep.search_spaces.protocol import project_protocol
-from sentsweep.search_spaces.tsdae import QUICK_SETTINGS
+from sentsweep.experiments._protocols.tsdae import QUICK_SETTINGS
 from sentsweep.sweep import Stage, SweepDefinition, run_sweep
 from sentsweep.sweep.options import SweepOptions, parse_options
 from sentsweep.sweep.progress import (
@@ -24,6 +23,7 @@ from sentsweep.sweep.progress import (
     ray_logging_level,
     tune_verbosity,
 )
+from sentsweep.sweep.protocol import project_protocol
 
 ROOT = Path(__file__).resolve().parents[1]
 TABLE_TITLE = "mean ± std over seeds"

@@ -13,11 +13,11 @@ import ray
 from sentsweep import cli
 from sentsweep.analysis.reproduction import WITHIN, check_target
 from sentsweep.experiments.squad_sentence_retrieval import DEFINITION, demo_squad_file
-from sentsweep.search_spaces.protocol import with_method_settings
 from sentsweep.sweep import run_sweep
 from sentsweep.sweep.definition import target_problems
 from sentsweep.sweep.launcher import resolve_settings, stage_axes
 from sentsweep.sweep.options import parse_options
+from sentsweep.sweep.protocol import with_method_settings
 from sentsweep.tasks.distractors import squad_pools
 from sentsweep.trainables.catalog import validate_config
 

@@ -16,8 +16,8 @@ Each trial reports the teacher's test Spearman and Pearson and its Spearman with
 
 from dataclasses import dataclass
 
+from sentsweep.experiments._protocols.supervised import AUGSBERT_PROTOCOL
 from sentsweep.references import THESIS_REIML_2023
-from sentsweep.search_spaces.supervised import AUGSBERT_PROTOCOL
 from sentsweep.sweep import Stage, SweepDefinition
 from sentsweep.sweep.options import SweepOptions, option
 

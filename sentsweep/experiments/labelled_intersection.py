@@ -21,11 +21,11 @@ from dataclasses import dataclass, replace
 
 from sentsweep.data import read_scored_pairs
 from sentsweep.errors import InputError
+from sentsweep.experiments._intersection_search import IntersectionSearch
+from sentsweep.experiments._protocols.supervised import INTERSECTION_PROTOCOL
+from sentsweep.experiments._protocols.tsdae import BEST_CONFIGURATION, PAPER_METHOD_SETTINGS
 from sentsweep.experiments._useb_published import tsdae_targets
 from sentsweep.references import TSDAE
-from sentsweep.search_spaces.intersection import IntersectionSearch
-from sentsweep.search_spaces.supervised import INTERSECTION_PROTOCOL
-from sentsweep.search_spaces.tsdae import BEST_CONFIGURATION, PAPER_METHOD_SETTINGS
 from sentsweep.sweep import Stage, SweepDefinition
 from sentsweep.sweep.definition import SweepDriver
 from sentsweep.sweep.options import SweepOptions, option

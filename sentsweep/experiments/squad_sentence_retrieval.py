@@ -34,9 +34,9 @@ from sentsweep.analysis.reproduction import PublishedValue
 from sentsweep.data import read_corpus
 from sentsweep.errors import InputError
 from sentsweep.references import THESIS_MALMBERG_2021
-from sentsweep.search_spaces.protocol import Protocol, Sourced, sourced
 from sentsweep.settings import cited, project_choice
 from sentsweep.sweep import Stage, SweepDefinition
+from sentsweep.sweep.protocol import Protocol, Sourced, sourced
 from sentsweep.tasks import parse_task_specs
 
 TASK = "squad"

@@ -12,9 +12,9 @@ twitterpara, scidocs).
 
 from dataclasses import dataclass
 
+from sentsweep.experiments._protocols.tsdae import MAIN_PROTOCOL
 from sentsweep.experiments._useb_published import stsb_targets, unsupervised_targets
 from sentsweep.references import TSDAE
-from sentsweep.search_spaces.tsdae import MAIN_PROTOCOL
 from sentsweep.sweep import Stage, SweepDefinition
 from sentsweep.sweep.options import SweepOptions, option
 

@@ -12,6 +12,7 @@ by default CLS, the paper's choice although mean scores higher (--pooling-rule b
 from dataclasses import dataclass
 from typing import Literal
 
+from sentsweep.experiments._protocols.tsdae import PAPER_POOLING, QUICK_GRIDS, SEARCH_PROTOCOL
 from sentsweep.experiments._tsdae_published import (
     noise_type_targets,
     pooling_targets,
@@ -19,7 +20,6 @@ from sentsweep.experiments._tsdae_published import (
     tying_targets,
 )
 from sentsweep.references import TSDAE
-from sentsweep.search_spaces.tsdae import PAPER_POOLING, QUICK_GRIDS, SEARCH_PROTOCOL
 from sentsweep.sweep import Stage, SweepDefinition
 from sentsweep.sweep.options import SweepOptions, option
 

@@ -15,11 +15,11 @@ import itertools
 from collections.abc import Iterable
 
 from sentsweep.models import replaced_modules
-from sentsweep.search_spaces.param_spaces import values_to_validate
-from sentsweep.search_spaces.protocol import with_method_settings
 from sentsweep.settings import Source
 from sentsweep.sweep.data_sizes import training_sentences, whole_corpus_batches
 from sentsweep.sweep.options import SweepOptions
+from sentsweep.sweep.param_spaces import values_to_validate
+from sentsweep.sweep.protocol import with_method_settings
 from sentsweep.sweep.resources import CUDA_CONTEXT_BYTES, MEMORY_MARGIN, GiB
 from sentsweep.sweep.schedulers import PROJECT_RUNG_SETTINGS
 from sentsweep.tracking.models import is_model_uri

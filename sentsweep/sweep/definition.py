@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING, Literal, Protocol as TypingProtocol
 
 from sentsweep.analysis.reproduction import STAGE_PARAM, PublishedValue, contains_value, value_text
 from sentsweep.references import Reference
-from sentsweep.search_spaces.protocol import Protocol
 from sentsweep.sweep.options import SweepOptions
+from sentsweep.sweep.protocol import Protocol
 from sentsweep.tasks import TASKS
 
 if TYPE_CHECKING:

@@ -52,9 +52,9 @@ from ray.tune import Callback
 
 from sentsweep.data import read_corpus
 from sentsweep.errors import InputError
-from sentsweep.search_spaces.param_spaces import values_to_validate
-from sentsweep.search_spaces.protocol import with_method_settings
 from sentsweep.sweep.options import GPUS_AUTO, SweepOptions
+from sentsweep.sweep.param_spaces import values_to_validate
+from sentsweep.sweep.protocol import with_method_settings
 from sentsweep.trainables.catalog import get_method, setting_default, train
 
 GiB = 2**30

@@ -31,16 +31,16 @@ from sentsweep.faults import FAULT_ENV, fault_point
 from sentsweep.models import load_sentence_model, saved_pooling
 from sentsweep.plugins import USER_CODE_KEY
 from sentsweep.random_seeds import resolve_seed
-from sentsweep.search_spaces.param_spaces import (
+from sentsweep.sweep.definition import ResolvedSweep, Stage, SweepDefinition
+from sentsweep.sweep.options import SweepOptions
+from sentsweep.sweep.param_spaces import (
     grid_param_space,
     grid_points,
     points_param_space,
     sampled_param_space,
 )
-from sentsweep.search_spaces.protocol import with_method_settings
-from sentsweep.sweep.definition import ResolvedSweep, Stage, SweepDefinition
-from sentsweep.sweep.options import SweepOptions
 from sentsweep.sweep.progress import SweepProgress, ray_logging_level, tune_verbosity
+from sentsweep.sweep.protocol import with_method_settings
 from sentsweep.sweep.resources import PendingTimeout, check_resources, pending_watch
 from sentsweep.sweep.trials import settings_by_method
 from sentsweep.tasks import main_metric

@@ -5,10 +5,10 @@ paper, "002", Table 10).
 
 from __future__ import annotations
 
+from sentsweep.experiments._protocols.tsdae import PAPER_METHOD_SETTINGS
 from sentsweep.references import REPORT_TSDAE_GPL, THESIS_REIML_2023, TSDAE
-from sentsweep.search_spaces.protocol import Protocol, Sourced, sourced
-from sentsweep.search_spaces.tsdae import PAPER_METHOD_SETTINGS
 from sentsweep.settings import cited, project_choice
+from sentsweep.sweep.protocol import Protocol, Sourced, sourced
 
 REIML_5_1 = cited(THESIS_REIML_2023, "§5.1", '"we set our learning rate to 2e-5 and include a warm-up period of 10% of '
                   'the total training time, followed by a linear decay. The AdamW optimizer is used with a weight '

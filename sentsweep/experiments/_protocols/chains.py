@@ -11,17 +11,17 @@ are the project's, and say so.
 
 from __future__ import annotations
 
-from sentsweep.references import THESIS_REIML_2023, TSDAE
-from sentsweep.search_spaces.protocol import Protocol, Sourced, sourced
-from sentsweep.search_spaces.supervised import (
+from sentsweep.experiments._protocols.supervised import (
     FINE_TUNING,
     IN_DOMAIN_SBERT,
     QUICK,
     STUDENT_LOSS,
     UNSUPERVISED_AT_PAPER_SETTINGS,
 )
-from sentsweep.search_spaces.tsdae import BEST_CONFIGURATION, NO_LENGTH
+from sentsweep.experiments._protocols.tsdae import BEST_CONFIGURATION, NO_LENGTH
+from sentsweep.references import THESIS_REIML_2023, TSDAE
 from sentsweep.settings import cited, project_choice
+from sentsweep.sweep.protocol import Protocol, Sourced, sourced
 
 CHAIN_NOTE = ("A chained stage starts each seed from the same seed's model of the stage it names, as that stage "
               "selected and logged it, pooling included (002 does not say which pooling a model keeps from one "
