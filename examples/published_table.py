@@ -2,8 +2,8 @@
 
 The table is the TSDAE paper's pooling comparison (Wang et al. 2021, App. A, Table 7: deletion ratio 0.6, an
 untied decoder, best STS-B dev Spearman x 100, mean of 5 seeds): CLS 78.77, mean 78.84, max 78.17. The protocol is
-the project's cited one for that search (sentsweep.experiments._protocols.tsdae.SEARCH_PROTOCOL); the targets are this
-file's. The sweep's table and `sentsweep analyze report` then say which published cells were reproduced (the
+the project's cited one for that search (sentsweep.experiments.protocols.tsdae.SEARCH_PROTOCOL); the targets are
+this file's. The sweep's table and `sentsweep analyze report` then say which published cells were reproduced (the
 published value inside the interval of the seeds' mean), and `--dry-run` checks that every target names a cell
 the sweep produces.
 
@@ -15,7 +15,7 @@ the sweep produces.
 import sys
 
 from sentsweep.analysis.reproduction import PublishedValue
-from sentsweep.experiments._protocols.tsdae import SEARCH_PROTOCOL
+from sentsweep.experiments.protocols.tsdae import SEARCH_PROTOCOL
 from sentsweep.references import TSDAE
 from sentsweep.settings import cited
 from sentsweep.sweep import Stage, SweepDefinition, run_sweep
@@ -29,7 +29,7 @@ DEFINITION = SweepDefinition(
     reference=TSDAE,
     protocol=SEARCH_PROTOCOL,
     # the table's fixed ratio as an axis of one value (the protocol's default is the search's first, 0.3)
-    stages=[Stage("pooling", lambda args: {"noise_ratio": [0.6], "pooling": list(TABLE_7)})],
+    stages=[Stage("pooling", lambda options: {"noise_ratio": [0.6], "pooling": list(TABLE_7)})],
     published=tuple(
         PublishedValue(params={"pooling": pooling, "noise_type": "delete", "noise_ratio": 0.6, "tie_decoder": False},
                        metric="best_sts_dev", value=value, source=cited(TSDAE, "App. A, Table 7"), runs=5,

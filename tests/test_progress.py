@@ -13,7 +13,7 @@ from types import SimpleNamespace
 import pytest
 import ray
 
-from sentsweep.experiments._protocols.tsdae import QUICK_SETTINGS
+from sentsweep.experiments.protocols.tsdae import QUICK_SETTINGS
 from sentsweep.sweep import Stage, SweepDefinition, run_sweep
 from sentsweep.sweep.options import SweepOptions, parse_options
 from sentsweep.sweep.progress import (

@@ -8,7 +8,7 @@ import ray
 from mlflow.tracking import MlflowClient
 
 from sentsweep.analysis.runs import fetch_trial_runs, latest_sweep_run_id
-from sentsweep.experiments._protocols.tsdae import QUICK_SETTINGS
+from sentsweep.experiments.protocols.tsdae import QUICK_SETTINGS
 from sentsweep.sweep import Stage, SweepDefinition, run_sweep
 from sentsweep.sweep.protocol import project_protocol
 

@@ -2,6 +2,8 @@
 
 Each module defines `DEFINITION`, a `sentsweep.sweep.SweepDefinition`. `get_experiment(name)` finds one by
 name (an unknown name suggests the closest), `experiment_names()` lists them; `sentsweep run NAME` runs one.
+The seeds' protocols several experiments share are `protocols/`'s; modules starting with `_` are an experiment's
+data (published values, the intersection search).
 """
 
 from __future__ import annotations
@@ -14,7 +16,8 @@ from sentsweep.sweep import SweepDefinition
 
 
 def experiment_names() -> list[str]:
-    return sorted(module.name for module in pkgutil.iter_modules(__path__) if not module.name.startswith("_"))
+    return sorted(module.name for module in pkgutil.iter_modules(__path__)
+                  if not module.name.startswith("_") and not module.ispkg)  # protocols/: the shared protocols
 
 
 def get_experiment(name: str) -> SweepDefinition:

@@ -16,7 +16,7 @@ Each trial reports the teacher's test Spearman and Pearson and its Spearman with
 
 from dataclasses import dataclass
 
-from sentsweep.experiments._protocols.supervised import AUGSBERT_PROTOCOL
+from sentsweep.experiments.protocols.supervised import AUGSBERT_PROTOCOL
 from sentsweep.references import THESIS_REIML_2023
 from sentsweep.sweep import Stage, SweepDefinition
 from sentsweep.sweep.options import SweepOptions, option

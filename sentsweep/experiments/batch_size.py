@@ -8,7 +8,7 @@ SimCSE (and ConSERT) on Table 5.3's basic setup, average pooling; the steps foll
 
 from dataclasses import dataclass
 
-from sentsweep.experiments._protocols.contrastive import BATCH_SIZE_PROTOCOL
+from sentsweep.experiments.protocols.contrastive import BATCH_SIZE_PROTOCOL
 from sentsweep.references import THESIS_WANG_2022
 from sentsweep.sweep import Stage, SweepDefinition
 from sentsweep.sweep.options import SweepOptions, option

@@ -21,8 +21,8 @@ from pathlib import Path
 from sentsweep.data import read_nli_file
 from sentsweep.demo_data import NLI_FILE
 from sentsweep.errors import InputError
-from sentsweep.experiments._protocols.chains import DOMAIN_ADAPTATION_PROTOCOL as PROTOCOL
 from sentsweep.experiments._useb_published import nli_sts_then_target_targets, unsupervised_targets
+from sentsweep.experiments.protocols.chains import DOMAIN_ADAPTATION_PROTOCOL as PROTOCOL
 from sentsweep.references import TSDAE
 from sentsweep.sweep import Stage, SweepDefinition
 from sentsweep.sweep.options import SweepOptions, option

@@ -10,8 +10,8 @@ pairs of the target domain.
         --sts-dir data/stsbenchmark --gpus-per-trial 0.5
 """
 
-from sentsweep.experiments._protocols.chains import DOMAIN_CHAIN_PROTOCOL as PROTOCOL
 from sentsweep.experiments._reiml_published import full_domain_sbert_targets
+from sentsweep.experiments.protocols.chains import DOMAIN_CHAIN_PROTOCOL as PROTOCOL
 from sentsweep.references import THESIS_REIML_2023
 from sentsweep.sweep import Stage, SweepDefinition
 

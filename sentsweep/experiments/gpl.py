@@ -12,7 +12,7 @@ random T5 instead. Score retrieval with --eval-task quora=BEIR/quora (or any BEI
 
 from pathlib import Path
 
-from sentsweep.experiments._protocols.supervised import GPL_PROTOCOL
+from sentsweep.experiments.protocols.supervised import GPL_PROTOCOL
 from sentsweep.models import build_tiny_seq2seq
 from sentsweep.references import REPORT_TSDAE_GPL
 from sentsweep.sweep import Stage, SweepDefinition

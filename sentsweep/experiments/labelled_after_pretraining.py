@@ -15,8 +15,8 @@ evaluation on the development sets"): --target-task, by default the only --eval-
 
 from dataclasses import dataclass
 
-from sentsweep.experiments._protocols.chains import LABELLED_AFTER_PRETRAINING_PROTOCOL as PROTOCOL
 from sentsweep.experiments._target_task import TargetTaskOptions, check_target_task, selection_axes
+from sentsweep.experiments.protocols.chains import LABELLED_AFTER_PRETRAINING_PROTOCOL as PROTOCOL
 from sentsweep.references import TSDAE
 from sentsweep.sweep import Stage, SweepDefinition
 from sentsweep.sweep.options import option

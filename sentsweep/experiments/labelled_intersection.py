@@ -22,9 +22,9 @@ from dataclasses import dataclass, replace
 from sentsweep.data import read_scored_pairs
 from sentsweep.errors import InputError
 from sentsweep.experiments._intersection_search import IntersectionSearch
-from sentsweep.experiments._protocols.supervised import INTERSECTION_PROTOCOL
-from sentsweep.experiments._protocols.tsdae import BEST_CONFIGURATION, PAPER_METHOD_SETTINGS
 from sentsweep.experiments._useb_published import tsdae_targets
+from sentsweep.experiments.protocols.supervised import INTERSECTION_PROTOCOL
+from sentsweep.experiments.protocols.tsdae import BEST_CONFIGURATION, PAPER_METHOD_SETTINGS
 from sentsweep.references import TSDAE
 from sentsweep.sweep import Stage, SweepDefinition
 from sentsweep.sweep.definition import SweepDriver

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from ray import tune
 
-from sentsweep.experiments._protocols.contrastive import LEARNING_RATE_PROTOCOL, learning_rate_ranges
+from sentsweep.experiments.protocols.contrastive import LEARNING_RATE_PROTOCOL, learning_rate_ranges
 from sentsweep.sweep import Stage, SweepDefinition
 from sentsweep.sweep.options import SweepOptions, option
 

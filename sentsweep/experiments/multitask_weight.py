@@ -11,8 +11,8 @@ from dataclasses import dataclass
 
 from ray import tune
 
-from sentsweep.experiments._protocols.contrastive import MULTITASK_PROTOCOL, weight_ranges
 from sentsweep.experiments._wang_published import quora_targets
+from sentsweep.experiments.protocols.contrastive import MULTITASK_PROTOCOL, weight_ranges
 from sentsweep.references import THESIS_WANG_2022
 from sentsweep.sweep import Stage, SweepDefinition
 from sentsweep.sweep.options import SweepOptions, option

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 
 from ray import tune
 
-from sentsweep.experiments._protocols.contrastive import NM_PROTOCOL, weight_ranges
 from sentsweep.experiments._reiml_published import noise_matching_targets
+from sentsweep.experiments.protocols.contrastive import NM_PROTOCOL, weight_ranges
 from sentsweep.references import THESIS_REIML_2023
 from sentsweep.sweep import Stage, SweepDefinition
 from sentsweep.sweep.options import SweepOptions, option

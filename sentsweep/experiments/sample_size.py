@@ -11,8 +11,8 @@ carried out on the development set"): --target-task, by default the only --eval-
 
 from dataclasses import dataclass
 
-from sentsweep.experiments._protocols.tsdae import CORPUS_SIZE_PROTOCOL
 from sentsweep.experiments._target_task import TargetTaskOptions, check_target_task, selection_axes
+from sentsweep.experiments.protocols.tsdae import CORPUS_SIZE_PROTOCOL
 from sentsweep.references import TSDAE
 from sentsweep.sweep import Stage, SweepDefinition
 from sentsweep.sweep.options import option

@@ -12,8 +12,8 @@ twitterpara, scidocs).
 
 from dataclasses import dataclass
 
-from sentsweep.experiments._protocols.tsdae import MAIN_PROTOCOL
 from sentsweep.experiments._useb_published import stsb_targets, unsupervised_targets
+from sentsweep.experiments.protocols.tsdae import MAIN_PROTOCOL
 from sentsweep.references import TSDAE
 from sentsweep.sweep import Stage, SweepDefinition
 from sentsweep.sweep.options import SweepOptions, option

@@ -12,13 +12,13 @@ by default CLS, the paper's choice although mean scores higher (--pooling-rule b
 from dataclasses import dataclass
 from typing import Literal
 
-from sentsweep.experiments._protocols.tsdae import PAPER_POOLING, QUICK_GRIDS, SEARCH_PROTOCOL
 from sentsweep.experiments._tsdae_published import (
     noise_type_targets,
     pooling_targets,
     ratio_targets,
     tying_targets,
 )
+from sentsweep.experiments.protocols.tsdae import PAPER_POOLING, QUICK_GRIDS, SEARCH_PROTOCOL
 from sentsweep.references import TSDAE
 from sentsweep.sweep import Stage, SweepDefinition
 from sentsweep.sweep.options import SweepOptions, option

@@ -11,14 +11,14 @@ are the project's, and say so.
 
 from __future__ import annotations
 
-from sentsweep.experiments._protocols.supervised import (
+from sentsweep.experiments.protocols.supervised import (
     FINE_TUNING,
     IN_DOMAIN_SBERT,
     QUICK,
     STUDENT_LOSS,
     UNSUPERVISED_AT_PAPER_SETTINGS,
 )
-from sentsweep.experiments._protocols.tsdae import BEST_CONFIGURATION, NO_LENGTH
+from sentsweep.experiments.protocols.tsdae import BEST_CONFIGURATION, NO_LENGTH
 from sentsweep.references import THESIS_REIML_2023, TSDAE
 from sentsweep.settings import cited, project_choice
 from sentsweep.sweep.protocol import Protocol, Sourced, sourced

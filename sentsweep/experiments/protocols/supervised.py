@@ -5,7 +5,7 @@ paper, "002", Table 10).
 
 from __future__ import annotations
 
-from sentsweep.experiments._protocols.tsdae import PAPER_METHOD_SETTINGS
+from sentsweep.experiments.protocols.tsdae import PAPER_METHOD_SETTINGS
 from sentsweep.references import REPORT_TSDAE_GPL, THESIS_REIML_2023, TSDAE
 from sentsweep.settings import cited, project_choice
 from sentsweep.sweep.protocol import Protocol, Sourced, sourced
