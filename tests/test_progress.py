@@ -67,6 +67,8 @@ def test_a_log_gets_a_line_every_interval_with_counts_time_left_and_the_best_con
     clock.now = 41.0
     progress.on_experiment_end(trials)  # the run's end always gets its line
     assert len(stream.getvalue().splitlines()) == 3
+    progress.on_experiment_end(trials)  # ... once: the same line again is not printed
+    assert len(stream.getvalue().splitlines()) == 3
 
 
 def test_a_failed_trial_is_printed_with_its_reason_and_leaves_the_best_configuration(tmp_path):

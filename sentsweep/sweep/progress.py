@@ -93,7 +93,7 @@ class SweepProgress(Callback):
         self._started = 0.0
         self._ended_before = 0  # trials a resumed run had ended already (left out of the rate, hence the ETA)
         self._last_line = float("-inf")  # when the line was last printed (the bar: drawn)
-        self._last_text = ""
+        self._last_text = ""  # the bar's status text when last drawn; without a bar, the line last printed
 
     def __getstate__(self) -> dict:
         # Ray Tune pickles a run's callbacks with its state; a stream and a drawn bar do not travel
@@ -182,10 +182,11 @@ class SweepProgress(Callback):
                 self._bar.set_postfix_str(text)
             return
         if final or now - self._last_line >= self.interval_s:
-            self._last_line = now
             line = tqdm.format_meter(ended, total, now - self._started, prefix=self.title, unit="trial",
                                      bar_format=LINE_FORMAT, postfix=text, initial=self._ended_before)
-            print(line, file=self.stream, flush=True)
+            if line != self._last_text:  # the run's end, as its last step printed it, is not printed twice
+                print(line, file=self.stream, flush=True)
+            self._last_line, self._last_text = now, line
 
     def _say(self, message: str) -> None:
         if self._bar is not None:
