@@ -3,12 +3,13 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-$(STAMP): pyproject.toml
+# Every package at its version in constraints.txt (the lock every node installs from; README.md says how to update it).
+$(STAMP): pyproject.toml constraints.txt
 	python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	# CPU build of torch first: a bare `torch` would pull several GB of CUDA packages.
-	$(PY) -m pip install -q torch==2.13.0
-	$(PY) -m pip install -q -e '.[dev]'
+	$(PY) -m pip install -q -c constraints.txt torch
+	$(PY) -m pip install -q -c constraints.txt -e '.[dev,postgres]'
 	touch $(STAMP)
 
 .PHONY: install demo test test-fast docs fault-matrix report benchmarks minilm-report

@@ -115,10 +115,12 @@ class RayCluster:
 
 
 class MlflowServer:
-    """`mlflow server` on 127.0.0.1 with a SQLite store; can be killed and started again on the same port."""
+    """`mlflow server` on 127.0.0.1 with a SQLite store (or `backend_store`, e.g. a PostgreSQL database's URI); can
+    be killed and started again on the same port."""
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, backend_store: str | None = None) -> None:
         self.folder = folder
+        self.backend_store = backend_store or f"sqlite:///{folder / 'server.db'}"
         self.port = free_port()
         self.uri = f"http://127.0.0.1:{self.port}"
         self.process: subprocess.Popen | None = None
@@ -126,7 +128,7 @@ class MlflowServer:
 
     def start(self) -> None:
         self.process = subprocess.Popen(
-            [str(BIN / "mlflow"), "server", "--backend-store-uri", f"sqlite:///{self.folder / 'server.db'}",
+            [str(BIN / "mlflow"), "server", "--backend-store-uri", self.backend_store,
              "--artifacts-destination", str(self.folder / "artifacts"), "--host", "127.0.0.1",
              "--port", str(self.port), "--workers", "1"],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
@@ -146,6 +148,52 @@ class MlflowServer:
     def kill(self) -> None:
         os.killpg(self.process.pid, signal.SIGKILL)
         self.process.wait()
+
+
+def postgres_bin_dir() -> Path | None:
+    """The folder of PostgreSQL's server programs (initdb, pg_ctl), the newest Debian installs; None without one."""
+    folders = sorted(Path("/usr/lib/postgresql").glob("*/bin"), key=lambda path: int(path.parent.name))
+    found = [folder for folder in folders if (folder / "initdb").is_file() and (folder / "pg_ctl").is_file()]
+    return found[-1] if found else None
+
+
+class PostgresServer:
+    """A PostgreSQL server of its own (initdb in a temporary folder) on 127.0.0.1, with a database `mlflow` owned by
+    a user `mlflow` who logs in with a password. As root its programs run as the `postgres` user (PostgreSQL
+    refuses to run as root)."""
+
+    USER = DATABASE = "mlflow"
+
+    def __init__(self, bin_dir: Path) -> None:
+        self.bin_dir = bin_dir
+        self.port = free_port()
+        self.password = "pw-" + os.urandom(8).hex()
+        self.folder = Path(tempfile.mkdtemp(prefix="sentsweep-pg-"))  # not under pytest's tmp_path: the postgres
+        self.data = self.folder / "data"  # user must reach it
+        self.uri = f"postgresql://{self.USER}:{self.password}@127.0.0.1:{self.port}/{self.DATABASE}"
+        (self.folder / "password").write_text(self.password + "\n")
+        if os.geteuid() == 0:
+            shutil.chown(self.folder, "postgres", "postgres")
+            shutil.chown(self.folder / "password", "postgres", "postgres")
+        self._run("initdb", "-D", str(self.data), "-U", self.USER, f"--pwfile={self.folder / 'password'}",
+                  "--auth=scram-sha-256", "-E", "UTF8", "--no-sync")
+        self._run("pg_ctl", "-D", str(self.data), "-l", str(self.folder / "server.log"), "-w", "-t", "120", "-o",
+                  f"-c listen_addresses=127.0.0.1 -p {self.port} -k {self.folder} -c fsync=off", "start")
+        self._run("createdb", "-h", "127.0.0.1", "-p", str(self.port), "-U", self.USER, self.DATABASE,
+                  env={"PGPASSWORD": self.password})
+
+    def _run(self, program: str, *arguments: str, env: dict | None = None) -> None:
+        command = [str(self.bin_dir / program), *arguments]
+        if os.geteuid() == 0:
+            command = ["runuser", "-u", "postgres", "--", *command]
+        result = subprocess.run(command, capture_output=True, text=True, cwd=self.folder, timeout=180,
+                                env=os.environ | (env or {}))
+        if result.returncode != 0:
+            raise RuntimeError(f"{program} failed ({result.returncode}): {result.stdout}{result.stderr}")
+
+    def stop(self) -> None:
+        self._run("pg_ctl", "-D", str(self.data), "-m", "immediate", "-w", "stop")
+        shutil.rmtree(self.folder, ignore_errors=True)
 
 
 @functools.cache

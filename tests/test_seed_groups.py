@@ -157,3 +157,25 @@ def test_a_configuration_is_not_stopped_when_a_seed_is_one_report_from_its_end()
     report(scheduler, controller, 1, 50.0, step=10, total=60)(b1)
     assert report(scheduler, controller, 2, 50.0, step=20, total=60)(b1) == TrialScheduler.CONTINUE
     assert "goes on: 1 of its seeds finished or one report from the end" in scheduler.decisions[-1].why
+
+
+def test_the_ray_internals_the_seed_averaging_repeater_relies_on_still_exist():
+    """`SeedAveragingRepeater.on_trial_complete` reaches into Ray Tune's `Repeater` (`_trial_id_to_group`, its
+    groups' `report`, `finished_reporting`, `scores`, `primary_trial_id`) and OptunaSearch (`_ot_trials`): none
+    is public API, so a Ray release may rename them; this names the one that went."""
+    from ray import tune
+
+    searcher = OptunaSearch(space={"w": tune.uniform(0.0, 1.0)}, metric="best_sts_dev", mode="max", seed=0)
+    repeater = SeedAveragingRepeater(searcher, repeat=2)
+    repeater.suggest("a")
+    repeater.suggest("b")
+    assert hasattr(repeater, "_trial_id_to_group"), "ray.tune.search.Repeater._trial_id_to_group is gone"
+    group = repeater._trial_id_to_group["a"]
+    assert repeater._trial_id_to_group["b"] is group  # both seeds of one configuration
+    assert group.primary_trial_id == "a"
+    assert "a" in searcher._ot_trials, "OptunaSearch._ot_trials no longer maps the primary trial to its Optuna trial"
+    group.report("a", 70.0)
+    assert not group.finished_reporting()
+    group.report("b", 74.0)
+    assert group.finished_reporting()
+    assert sorted(group.scores()) == [70.0, 74.0]
