@@ -23,7 +23,7 @@ densities) is not drawn.
 from dataclasses import dataclass
 
 from sentsweep.analysis.reproduction import PublishedValue
-from sentsweep.experiments._protocols.supervised import (
+from sentsweep.experiments.protocols.supervised import (
     FINE_TUNING,
     QUICK,
     REIML_5_1,
