@@ -355,3 +355,41 @@ def test_a_metric_of_an_evaluation_task_is_producible_and_a_misspelt_one_is_name
     assert target_problems(replace(definition, published=(task,)), stages) == []
     [problem] = target_problems(replace(definition, published=(misspelt,)), stages)
     assert "metric 'askubunt_map' is neither among the sweep's" in problem
+
+
+def test_augsbert_targets_are_the_column_of_the_runs_dataset():
+    """000 Tables 6.12-6.13 print a column per data set: --dataset is logged with every trial and a run's cells
+    are checked against its own column only (Table 6.13, AugSBERT-S.S.: 79.59 Spanish-STS, 68.40 BWS in-topic)."""
+    from sentsweep.sweep.launcher import resolve_settings
+    from sentsweep.sweep.options import parse_options
+    from sentsweep.sweep.trials import trial_configs
+    from sentsweep.tracking.callback import trial_params
+
+    definition = get_experiment("augsbert")
+    options = parse_options(definition.options, ["--dry-run", "--dataset", "bws-in-topic"])
+    configs = [config for _, config in trial_configs(resolve_settings(definition, options),
+                                                     stage_axes(definition, options))]
+    assert {trial_params(config)["dataset"] for config in configs} == {"bws-in-topic"}
+    semantic = [t for t in definition.published if t.params == {"dataset": "bws-in-topic", "teacher": "cbe",
+                                                                "sampling": "semantic"}]
+    assert [(t.metric, t.value, t.runs) for t in semantic] == [("sts_test_at_best_dev", 68.40, 3)]
+    upper = [t for t in definition.published if t.params == {"dataset": "spanish-sts", "teacher": "ce",
+                                                             "sampling": "none"}]
+    assert {(t.metric, t.value) for t in upper} == {("teacher_sts_test", 80.51), ("sts_test_at_best_dev", 67.76)}
+    runs = trial_frame([({"dataset": "bws-in-topic", "teacher": "cbe", "sampling": "semantic",
+                          "model": "roberta-base"}, {"sts_test_at_best_dev": value}, seed, "FINISHED")
+                        for seed, value in enumerate([68.1, 68.9, 67.9])])
+    row = [t for t in definition.published if t.params["teacher"] == "cbe" and t.params["sampling"] == "semantic"]
+    checks = {check.target.params["dataset"]: check for check in check_targets(runs, row)}
+    assert checks["bws-in-topic"].verdict == WITHIN and checks["bws-in-topic"].differences == ()
+    assert checks["spanish-sts"].verdict == NOT_RUN and checks["bws-cross-topic"].verdict == NOT_RUN
+
+
+def test_a_target_on_an_unknown_data_set_is_named():
+    from dataclasses import replace
+
+    definition = get_experiment("augsbert")
+    bad = replace(definition, published=(PublishedValue({"dataset": "sick", "teacher": "ce", "sampling": "none"},
+                                                        "sts_test_at_best_dev", 70.0, "x"),))
+    problems = target_problems(bad, stage_axes(bad, bad.options()))
+    assert len(problems) == 1 and "dataset=sick is none of the data sets" in problems[0]

@@ -118,3 +118,24 @@ def test_sample_size_keeps_section_7_1s_selection_for_simcse_too():
     reported", for every method: SimCSE's one epoch and 125-step interval of the main protocol do not apply."""
     simcse = [trial for trial in resolved_trials("sample_size") if trial.method == "simcse"]
     assert {(trial.training.epochs, trial.training.eval_steps) for trial in simcse} == {(10, None)}
+
+
+def test_cross_bi_encoder_trains_teacher_and_bi_encoder_three_epochs_on_gold_only():
+    """000 l.1250 (§5.2.1): "Both models are fine-tuned for three epochs on the STS-B train split"; l.1236
+    (§5.1): lr 2e-5, batch 16, 10% warm-up, linear decay, weight decay 0.01; l.1240: evaluated after each
+    epoch, the best kept. Table 6.2 (l.1395-1398): the CE without activation, with sigmoid and with tanh;
+    Table 6.3 (l.1410-1413): CE and CBE."""
+    trials = resolved_trials("cross_bi_encoder")
+    assert len(trials) == (2 + 2) * 3
+    assert {(t.settings.teacher, t.settings.teacher_activation) for t in trials} == {
+        ("ce", "sigmoid"), ("cbe", "sigmoid"), ("ce", "none"), ("ce", "tanh")}
+    for trial in trials:
+        training, settings = trial.training, trial.settings
+        assert (training.epochs, training.max_steps, settings.teacher_epochs) == (3, None, 3)
+        assert (training.lr, settings.teacher_lr, training.batch_size, settings.teacher_batch_size) == (
+            2e-5, 2e-5, 16, 16)
+        assert (training.lr_schedule, training.warmup_ratio, training.weight_decay) == ("linear", 0.1, 0.01)
+        assert (settings.setting, settings.sampling, settings.reannotate_gold) == ("semi", "none", False)
+        assert (trial.evaluation.select_checkpoint, training.eval_steps) == ("best_sts_dev", None)
+        assert settings.teacher_checkpoint == "best_dev"
+    assert len(resolved_trials("cross_bi_encoder", "--no-activations")) == 2 * 3

@@ -51,6 +51,7 @@ BY_VALIDATION_LOSS = "sts_test_at_best_validation_loss | best_sts_dev"
         ("batch_size", [], ["method", "batch_size"], BY_VALIDATION_LOSS, 2),
         ("learning_rate", [], ["method", "lr"], BEST_DEV, 4),
         ("augsbert", [], ["teacher", "sampling"], BEST_DEV, 4),
+        ("cross_bi_encoder", ["--no-activations"], ["teacher"], BEST_DEV, 2),
         ("gpl", [], ["queries_per_passage"], BEST_DEV, 1),
     ],
 )

@@ -3,8 +3,5 @@
 every sweep naming a seed's table either has targets or is listed here."""
 
 WITHOUT_TARGETS = {
-    "augsbert": "000 Tables 6.12-6.13 print one column per data set (Spanish-STS, BWS cross-topic, BWS in-topic), "
-                "and no logged param tells which data set a run trained on, so a target could not be matched with "
-                "its column's runs",
     "batch_size": "001 Table 5.11 scores eProduct, an eBay-internal task: no run of the project produces its metric",
 }

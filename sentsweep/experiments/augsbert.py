@@ -7,25 +7,80 @@ Semantic search (sampling semantic, and the KDE's semantic + random candidates) 
 or with a fine-tuned bi-encoder given by --set retriever=FOLDER (Figure 6.3's "Semantic Search (Finetuned)").
 --set reannotate_file=FILE trains the bi-encoder on another data set's pairs labelled by the teacher (Tables
 6.7-6.8); --set teacher_activation=none|tanh scores with the cross-encoder's other activations (Table 6.2).
+--dataset names which of Tables 6.12-6.13's data sets the files are (spanish-sts, bws-cross-topic, bws-in-topic);
+it is logged as the param `dataset`, and the tables' values for that column are the run's reproduction targets
+(teacher ce: Table 6.12, cbe: Table 6.13; the rows "Upper-bound", the teacher's own test Spearman, and AugSBERT-None
+to -S.S.). The "SRoBERTa (Lower-bound)" row, a bi-encoder on the gold labels, is sweep cross_bi_encoder's
+`sts_test_at_best_dev` (run it on the data set's files) and is not targeted here.
 Each trial reports the teacher's test Spearman and Pearson and its Spearman with the bi-encoder (Tables
 6.1-6.3), and with its first report the silver scores (`artifacts`, silver_scores.json; Figures 6.3-6.5).
 
     python sweeps/augsbert.py --quick
-    python sweeps/augsbert.py --model roberta-base --sts-dir data/stsbenchmark --seeds 5
+    python sweeps/augsbert.py --model roberta-base --sts-dir data/spanish-sts --dataset spanish-sts
 """
 
 from dataclasses import dataclass
 
+from sentsweep.analysis.reproduction import PublishedValue
 from sentsweep.experiments.protocols.supervised import AUGSBERT_PROTOCOL
 from sentsweep.references import THESIS_REIML_2023
+from sentsweep.settings import cited
 from sentsweep.sweep import Stage, SweepDefinition
 from sentsweep.sweep.options import SweepOptions, option
+
+# 000 Tables 6.12-6.13's columns: "Model	Spanish-STS	BWS (cross-topic)	BWS (in-topic)"
+DATASETS = ("spanish-sts", "bws-cross-topic", "bws-in-topic")
+# The rows as printed, mean (the std left out), one column per data set. Table 6.12 (CE):
+# "Roberta (Upper-bound)	$80.51 \pm 1.32$	$65.75 \pm 0.47$	$66.72 \pm 0.39$"
+# "AugSBERT-None	$67.76 \pm 0.49$	$63.80\pm1.07$	$66.38 \pm 0.70$"
+# "AugSBERT-R.S.	$75.93 \pm 1.45$	$62.82 \pm 1.38$	$67.74\pm0.76$"
+# "AugSBERT-KDE	$74.70 \pm 1.98$	$59.65 \pm 0.13$	$64.50 \pm 1.24$"
+# "AugSBERT-BM25	$77.17 \pm 1.94$	$62.54 \pm 1.76$	$66.84 \pm 1.06$"
+# "AugSBERT-S.S.	$77.09 \pm 1.99$	$62.07 \pm 1.37$	$66.64 \pm 1.97$"
+# Table 6.13 (CBE):
+# "RoBERTA (Upper-bound)	$75.56 \pm 3.35$	$66.58 \pm 1.17$	$69.97 \pm 0.40$"
+# "AugSBERT-None	$68.10 \pm 4.80$	$63.39 \pm 0.61$	$67.64 \pm 0.64$"
+# "AugSBERT-R.S.	$74.68 \pm 1.42$	$64.88\pm0.99$	$69.91 \pm 0.90$"
+# "AugSBERT-KDE	$77.40 \pm 0.96$	$64.22 \pm 0.89$	$69.63 \pm 0.33$"
+# "AugSBERT-BM25	$77.76 \pm 0.45$	$64.46 \pm 0.63$	$69.85 \pm 0.88$"
+# "AugSBERT-S.S.	$79.59 \pm 1.55$	$64.11 \pm 0.10$	$68.40 \pm 0.70$"
+UPPER_BOUND = "upper-bound"  # the teacher's own test Spearman
+TABLES = {
+    "ce": ("Table 6.12", {UPPER_BOUND: (80.51, 65.75, 66.72), "none": (67.76, 63.80, 66.38),
+                          "random": (75.93, 62.82, 67.74), "kde": (74.70, 59.65, 64.50),
+                          "bm25": (77.17, 62.54, 66.84), "semantic": (77.09, 62.07, 66.64)}),
+    "cbe": ("Table 6.13", {UPPER_BOUND: (75.56, 66.58, 69.97), "none": (68.10, 63.39, 67.64),
+                           "random": (74.68, 64.88, 69.91), "kde": (77.40, 64.22, 69.63),
+                           "bm25": (77.76, 64.46, 69.85), "semantic": (79.59, 64.11, 68.40)}),
+}
+ROBERTA = {"model": "roberta-base"}  # 000 §5.5: "using the RoBERTa model"
+
+
+def semi_supervised_targets() -> tuple[PublishedValue, ...]:
+    """Each row of Tables 6.12-6.13 per data set; the upper bound (the teacher) in the teacher's cell of sampling
+    none, whose runs train it as every cell's do."""
+    targets = []
+    for teacher, (table, rows) in TABLES.items():
+        for row, values in rows.items():
+            sampling, metric = ("none", "teacher_sts_test") if row == UPPER_BOUND else (row, "sts_test_at_best_dev")
+            for dataset, value in zip(DATASETS, values, strict=True):
+                targets.append(PublishedValue(
+                    params={"dataset": dataset, "teacher": teacher, "sampling": sampling}, metric=metric,
+                    value=value, source=cited(THESIS_REIML_2023, f"{table} ({row}, {dataset})"), runs=3,
+                    setting=ROBERTA, note="the teacher's own score" if row == UPPER_BOUND else ""))
+    return tuple(targets)
 
 
 @dataclass(frozen=True, kw_only=True)
 class AugsbertOptions(SweepOptions):
     teachers: tuple[str, ...] | None = option(f"default: {' '.join(AUGSBERT_PROTOCOL.grid('teacher'))}")
     samplings: tuple[str, ...] | None = option(f"default: {' '.join(AUGSBERT_PROTOCOL.grid('sampling'))}")
+    dataset: str | None = option("which data set of 000 Tables 6.12-6.13 the files are (logged as the param "
+                                 "`dataset`; the targets of its column are checked)", choices=DATASETS)
+
+
+def dataset_label(options: AugsbertOptions) -> dict:
+    return {"dataset": options.dataset} if options.dataset else {}
 
 
 def grid_axes(options):
@@ -43,6 +98,10 @@ DEFINITION = SweepDefinition(
     stages=[Stage("teacher x sampling", grid_axes)],
     options=AugsbertOptions,
     trains_on_gold_pairs=True,
+    settings_from_options=dataset_label,
+    data_labels={"dataset": DATASETS},
+    # 000 Tables 6.12-6.13 ("Results are averaged over 3 random seeds"), the column of the run's --dataset
+    published=semi_supervised_targets(),
     table_metrics=["sts_test_at_best_dev", "best_sts_dev", "teacher_sts_dev", "teacher_sts_test",
                    "teacher_sts_test_pearson", "teacher_student_spearman_at_best_dev"],
 )

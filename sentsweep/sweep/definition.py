@@ -85,6 +85,10 @@ class SweepDefinition:
     # Checks of the sweep's own options against its resolved settings, before anything runs: (options, constants)
     check: Callable[[SweepOptions, dict], None] = lambda options, constants: None
     reference: Reference | None = None  # the work whose experiment this re-runs (None: the project's own)
+    # {param: its values}: a param naming the data set of a whole run, set by the sweep's own option through
+    # `settings_from_options` and logged with every trial; a target of a table with one column per data set is
+    # keyed on it
+    data_labels: dict[str, tuple[str, ...]] = field(default_factory=dict)
     selection_metric: str = "best_sts_dev"
     table_metrics: list[str] = field(default_factory=lambda: ["sts_test_at_best_dev", "best_sts_dev"])
     published: tuple[PublishedValue, ...] = ()
@@ -111,9 +115,9 @@ def target_problems(definition: SweepDefinition, stages: Sequence[tuple[str, dic
 
     A target's param must, in one stage (its `stage`, where it names one), be an axis holding the value; or, in a
     greedy sweep, an earlier stage's axis holding it (the value that stage may carry over); or a fixed setting of
-    the protocol (of the target's method) equal to it. Its metric must be one of the sweep's table metrics, or
-    one an evaluation task logs (`askubuntu_map`: its name's prefix is a registered task's, which the runs log
-    when given --eval-task with that name).
+    the protocol (of the target's method) equal to it; or a data label (`data_labels`) holding it. Its metric
+    must be one of the sweep's table metrics, or one an evaluation task logs (`askubuntu_map`: its name's prefix
+    is a registered task's, which the runs log when given --eval-task with that name).
     """
     constants = definition.protocol.constants()
     metrics = set(definition.table_metrics) | {definition.selection_metric}
@@ -148,6 +152,10 @@ def target_problems(definition: SweepDefinition, stages: Sequence[tuple[str, dic
                     if not contains_value(earlier[param], value):
                         reasons.append(
                             f"{param}={value_text(value)} is not in an earlier stage's axis {earlier[param]}")
+                elif param in definition.data_labels:
+                    if value not in definition.data_labels[param]:
+                        reasons.append(f"{param}={value_text(value)} is none of the data sets "
+                                       f"{list(definition.data_labels[param])}")
                 elif param in fixed:
                     if not contains_value([fixed[param]], value):
                         reasons.append(

@@ -23,9 +23,10 @@ from sentsweep.settings import Settings, cited, project_choice, required_input, 
 # starts from each configuration of an earlier stage, which one (its row of that stage's table);
 # `parent_model_run_id`: the MLflow run whose model the trial starts from (lineage); `__point__`: which trial of a
 # list of trials (sentsweep.sweep.param_spaces.points_param_space); `user_code`: the researcher's modules
-# every worker imports first (sentsweep.plugins).
+# every worker imports first (sentsweep.plugins); `dataset`: which of a table's data sets the run's files are
+# (a sweep's `data_labels`).
 BOOKKEEPING_KEYS = ("method", "seed", "seeds", "__trial_index__", "__point__", "stage", "pretrained",
-                    "parent_model_run_id", USER_CODE_KEY)
+                    "parent_model_run_id", "dataset", USER_CODE_KEY)
 
 # The loop's default schedule, for every method whose protocol gives none: the seeds give it for TSDAE only.
 TSDAE_SCHEDULE = ('TSDAE\'s, 000 §5.4.1: "constant learning rate of 3e-5, no warm-up period, and a weight decay of '
