@@ -2,7 +2,7 @@
 
     sentsweep analyze table --experiment nm_weight --rows method pooling --columns w \\
         --metrics sts_test_at_best_dev --latex table.tex --csv table.csv
-    sentsweep analyze table --experiment tsdae_deletion --rows noise_ratio pooling
+    sentsweep analyze table --experiment tsdae_deletion --rows noise_ratio pooling --compute
     sentsweep analyze table --experiment nm_weight --rows method --metrics squad_top1 askubuntu_map \\
         --per-query --alpha 0.01 --correction bonferroni
     sentsweep analyze compare --experiment nm_weight --metric sts_test_at_best_dev \\
@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from sentsweep.analysis.compute import compute_by_cell, compute_markdown
 from sentsweep.analysis.plots import plot_metric
 from sentsweep.analysis.report import write_report
 from sentsweep.analysis.reproduction import TARGETS_ARTIFACT, targets_from_json
@@ -68,6 +69,9 @@ def parse_args(argv=None, prog: str = "sentsweep analyze") -> argparse.Namespace
     table.add_argument("--csv", help="write every cell with its bootstrap CI, p-values against the best, group "
                        "membership and selected steps to this CSV")
     table.add_argument("--latex", help="write a booktabs LaTeX table to this file")
+    table.add_argument("--compute", action="store_true",
+                       help="also print the compute each cell's runs spent (CPU, GPU and wall hours, all runs "
+                            "finished or not) and the sweep's total")
     _significance(table)
     table.add_argument("--per-query", action="store_true",
                        help="test columns of metrics with per-query outcomes (e.g. squad_top1, askubuntu_map) over "
@@ -204,6 +208,9 @@ def main(argv=None, prog: str = "sentsweep analyze") -> int:
             table = build_table(runs, args.rows, args.metrics, args.columns, not args.lower_is_better,
                                 alpha=args.alpha, correction=args.correction, per_query=per_query)
             print(to_markdown(table))
+            if args.compute:
+                compute = compute_by_cell(runs, args.rows + ([args.columns] if args.columns else []))
+                print(f"\nCompute per cell (every run, finished or not):\n\n{compute_markdown(compute)}")
             if args.csv:
                 to_frame(table).to_csv(args.csv, index=False)
                 print(f"CSV written to {args.csv}")

@@ -186,6 +186,10 @@ def sweep_options_section(options: SweepOptions) -> list[str]:
     if options.gpus_per_trial:
         rows.append(f"| GPU packing | memory per trial | measured peak x {1 + MEMORY_MARGIN:g} + "
                     f"{CUDA_CONTEXT_BYTES / GiB:g} GiB | project choice (sentsweep.sweep.resources) |")
+    rows += [row("compute budget", "--time-budget", options.time_budget, "none: no limit"),
+             row("compute budget", "--gpu-hours", options.gpu_hours, "none: no limit"),
+             "| compute budget | estimated GPU-hours | not estimated | no probe measured a step (the GPU packing "
+             "probe measures memory) |"]
     return ["## How trials are scheduled and compared", "", "| topic | option | value | source |", "|---|---|---|---|",
             *rows, ""]
 

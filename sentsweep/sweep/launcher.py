@@ -27,6 +27,7 @@ from sentsweep.models import build_tiny_model, check_model_source
 from sentsweep.plugins import USER_CODE_KEY, import_plugin, user_modules
 from sentsweep.preparation_cache import cache_folder
 from sentsweep.random_seeds import parse_seeds
+from sentsweep.sweep.budget import check_budget_options
 from sentsweep.sweep.card import protocol_card
 from sentsweep.sweep.data_sizes import sample_size_problems
 from sentsweep.sweep.definition import ResolvedSweep, SweepDefinition
@@ -80,6 +81,7 @@ def resolve_settings(definition: SweepDefinition, options: SweepOptions) -> Reso
     method_settings = {method: {key: value for key, value in protocol.settings_of(method).items()
                                 if key not in overrides} for method in protocol.method_settings}
     check_resource_options(options)  # the cluster's own resources are checked once Ray is up (SweepRunner.run)
+    check_budget_options(options.time_budget, options.gpu_hours, options.gpus_per_trial)
 
     corpus = Path(options.corpus or CORPUS_FILE).resolve()
     corpus_size = len(read_corpus(corpus))

@@ -108,6 +108,11 @@ class SweepOptions:
                                "refused (bound the wait with --pending-timeout)", False)
     pending_timeout: float | None = option("end the sweep (resumable) when trials wait this long PENDING with "
                                            "none running", metavar="SECONDS")
+    time_budget: float | None = option("end the sweep (resumable) once it has run this long, wall clock from when "
+                                       "Ray is up; --resume gets its own", metavar="SECONDS")
+    gpu_hours: float | None = option("end the sweep (resumable) once its running trials have held this many "
+                                     "GPU-hours (each its --gpus-per-trial fraction); --resume gets its own",
+                                     metavar="HOURS")
     max_failures: int = option("retries of a failed trial from its checkpoint", 2)
     scheduler: str = option("early stopping on the dev metric", "fifo", choices=SCHEDULERS)
     resume: bool = option("continue the latest unfinished sweep of the experiment", False)

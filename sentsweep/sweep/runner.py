@@ -31,6 +31,7 @@ from sentsweep.faults import FAULT_ENV, fault_point
 from sentsweep.models import load_sentence_model, saved_pooling
 from sentsweep.plugins import USER_CODE_KEY
 from sentsweep.random_seeds import resolve_seed
+from sentsweep.sweep.budget import BudgetSpent, SweepBudget, budget_watch
 from sentsweep.sweep.definition import ResolvedSweep, Stage, SweepDefinition
 from sentsweep.sweep.options import SweepOptions
 from sentsweep.sweep.param_spaces import (
@@ -84,6 +85,7 @@ class SweepRunner:
         self.experiment = options.experiment or definition.name
         self.storage_path = resolved.storage_path
         self.gpus_per_trial = 0.0  # --gpus-per-trial, with 'auto' settled by the probe once Ray is up (run)
+        self.budget = SweepBudget(None, None, 0.0)  # --time-budget, --gpu-hours: from when Ray is up (run)
         # {stage: {table row: {seed: run id}}}: the trials of each stage whose model was logged; each stage's
         # table row params and best row on the selection metric
         self.kept_models: dict[str, dict[tuple, dict[int, str]]] = {}
@@ -114,6 +116,7 @@ class SweepRunner:
         # trials sharing a GPU are checked to fit in its memory, or --gpus-per-trial auto is settled to a number
         self.gpus_per_trial = check_resources(self.options, constants, self.resolved.method_settings, stages)
         options = self.options
+        self.budget = SweepBudget(options.time_budget, options.gpu_hours, self.gpus_per_trial)
         tracker = SweepTracker(self.tracking_uri, self.experiment, self.definition.name,
                                pending_dir=options.output_dir, resume=options.resume, extend=options.extend)
         tracker.log_sweep_metrics(baseline)
@@ -154,6 +157,10 @@ class SweepRunner:
             tracker.end_interrupted()
             print(f"error: {timeout}\nresume once the cluster can run the trials:\n  "
                   f"{resume_command(self.options.extend)}", file=sys.stderr)
+            return 1
+        except BudgetSpent as spent:  # ended as --pending-timeout ends it
+            tracker.end_interrupted()
+            print(f"error: {spent}\nresume with:\n  {resume_command(self.options.extend)}", file=sys.stderr)
             return 1
         except (Interrupted, KeyboardInterrupt):
             stopped = tracker.end_interrupted()
@@ -389,10 +396,11 @@ class SweepRunner:
         experiment_path = f"{self.storage_path.rstrip('/')}/{run_name}"
         # --pending-timeout (created before a restore unpickles it)
         watch = pending_watch(self.options, run_name, self.gpus_per_trial)
+        budget = budget_watch(self.budget, run_name)  # --time-budget, --gpu-hours (a watch restored as above)
         progress = [] if self.options.verbose else [SweepProgress(self.stage_title, self.stage_axes,
                                                                   self.definition.selection_metric,
                                                                   self.options.progress_interval)]
-        callbacks = [tracker, *progress, *([watch] if watch else [])]
+        callbacks = [tracker, *progress, *([watch] if watch else []), budget]
         if os.environ.get(FAULT_ENV):  # the fault matrix's tests only
             from sentsweep.sweep.fault_injection import TrialFaultPoint  # lazy: imports Ray Tune, as above
 
@@ -429,6 +437,8 @@ class SweepRunner:
             signal.signal(signal.SIGINT, sigint_handler)
         if watch is not None and watch.message:
             raise PendingTimeout(watch.message)
+        if budget.message:
+            raise BudgetSpent(budget.message)
         if not self._all_ended(tracker, results):  # Ray Tune returned early: Ctrl-C or SIGTERM
             raise Interrupted()
         return results

@@ -1,7 +1,8 @@
 """Where a training loop reports metrics and checkpoints: Ray Tune inside a sweep, or memory for a direct run.
 
 A report to Ray Tune also carries the trial process's machine usage since the previous report
-(`system_metrics`), which the driver logs to the trial's MLflow run with its other metrics.
+(`system_metrics`) and the trial's compute so far (`compute`: CPU, GPU and wall seconds over all its attempts),
+which the driver logs to the trial's MLflow run with its other metrics.
 """
 
 from __future__ import annotations
@@ -11,16 +12,25 @@ import tempfile
 import weakref
 from pathlib import Path
 
+from sentsweep.trainables.compute import ComputeMeter, read_compute, write_compute
 from sentsweep.trainables.system_metrics import process_sampler
 
 
+def trial_gpu_fraction() -> float:
+    """The GPUs (a fraction, or whole ones) Ray Tune gave this trial: its request, as the runner made it."""
+    from ray import tune
+
+    return float(tune.get_context().get_trial_resources().required_resources.get("GPU", 0.0))
+
+
 class TuneSession:
-    """Reports to Ray Tune (`tune.report`), with the `system/...` usage metrics since the last report, and
-    resumes from Tune's latest checkpoint of this trial."""
+    """Reports to Ray Tune (`tune.report`), with the `system/...` usage metrics since the last report and the
+    trial's compute (its checkpoints keep it), and resumes from Tune's latest checkpoint of this trial."""
 
     def __init__(self) -> None:
         self._system_metrics = process_sampler()
         self._system_metrics.new_window()  # a process running trials one after another: this trial's usage only
+        self._compute = ComputeMeter(trial_gpu_fraction())
 
     def latest_checkpoint_dir(self):
         from ray import tune
@@ -28,13 +38,17 @@ class TuneSession:
         checkpoint = tune.get_checkpoint()
         if checkpoint is None:
             return None
-        return checkpoint.to_directory()
+        directory = checkpoint.to_directory()
+        self._compute.resume(read_compute(directory))  # what the trial's earlier attempts spent
+        return directory
 
     def report(self, metrics: dict, checkpoint_dir: Path) -> None:
         from ray import tune
 
+        compute = self._compute.total()
+        write_compute(checkpoint_dir, compute)
         checkpoint = tune.Checkpoint.from_directory(str(checkpoint_dir))
-        tune.report(metrics | self._system_metrics.take(), checkpoint=checkpoint)
+        tune.report(metrics | self._system_metrics.take() | compute.as_metrics(), checkpoint=checkpoint)
 
 
 class LocalSession:
