@@ -87,7 +87,7 @@ DEFINITION = SweepDefinition(
     name="own_task",
     description=__doc__.splitlines()[0],
     protocol=PROTOCOL,
-    stages=[Stage("noise_ratio", lambda args: {"noise_ratio": PROTOCOL.grid("noise_ratio")})],
+    stages=[Stage("noise_ratio", lambda options: {"noise_ratio": PROTOCOL.grid("noise_ratio")})],
 )
 
 if __name__ == "__main__":

@@ -74,8 +74,8 @@ DEFINITION = SweepDefinition(
     name="trainer_script",
     description=__doc__.splitlines()[0],
     protocol=PROTOCOL,
-    stages=[Stage("scale", lambda args: {"method": ["cosent_script"],
-                                         "scale": [10.0, 20.0] if args.quick else PROTOCOL.grid("scale")})],
+    stages=[Stage("scale", lambda options: {"method": ["cosent_script"],
+                                            "scale": [10.0, 20.0] if options.quick else PROTOCOL.grid("scale")})],
     trains_on_gold_pairs=True,
 )
 

@@ -234,3 +234,13 @@ def test_sample_sizes_above_the_corpus_cannot_run_and_small_ones_batch_the_whole
     assert "simcse at batch size 512 on 256 training sentences" in card
     assert "on 512 training sentences" not in card
 
+
+
+def test_labelled_pairs_are_not_counted_against_the_unlabelled_corpus(tmp_path, monkeypatch):
+    """labelled_after_pretraining's SBERT sample sizes count pairs of its training file (002 §6, Figure 2), not
+    sentences of the pre-training corpus: 10,000 labelled pairs beside a 400-sentence demo corpus can run."""
+    monkeypatch.chdir(tmp_path)
+    code, card, err = dry_run("labelled_after_pretraining")
+    assert code == 0, err
+    assert row(card, "3 supervised_from_scratch", "sample_size", "100, 1000, 10,000")
+    assert "Cannot run as given" not in card

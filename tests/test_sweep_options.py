@@ -40,10 +40,12 @@ def test_parsed_options_are_typed_and_frozen():
     with pytest.raises(dataclasses.FrozenInstanceError):
         options.seeds = "5"
     assert parse_options(SweepOptions, ["--gpus-per-trial", "0.25"]).gpus_per_trial == 0.25
+    assert parse_options(SweepOptions, ["--set", "a=1", "--set", "b=2"]).assignments == ("a=1", "b=2")
 
 
 @pytest.mark.parametrize("argv, message", [
-    (["--gpus-per-trial", "half"], "invalid gpus_per_trial_value value: 'half'"),
+    (["--gpus-per-trial", "half"], "'half' is neither a number of GPUs nor 'auto'"),
+    (["--gpus-per-trial", "nan"], "'nan' is neither a number of GPUs nor 'auto'"),
     (["--search", "random"], "invalid choice: 'random'"),
     (["--sts-dir", "a", "--hf-sts", "b"], "not allowed with argument --sts-dir"),
     (["--weight-range", "0.1"], "expected 2 arguments"),

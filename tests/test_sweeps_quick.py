@@ -166,3 +166,16 @@ def test_domain_adaptation_quick_chains_the_nli_step_into_the_sts_step_in_both_o
         assert sorted(by_stage[child].index) == ["0", "1"], child
         for seed in by_stage[child].index:  # each seed continues the same seed's model of the stage before
             assert by_stage[child].loc[seed, "parent_model_run_id"] == by_stage[parent].loc[seed, "run_id"], child
+
+
+def test_topic_distillation_runs_each_stage_of_000_tables_6_14_to_6_17(workdir):
+    """000 Tables 6.14-6.17 in one command: each stage prints its table; every trial finished, the prompted stage
+    with the prompt shown and hidden."""
+    uri, printed = run_quick("topic_distillation", workdir, "--seeds", "1")
+    for index, title in enumerate(("pretrained", "classifier", "prompted", "original"), start=1):
+        assert f"stage {index}/4 '{title}'" in printed
+    runs = fetch_trial_runs(uri, "topic_distillation", latest_sweep_run_id(uri, "topic_distillation"))
+    assert set(runs["status"]) == {"FINISHED"}
+    assert set(runs["params.stage"]) == {"pretrained", "classifier", "prompted", "original"}
+    prompted = runs[runs["params.stage"] == "prompted"]
+    assert len(set(prompted["params.topic_prompt"])) == 2

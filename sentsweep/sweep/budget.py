@@ -1,6 +1,7 @@
 """A sweep command's compute budget: `--time-budget SECONDS` of wall clock and `--gpu-hours HOURS` of GPU time.
 
-The clock starts when the runner starts (`SweepBudget`); GPU time is what the running trials hold, each its GPU
+The clock starts once the cluster is checked and GPU packing settled, as the first trial can start
+(`SweepBudget`); GPU time is what the running trials hold, each its GPU
 fraction for as long as it runs (the `gpu_seconds` its run records: device-seconds times the fraction). Both
 count this command only: a `--resume` has the budget its own command line gives.
 

@@ -1,7 +1,8 @@
 """How many sentences each trial trains on, and what a sweep's sizes cannot do with its corpus.
 
-A trial trains on the corpus, less the `validation_size` sentences held out for `select_checkpoint=
-validation_loss` (none when a `validation_file` holds the validation sentences), at most `sample_size` of them.
+A trial of an unsupervised method trains on the corpus, less the `validation_size` sentences held out for
+`select_checkpoint=validation_loss` (none when a `validation_file` holds the validation sentences), at most
+`sample_size` of them (a method of labelled pairs counts `sample_size` in pairs of its training file).
 A `sample_size` above that is refused before launch: the trial would train on fewer sentences than its
 size says. A batch larger than the training sentences is one batch of all of them per step (the training
 loop's `BatchSchedule`); the card says which trials that concerns.
@@ -28,6 +29,12 @@ def training_sentences(config: dict, corpus_size: int) -> int:
     return available if sample_size is None else min(available, sample_size)
 
 
+def trains_on_corpus(config: dict) -> bool:
+    """Whether a trial trains on the corpus's sentences (an unsupervised method); SBERT and the other methods of
+    labelled pairs count `sample_size` in pairs of their training file, and the baselines train nothing."""
+    return bool(get_method(config["method"]).objectives)
+
+
 def grid_stages(stages: list[tuple[str, dict]]) -> list[tuple[str, dict]]:
     """The stages whose axes are all lists (an Optuna stage's ranges have no trials to list before it runs)."""
     return [(name, axes) for name, axes in stages if all(isinstance(values, list) for values in axes.values())]
@@ -37,6 +44,8 @@ def sample_size_problems(resolved: ResolvedSweep, stages: list[tuple[str, dict]]
     """One line per `sample_size` above the sentences its trials could train on."""
     problems = {}
     for _, config in trial_configs(resolved, grid_stages(stages)):
+        if not trains_on_corpus(config):
+            continue
         size = config.get("sample_size")
         available = resolved.corpus_size - held_out_sentences(config)
         if size is not None and size > available:
@@ -52,7 +61,7 @@ def whole_corpus_batches(resolved: ResolvedSweep, stages: list[tuple[str, dict]]
     those sentences once."""
     lines = {}
     for _, config in trial_configs(resolved, grid_stages(stages)):
-        if not get_method(config["method"]).trains:
+        if not trains_on_corpus(config):
             continue
         sentences = training_sentences(config, resolved.corpus_size)
         if config["batch_size"] > sentences:

@@ -46,9 +46,10 @@ class SweepDriver(TypingProtocol):
     overrides: dict  # the settings the command line or --quick set, {key: value}
     selection_metric: str  # the definition's
 
-    def run_stage(self, name: str, settings: dict, axes: dict) -> ComparisonTable:
+    def run_stage(self, name: str, settings: dict, axes: dict, title: str | None = None) -> ComparisonTable:
         """Run one stage (its trials over the seeds, `settings` shared by them, `axes` {param: values}), log and
-        print its table, and return it; stages are numbered in the order they run."""
+        print its table (headed `title`, else the stage's name), and return it; stages are numbered in the order
+        they run."""
 
     def log_sweep_metrics(self, metrics: dict[str, float]) -> None:
         """Log metrics of the whole sweep to its MLflow run."""
@@ -130,8 +131,9 @@ def target_problems(definition: SweepDefinition, stages: Sequence[tuple[str, dic
             problems.append(f"{label}: metric {target.metric!r} is neither among the sweep's {sorted(metrics)} nor "
                             "an evaluation task's")
         stage = target.params.get(STAGE_PARAM)
-        if stage is not None and (len(stages) < 2 or stage not in names):
-            problems.append(f"{label}: no stage {stage!r} (stages logged: {names if len(stages) > 1 else 'none'})")
+        if stage is not None and (len(definition.stages) < 2 or stage not in names):
+            problems.append(f"{label}: no stage {stage!r} (stages logged: "
+                            f"{names if len(definition.stages) > 1 else 'none'})")
             continue
         method = target.params.get("method", constants.get("method"))
         fixed = constants | definition.protocol.settings_of(method)

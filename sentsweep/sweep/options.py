@@ -7,8 +7,8 @@
 - the flag is `--` + the field name with `_` as `-` (metadata `flag` where it differs: `--set`);
 - `bool`: a switch (`store_true`, default False);
 - `int`, `float`, `str`, or any of them `| None`: one value of that type;
-- `tuple[T, ...]`: one or more values (`nargs="+"`), or, with metadata `repeat=True`, an option given once per
-  value (`action="append"`); `tuple[T, T]`: exactly two;
+- `tuple[T, ...]`: one or more values (`nargs="+"`; given again, the values add up), or, with metadata
+  `repeat=True`, an option given once per value (`action="append"`); `tuple[T, T]`: exactly two;
 - `Literal[...]` (or metadata `choices`): one of those values;
 - metadata `parse`: a function that reads the text (its `ValueError` names the bad value), `help`, `metavar`,
   `group`: options of one group are mutually exclusive.
@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import math
 import types
 import typing
 from dataclasses import dataclass, field
@@ -54,8 +55,16 @@ def interval_seconds(text: str) -> float:
 
 
 def gpus_per_trial_value(text: str) -> float | str:
-    """--gpus-per-trial: a number, or 'auto'."""
-    return GPUS_AUTO if text == GPUS_AUTO else float(text)
+    """--gpus-per-trial: a finite number, or 'auto'."""
+    if text == GPUS_AUTO:
+        return GPUS_AUTO
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"{text!r} is neither a number of GPUs nor {GPUS_AUTO!r}")
+    return value
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -205,7 +214,10 @@ def _argument_of(spec: dataclasses.Field, hint) -> dict:
         arguments["type"] = _reader(items[0], metadata)
         if metadata.get("repeat"):
             return arguments | {"action": "append", "default": []}  # argparse appends to a copy of a list
-        return arguments | {"nargs": "+" if items[-1] is Ellipsis else len(items)}
+        if items[-1] is Ellipsis:  # given twice, the values add up (--set a=1 --set b=2), in a list argparse extends
+            default = list(spec.default) if isinstance(spec.default, tuple) else spec.default
+            return arguments | {"nargs": "+", "action": "extend", "default": default}
+        return arguments | {"nargs": len(items)}
     if typing.get_origin(kind) is Literal:
         return arguments | {"choices": typing.get_args(kind)}
     if "choices" in metadata:

@@ -27,6 +27,8 @@ from typing import TextIO
 from ray.tune import Callback
 from tqdm import tqdm
 
+from sentsweep.random_seeds import resolve_seed
+
 # Read by Ray Tune and MLflow from the environment when a run starts (a value the user set is kept).
 QUIET_SETTINGS = {
     # Ray Tune's legacy output engine, silent at verbosity 0; its newer engine still prints, at verbosity 0, a
@@ -143,7 +145,7 @@ class SweepProgress(Callback):
 
     def describe(self, config: dict) -> str:
         """A trial as the tables know it: its configuration and seed."""
-        return ", ".join(filter(None, [self.configuration(config), f"seed {config.get('seed')}"]))
+        return ", ".join(filter(None, [self.configuration(config), f"seed {resolve_seed(config)}"]))
 
     def best(self) -> tuple[str, float, int] | None:
         """(configuration, mean of its trials' last reported metric, how many trials) of the best so far."""

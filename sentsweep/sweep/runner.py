@@ -85,7 +85,7 @@ class SweepRunner:
         self.experiment = options.experiment or definition.name
         self.storage_path = resolved.storage_path
         self.gpus_per_trial = 0.0  # --gpus-per-trial, with 'auto' settled by the probe once Ray is up (run)
-        self.budget = SweepBudget(None, None, 0.0)  # --time-budget, --gpu-hours: from when Ray is up (run)
+        self.budget = SweepBudget(None, None, 0.0)  # --time-budget, --gpu-hours: from the first trial's start
         # {stage: {table row: {seed: run id}}}: the trials of each stage whose model was logged; each stage's
         # table row params and best row on the selection metric
         self.kept_models: dict[str, dict[tuple, dict[int, str]]] = {}
@@ -134,13 +134,15 @@ class SweepRunner:
                 self.definition.driver(DriverStages(self, tracker), constants)
             else:
                 stage_by_name = {stage.name: stage for stage in self.definition.stages}
+                # a stage of a definition of several logs its name (param `stage`), also when options left the
+                # others out: a run is told by its stage whichever options ran it
+                several = len(self.definition.stages) > 1
                 for index, (stage_name, axes) in enumerate(stages):
                     title = (f"stage {index + 1}/{len(stages)} '{stage_name}'" if len(stages) > 1
                              else self.definition.name)
                     axes, chain = self.chained(stage_by_name.get(stage_name), axes)
                     table, results = self.run_stage(tracker, index, title, constants | (
-                        {"stage": stage_name} if len(stages) > 1 else {}), axes,
-                        stage_name if len(stages) > 1 else None, chain)
+                        {"stage": stage_name} if several else {}), axes, stage_name if several else None, chain)
                     if self.definition.greedy:
                         best = self.best_values(table, axes, constants, results)
                         print(f"best on dev ({self.definition.selection_metric}, mean over seeds): {best}")

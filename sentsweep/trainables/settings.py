@@ -16,7 +16,7 @@ from typing import Literal
 from sentsweep.errors import InputError
 from sentsweep.plugins import USER_CODE_KEY
 from sentsweep.preparation_cache import Stage
-from sentsweep.references import THESIS_MALMBERG_2021, THESIS_WANG_2022, Reference
+from sentsweep.references import THESIS_WANG_2022, Reference
 from sentsweep.settings import Settings, cited, project_choice, required_input, setting
 
 # Config keys that are bookkeeping of the sweep, not settings of a method. `pretrained`: in a chained stage that
@@ -66,8 +66,8 @@ class TrainingSettings(Settings):
     dropout: float | None = setting(
         None, "dropout probability of the trained encoder's hidden layers and attention (none: the checkpoint's "
         "own, BERT's 0.1); the augsbert teacher keeps its checkpoint's",
-        cited(THESIS_MALMBERG_2021, "§3.4.2", '"In the original paper, fine-tuning using a dropout value of 0.1"; '
-              "Table 3.1 also trains at 0.3. 003 does not say which dropout probabilities: both here"), ge=0, lt=1)
+        project_choice('the checkpoint\'s own; 003 §3.4.2 (its Table 4.1 rows) also trains at 0.3: "In the original '
+                       'paper, fine-tuning using a dropout value of 0.1"'), ge=0, lt=1)
     sample_size: int | None = setting(
         None, "training examples drawn with the trial's seed (none: all)", project_choice(), ge=1)
     weight_decay: float = setting(

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 from ray import tune
 
-from sentsweep.references import THESIS_REIML_2023, THESIS_WANG_2022, TSDAE
+from sentsweep.experiments.protocols.tsdae import APP_B_CT
+from sentsweep.references import THESIS_REIML_2023, THESIS_WANG_2022
 from sentsweep.settings import cited, project_choice
 from sentsweep.sweep.protocol import Protocol, Sourced, sourced
 
@@ -143,8 +144,6 @@ BATCH_SIZE_PROTOCOL = Protocol(
 )
 
 # --- The project's own learning-rate sweep ------------------------------------------------------------------------
-APP_B_CT = cited(TSDAE, "App. B", '"RMSProp ... segmented-constant scheduling scheme ... The pooling method for CT and '
-                 'BERT-flow is both mean pooling"')
 LEARNING_RATE_PROTOCOL = Protocol(
     settings=NM_SETTINGS | {"method": Sourced("simcse", project_choice())},
     seeds=Sourced(3, cited(THESIS_REIML_2023, "Table 6.10")),

@@ -87,14 +87,13 @@ UNSUPERVISED_FIXED_STEPS = {
               lr_schedule="constant", warmup_ratio=0.0, weight_decay=0.0),
     "eval_steps": Sourced(10_000, project_choice("dev is scored to follow the run; it selects nothing")),
 }
-# SimCSE is the exception to App. B's fixed steps: one epoch of its official code, which stops early on STS-B dev.
+# SimCSE is the exception to App. B's fixed steps: one epoch of its official code, which stops early on STS-B dev
+# (its evaluation interval is PAPER_METHOD_SETTINGS', the official code's).
 SIMCSE_OFFICIAL_STOPPING = {
     "max_steps": Sourced(None, cited(TSDAE, "App. B", '"1 epoch of training"')),
     "select_checkpoint": Sourced("best_sts_dev", cited(TSDAE, "App. B, footnote 8", '"For SimCSE, the official code '
                                                        'involves early-stopping on the STS-B development set. We do '
                                                        'not change this setting for this method"')),
-    "eval_steps": Sourced(125, project_choice("002 gives no evaluation interval; dev must be scored within SimCSE's "
-                                              "one epoch for its early stopping to select anything")),
 }
 # Each unsupervised method of 002 at its own settings (App. B, §5.2) over the fixed-step rule: a method's own value
 # (CT's segmented-constant rate, SimCSE's one epoch) is never replaced by the shared one.
