@@ -2,14 +2,17 @@
 # slurm/sweep.sbatch for real, on this machine: a one-node SLURM (Debian's slurm-wlm, munge) on 127.0.0.1, then
 #   1. sbatch slurm/sweep.sbatch sweeps/nm_weight.py --quick: the job ends COMPLETED with the sweep's table, and
 #      every trial run is FINISHED in the sweep's MLflow store;
-#   2. the same sweep in a job whose time runs out mid-sweep (--time=3, USR1 90 s before the limit): the job
-#      requeues itself, its later runs resume, and it ends COMPLETED with each (configuration, seed) run once.
-# Run as root (`make slurm-smoke`): the set-up below, done once and skipped when SLURM already answers, installs
-# slurm-wlm and munge, writes /etc/slurm/slurm.conf (only where none is, or where this script wrote it) and starts
-# munged, slurmctld and slurmd (ProctrackType=proctrack/linuxproc, TaskPlugin=task/none: no cgroups needed).
+#   2. the same sweep with longer trials (--max-steps 200) in a job whose time runs out mid-sweep (--time=6, USR1
+#      120 s before the limit): the job requeues itself, its later runs resume, and it ends COMPLETED with each
+#      (configuration, seed) run once.
+# Run as root (`make slurm-smoke`): the set-up below, each part skipped when done, installs slurm-wlm and munge,
+# writes /etc/slurm/slurm.conf (only where none is, or where this script wrote it; a machine's own SLURM is used as
+# it is) and starts munged, slurmctld and slurmd (ProctrackType=proctrack/linuxproc, TaskPlugin=task/none: no
+# cgroups needed).
 # The jobs run as root, Ray with token authentication (slurm/sweep.sbatch), each on ports of its own.
 # Environment: STATE_DIR (/var/lib/sentsweep-slurm: SLURM's state and logs, the jobs' outputs under STATE_DIR/work),
-# VENV (.venv: the jobs' Python), SWEEP_ARGS (extra options of both sweeps), CASES ("quick requeue").
+# VENV (.venv: the jobs' Python), SWEEP_ARGS (extra options of both sweeps), CASES ("quick requeue"), MAX_WAIT
+# (2400: seconds a job may take, requeues included, before it is cancelled and the test fails).
 set -euo pipefail
 
 PROJECT=$(cd "$(dirname "$0")/.." && pwd)
@@ -17,6 +20,7 @@ STATE_DIR=${STATE_DIR:-/var/lib/sentsweep-slurm}
 VENV=$(cd "${VENV:-$PROJECT/.venv}" && pwd)
 SWEEP_ARGS=${SWEEP_ARGS:-}
 CASES=${CASES:-quick requeue}
+MAX_WAIT=${MAX_WAIT:-2400}
 CONF=/etc/slurm/slurm.conf
 MARKER="# written by scripts/slurm_smoke.sh"
 WORK=$STATE_DIR/work
@@ -35,13 +39,12 @@ start_munge() {
     munge -n | unmunge >/dev/null || { echo "munge does not work: munge -n | unmunge failed" >&2; exit 1; }
 }
 
-write_slurm_conf() {
+slurm_conf() {
     local node cpus memory
     node=$(hostname -s)
     cpus=$(nproc)
     memory=$(( $(awk '/MemTotal/ { print $2 }' /proc/meminfo) / 1024 - 1024 ))
-    install -d -m 755 /etc/slurm "$STATE_DIR/slurmctld" "$STATE_DIR/slurmd"
-    cat > "$CONF" <<EOF
+    cat <<EOF
 $MARKER: a one-node SLURM on 127.0.0.1 for \`make slurm-smoke\`.
 ClusterName=sentsweep
 SlurmctldHost=$node(127.0.0.1)
@@ -49,6 +52,8 @@ SlurmUser=root
 SlurmdUser=root
 AuthType=auth/munge
 CredType=cred/munge
+# a requeued job waits cred_expire + 1 s before it starts again (default 120 s)
+AuthInfo=cred_expire=10
 StateSaveLocation=$STATE_DIR/slurmctld
 SlurmdSpoolDir=$STATE_DIR/slurmd
 SlurmctldPidFile=/run/sentsweep-slurmctld.pid
@@ -71,22 +76,36 @@ PartitionName=debug Nodes=$node Default=YES MaxTime=INFINITE State=UP
 EOF
 }
 
+# The slurmctld and slurmd this script started (their pid files), stopped by their ids.
+stop_slurm_daemons() {
+    local daemon pid
+    for daemon in slurmctld slurmd; do
+        pid=$(cat "/run/sentsweep-$daemon.pid" 2>/dev/null) || continue
+        kill "$pid" 2>/dev/null || continue
+        while kill -0 "$pid" 2>/dev/null; do sleep 1; done
+    done
+}
+
+slurm_answers() { scontrol ping 2>/dev/null | grep -q UP && sinfo -h -o %T 2>/dev/null | grep -qE 'idle|mixed|alloc'; }
+
 set_up_slurm() {
     if ! command -v sbatch >/dev/null || ! command -v munged >/dev/null; then
         step "set-up: apt-get install slurm-wlm munge"
         apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq slurm-wlm munge >/dev/null
     fi
     start_munge
-    if scontrol ping 2>/dev/null | grep -q UP && sinfo -h -o %T 2>/dev/null | grep -qE 'idle|mixed|alloc'; then
-        return 0  # a SLURM answers already (this script's, or the machine's own)
-    fi
-    step "set-up: one-node SLURM on 127.0.0.1 ($CONF, state in $STATE_DIR)"
     if [ -f "$CONF" ] && ! grep -qF "$MARKER" "$CONF"; then
+        slurm_answers && return 0  # the machine's own SLURM
         echo "$CONF exists and was not written by $0, but its SLURM does not answer (scontrol ping):" >&2
         scontrol ping >&2 || true
         exit 1
     fi
-    write_slurm_conf
+    install -d -m 755 /etc/slurm "$STATE_DIR/slurmctld" "$STATE_DIR/slurmd"
+    if ! cmp -s <(slurm_conf) "$CONF"; then
+        step "set-up: one-node SLURM on 127.0.0.1 ($CONF, state in $STATE_DIR)"
+        slurm_conf > "$CONF"
+        stop_slurm_daemons  # started with the older slurm.conf (`scontrol reconfigure` keeps some settings)
+    fi
     pgrep -x slurmctld >/dev/null || /usr/sbin/slurmctld
     pgrep -x slurmd >/dev/null || /usr/sbin/slurmd
     for _ in $(seq 30); do
@@ -101,14 +120,16 @@ job_field() { scontrol show job -o "$1" | tr ' ' '\n' | sed -n "s/^$2=//p"; }
 
 # Wait until job $1 has ended (not pending, running, requeued or completing); print its final state
 wait_for_job() {
-    local state
-    while true; do
+    local state deadline=$(( $(date +%s) + MAX_WAIT ))
+    while [ "$(date +%s)" -lt "$deadline" ]; do
         state=$(job_field "$1" JobState)
         case $state in
             PENDING|RUNNING|REQUEUED|COMPLETING|CONFIGURING|SUSPENDED|REQUEUE_FED|REQUEUE_HOLD|RESIZING) sleep 5 ;;
             *) echo "$state"; return 0 ;;
         esac
     done
+    scancel "$1"
+    echo "TIMED_OUT_AFTER_${MAX_WAIT}s"
 }
 
 # The trial runs of the sweep in the SQLite store $1: all FINISHED, each (configuration, seed) once.
@@ -137,14 +158,16 @@ assert set(per_point.values()) == {1}, f"points run more than once: {[k for k, v
 EOF
 }
 
-# sbatch of the quick NM sweep with sbatch options "$2..."; case name $1. Prints the job's output, checks MLflow.
+# sbatch of the quick NM sweep, case $1, sweep options $2 (and SWEEP_ARGS), sbatch options "$3...". Prints the job's
+# output, checks MLflow.
 run_case() {
-    local name=$1 job state output=$WORK/$1
-    shift
+    local name=$1 sweep_args="$2 $SWEEP_ARGS" job state output=$WORK/$1
+    shift 2
     mkdir -p "$output"
-    step "sbatch $* slurm/sweep.sbatch sweeps/nm_weight.py --quick $SWEEP_ARGS"
+    step "sbatch $* slurm/sweep.sbatch sweeps/nm_weight.py --quick $sweep_args"
+    # shellcheck disable=SC2086  # the sweep's options, split into words
     job=$(cd "$PROJECT" && SENTSWEEP_VENV=$VENV SENTSWEEP_OUTPUT_DIR=$output \
-          sbatch --parsable --output="$output/job.out" "$@" slurm/sweep.sbatch sweeps/nm_weight.py --quick $SWEEP_ARGS)
+          sbatch --parsable --output="$output/job.out" "$@" slurm/sweep.sbatch sweeps/nm_weight.py --quick $sweep_args)
     echo "job $job"
     state=$(wait_for_job "$job")
     step "job $job ended $state after $(job_field "$job" Restarts) requeue(s); its output ($output/job.out):"
@@ -162,11 +185,11 @@ rm -rf "$WORK"
 start=$(date +%s)
 for name in $CASES; do
     case $name in
-        quick) run_case quick --time=30 ;;
+        quick) run_case quick "" --time=30 ;;
         requeue)
-            # USR1 90 to 120 s into each run (SLURM checks time limits about every 30 s): the first run stops the
-            # sweep in its second stage (the whole sweep takes some 4 minutes here), each later run resumes it
-            run_case requeue --time=3 --signal=B:USR1@90
+            # USR1 180 to 240 s into each run (SLURM may send it up to 60 s early); trials 5 times as long as
+            # --quick's make the sweep some 5 minutes here: the first run stops mid-sweep, later ones resume it
+            run_case requeue "--max-steps 200 --eval-steps 50" --time=6 --signal=B:USR1@120
             grep -q "requeueing job" "$WORK/requeue/job.out" && [ "$REQUEUES" -ge 1 ] \
                 || { echo "requeue: the job was not requeued" >&2; exit 1; }
             ;;
