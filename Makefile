@@ -59,3 +59,11 @@ minilm-report: $(STAMP)
 .PHONY: cluster-smoke
 cluster-smoke: $(STAMP)
 	VENV=$(VENV) bash scripts/cluster_smoke.sh
+
+# slurm/sweep.sbatch for real, on this machine: a one-node SLURM on 127.0.0.1 (munge, slurmctld, slurmd; set up the
+# first time, as root), sbatch of the quick NM sweep (its table, every trial FINISHED in MLflow), then the same sweep
+# in a job whose time runs out mid-sweep: requeued, it resumes and runs each (configuration, seed) once.
+# See scripts/slurm_smoke.sh.
+.PHONY: slurm-smoke
+slurm-smoke: $(STAMP)
+	VENV=$(VENV) bash scripts/slurm_smoke.sh

@@ -3,7 +3,7 @@
 # SSH as a dedicated user; scripts/cluster_local_config.py), then
 #   ray up -y; ray submit <config> sweeps/nm_weight.py --quick; ray submit <config> examples/own_objective.py --quick
 #   (a researcher's own objective, from a file the cluster's nodes do not have); the runs of both counted in the
-#   head's MLflow server; ray down -y
+#   head's MLflow server; Ray's token authentication checked on the head; ray down -y
 # Run as root (`make cluster-smoke`): the set-up below, done once and skipped when done, installs openssh-server and
 # rsync, creates the user CLUSTER_USER with an SSH key in STATE_DIR, and starts an sshd of its own that listens on
 # 127.0.0.1:22 only and lets in that user only (unless something already listens there: then that sshd must).
@@ -22,6 +22,7 @@ MLFLOW_PORT=${MLFLOW_PORT:-25000}
 RAY_PORT=${RAY_PORT:-26379}
 SWEEP_ARGS=${SWEEP_ARGS:-}
 KEY=$STATE_DIR/id_ed25519
+TOKEN=$STATE_DIR/ray_auth_token
 CONFIG=$STATE_DIR/cluster-local.yaml
 SSHD_CONFIG=$STATE_DIR/sshd_config
 HOME_DIR=/home/$CLUSTER_USER
@@ -42,6 +43,9 @@ set_up_machine() {
     id "$CLUSTER_USER" >/dev/null 2>&1 || useradd --create-home --shell /bin/bash "$CLUSTER_USER"
     install -d -m 700 "$STATE_DIR" "$RAY_TMPDIR"
     [ -f "$KEY" ] || ssh-keygen -q -t ed25519 -N '' -C "sentsweep cluster smoke test" -f "$KEY"
+    # the cluster's Ray token, made once (the launcher copies it to the head: cluster-onprem.yaml's file_mounts)
+    [ -s "$TOKEN" ] || (umask 077 && "$VENV/bin/python" -c "import secrets; print(secrets.token_hex(32), end='')" \
+        > "$TOKEN")
     install -d -m 700 -o "$CLUSTER_USER" -g "$CLUSTER_USER" "$HOME_DIR/.ssh"
     install -m 600 -o "$CLUSTER_USER" -g "$CLUSTER_USER" "$KEY.pub" "$HOME_DIR/.ssh/authorized_keys"
     if ! listening_on_22; then
@@ -85,7 +89,7 @@ stop_user_processes
 rm -rf "$HOME_DIR/shared" "$HOME_DIR/sentsweep-mlflow" "$HOME_DIR/sweep_outputs" "$HOME_DIR/mlflow.log"
 [ "${FRESH:-0}" = 1 ] && rm -rf "$HOME_DIR/sentsweep-venv" "$HOME_DIR/sentsweep"
 "$VENV/bin/python" "$PROJECT/scripts/cluster_local_config.py" --user "$CLUSTER_USER" --key "$KEY" \
-    --home "$HOME_DIR" --mlflow-port "$MLFLOW_PORT" --ray-port "$RAY_PORT" --output "$CONFIG"
+    --home "$HOME_DIR" --auth-token "$TOKEN" --mlflow-port "$MLFLOW_PORT" --ray-port "$RAY_PORT" --output "$CONFIG"
 
 cd "$PROJECT"  # file_mounts' "." is the project
 RAY="$VENV/bin/ray"
@@ -129,4 +133,12 @@ for name in sys.argv[2:]:
         print(f"  {run.info.run_name} {run.info.status} best_sts_dev={dev:.2f} code {run.data.tags['code_version']}")
     assert parent.info.status == "FINISHED" and trials and len(finished) == len(trials), f"{name}: unfinished runs"
 EOF
+step "Ray's token authentication on the head (127.0.0.1:$RAY_PORT): refused without the token, answers with it"
+ask_nodes='import sys; from ray._raylet import GcsClient; print(len(GcsClient(address=sys.argv[1]).get_all_node_info()))'
+if env -u RAY_AUTH_TOKEN -u RAY_AUTH_TOKEN_PATH RAY_AUTH_MODE=disabled HOME="$STATE_DIR" \
+        "$VENV/bin/python" -c "$ask_nodes" "127.0.0.1:$RAY_PORT" >/dev/null 2>&1; then
+    echo "the head's Ray answered a client without the token" >&2; exit 1
+fi
+nodes=$(RAY_AUTH_MODE=token RAY_AUTH_TOKEN_PATH=$TOKEN "$VENV/bin/python" -c "$ask_nodes" "127.0.0.1:$RAY_PORT")
+echo "a client without the token was refused; with it, the head counts $nodes node(s)"
 echo "cluster smoke test passed in $(( $(date +%s) - start )) s (ray up to the MLflow check)"

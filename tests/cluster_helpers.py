@@ -6,6 +6,7 @@ import atexit
 import functools
 import json
 import os
+import secrets
 import shlex
 import shutil
 import signal
@@ -19,8 +20,22 @@ from pathlib import Path
 
 PROJECT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
-# Test clusters live on this machine only; Ray's token authentication is for clusters reachable by others.
-RAY_ENV = os.environ | {"RAY_USAGE_STATS_ENABLED": "0", "RAY_AUTH_MODE": "disabled"}
+
+
+@functools.cache
+def ray_token_auth_env() -> dict[str, str]:
+    """Ray's token authentication on, as on a real cluster: a token made once per test session (a file of mode 600,
+    removed at exit) that every Ray node, driver and in-process client of the session reads. tests/conftest.py puts
+    it in the test process's environment before Ray is imported (Ray reads the mode once, at import)."""
+    folder = Path(tempfile.mkdtemp(prefix="ray-auth-"))
+    atexit.register(shutil.rmtree, folder, True)
+    token = folder / "auth_token"
+    token.touch(mode=0o600)
+    token.write_text(secrets.token_hex(32))
+    return {"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN_PATH": str(token)}
+
+
+RAY_ENV = os.environ | {"RAY_USAGE_STATS_ENABLED": "0"} | ray_token_auth_env()
 
 
 def free_port() -> int:

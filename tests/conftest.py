@@ -8,8 +8,12 @@ from pathlib import Path
 
 import pytest
 
+from tests.cluster_helpers import ray_token_auth_env
+
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+# every Ray of the session, in-process or not, with token authentication on (tests/cluster_helpers.py)
+os.environ.update(ray_token_auth_env())
 
 from sentsweep.demo_data import CORPUS_FILE, DEMO_DIR  # noqa: E402
 from sentsweep.sweep.launcher import read_corpus_pairs_text  # noqa: E402

@@ -31,10 +31,14 @@ def test_local_config_is_the_onprem_config_pointed_at_this_machine():
 
     onprem = yaml.safe_load((PROJECT / "cluster-onprem.yaml").read_text())
     config = cluster_local_config.local_config("sentsweep-ray", "/keys/id", "/home/sentsweep-ray", 25000, 26379, 28265,
-                                               "/tmp/ssr")
+                                               "/tmp/ssr", "/keys/ray_auth_token")
     validate_config(prepare_config(yaml.safe_load(yaml.safe_dump(config))))
     assert config["provider"] == {"type": "local", "head_ip": "127.0.0.1", "worker_ips": []}
-    assert config["file_mounts"] == onprem["file_mounts"] and config["rsync_filter"] == onprem["rsync_filter"]
+    # the same mounts, the smoke test's own Ray token in place of the client's
+    assert onprem["file_mounts"]["~/.ray/auth_token"] == "~/.ray/auth_token"
+    assert config["file_mounts"] == onprem["file_mounts"] | {"~/.ray/auth_token": "/keys/ray_auth_token"}
+    assert config["rsync_filter"] == onprem["rsync_filter"]
+    assert "export RAY_AUTH_MODE=token" in " ".join(config["setup_commands"])  # every node's Ray, and the driver
     commands = " ".join(config["setup_commands"] + config["head_setup_commands"] + config["head_start_ray_commands"])
     assert "MLFLOW_TRACKING_URI=http://127.0.0.1:25000" in commands and "--port 25000" in commands
     assert "--port=26379" in commands and "export RAY_TMPDIR=/tmp/ssr" in commands

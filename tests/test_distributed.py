@@ -5,6 +5,8 @@ Each test drives a sweep script as its own process (the driver), as `ray submit`
 
 import os
 import signal
+import subprocess
+import sys
 import time
 
 import pytest
@@ -14,6 +16,7 @@ from mlflow.tracking import MlflowClient
 from sentsweep.analysis.runs import fetch_trial_runs, latest_sweep_run_id
 from tests.cluster_helpers import (
     PROJECT,
+    RAY_ENV,
     MlflowServer,
     RayCluster,
     at_least,
@@ -77,6 +80,25 @@ def test_cluster_configs_pass_the_cluster_launcher_schema(path):
     assert "mlflow server" in commands and "--host 127.0.0.1" in commands
     assert any("pip install" in c and "sentsweep" in c for c in config["setup_commands"])
     assert any("SENTSWEEP_STORAGE_PATH" in c for c in config["setup_commands"])
+
+
+ASK_NODES = ("import sys; from ray._raylet import GcsClient; "
+             "print(len(GcsClient(address=sys.argv[1]).get_all_node_info(timeout=10)))")
+
+
+def test_test_clusters_run_with_token_authentication(cluster_factory):
+    """Every node of RayCluster, and every driver, has the session's token: a client without it is refused."""
+    cluster = cluster_factory(head_cpus=0)
+    cluster.add_worker(cpus=1)  # joined with the token (add_worker waits until the head counts it alive)
+    with_token = subprocess.run([sys.executable, "-c", ASK_NODES, cluster.address], env=RAY_ENV,
+                                capture_output=True, text=True, timeout=120)
+    assert with_token.stdout.split()[-1:] == ["2"], with_token.stderr[-2000:]
+    no_token = {key: value for key, value in RAY_ENV.items() if not key.startswith("RAY_AUTH")}
+    without = subprocess.run([sys.executable, "-c", ASK_NODES, cluster.address],
+                             env=no_token | {"RAY_AUTH_MODE": "disabled", "HOME": cluster.temp_dir},
+                             capture_output=True, text=True, timeout=120)
+    assert without.returncode != 0 and "Authentication token is missing or incorrect" in without.stderr, (
+        without.stdout + without.stderr[-2000:])
 
 
 def test_sweep_survives_a_killed_worker_node(cluster_factory, tmp_path):
