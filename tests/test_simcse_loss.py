@@ -109,9 +109,10 @@ def test_quick_runs_both_stages_to_their_tables_with_the_retrieval_columns(tmp_p
         ray.shutdown()
     printed = out.getvalue()
     assert code == 0, err.getvalue()
-    assert ("| method | sts_test_at_best_validation_loss | sts_test_at_best_dev | quora_recall_at_100 | "
-            "beir-cqadupstack_recall_at_100 |") in printed
-    assert "| method | sts_test_at_best_dev | quora_recall_at_100 | beir-cqadupstack_recall_at_100 |" in printed
+    losses, baselines = [line for line in printed.splitlines() if line.startswith("| method |")]
+    for header in (losses, baselines):  # Table 5.10's columns in both stages' tables
+        assert "| quora_recall_at_100 | beir-cqadupstack_recall_at_100 |" in header
+    assert "sts_test_at_best_validation_loss" in losses and "sts_test_at_best_validation_loss" not in baselines
     rows = [line for line in printed.splitlines() if line.startswith(tuple(f"| {m} |" for m in METHOD_OF_ROW.values()))]
     assert len(rows) == 4 and printed.count("Runs left out: none") == 2
 
