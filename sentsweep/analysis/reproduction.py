@@ -31,6 +31,9 @@ Verdicts: "within" (P in the closed interval), "outside", "not run" (no finished
 "n < 2 (no interval)" (a single seed: no std). Where the runs' logged settings differ from the paper's
 (`PublishedValue.setting`; `model` compared by its last path component, so a local folder named
 bert-base-uncased is the paper's), the section lists the differences: a miss is then expected.
+
+A result of a whole sweep (a search's answer, logged on the sweep's own run, not a cell of trials) is a
+`PublishedSweepValue`: the sweep's driver checks it against the range its search left (`sweep_value_check`).
 """
 
 from __future__ import annotations
@@ -251,6 +254,35 @@ def reproduction_section(runs: pd.DataFrame, targets: Sequence[PublishedValue], 
 
 def contains_value(values, value) -> bool:
     return bool(_matches(pd.Series(list(values), dtype=object).map(value_text), value).any()) if len(values) else False
+
+
+@dataclass(frozen=True)
+class PublishedSweepValue:
+    """A published result of a whole sweep, not of a cell of trials: a metric its driver logs on the sweep's own
+    run (a search's answer, such as the labelled-data intersection), for the sweeps run with `options`
+    ({option: value}). A search gives one answer per sweep, not one score per seed, so it has no interval over
+    seeds: the sweep's result is the range `[low, high]` its search could not narrow further, and the published
+    value is reproduced when it lies in that range (`sweep_value_check`)."""
+
+    metric: str
+    value: float
+    source: Source | str
+    options: Mapping[str, Any] = field(default_factory=dict)
+    note: str = ""
+
+    def applies_to(self, options) -> bool:
+        """Whether a sweep run with `options` (attributes, as a `SweepOptions`) re-runs this value."""
+        return all(getattr(options, name, None) == value for name, value in self.options.items())
+
+
+def sweep_value_check(target: PublishedSweepValue, low: float, high: float) -> tuple[str, str]:
+    """(verdict, the report's line) of a sweep-level `target` against the range [low, high] the sweep found:
+    "within" where the published value lies in it, else "outside"."""
+    verdict = WITHIN if low <= target.value <= high else OUTSIDE
+    wanted = ", ".join(f"{name}={value_text(value)}" for name, value in target.options.items())
+    line = (f"{target.source}{f' ({wanted})' if wanted else ''}: {target.metric} {target.value:g} is {verdict} "
+            f"[{low:g}, {high:g}]" + (f"; {target.note}" if target.note else ""))
+    return verdict, line
 
 
 TARGETS_ARTIFACT = "published_targets.json"  # on a sweep's MLflow run: the targets it declared when it ran

@@ -54,3 +54,11 @@ class IntersectionSearch:
                 self.high = size
             if self.high - self.low <= 1 or round(math.sqrt(self.low * self.high)) in (self.low, self.high):
                 self.answer, self.outcome = self.high, "bracket closed"
+
+    def bracket(self) -> tuple[float, float]:
+        """The labelled pairs between which the intersection lies, as far as the probes tell: the most probed
+        whose mean is below the target by more than the precision (0 if none) and the fewest probed whose mean is
+        above it by more (infinity if none); a probe within the precision lies inside."""
+        below = [size for size, score in self.scores.items() if score < self.target - self.precision]
+        above = [size for size, score in self.scores.items() if score > self.target + self.precision]
+        return float(max(below, default=0)), float(min(above, default=math.inf))

@@ -1,4 +1,5 @@
-"""The published values of Wang (2022, "001") Table 5.17 that the multi-task sweep (multitask_weight) targets.
+"""The published values of Wang (2022, "001") that its sweeps target: Table 5.17 (multitask_weight) and Tables
+5.9/5.10 (simcse_loss).
 
 Table 5.17 ("The evaluation results on Quora task. We only report Recall@100 and Recall@10 in this Table.
 ... Results are averaged over 3 random seeds."): each loss on the Quora duplicate retrieval task, in the
@@ -9,6 +10,15 @@ devset (validation task) as the best model checkpoint selection", which the runs
 with (the sweep's default selects by validation loss; its card gives the --set for Table 5.17).
 
 Table 5.16 (eProduct, an eBay-internal task) is not targeted: no run of the project can produce its metric.
+
+Tables 5.9 ("Comparison between BCE (Binary Cross Entropy) loss and NT-Xent loss in STS tasks evaluation ... We
+report the scores averaged over 3 random seeds") and 5.10 ("We report Recall@100 in Quora as well as CQADupStack
+averaged over 3 random seeds"): SimCSE with each loss and the baselines Bert-base-uncased and BM25, §5.3.3's
+setting ("We use Bert-base-uncased [Devlin & Chang⁺ 19] as base model ... we use validation loss as best model
+checkpoint selection"). Table 5.9's STS-B is the STS benchmark's test split at the selected checkpoint
+(`sts_test_at_best_validation_loss`; a baseline's one checkpoint: `sts_test_at_best_dev`); its STS-Avg is not
+targeted (see sentsweep.experiments.simcse_loss). Table 5.10's columns are BEIR's Quora and CQADupStack (the mean
+over its 12 forums), `quora_recall_at_100` and `beir-cqadupstack_recall_at_100`.
 """
 
 from sentsweep.analysis.reproduction import PublishedValue
@@ -45,3 +55,43 @@ def quora_targets() -> list[PublishedValue]:
     source = cited(THESIS_WANG_2022, "§5.3.7, Table 5.17")
     return [PublishedValue(params=cell, metric=metric, value=value, source=source, runs=SEEDS, setting=PAPER_SETTING)
             for cell, values in TABLE_5_17 for metric, value in zip(METRICS, values, strict=True)]
+
+
+RETRIEVAL_METRICS = ("quora_recall_at_100", "beir-cqadupstack_recall_at_100")  # Table 5.10's "Quora", "CQADupStack"
+# §5.3.3's setting of each row's runs: the trained rows', the BERT baseline's model, BM25's Pyserini (§5.2.1)
+LOSS_COMPARISON_SETTINGS = {
+    "simcse": {"model": "bert-base-uncased", "select_checkpoint": "validation_loss"},
+    "simcse_bce": {"model": "bert-base-uncased", "select_checkpoint": "validation_loss"},
+    "frozen_encoder": {"model": "bert-base-uncased"},
+    "bm25": {"bm25_variant": "pyserini"},
+}
+# Table 5.9 ("Model	STS-B[%]	STS-Avg[%]"), the STS-B column: "SimCSE _{NT-Xent}	71.4	71.9",
+# "SimCSE _{BCE}	43.3	44.2", "Bert-base-uncased	47.3	51.6".
+TABLE_5_9_STSB = [
+    ({"method": "simcse"}, "sts_test_at_best_validation_loss", 71.4),
+    ({"method": "simcse_bce"}, "sts_test_at_best_validation_loss", 43.3),
+    ({"method": "frozen_encoder"}, "sts_test_at_best_dev", 47.3),
+]
+# Table 5.10 ("Model	$R@100$ [%]", "Quora	CQADupStack"): "SimCSE _{NT-Xent}	96.2	38.2",
+# "SimCSE _{BCE}	59.8	8.7", "Bert-base-uncased	86.1	19.0", "BM25	97.3	60.6".
+TABLE_5_10 = [
+    ({"method": "simcse"}, (96.2, 38.2)),
+    ({"method": "simcse_bce"}, (59.8, 8.7)),
+    ({"method": "frozen_encoder"}, (86.1, 19.0)),
+    ({"method": "bm25"}, (97.3, 60.6)),
+]
+DETERMINISTIC_NOTE = ("BM25 trains nothing: its seeds give one value, so only that value is its interval; 001's is "
+                      "Pyserini's, whose Lucene analyser tokenises differently")
+
+
+def loss_comparison_targets() -> list[PublishedValue]:
+    """Tables 5.9 (STS-B) and 5.10 (Recall@100 on Quora and CQADupStack): each loss's and baseline's cells."""
+    stsb = [PublishedValue(params=cell, metric=metric, value=value, source=cited(THESIS_WANG_2022, "§5.3.3, Table 5.9"),
+                           runs=SEEDS, setting=LOSS_COMPARISON_SETTINGS[cell["method"]])
+            for cell, metric, value in TABLE_5_9_STSB]
+    retrieval = [
+        PublishedValue(params=cell, metric=metric, value=value, source=cited(THESIS_WANG_2022, "§5.3.3, Table 5.10"),
+                       runs=SEEDS, setting=LOSS_COMPARISON_SETTINGS[cell["method"]],
+                       note=DETERMINISTIC_NOTE if cell["method"] == "bm25" else "")
+        for cell, values in TABLE_5_10 for metric, value in zip(RETRIEVAL_METRICS, values, strict=True)]
+    return stsb + retrieval

@@ -7,7 +7,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, Protocol as TypingProtocol
 
-from sentsweep.analysis.reproduction import STAGE_PARAM, PublishedValue, contains_value, value_text
+from sentsweep.analysis.reproduction import (
+    STAGE_PARAM,
+    PublishedSweepValue,
+    PublishedValue,
+    contains_value,
+    value_text,
+)
 from sentsweep.references import Reference
 from sentsweep.sweep.options import SweepOptions
 from sentsweep.sweep.protocol import Protocol
@@ -65,7 +71,9 @@ class SweepDefinition:
     `greedy`: each stage fixes its axes at their best value on dev before the next one starts (the TSDAE
     paper's App. A search); otherwise the stages are independent parts of one protocol (a table's rows).
     `published`: the published values of the table the sweep re-runs, one per cell it can produce (its
-    reproduction targets, checked in its report; see `sentsweep.analysis.reproduction`).
+    reproduction targets, checked in its report; see `sentsweep.analysis.reproduction`). `published_results`: the
+    published values of a result of the whole sweep (a search's answer, logged on the sweep's own run), which
+    its driver checks against what it found (`sentsweep.analysis.reproduction.sweep_value_check`).
     """
 
     name: str
@@ -93,6 +101,7 @@ class SweepDefinition:
     selection_metric: str = "best_sts_dev"
     table_metrics: list[str] = field(default_factory=lambda: ["sts_test_at_best_dev", "best_sts_dev"])
     published: tuple[PublishedValue, ...] = ()
+    published_results: tuple[PublishedSweepValue, ...] = ()
 
 
 @dataclass
