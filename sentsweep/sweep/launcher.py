@@ -29,6 +29,7 @@ from sentsweep.preparation_cache import cache_folder
 from sentsweep.random_seeds import parse_seeds
 from sentsweep.sweep.budget import check_budget_options
 from sentsweep.sweep.card import protocol_card
+from sentsweep.sweep.cluster import check_resource_options
 from sentsweep.sweep.data_sizes import sample_size_problems
 from sentsweep.sweep.definition import ResolvedSweep, SweepDefinition
 from sentsweep.sweep.first_step import check_own_methods_start
@@ -36,7 +37,6 @@ from sentsweep.sweep.options import SweepOptions, parse_options
 from sentsweep.sweep.param_spaces import values_to_validate
 from sentsweep.sweep.progress import library_output
 from sentsweep.sweep.protocol import with_method_settings
-from sentsweep.sweep.resources import check_resource_options
 from sentsweep.tasks import build_tasks, parse_task_specs
 from sentsweep.tracking.models import check_model_uri, is_model_uri, materialize_model
 from sentsweep.tracking.store import check_tracking_reachable, resolve_tracking_uri

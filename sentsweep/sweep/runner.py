@@ -32,6 +32,7 @@ from sentsweep.models import load_sentence_model, saved_pooling
 from sentsweep.plugins import USER_CODE_KEY
 from sentsweep.random_seeds import resolve_seed
 from sentsweep.sweep.budget import BudgetSpent, SweepBudget, budget_watch
+from sentsweep.sweep.cluster import PendingTimeout, pending_watch
 from sentsweep.sweep.definition import ResolvedSweep, Stage, SweepDefinition
 from sentsweep.sweep.options import SweepOptions
 from sentsweep.sweep.param_spaces import (
@@ -42,7 +43,7 @@ from sentsweep.sweep.param_spaces import (
 )
 from sentsweep.sweep.progress import SweepProgress, ray_logging_level, tune_verbosity
 from sentsweep.sweep.protocol import with_method_settings
-from sentsweep.sweep.resources import PendingTimeout, check_resources, pending_watch
+from sentsweep.sweep.resources import check_resources
 from sentsweep.sweep.trials import settings_by_method
 from sentsweep.tasks import main_metric
 from sentsweep.tasks.sts import StsEvaluator
