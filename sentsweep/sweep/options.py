@@ -32,7 +32,7 @@ from sentsweep.analysis.significance import CORRECTIONS
 GPUS_AUTO = "auto"
 DEFAULT_OUTPUT_DIR = "sweep_outputs"
 SCHEDULERS = ("fifo", "asha", "median")  # see sentsweep.sweep.runner.make_scheduler
-KEEP_MODELS = ("best", "all", "none")  # see sentsweep.sweep.runner.SweepRunner.keep_models
+KEEP_MODELS = ("best", "all", "none")  # see sentsweep.sweep.models_kept.KeptModels.policy
 
 
 def option(help: str, default: Any = None, **metadata) -> Any:
