@@ -6,7 +6,7 @@ import torch
 
 from sentsweep.errors import InputError
 from sentsweep.trainables.catalog import validate_config
-from sentsweep.trainables.supervised import build_sbert
+from sentsweep.trainables.sbert import build_sbert
 from sentsweep.trainables.unsupervised import build_unsupervised
 from tests.conftest import SHARED_INPUTS, typed_trial
 
