@@ -21,7 +21,7 @@ from sentsweep.sweep.gpu_packing import CUDA_CONTEXT_BYTES, MEMORY_MARGIN, GiB
 from sentsweep.sweep.options import SweepOptions
 from sentsweep.sweep.param_spaces import values_to_validate
 from sentsweep.sweep.protocol import with_method_settings
-from sentsweep.sweep.schedulers import PROJECT_RUNG_SETTINGS
+from sentsweep.sweep.seed_groups import PROJECT_RUNG_SETTINGS
 from sentsweep.tracking.models import is_model_uri
 from sentsweep.trainables.catalog import get_method
 from sentsweep.trainables.loop import UNTRAINED_EVALUATION
@@ -172,7 +172,7 @@ def sweep_options_section(options: SweepOptions) -> list[str]:
                 "Holm 1979: the family-wise error control of Bonferroni, rejecting at least as often"),
             row("early stopping", "--scheduler", options.scheduler, "none: every trial runs out")]
     if options.scheduler != "fifo":
-        rows += [f"| early stopping | {name} | {value} | project choice (sentsweep.sweep.schedulers) |"
+        rows += [f"| early stopping | {name} | {value} | project choice (sentsweep.sweep.seed_groups) |"
                  for name, value in PROJECT_RUNG_SETTINGS.items()]
     if options.race:
         rows += [row("race", "--race-alpha", options.race_alpha, "an elimination saves compute and claims nothing; at "

@@ -233,7 +233,7 @@ class SweepRunner:
         from ray import tune
         from ray.tune.search.optuna import OptunaSearch
 
-        from sentsweep.sweep.searchers import SeedAveragingRepeater  # lazy: imports Ray Tune, as above
+        from sentsweep.sweep.seed_groups import SeedAveragingRepeater  # lazy: imports Ray Tune, as above
 
         metric = self.definition.selection_metric
         scheduler = make_scheduler(self.options.scheduler, metric)
@@ -453,8 +453,8 @@ class StageFailed(Exception):
 
 def make_scheduler(name: str, metric: str):
     """The early-stopping scheduler by name, on the dev metric, judging each configuration on the mean over its
-    seeds (sentsweep.sweep.schedulers; None for fifo: every trial runs out), with the project's rung settings."""
-    from sentsweep.sweep.schedulers import PROJECT_RUNG_SETTINGS, SeedGroupScheduler  # lazy: imports Ray Tune
+    seeds (sentsweep.sweep.seed_groups; None for fifo: every trial runs out), with the project's rung settings."""
+    from sentsweep.sweep.seed_groups import PROJECT_RUNG_SETTINGS, SeedGroupScheduler  # lazy: imports Ray Tune
 
     if name == "fifo":
         return None
