@@ -4,9 +4,10 @@
 import pytest
 import torch
 
+from sentsweep.demo_data import NLI_FILE as NLI_DEMO_FILE
 from sentsweep.errors import InputError
 from sentsweep.trainables.catalog import validate_config
-from sentsweep.trainables.supervised import build_sbert
+from sentsweep.trainables.sbert import build_sbert, build_sbert_nli
 from sentsweep.trainables.unsupervised import build_unsupervised
 from tests.conftest import SHARED_INPUTS, typed_trial
 
@@ -30,6 +31,11 @@ def test_sbert_fine_tunes_at_the_dropout_given(tiny_model_dir):
     config = {"method": "sbert", "model": str(tiny_model_dir), "pooling": "mean",
               "train_file": SHARED_INPUTS["dev_file"]}
     assert dropouts(build_sbert(typed_trial(config | {"dropout": 0.3})).model) == {0.3}
+
+
+def test_the_nli_step_fine_tunes_at_the_dropout_given(tiny_model_dir):
+    config = {"method": "sbert_nli", "model": str(tiny_model_dir), "pooling": "mean", "nli_file": str(NLI_DEMO_FILE)}
+    assert dropouts(build_sbert_nli(typed_trial(config | {"dropout": 0.3})).model) == {0.3}
 
 
 @pytest.mark.parametrize("change, message", [

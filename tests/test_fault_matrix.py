@@ -254,7 +254,7 @@ def test_an_error_after_a_stage_ends_the_sweep_failed_and_resume_finishes_it(tmp
 
     import ray
 
-    import sentsweep.sweep.runner as runner
+    import sentsweep.sweep.models_kept as models_kept
     from sentsweep.experiments.nm_weight import DEFINITION
     from sentsweep.sweep import run_sweep
 
@@ -267,8 +267,8 @@ def test_an_error_after_a_stage_ends_the_sweep_failed_and_resume_finishes_it(tmp
     uri = sqlite_store(tmp_path)
     arguments = ["--quick", "--tracking-uri", uri, "--output-dir", str(tmp_path / "out"), "--no-table-rows",
                  *SHAPES["multistage"].arguments, *FEW_STEPS]
-    working = runner.delete_superseded_checkpoints
-    monkeypatch.setattr(runner, "delete_superseded_checkpoints", broken)
+    working = models_kept.delete_superseded_checkpoints
+    monkeypatch.setattr(models_kept, "delete_superseded_checkpoints", broken)
     output = io.StringIO()
     try:
         with contextlib.redirect_stdout(output), contextlib.redirect_stderr(output), \
@@ -283,7 +283,7 @@ def test_an_error_after_a_stage_ends_the_sweep_failed_and_resume_finishes_it(tmp
     assert sweep.data.tags["failure_reason"] == "OSError: the disk of the checkpoints went away"
     assert "RUNNING" not in set(fetch_trial_runs(uri, "nm_weight", None)["status"])
 
-    monkeypatch.setattr(runner, "delete_superseded_checkpoints", working)
+    monkeypatch.setattr(models_kept, "delete_superseded_checkpoints", working)
     try:
         with contextlib.redirect_stdout(output), contextlib.redirect_stderr(output):
             assert run_sweep(DEFINITION, [*arguments, "--resume"]) == 0, output.getvalue()[-3000:]

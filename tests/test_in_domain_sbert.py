@@ -14,7 +14,7 @@ from sentsweep.experiments.labelled_intersection import (
     check_target,
     supervised_settings,
 )
-from sentsweep.trainables.supervised import build_sbert
+from sentsweep.trainables.sbert import build_sbert
 from tests.conftest import typed_trial
 from tests.test_tasks import askubuntu_folder, write
 

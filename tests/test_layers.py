@@ -9,7 +9,8 @@ those at module level and those inside functions. The rules:
 (d) a first-party import inside a function carries a comment with `lazy:` on its line or in the comment
     block directly above it (inside the function). The only accepted reason is to keep a heavy optional
     dependency (Ray, torch, ...) out of a light code path, and the comment says so;
-(e) the analysis modules, `python -m sentsweep --help` and `sentsweep analyze --help` never import Ray.
+(e) the analysis modules, `python -m sentsweep --help` and `sentsweep analyze --help` never import Ray;
+    `sentsweep list` and every sweep script's `--help` import neither Ray nor torch.
 """
 
 from __future__ import annotations
@@ -478,6 +479,39 @@ def test_help_does_not_import_ray_by_sys_modules():
     verdicts = [line for line in result.stdout.splitlines() if line.startswith("RESULT:")]
     expected = ["RESULT: sentsweep --help | exit 0 | ray []", "RESULT: sentsweep analyze --help | exit 0 | ray []"]
     assert verdicts == expected, "\n".join(verdicts) + "\n" + result.stderr
+
+
+SWEEP_SCRIPTS = sorted((Path(__file__).resolve().parents[1] / "sweeps").glob("*.py"))
+
+LIGHT_COMMANDS_SCRIPT = """
+import contextlib, io, runpy, sys
+for argv in [["sentsweep", "list"]] + [[script, "--help"] for script in sys.argv[1:]]:
+    sys.argv, output = list(argv), io.StringIO()
+    try:
+        with contextlib.redirect_stdout(output):
+            if argv[0].endswith(".py"):
+                runpy.run_path(argv[0], run_name="__main__")
+            else:
+                runpy.run_module("sentsweep", run_name="__main__", alter_sys=True)
+        code = 0
+    except SystemExit as stop:
+        code = stop.code or 0
+    loaded = [name for name in ("ray", "torch") if name in sys.modules]
+    shown = "usage:" in output.getvalue() or "nm_weight" in output.getvalue()
+    print("RESULT:", argv[0].rsplit("/", 1)[-1], "| exit", code, "| output", shown, "| loaded", loaded)
+"""
+
+
+def test_list_and_every_sweep_help_import_neither_ray_nor_torch():
+    """`sentsweep list`, then each sweeps/<name>.py --help, one after the other in one fresh interpreter: after
+    each, neither Ray nor torch is in sys.modules (the first command that loads one is the one named)."""
+    assert len(SWEEP_SCRIPTS) > 10, SWEEP_SCRIPTS
+    result = _run(["-c", LIGHT_COMMANDS_SCRIPT, *map(str, SWEEP_SCRIPTS)])
+    assert result.returncode == 0, f"{result.stdout}\n{result.stderr}"
+    verdicts = [line for line in result.stdout.splitlines() if line.startswith("RESULT:")]
+    expected = [f"RESULT: {name} | exit 0 | output True | loaded []"
+                for name in ["sentsweep", *(script.name for script in SWEEP_SCRIPTS)]]
+    assert verdicts == expected, "\n".join(verdicts) + "\n" + result.stderr[-3000:]
 
 
 def test_relative_imports_resolve():

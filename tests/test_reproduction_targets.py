@@ -1,7 +1,6 @@
 """Reproduction targets: the interval and verdict of each published value against its cell, the declared values
 against the paper's tables, every target a cell its sweep can produce, and the report's section."""
 
-import argparse
 import importlib
 import json
 import math
@@ -11,7 +10,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from sentsweep.analysis.report import write_report
+from sentsweep.analysis.report import ReportRequest, write_report
 from sentsweep.analysis.reproduction import (
     NOT_RUN,
     OUTSIDE,
@@ -186,9 +185,8 @@ def test_a_target_outside_the_grid_is_named():
 
 
 def test_report_has_the_reproduction_section(tmp_path):
-    args = argparse.Namespace(experiment="tsdae_deletion", rows=["pooling"], columns="noise_ratio",
-                              metric="best_sts_dev", lines=["pooling"], log_x=False,
-                              output=str(tmp_path / "report.md"), alpha=0.05, correction="holm")
+    args = ReportRequest(experiment="tsdae_deletion", rows=("pooling",), columns="noise_ratio",
+                         metric="best_sts_dev", lines=("pooling",), output=str(tmp_path / "report.md"))
     # the targets as the sweep logs them on its MLflow run and the report reads them back
     targets = targets_from_json(targets_to_json(get_experiment("tsdae_deletion").published))
     text = write_report(FRAME, args, targets).read_text(encoding="utf-8")
@@ -212,8 +210,8 @@ def test_report_has_the_reproduction_section(tmp_path):
 
 
 def test_report_of_a_sweep_without_targets_has_no_section(tmp_path):
-    args = argparse.Namespace(experiment="not_a_sweep", rows=["pooling"], columns="noise_ratio",
-                              metric="best_sts_dev", lines=None, log_x=False, output=str(tmp_path / "r.md"))
+    args = ReportRequest(experiment="not_a_sweep", rows=("pooling",), columns="noise_ratio",
+                         metric="best_sts_dev", output=str(tmp_path / "r.md"))
     assert "Reproduction targets" not in write_report(FRAME, args).read_text(encoding="utf-8")
 
 

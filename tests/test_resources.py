@@ -14,21 +14,22 @@ from sentsweep.analysis.runs import fetch_trial_runs, latest_sweep_run_id
 from sentsweep.data import read_corpus
 from sentsweep.demo_data import CORPUS_FILE
 from sentsweep.errors import InputError
-from sentsweep.sweep.options import SweepOptions, parse_options
-from sentsweep.sweep.resources import (
-    CUDA_CONTEXT_BYTES,
-    GPUS_AUTO,
-    PROBE_STEPS,
-    GiB,
+from sentsweep.sweep.cluster import (
     Node,
     PendingWatch,
+    check_resource_options,
+    check_schedulable,
+    unschedulable_problem,
+    watch_named,
+)
+from sentsweep.sweep.gpu_packing import (
+    CUDA_CONTEXT_BYTES,
+    PROBE_STEPS,
+    GiB,
     Probe,
     ProbeKey,
     ProbeSession,
     check_fraction,
-    check_resource_options,
-    check_resources,
-    check_schedulable,
     choose_fraction,
     gpu_cpu_cap,
     measure_on_cluster,
@@ -36,9 +37,9 @@ from sentsweep.sweep.resources import (
     probe_trial_config,
     settle_gpus,
     trial_footprint,
-    unschedulable_problem,
-    watch_named,
 )
+from sentsweep.sweep.options import GPUS_AUTO, SweepOptions, parse_options
+from sentsweep.sweep.resources import check_resources
 from sentsweep.trainables.catalog import train
 from sentsweep.trainables.session import LocalSession
 from tests.test_sweep_end_to_end import load_sweep

@@ -10,8 +10,7 @@ from ray.tune.experiment import Trial
 from ray.tune.schedulers import TrialScheduler
 from ray.tune.search.optuna import OptunaSearch
 
-from sentsweep.sweep.schedulers import SeedGroupScheduler
-from sentsweep.sweep.searchers import SeedAveragingRepeater, mean_and_standard_error
+from sentsweep.sweep.seed_groups import SeedAveragingRepeater, SeedGroupScheduler, mean_and_standard_error
 
 
 class Controller:

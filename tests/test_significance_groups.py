@@ -256,7 +256,7 @@ def test_report_gets_alpha_and_correction(monkeypatch, tmp_path):
     monkeypatch.setattr(analysis_cli, "fetch", lambda args: runs_frame(CELLS))
     monkeypatch.setattr(analysis_cli, "report_targets", lambda args: ())
     monkeypatch.setattr(analysis_cli, "write_report",
-                        lambda runs, args, targets: seen.update(vars(args)) or "report.md")
+                        lambda runs, request, targets: seen.update(vars(request)) or "report.md")
     assert analysis_cli.main(["report", "--experiment", "e", "--rows", "config", "--columns", "w", "--output",
                               str(tmp_path / "r.md"), "--alpha", "0.01", "--correction", "bonferroni"]) == 0
     assert (seen["alpha"], seen["correction"]) == (0.01, "bonferroni")

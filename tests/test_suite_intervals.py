@@ -1,6 +1,5 @@
 """Suite averages with a paired bootstrap interval over seeds and items, and rank intervals (analysis.suite)."""
 
-import argparse
 import json
 import time
 
@@ -10,9 +9,7 @@ import pytest
 
 from sentsweep.analysis.suite import (
     SUITES,
-    add_suite_parser,
     bootstrap_suite,
-    run_suite,
     suite_intervals,
     suite_metrics,
     to_frame,
@@ -276,7 +273,7 @@ def test_suite_subcommand_reads_mlflow_and_per_query_artifacts(tmp_path, capsys)
     from mlflow.entities import Metric, Param
     from mlflow.tracking import MlflowClient
 
-    from sentsweep.analysis.cli import _common
+    from sentsweep.analysis.cli import main as analyze
 
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
     client = MlflowClient(uri)
@@ -291,18 +288,14 @@ def test_suite_subcommand_reads_mlflow_and_per_query_artifacts(tmp_path, capsys)
         (tmp_path / "per_query.json").write_text(json.dumps(outcomes), encoding="utf-8")
         client.log_artifact(run_id, str(tmp_path / "per_query.json"))
         client.set_terminated(run_id)
-    parser = argparse.ArgumentParser()
-    _common(add_suite_parser(parser.add_subparsers(dest="command")))
-    args = parser.parse_args(["suite", "--experiment", "useb_suite", "--tracking-uri", uri, "--rows", "method",
-                              "--suite", "useb", "--items", "--csv", str(tmp_path / "suite.csv")])
-    assert run_suite(args) == 0
+    assert analyze(["suite", "--experiment", "useb_suite", "--tracking-uri", uri, "--rows", "method",
+                    "--suite", "useb", "--items", "--csv", str(tmp_path / "suite.csv")]) == 0
     printed = capsys.readouterr().out
     assert "items also resampled for: askubuntu_map;" in printed
     expected = suite_intervals(runs, ["method"], "useb", items)
     frame = pd.read_csv(tmp_path / "suite.csv")
     assert list(frame["ci_low"]) == pytest.approx([row.ci_low for row in expected.rows], abs=1e-6)
-    bad = parser.parse_args(["suite", "--experiment", "useb_suite", "--tracking-uri", uri, "--rows", "method",
-                             "--suite", "usb"])
-    assert run_suite(bad) == 2
+    assert analyze(["suite", "--experiment", "useb_suite", "--tracking-uri", uri, "--rows", "method",
+                    "--suite", "usb"]) == 2
     assert "unknown suite 'usb'" in capsys.readouterr().err
 

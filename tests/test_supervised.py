@@ -123,16 +123,16 @@ def test_sbert_trains_on_exactly_the_sampled_gold_pairs_and_its_loss_decreases(t
 
 @pytest.mark.slow  # a real training run of seconds or more
 def test_augsbert_with_reannotated_gold_distils_the_teachers_scores(tiny_model_dir, monkeypatch):
-    import sentsweep.trainables.supervised as supervised
+    import sentsweep.trainables.augsbert as augsbert
 
     seen = {}
-    original = supervised.cosine_similarity_setup
+    original = augsbert.cosine_similarity_setup
 
     def spy(model, examples, metrics=None):
         seen["examples"] = examples
         return original(model, examples, metrics)
 
-    monkeypatch.setattr(supervised, "cosine_similarity_setup", spy)
+    monkeypatch.setattr(augsbert, "cosine_similarity_setup", spy)
     config = base_config(tiny_model_dir) | {"method": "augsbert", "teacher": "cbe", "sampling": "bm25",
                                             "reannotate_gold": True, "sample_size": 40, "max_steps": 10}
     session = LocalSession()
@@ -140,7 +140,7 @@ def test_augsbert_with_reannotated_gold_distils_the_teachers_scores(tiny_model_d
     report = session.reports[-1]
     assert report["gold_pairs"] == 40 and report["silver_pairs"] > 0
     assert len(seen["examples"]) == 40 + report["silver_pairs"]
-    gold = supervised.gold_pairs(resolve_trial(config | {"seed": 0}))
+    gold = augsbert.gold_pairs(resolve_trial(config | {"seed": 0}))
     reannotated = seen["examples"][:40]
     assert [(a, b) for a, b, _ in reannotated] == list(zip(gold.sentences1, gold.sentences2))
     labels = np.array([label for _, _, label in reannotated])
@@ -193,7 +193,7 @@ def test_topic_classification_task_reports_f1_macro_of_a_frozen_encoder(tmp_path
 @pytest.mark.slow  # a real training run of seconds or more
 @pytest.mark.parametrize("prompt", ["shown", "hidden"])
 def test_topic_prompts_reach_the_teacher_and_the_student_only_when_shown(tiny_model_dir, tmp_path, monkeypatch, prompt):
-    import sentsweep.trainables.supervised as supervised
+    import sentsweep.trainables.augsbert as augsbert
     from sentsweep.topics import TOPIC_DELIMITER
 
     corpus = read_corpus(CORPUS_FILE)[:40]
@@ -201,8 +201,8 @@ def test_topic_prompts_reach_the_teacher_and_the_student_only_when_shown(tiny_mo
     topic_file.write_text("".join(f"{'animals' if 'cat' in s or 'dog' in s else 'other'}\t{s}\n" for s in corpus),
                           encoding="utf-8")
     seen = {}
-    original = supervised.cosine_similarity_setup
-    monkeypatch.setattr(supervised, "cosine_similarity_setup",
+    original = augsbert.cosine_similarity_setup
+    monkeypatch.setattr(augsbert, "cosine_similarity_setup",
                         lambda model, examples, metrics=None: seen.setdefault(
                             "setup", original(model, examples, metrics)))
     original_predict = {}
@@ -214,7 +214,7 @@ def test_topic_prompts_reach_the_teacher_and_the_student_only_when_shown(tiny_mo
             original_predict.setdefault("texts", []).extend(a + b) or predict(a, b, **kw))
         return teacher
 
-    monkeypatch.setattr(supervised, "build_teacher", spy_teacher)
+    monkeypatch.setattr(augsbert, "build_teacher", spy_teacher)
     config = base_config(tiny_model_dir) | {"method": "augsbert", "setting": "domain", "topic_corpus": str(topic_file),
                                             "topic_prompt": prompt, "domain_mlm_steps": 2, "max_steps": 2}
     train(config, LocalSession())
@@ -313,21 +313,21 @@ def test_augsbert_reports_teacher_scores_agreement_and_silver_scores(tiny_model_
     """Tables 6.1-6.3 metrics against scipy on the teacher's own predictions; the teacher-student Spearman
     against an independent encoding of the dev-selected student; the silver scores artifact against what the
     student was given; the KDE's candidates are the semantic + random pairs."""
-    import sentsweep.trainables.supervised as supervised
+    import sentsweep.trainables.augsbert as augsbert
     from sentsweep.data import read_scored_pairs
     from sentsweep.demo_data import DEMO_DIR
 
     seen = {}
-    original_setup, original_teacher = supervised.cosine_similarity_setup, supervised.build_teacher
-    original_candidates = supervised.silver_candidates
+    original_setup, original_teacher = augsbert.cosine_similarity_setup, augsbert.build_teacher
+    original_candidates = augsbert.silver_candidates
 
     def setup_spy(model, examples, metrics=None):
         seen["model"], seen["examples"] = model, examples
         return original_setup(model, examples, metrics)
 
-    monkeypatch.setattr(supervised, "cosine_similarity_setup", setup_spy)
-    monkeypatch.setattr(supervised, "build_teacher", lambda *a: seen.setdefault("teacher", original_teacher(*a)))
-    monkeypatch.setattr(supervised, "silver_candidates",
+    monkeypatch.setattr(augsbert, "cosine_similarity_setup", setup_spy)
+    monkeypatch.setattr(augsbert, "build_teacher", lambda *a: seen.setdefault("teacher", original_teacher(*a)))
+    monkeypatch.setattr(augsbert, "silver_candidates",
                         lambda trial, sentences, rng: seen.setdefault("candidates", original_candidates(
                             trial, sentences, rng)))
     test = read_scored_pairs(DEMO_DIR / "sts-test.csv")
@@ -366,14 +366,14 @@ def test_augsbert_reports_teacher_scores_agreement_and_silver_scores(tiny_model_
         assert report["teacher_student_spearman_at_best_dev"] == pytest.approx(value, abs=1e-6)
     # the KDE's candidates: each sentence's 2 semantic neighbours and 2 random partners
     trial = resolve_trial(config)
-    sentences = list(dict.fromkeys(supervised.gold_pairs(trial).sentences1 + supervised.gold_pairs(trial).sentences2))
-    expected = supervised.semantic_random_pairs(EmbeddingScorer(supervised.semantic_retriever(trial)), sentences, 2, 2,
+    sentences = list(dict.fromkeys(augsbert.gold_pairs(trial).sentences1 + augsbert.gold_pairs(trial).sentences2))
+    expected = augsbert.semantic_random_pairs(EmbeddingScorer(augsbert.semantic_retriever(trial)), sentences, 2, 2,
                                                 random.Random(0))
     assert seen["candidates"] == expected
     # the silver scores artifact, with the first report only; the student's silver labels are its "silver"
     artifact = reports[0]["artifacts"]["silver_scores.json"]
     assert all("artifacts" not in report for report in reports[1:])
-    gold = supervised.gold_pairs(trial)
+    gold = augsbert.gold_pairs(trial)
     assert artifact["gold"] == pytest.approx([s / 5 for s in gold.scores], abs=1e-6)
     assert len(artifact["candidates"]) == len(expected) > len(artifact["silver"]) == last["silver_pairs"]
     assert artifact["silver"] == pytest.approx([label for _, _, label in seen["examples"][60:]], abs=1e-6)
@@ -427,18 +427,18 @@ def test_semantic_random_pairs_give_each_sentence_its_neighbours_and_random_othe
 def test_augsbert_reannotates_another_file_with_a_teacher_trained_on_the_gold_pairs(tiny_model_dir, monkeypatch):
     """Tables 6.7/6.8: the teacher learns train_file; the bi-encoder learns reannotate_file's pairs, labelled
     by that teacher."""
-    import sentsweep.trainables.supervised as supervised
+    import sentsweep.trainables.augsbert as augsbert
     from sentsweep.data import read_scored_pairs
     from sentsweep.demo_data import DEMO_DIR
 
     seen = {}
-    original_setup, original_teacher = supervised.cosine_similarity_setup, supervised.build_teacher
-    original_train = supervised.train_teacher
-    monkeypatch.setattr(supervised, "cosine_similarity_setup",
+    original_setup, original_teacher = augsbert.cosine_similarity_setup, augsbert.build_teacher
+    original_train = augsbert.train_teacher
+    monkeypatch.setattr(augsbert, "cosine_similarity_setup",
                         lambda model, examples, metrics=None: seen.setdefault("setup", original_setup(
                             model, examples, metrics)))
-    monkeypatch.setattr(supervised, "build_teacher", lambda *a: seen.setdefault("teacher", original_teacher(*a)))
-    monkeypatch.setattr(supervised, "train_teacher",
+    monkeypatch.setattr(augsbert, "build_teacher", lambda *a: seen.setdefault("teacher", original_teacher(*a)))
+    monkeypatch.setattr(augsbert, "train_teacher",
                         lambda teacher, pairs, *a, **k: seen.setdefault("taught", pairs) and original_train(
                             teacher, pairs, *a, **k))
     other = DEMO_DIR / "sts-dev.csv"  # stands in for the BWS train split
@@ -463,7 +463,7 @@ def test_augsbert_reannotates_another_file_with_a_teacher_trained_on_the_gold_pa
 def test_semantic_search_embeds_with_the_named_retriever(tiny_model_dir, tmp_path):
     from sentence_transformers import SentenceTransformer
 
-    import sentsweep.trainables.supervised as supervised
+    import sentsweep.trainables.augsbert as augsbert
     from sentsweep.models import load_sentence_model
 
     folder = tmp_path / "retriever"
@@ -471,11 +471,11 @@ def test_semantic_search_embeds_with_the_named_retriever(tiny_model_dir, tmp_pat
     sentences = read_corpus(CORPUS_FILE)[:50]
     config = base_config(tiny_model_dir) | {"method": "augsbert", "sampling": "semantic", "top_k": 2,
                                             "pooling": "cls", "retriever": str(folder)}
-    pairs = supervised.silver_candidates(resolve_trial(config), sentences, random.Random(0))
+    pairs = augsbert.silver_candidates(resolve_trial(config), sentences, random.Random(0))
     embeddings = SentenceTransformer(str(folder), device="cpu").encode(sentences).astype(np.float64)
     # the retriever's 2nd and 3rd most similar others differ by > 2e-5 here: an exact comparison holds
-    assert set(pairs) == set(supervised.semantic_pairs(VectorScorer(dict(zip(sentences, embeddings))), sentences, 2))
-    as_released = supervised.silver_candidates(resolve_trial(config | {"retriever": None}), sentences,
+    assert set(pairs) == set(augsbert.semantic_pairs(VectorScorer(dict(zip(sentences, embeddings))), sentences, 2))
+    as_released = augsbert.silver_candidates(resolve_trial(config | {"retriever": None}), sentences,
                                                random.Random(0))
     assert set(as_released) != set(pairs)  # `model` with the trial's CLS pooling: other neighbours
     with pytest.raises(InputError, match=r"no-such-retriever"):
@@ -483,8 +483,8 @@ def test_semantic_search_embeds_with_the_named_retriever(tiny_model_dir, tmp_pat
 
 
 def test_domain_mlm_runs_the_settings_steps_batch_and_rate(tiny_model_dir, monkeypatch):
-    import sentsweep.trainables.supervised as supervised
-    from sentsweep.trainables.supervised import AugsbertSettings
+    import sentsweep.trainables.augsbert as augsbert
+    from sentsweep.trainables.augsbert import AugsbertSettings
 
     defaults = {row.name: row for row in AugsbertSettings.describe()}
     assert (defaults["domain_mlm_steps"].default, defaults["domain_mlm_batch_size"].default,
@@ -493,8 +493,8 @@ def test_domain_mlm_runs_the_settings_steps_batch_and_rate(tiny_model_dir, monke
                for name in ("domain_mlm_steps", "domain_mlm_batch_size", "domain_mlm_lr"))
     assert defaults["reannotate_gold"].default is True and "000 §5.5" in str(defaults["reannotate_gold"].source)
     calls = []
-    original = supervised.domain_adapt
-    monkeypatch.setattr(supervised, "domain_adapt", lambda *a, **k: calls.append(a) or original(*a, **k))
+    original = augsbert.domain_adapt
+    monkeypatch.setattr(augsbert, "domain_adapt", lambda *a, **k: calls.append(a) or original(*a, **k))
     config = base_config(tiny_model_dir) | {"method": "augsbert", "setting": "domain", "sampling": "random",
                                             "domain_mlm_steps": 3, "domain_mlm_batch_size": 5,
                                             "domain_mlm_lr": 7e-5, "max_steps": 1}
@@ -609,7 +609,7 @@ def test_topic_files_give_labels_prompts_and_prompted_sentences(tmp_path):
 
 def test_topic_classifier_learns_the_topics_and_fine_tunes_the_encoder(tiny_model_dir, tmp_path):
     from sentsweep.trainables.loop import run_trial
-    from sentsweep.trainables.supervised import build_topic_classifier
+    from sentsweep.trainables.topic_classifier import build_topic_classifier
 
     topics = animal_topics(tmp_path / "topics.tsv")
     config = base_config(tiny_model_dir) | {"method": "topic_classifier", "topic_corpus": str(topics),
@@ -650,7 +650,7 @@ def read_corpus_labels(path):
 def test_each_nli_premise_gets_an_entailment_as_positive_and_a_contradiction_as_hard_negative_drawn_by_seed():
     """sentence-transformers' training_nli_v2.py (the NLI+STS step's project choice; 002 §5.1 names MNRL)."""
     from sentsweep.data import NliPremises
-    from sentsweep.trainables.supervised import hard_negative_triplets
+    from sentsweep.trainables.sbert import hard_negative_triplets
 
     premises = NliPremises(entailments={"p": ["e1", "e2", "e3"], "q": ["f"], "r": ["g"]},
                            contradictions={"p": ["c1", "c2", "c3"], "q": ["d"]}, source="memory")
@@ -668,7 +668,7 @@ def test_the_domain_chains_teacher_freezes_its_embeddings_after_domain_mlm(tiny_
     the augsbert stage of domain_chain_augsbert (its model the MLM stage's) and setting domain freeze; a teacher
     fine-tuned from a plain checkpoint does not."""
     from sentsweep.experiments import get_experiment
-    from sentsweep.trainables.supervised import freezes_teacher_embeddings
+    from sentsweep.trainables.augsbert import freezes_teacher_embeddings
 
     protocol = get_experiment("domain_chain_augsbert").protocol
     config = base_config(tiny_model_dir) | protocol.constants() | protocol.settings_of("augsbert")

@@ -26,13 +26,13 @@ from __future__ import annotations
 import argparse
 import sys
 
+import sentsweep.analysis.suite as suite
 from sentsweep.analysis.compute import compute_by_cell, compute_markdown
 from sentsweep.analysis.plots import plot_metric
-from sentsweep.analysis.report import write_report
+from sentsweep.analysis.report import ReportRequest, write_report
 from sentsweep.analysis.reproduction import TARGETS_ARTIFACT, targets_from_json
 from sentsweep.analysis.runs import fetch_sweep_runs, latest_sweep_run_id, per_query_outcomes, run_artifact_text
 from sentsweep.analysis.significance import CORRECTIONS, compare, paired_items_test
-from sentsweep.analysis.suite import add_suite_parser, run_suite
 from sentsweep.analysis.tables import build_table, per_query_name, to_frame, to_latex, to_markdown
 from sentsweep.errors import InputError
 from sentsweep.tracking.store import resolve_tracking_uri
@@ -103,7 +103,21 @@ def parse_args(argv=None, prog: str = "sentsweep analyze") -> argparse.Namespace
     report.add_argument("--log-x", action="store_true")
     report.add_argument("--output", required=True, help="the report's Markdown path; the plot goes beside it")
     _significance(report)
-    _common(add_suite_parser(commands))
+    suite_parser = commands.add_parser(
+        "suite", help="average over a suite of tasks with a bootstrap CI over seeds (and queries) and rank interval")
+    _common(suite_parser)
+    suite_parser.add_argument("--rows", nargs="+", required=True,
+                              help="params that define a configuration (e.g. method)")
+    which = suite_parser.add_mutually_exclusive_group(required=True)
+    which.add_argument("--suite", help=f"a named suite: {', '.join(suite.SUITES)}")
+    which.add_argument("--metrics", nargs="+", help="an explicit suite: the metrics of its tasks")
+    suite_parser.add_argument("--items", action="store_true",
+                              help="also resample queries, for the tasks whose runs stored per-query outcomes")
+    suite_parser.add_argument("--resamples", type=int, default=suite.DEFAULT_RESAMPLES)
+    suite_parser.add_argument("--confidence", type=float, default=0.95)
+    suite_parser.add_argument("--bootstrap-seed", type=int, default=0, help="seed of the bootstrap's random draws")
+    suite_parser.add_argument("--lower-is-better", action="store_true")
+    suite_parser.add_argument("--csv", help="write one line per configuration (CI, ranks, task means) to this CSV")
     return parser.parse_args(argv)
 
 
@@ -195,11 +209,27 @@ def compare_per_query(args, first, second) -> None:
           f"t = {result.statistic:.3f}, p = {result.p_value:.4f}")
 
 
+def print_suite(args) -> None:
+    """The suite table of the runs (and its CSV with --csv); --suite/--metrics are checked before any fetch."""
+    metrics = suite.suite_metrics(args.suite if args.suite is not None else args.metrics)
+    uri = resolve_tracking_uri(args.tracking_uri)
+    runs = fetch_sweep_runs(uri, args.experiment, args.sweep_run_id, args.all_sweeps)
+    items = suite.fetch_item_outcomes(uri, runs, args.rows, metrics) if args.items else None
+    result = suite.suite_intervals(runs, args.rows, args.suite if args.suite is not None else metrics, items,
+                                   higher_is_better=not args.lower_is_better, confidence=args.confidence,
+                                   resamples=args.resamples, random_seed=args.bootstrap_seed)
+    print(suite.to_markdown(result))
+    if args.csv:
+        suite.to_frame(result).to_csv(args.csv, index=False)
+        print(f"CSV written to {args.csv}")
+
+
 def main(argv=None, prog: str = "sentsweep analyze") -> int:
     args = parse_args(argv, prog)
     try:
         if args.command == "suite":
-            return run_suite(args)  # checks --suite/--metrics before fetching the runs
+            print_suite(args)
+            return 0
         if args.command in ("table", "report"):
             check_significance(args)
         runs = fetch(args)
@@ -233,7 +263,10 @@ def main(argv=None, prog: str = "sentsweep analyze") -> int:
             paths = plot_metric(runs, args.x, args.metric, args.lines, args.output, args.log_x)
             print("wrote " + ", ".join(map(str, paths)))
         else:
-            print(f"wrote {write_report(runs, args, report_targets(args))}")
+            request = ReportRequest(experiment=args.experiment, rows=tuple(args.rows), columns=args.columns,
+                                    metric=args.metric, lines=tuple(args.lines or ()), log_x=args.log_x,
+                                    output=args.output, alpha=args.alpha, correction=args.correction)
+            print(f"wrote {write_report(runs, request, report_targets(args))}")
     except InputError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2

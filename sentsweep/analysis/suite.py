@@ -62,20 +62,17 @@ observed rank is its rank by the point estimates.
 
 from __future__ import annotations
 
-import argparse
 import math
-import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
-from sentsweep.analysis.runs import fetch_sweep_runs, per_query_outcomes
+from sentsweep.analysis.runs import per_query_outcomes
 from sentsweep.analysis.tables import as_number_if_possible, per_query_name, sort_key, status_counts
 from sentsweep.errors import InputError
 from sentsweep.registry import unknown_name
-from sentsweep.tracking.store import resolve_tracking_uri
 
 # The test metrics of each suite, as the tasks log them (`sentsweep.tasks.main_metric(task)`), in table order.
 SUITES: dict[str, tuple[str, ...]] = {
@@ -472,46 +469,3 @@ def fetch_item_outcomes(tracking_uri: str, runs: pd.DataFrame, row_params: list[
             config = tuple(keys.loc[index, p] for p in row_params)
             outcomes.setdefault(config, {})[str(finished.loc[index, "seed"])] = kept
     return outcomes
-
-
-# --- `sentsweep analyze suite` ------------------------------------------------------------------------------------
-
-def add_suite_parser(subparsers) -> argparse.ArgumentParser:
-    """The `suite` sub-command's parser (the caller adds the common --experiment/--tracking-uri/sweep options)."""
-    parser = subparsers.add_parser(
-        "suite", help="average over a suite of tasks with a bootstrap CI over seeds (and queries) and rank interval")
-    parser.add_argument("--rows", nargs="+", required=True, help="params that define a configuration (e.g. method)")
-    which = parser.add_mutually_exclusive_group(required=True)
-    which.add_argument("--suite", help=f"a named suite: {', '.join(SUITES)}")
-    which.add_argument("--metrics", nargs="+", help="an explicit suite: the metrics of its tasks")
-    parser.add_argument("--items", action="store_true",
-                        help="also resample queries, for the tasks whose runs stored per-query outcomes")
-    parser.add_argument("--resamples", type=int, default=DEFAULT_RESAMPLES)
-    parser.add_argument("--confidence", type=float, default=0.95)
-    parser.add_argument("--bootstrap-seed", type=int, default=0, help="seed of the bootstrap's random draws")
-    parser.add_argument("--lower-is-better", action="store_true")
-    parser.add_argument("--csv", help="write one line per configuration (CI, ranks, task means) to this CSV")
-    return parser
-
-
-def run_suite(args: argparse.Namespace, runs: pd.DataFrame | None = None) -> int:
-    """Print the suite table of the runs (fetched per the common options unless given); 2 on bad input."""
-    try:
-        metrics = suite_metrics(args.suite if args.suite is not None else args.metrics)
-        uri = resolve_tracking_uri(args.tracking_uri)
-        if runs is None:
-            runs = fetch_sweep_runs(uri, args.experiment, args.sweep_run_id, args.all_sweeps)
-        items = None
-        if args.items:
-            items = fetch_item_outcomes(uri, runs, args.rows, metrics)
-        result = suite_intervals(runs, args.rows, args.suite if args.suite is not None else metrics, items,
-                                 higher_is_better=not args.lower_is_better, confidence=args.confidence,
-                                 resamples=args.resamples, random_seed=args.bootstrap_seed)
-        print(to_markdown(result))
-        if args.csv:
-            to_frame(result).to_csv(args.csv, index=False)
-            print(f"CSV written to {args.csv}")
-    except InputError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
-    return 0

@@ -11,9 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from sentsweep.errors import InputError
-from sentsweep.sweep.launcher import parse_assignments
-from sentsweep.sweep.options import SweepOptions, option
-from sentsweep.tasks import build_task, parse_task_specs
+from sentsweep.sweep.options import SweepOptions, option, parse_assignments
 
 SELECTION_KEYS = ("select_checkpoint", "selection_task", "selection_metric")
 
@@ -29,6 +27,9 @@ class TargetTaskOptions(SweepOptions):
 
 def target_task(options: TargetTaskOptions) -> str | None:
     """--target-task, else the only --eval-task task, else None."""
+    # lazy: the task registry imports torch; `sentsweep list` and a sweep's --help import none
+    from sentsweep.tasks import parse_task_specs
+
     if options.target_task is not None:
         return options.target_task
     names = list(parse_task_specs(options.eval_task)) if options.eval_task else []
@@ -44,6 +45,9 @@ def selection_axes(options: TargetTaskOptions) -> dict[str, list]:
 
 def check_target_task(options: TargetTaskOptions, constants: dict) -> None:
     """The target task is an --eval-task task with a dev split; --set does not name a selection setting."""
+    # lazy: the task registry imports torch; `sentsweep list` and a sweep's --help import none
+    from sentsweep.tasks import build_task
+
     given = [key for key in parse_assignments(options.assignments) if key in SELECTION_KEYS]
     if given:
         raise InputError(f"--set {given[0]}: this sweep's stages select checkpoints by different rules (002 App. B: "

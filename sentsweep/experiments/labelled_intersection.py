@@ -37,7 +37,6 @@ from sentsweep.settings import cited
 from sentsweep.sweep import Stage, SweepDefinition
 from sentsweep.sweep.definition import SweepDriver
 from sentsweep.sweep.options import SweepOptions, option
-from sentsweep.tasks import build_task, main_metric
 
 REFERENCE_STAGE, SUPERVISED_STAGE = "reference", "supervised"
 ANSWER_METRIC = "intersection_labelled_pairs"
@@ -72,6 +71,9 @@ def check_target(options: IntersectionOptions, constants: dict) -> None:
 def supervised_settings(options: IntersectionOptions, constants: dict, overrides: dict) -> dict:
     """What the SBERT stages add for a target task: early stopping on its dev split (the last checkpoint if it
     has none, as TwitterPara), and MNRL on its relevant pairs (MSE on TwitterPara's scored pairs), 002 §5.1."""
+    # lazy: the task registry imports torch; `sentsweep list` and a sweep's --help import none
+    from sentsweep.tasks import build_task
+
     if options.target_task is None:
         return {}
     task = build_task(options.target_task, constants["eval_tasks"][options.target_task])
@@ -89,6 +91,9 @@ def reference_constants(options: IntersectionOptions, constants: dict) -> dict:
 
 def run_search(sweep: SweepDriver, constants: dict) -> None:
     """Reference stage, then bisection stages over sample_size (see the module docstring)."""
+    # lazy: the task registry imports torch; `sentsweep list` and a sweep's --help import none
+    from sentsweep.tasks import main_metric
+
     options = sweep.options
     metric = main_metric(options.target_task) if options.target_task else sweep.selection_metric
     reference = sweep.run_stage(REFERENCE_STAGE, reference_constants(options, constants), {},

@@ -10,8 +10,6 @@ App. B), the axis being its initial rate.
 
 from dataclasses import dataclass
 
-from ray import tune
-
 from sentsweep.experiments.protocols.contrastive import LEARNING_RATE_PROTOCOL, learning_rate_ranges
 from sentsweep.sweep import Stage, SweepDefinition
 from sentsweep.sweep.options import SweepOptions, option
@@ -31,6 +29,9 @@ def grid_axes(options):
 
 
 def sampled_axes(options):
+    # lazy: Ray Tune's search domains; `sentsweep list` and a sweep's --help import no Ray
+    from ray import tune
+
     return {"method": tune.choice(options.methods or LEARNING_RATE_PROTOCOL.grid("method"))} | learning_rate_ranges(
         *options.lr_range)
 

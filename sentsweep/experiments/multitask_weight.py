@@ -9,8 +9,6 @@ SimCSE for 1 and 3 epochs and each auto-encoder alone (stages 1 and 2), then the
 
 from dataclasses import dataclass
 
-from ray import tune
-
 from sentsweep.experiments._wang_published import quora_targets
 from sentsweep.experiments.protocols.contrastive import MULTITASK_PROTOCOL, weight_ranges
 from sentsweep.references import THESIS_WANG_2022
@@ -37,6 +35,9 @@ def multitask_axes(options):
 
 
 def sampled_axes(options):
+    # lazy: Ray Tune's search domains; `sentsweep list` and a sweep's --help import no Ray
+    from ray import tune
+
     return {"method": tune.choice(options.methods or MULTITASK_PROTOCOL.grid("method"))} | weight_ranges(
         *options.weight_range)
 

@@ -13,8 +13,6 @@ evaluated after each epoch and reports its best dev epoch (§5.1).
 
 from dataclasses import dataclass
 
-from ray import tune
-
 from sentsweep.experiments._reiml_published import noise_matching_targets
 from sentsweep.experiments.protocols.contrastive import NM_PROTOCOL, weight_ranges
 from sentsweep.references import THESIS_REIML_2023
@@ -47,6 +45,9 @@ def weight_axes(options):
 
 
 def sampled_axes(options):
+    # lazy: Ray Tune's search domains; `sentsweep list` and a sweep's --help import no Ray
+    from ray import tune
+
     return {
         "method": tune.choice(options.methods or NM_PROTOCOL.grid("weighted_method")),
         "pooling": tune.choice(options.poolings or NM_PROTOCOL.grid("pooling")),

@@ -38,7 +38,6 @@ from sentsweep.references import THESIS_MALMBERG_2021
 from sentsweep.settings import cited, project_choice
 from sentsweep.sweep import Stage, SweepDefinition
 from sentsweep.sweep.protocol import Protocol, Sourced, sourced
-from sentsweep.tasks import parse_task_specs
 
 TASK = "squad"
 METRIC = f"{TASK}_top1"  # Table 4.1's "Accuracy": the answer sentence ranked first among its paragraph's
@@ -109,6 +108,9 @@ def sbert_axes(options):
 
 def check_squad_task(options, constants: dict) -> None:
     """Table 4.1's metric needs the SQuAD task (--quick generates one)."""
+    # lazy: the task registry imports torch; `sentsweep list` and a sweep's --help import none
+    from sentsweep.tasks import parse_task_specs
+
     if options.quick or options.dry_run:
         return
     if TASK not in (constants.get("eval_tasks") or {}):

@@ -3,7 +3,7 @@ before launch (`launcher`), its protocol card (`card`, --dry-run), and the Ray T
 (`runner`)."""
 
 from sentsweep.sweep.definition import Stage, SweepDefinition
-from sentsweep.sweep.launcher import run_sweep
+from sentsweep.sweep.entry_point import run_sweep
 from sentsweep.sweep.options import SweepOptions, option
 
 __all__ = ["Stage", "SweepDefinition", "SweepOptions", "option", "run_sweep"]

@@ -17,11 +17,11 @@ from collections.abc import Iterable
 from sentsweep.models import replaced_modules
 from sentsweep.settings import Source
 from sentsweep.sweep.data_sizes import training_sentences, whole_corpus_batches
+from sentsweep.sweep.gpu_packing import CUDA_CONTEXT_BYTES, MEMORY_MARGIN, GiB
 from sentsweep.sweep.options import SweepOptions
 from sentsweep.sweep.param_spaces import values_to_validate
 from sentsweep.sweep.protocol import with_method_settings
-from sentsweep.sweep.resources import CUDA_CONTEXT_BYTES, MEMORY_MARGIN, GiB
-from sentsweep.sweep.schedulers import PROJECT_RUNG_SETTINGS
+from sentsweep.sweep.seed_groups import PROJECT_RUNG_SETTINGS
 from sentsweep.tracking.models import is_model_uri
 from sentsweep.trainables.catalog import get_method
 from sentsweep.trainables.loop import UNTRAINED_EVALUATION
@@ -172,7 +172,7 @@ def sweep_options_section(options: SweepOptions) -> list[str]:
                 "Holm 1979: the family-wise error control of Bonferroni, rejecting at least as often"),
             row("early stopping", "--scheduler", options.scheduler, "none: every trial runs out")]
     if options.scheduler != "fifo":
-        rows += [f"| early stopping | {name} | {value} | project choice (sentsweep.sweep.schedulers) |"
+        rows += [f"| early stopping | {name} | {value} | project choice (sentsweep.sweep.seed_groups) |"
                  for name, value in PROJECT_RUNG_SETTINGS.items()]
     if options.race:
         rows += [row("race", "--race-alpha", options.race_alpha, "an elimination saves compute and claims nothing; at "
@@ -185,7 +185,7 @@ def sweep_options_section(options: SweepOptions) -> list[str]:
                  row("race", "--race-budget", options.race_budget, "none: up to every seed")]
     if options.gpus_per_trial:
         rows.append(f"| GPU packing | memory per trial | measured peak x {1 + MEMORY_MARGIN:g} + "
-                    f"{CUDA_CONTEXT_BYTES / GiB:g} GiB | project choice (sentsweep.sweep.resources) |")
+                    f"{CUDA_CONTEXT_BYTES / GiB:g} GiB | project choice (sentsweep.sweep.gpu_packing) |")
     rows += [row("compute budget", "--time-budget", options.time_budget, "none: no limit"),
              row("compute budget", "--gpu-hours", options.gpu_hours, "none: no limit"),
              "| compute budget | estimated GPU-hours | not estimated | no probe measured a step (the GPU packing "

@@ -17,7 +17,6 @@ from sentsweep.analysis.reproduction import (
 from sentsweep.references import Reference
 from sentsweep.sweep.options import SweepOptions
 from sentsweep.sweep.protocol import Protocol
-from sentsweep.tasks import TASKS
 
 if TYPE_CHECKING:
     from sentsweep.analysis.tables import ComparisonTable
@@ -131,6 +130,9 @@ def target_problems(definition: SweepDefinition, stages: Sequence[tuple[str, dic
     """
     constants = definition.protocol.constants()
     metrics = set(definition.table_metrics) | {definition.selection_metric}
+    # lazy: the task registry imports torch; a definition, `sentsweep list` and a sweep's --help need neither
+    from sentsweep.tasks import TASKS
+
     task_prefixes = tuple(f"{name}_" for name in TASKS.names())
     names = [name for name, _ in stages]
     problems = []

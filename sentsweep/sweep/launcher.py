@@ -1,7 +1,8 @@
-"""Run a sweep: parse options and check every input; then print the protocol card (--dry-run) or hand the
-sweep to `sentsweep.sweep.runner` (Ray Tune with MLflow tracking, tables).
+"""Launch a parsed sweep: check every input; then print the protocol card (--dry-run) or hand the sweep to
+`sentsweep.sweep.runner` (Ray Tune with MLflow tracking, tables).
 
-Each script in sweeps/ describes its experiment with a `SweepDefinition` and calls `run_sweep`. Everything
+Each script in sweeps/ describes its experiment with a `SweepDefinition` and calls `run_sweep`
+(`sentsweep.sweep.entry_point`), which parses the command line and calls `launch`. Everything
 that can be wrong with the input (unknown method or pooling, a ratio outside [0, 1), a missing or malformed
 data file, an empty corpus, an unreachable tracking server) fails here, before Ray starts.
 
@@ -12,11 +13,8 @@ greedy search of the TSDAE paper (appendix A), where each stage fixes the best v
 
 from __future__ import annotations
 
-import json
 import math
 import os
-import signal
-import sys
 from pathlib import Path
 
 from sentsweep.data import read_corpus, read_scored_pairs, sts_benchmark_files
@@ -24,19 +22,19 @@ from sentsweep.demo_data import CORPUS_FILE, DEMO_DIR
 from sentsweep.errors import InputError
 from sentsweep.hub import hub_cache, hub_model_folder, is_hub_name
 from sentsweep.models import build_tiny_model, check_model_source
-from sentsweep.plugins import USER_CODE_KEY, import_plugin, user_modules
+from sentsweep.plugins import USER_CODE_KEY, user_modules
 from sentsweep.preparation_cache import cache_folder
 from sentsweep.random_seeds import parse_seeds
 from sentsweep.sweep.budget import check_budget_options
 from sentsweep.sweep.card import protocol_card
+from sentsweep.sweep.cluster import check_resource_options
 from sentsweep.sweep.data_sizes import sample_size_problems
 from sentsweep.sweep.definition import ResolvedSweep, SweepDefinition
 from sentsweep.sweep.first_step import check_own_methods_start
-from sentsweep.sweep.options import SweepOptions, parse_options
+from sentsweep.sweep.options import SweepOptions, parse_assignments
 from sentsweep.sweep.param_spaces import values_to_validate
 from sentsweep.sweep.progress import library_output
 from sentsweep.sweep.protocol import with_method_settings
-from sentsweep.sweep.resources import check_resource_options
 from sentsweep.tasks import build_tasks, parse_task_specs
 from sentsweep.tracking.models import check_model_uri, is_model_uri, materialize_model
 from sentsweep.tracking.store import check_tracking_reachable, resolve_tracking_uri
@@ -45,20 +43,6 @@ from sentsweep.trainables.settings import BOOKKEEPING_KEYS, EvaluationSettings, 
 
 MODEL_SETTINGS = ("model", "generator", "cross_encoder")  # the settings that name a model a trial loads
 TINY_MODEL_PENDING = "<the tiny random model, built once every check has passed>"
-
-
-def parse_assignments(assignments: list[str]) -> dict:
-    """KEY=VALUE strings as a dict, each VALUE read as JSON when it parses (numbers, true/false) else as text."""
-    parsed = {}
-    for assignment in assignments:
-        key, separator, value = assignment.partition("=")
-        if not separator or not key:
-            raise InputError(f"--set {assignment!r}: expected KEY=VALUE")
-        try:
-            parsed[key] = json.loads(value)
-        except json.JSONDecodeError:
-            parsed[key] = value
-    return parsed
 
 
 def resolve_settings(definition: SweepDefinition, options: SweepOptions) -> ResolvedSweep:
@@ -292,24 +276,8 @@ def prepare_quick_models(definition: SweepDefinition, constants: dict, options: 
         constants.update(definition.quick_setup(constants, Path(options.output_dir)))
 
 
-def run_sweep(definition: SweepDefinition, argv=None, prog: str | None = None) -> int:
-    """Entry point of a sweep script; returns the process exit code."""
-    options = parse_options(definition.options, argv, prog, definition.description)
-    # SIGTERM stops a sweep as Ctrl-C does, also before Ray starts (see sentsweep.sweep.runner.stop_as_interrupt)
-    signal.signal(signal.SIGTERM, lambda signum, frame: signal.raise_signal(signal.SIGINT))
-    try:
-        for plugin in options.plugin:  # before anything reads the registries their entries join
-            import_plugin(plugin)
-        return _run(definition, options)
-    except InputError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print("\ninterrupted before any trial started: nothing to resume", file=sys.stderr)
-        return 130
-
-
-def _run(definition: SweepDefinition, options: SweepOptions) -> int:
+def launch(definition: SweepDefinition, options: SweepOptions) -> int:
+    """Check every input of the parsed sweep, then print its card (--dry-run) or run it; returns the exit code."""
     resolved = resolve_settings(definition, options)
     constants = resolved.constants
     user_code = [module.as_config() for module in user_modules()]
@@ -351,7 +319,8 @@ def _run(definition: SweepDefinition, options: SweepOptions) -> int:
     # a method of one's own takes one step on a tiny model before a cluster's hours go to it
     check_own_methods_start(methods, lambda: _tiny_model(Path(options.output_dir), Path(constants["corpus"])))
 
-    # lazy: Ray Tune, MLflow and the tables load only once a sweep really runs (a dry run needs none of them)
+    # lazy: the runner (Ray Tune's run, the MLflow tracker, the tables) loads only once a sweep really runs; a dry
+    # run returns before it (its checks and card import torch and Ray Tune's search spaces all the same)
     from sentsweep.sweep.runner import SweepRunner, baseline_scores
 
     baseline = baseline_scores(constants)

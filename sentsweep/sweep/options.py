@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import json
 import math
 import types
 import typing
@@ -29,11 +30,12 @@ from typing import Any, Literal, TypeVar
 
 from sentsweep.analysis.racing import RACE_ALPHA, TEST_OPTIONS
 from sentsweep.analysis.significance import CORRECTIONS
+from sentsweep.errors import InputError
 
 GPUS_AUTO = "auto"
 DEFAULT_OUTPUT_DIR = "sweep_outputs"
 SCHEDULERS = ("fifo", "asha", "median")  # see sentsweep.sweep.runner.make_scheduler
-KEEP_MODELS = ("best", "all", "none")  # see sentsweep.sweep.runner.SweepRunner.keep_models
+KEEP_MODELS = ("best", "all", "none")  # see sentsweep.sweep.models_kept.KeptModels.policy
 
 
 def option(help: str, default: Any = None, **metadata) -> Any:
@@ -239,3 +241,17 @@ def _reader(kind, metadata) -> typing.Callable[[str], Any]:
     if not callable(reader) or typing.get_origin(reader) is not None:
         raise TypeError(f"no reader for option type {kind!r}: give metadata parse=...")
     return reader
+
+
+def parse_assignments(assignments: list[str]) -> dict:
+    """KEY=VALUE strings as a dict, each VALUE read as JSON when it parses (numbers, true/false) else as text."""
+    parsed = {}
+    for assignment in assignments:
+        key, separator, value = assignment.partition("=")
+        if not separator or not key:
+            raise InputError(f"--set {assignment!r}: expected KEY=VALUE")
+        try:
+            parsed[key] = json.loads(value)
+        except json.JSONDecodeError:
+            parsed[key] = value
+    return parsed

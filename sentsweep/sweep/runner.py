@@ -1,13 +1,8 @@
-"""Run a checked sweep on Ray Tune: one MLflow parent run, one table per stage, the greedy search's carry-over,
-the trained models kept (`--keep-models`) and chained stages started from them.
+"""Run a checked sweep on Ray Tune: one MLflow parent run, one table per stage, the greedy search's carry-over;
+the trained models kept and the chained stages started from them are `sentsweep.sweep.models_kept`'s.
 
 `sentsweep.sweep.launcher` checks every input first and calls `SweepRunner.run`; nothing here validates input
 but what needs Ray up: the cluster's resources for the trials (`sentsweep.sweep.resources.check_resources`).
-
-After each stage the models of its best configuration on dev (`--keep-models best`, the default), of all its
-trials (`all`) or of none are logged to their trials' MLflow runs (see `sentsweep.tracking.models`). A stage
-chained to an earlier one (`Stage.init_from`) starts each seed from the same seed's logged model of that
-stage, and its runs carry the parent model's run id as the tag `parent_model_run_id`.
 """
 
 from __future__ import annotations
@@ -20,19 +15,20 @@ import shlex
 import signal
 import sys
 import time
-from pathlib import Path
 
 from sentsweep.analysis.racing import TEST_OPTIONS, Race
 from sentsweep.analysis.reproduction import TARGETS_ARTIFACT, reproduction_section, targets_to_json
-from sentsweep.analysis.runs import fetch_trial_runs, finished_cells, runs_of_row, same_param_value
+from sentsweep.analysis.runs import fetch_trial_runs, finished_cells, same_param_value
 from sentsweep.analysis.tables import build_table, to_markdown
 from sentsweep.data import read_scored_pairs
 from sentsweep.faults import FAULT_ENV, fault_point
-from sentsweep.models import load_sentence_model, saved_pooling
+from sentsweep.models import load_sentence_model
 from sentsweep.plugins import USER_CODE_KEY
 from sentsweep.random_seeds import resolve_seed
 from sentsweep.sweep.budget import BudgetSpent, SweepBudget, budget_watch
+from sentsweep.sweep.cluster import PendingTimeout, pending_watch
 from sentsweep.sweep.definition import ResolvedSweep, Stage, SweepDefinition
+from sentsweep.sweep.models_kept import KeptModels, MissingModels
 from sentsweep.sweep.options import SweepOptions
 from sentsweep.sweep.param_spaces import (
     grid_param_space,
@@ -42,15 +38,13 @@ from sentsweep.sweep.param_spaces import (
 )
 from sentsweep.sweep.progress import SweepProgress, ray_logging_level, tune_verbosity
 from sentsweep.sweep.protocol import with_method_settings
-from sentsweep.sweep.resources import PendingTimeout, check_resources, pending_watch
+from sentsweep.sweep.resources import check_resources
 from sentsweep.sweep.trials import settings_by_method
 from sentsweep.tasks import main_metric
 from sentsweep.tasks.sts import StsEvaluator
 from sentsweep.tracking.callback import SweepTracker, config_hash
-from sentsweep.tracking.models import LOGGED_MODEL_NAME, log_trial_model, materialize_model
 from sentsweep.tracking.store import experiment_page
 from sentsweep.trainables.catalog import train
-from sentsweep.trainables.loop import MODEL_FOLDER
 
 
 def baseline_scores(constants: dict) -> dict:
@@ -86,13 +80,7 @@ class SweepRunner:
         self.storage_path = resolved.storage_path
         self.gpus_per_trial = 0.0  # --gpus-per-trial, with 'auto' settled by the probe once Ray is up (run)
         self.budget = SweepBudget(None, None, 0.0)  # --time-budget, --gpu-hours: from the first trial's start
-        # {stage: {table row: {seed: run id}}}: the trials of each stage whose model was logged; each stage's
-        # table row params and best row on the selection metric
-        self.kept_models: dict[str, dict[tuple, dict[int, str]]] = {}
-        self.row_names: dict[str, list[str]] = {}
-        self.best_rows: dict[str, tuple] = {}
-        # the stages later stages start from, and which of their configurations they need ("best" or "each")
-        self.chain_sources = {stage.init_from: stage.init_rows for stage in definition.stages if stage.init_from}
+        self.kept_models = KeptModels(definition, options, tracking_uri, resolved.seeds)
         self.race_status: dict = {}  # the last raced stage's {configuration: ConfigStatus} (--race)
         self.stage_index = 0  # of the stage running now, as run_stage numbers them
         self.stage_title, self.stage_axes = definition.name, []  # of the stage running now, for its progress bar
@@ -140,7 +128,10 @@ class SweepRunner:
                 for index, (stage_name, axes) in enumerate(stages):
                     title = (f"stage {index + 1}/{len(stages)} '{stage_name}'" if len(stages) > 1
                              else self.definition.name)
-                    axes, chain = self.chained(stage_by_name.get(stage_name), axes)
+                    try:
+                        axes, chain = self.kept_models.chained(stage_by_name.get(stage_name), axes)
+                    except MissingModels as missing:
+                        raise StageFailed(str(missing), exit_code=1) from None
                     table, results = self.run_stage(tracker, index, title, constants | (
                         {"stage": stage_name} if several else {}), axes, stage_name if several else None, chain)
                     if self.definition.greedy:
@@ -180,45 +171,11 @@ class SweepRunner:
         print(f"\nMLflow: {experiment_page(self.tracking_uri, tracker.writer.experiment_id)}")
         return 0
 
-    def chained(self, stage, axes: dict) -> tuple[dict, dict]:
-        """(axes, chain) of a stage: a chained stage's `chain` sets, for each seed, `model` to the same seed's logged
-        model of its earlier stage (of that stage's best configuration, or of each: the axis `pretrained`), its
-        pooling to that model's own, and `parent_model_run_id` to the run that logged it."""
-        if stage is None or not stage.init_from:
-            return axes, {}
-        kept = self.kept_models.get(stage.init_from, {})
-        if stage.init_rows == "best":
-            kept = {row: seeds for row, seeds in kept.items() if row == self.best_rows.get(stage.init_from)}
-        labels = {row: ", ".join(f"{name}={value}" for name, value in zip(self.row_names[stage.init_from], row))
-                  for row in kept}
-        missing = [f"{labels[row]} seed {seed}" for row in kept for seed in self.seeds if seed not in kept[row]]
-        if not kept or missing:
-            raise StageFailed(f"stage {stage.name!r} starts from the models of stage {stage.init_from!r}, which has "
-                              f"none for {', '.join(missing) or 'any configuration'} (a failed trial?)", exit_code=1)
-        runs = {(labels[row], seed): run_id for row, seeds in kept.items() for seed, run_id in seeds.items()}
-        folders = {key: str(materialize_model(self.tracking_uri, f"runs:/{run_id}/{LOGGED_MODEL_NAME}",
-                                              Path(self.options.output_dir, "models")))
-                   for key, run_id in runs.items()}
-        poolings = {key: saved_pooling(folder) for key, folder in folders.items()}
-        if stage.init_rows == "each":
-            axes = {"pretrained": sorted(labels.values())} | axes
-
-        from ray import tune  # lazy: Ray Tune is imported only once a sweep runs
-
-        def of_trial(table: dict):
-            return tune.sample_from(lambda config: table[(config.get("pretrained", next(iter(labels.values()))),
-                                                          resolve_seed(config))])
-
-        chain = {"model": of_trial(folders), "parent_model_run_id": of_trial(runs)}
-        if "pooling" not in axes and None not in poolings.values():
-            chain["pooling"] = of_trial(poolings)
-        return axes, chain
-
     def run_stage(self, tracker, index: int, title: str, constants: dict, axes: dict, stage: str | None,
                   chain: dict | None = None):
-        """Fit one stage (`chain`: the settings it takes from an earlier stage's models, see `chained`), write its
-        results, log the models it keeps, print its table and return it (`sentsweep.analysis.tables.ComparisonTable`)
-        with Ray Tune's results of the trials it ran."""
+        """Fit one stage (`chain`: the settings it takes from an earlier stage's models, see
+        `KeptModels.chained`), write its results, log the models it keeps, print its table and return it
+        (`sentsweep.analysis.tables.ComparisonTable`) with Ray Tune's results of the trials it ran."""
         self.stage_index = index
         self.stage_title, self.stage_axes = title, list(axes)
         results = self._fit(tracker, f"{self.definition.name}-{tracker.parent_run_id[:8]}-{index}", constants, axes,
@@ -249,50 +206,9 @@ class SweepRunner:
             tracker.log_sweep_table(title, markdown)
         if self.definition.selection_metric not in table.best:
             raise StageFailed("no trial of this stage finished; see the failure_reason tags in MLflow", exit_code=1)
-        name = stage or self.definition.stages[0].name
-        self.row_names[name] = table.row_params
-        self.best_rows[name] = table.best[self.definition.selection_metric]
-        self.kept_models[name] = self.keep_models(runs, table, results, self.keep_policy(name))
-        delete_superseded_checkpoints(results)
+        self.kept_models.keep(stage or self.definition.stages[0].name, runs, table, results, index)
         fault_point("stage", index)
         return table, results
-
-    def keep_policy(self, stage: str) -> str:
-        """--keep-models, widened where a later stage starts from this one's models."""
-        needed = self.chain_sources.get(stage)
-        if needed == "each" or self.options.keep_models == "all":
-            return "all"
-        return "best" if needed == "best" else self.options.keep_models
-
-    def keep_models(self, runs, table, results, policy: str) -> dict[tuple, dict[int, str]]:
-        """Log the selected model of each finished trial the policy keeps (those of the table's best row on the
-        selection metric, or all) to its MLflow run, and delete the others' model folders from their Ray
-        checkpoints; returns {table row: {seed: run id}} of the models logged."""
-        by_trial = {result.metrics.get("trial_id"): result for result in results if result.checkpoint is not None}
-        finished = runs[runs["status"] == "FINISHED"]
-        rows = {row: runs_of_row(finished, table.row_params, row) for row in table.rows}
-        kept: dict[tuple, dict[int, str]] = {}
-        for row, row_runs in rows.items():
-            if policy == "none" or (policy == "best" and row != table.best[self.definition.selection_metric]):
-                continue
-            for _, run in row_runs.iterrows():
-                if isinstance(run["logged_model_id"], str):  # logged before the sweep was resumed or extended
-                    kept.setdefault(row, {})[int(run["seed"])] = run["run_id"]
-                    continue
-                result = by_trial.get(run["ray_trial_id"])
-                if result is None:
-                    continue
-                with result.checkpoint.as_directory() as directory:
-                    folder = Path(directory) / MODEL_FOLDER
-                    if folder.is_dir():
-                        log_trial_model(self.tracking_uri, run["run_id"], folder, result.metrics)
-                        kept.setdefault(row, {})[int(run["seed"])] = run["run_id"]
-                        fault_point("model", self.stage_index)
-        kept_trials = {run["ray_trial_id"] for row in kept for _, run in rows[row].iterrows()}
-        for trial_id, result in by_trial.items():
-            if trial_id not in kept_trials:
-                _delete_model_folder(result.checkpoint)
-        return kept
 
     def carried_values(self, stage: Stage | None, best: dict) -> tuple[dict, str | None]:
         """(values, rule) a greedy stage hands on to the next: its own rule's values where it has one (`Stage.keep`),
@@ -319,7 +235,7 @@ class SweepRunner:
         from ray import tune
         from ray.tune.search.optuna import OptunaSearch
 
-        from sentsweep.sweep.searchers import SeedAveragingRepeater  # lazy: imports Ray Tune, as above
+        from sentsweep.sweep.seed_groups import SeedAveragingRepeater  # lazy: imports Ray Tune, as above
 
         metric = self.definition.selection_metric
         scheduler = make_scheduler(self.options.scheduler, metric)
@@ -497,27 +413,6 @@ class DriverStages:
         self._tracker.log_sweep_metrics(metrics)
 
 
-def delete_superseded_checkpoints(results) -> None:
-    """Remove every checkpoint of the stage's ended trials but the last (a resume restores a trial from its last).
-    Idempotent: a restored stage's results still name the checkpoints its first end deleted, which are skipped."""
-    from pyarrow.fs import FileType
-
-    for result in results:
-        for checkpoint, _ in result.best_checkpoints or []:
-            if result.checkpoint is not None and checkpoint.path != result.checkpoint.path and (
-                    checkpoint.filesystem.get_file_info(checkpoint.path).type != FileType.NotFound):
-                checkpoint.filesystem.delete_dir(checkpoint.path)
-
-
-def _delete_model_folder(checkpoint) -> None:
-    """Remove the model folder from a trial's Ray checkpoint (local disk or cloud storage alike)."""
-    from pyarrow.fs import FileType
-
-    path = f"{checkpoint.path.rstrip('/')}/{MODEL_FOLDER}"
-    if checkpoint.filesystem.get_file_info(path).type == FileType.Directory:
-        checkpoint.filesystem.delete_dir(path)
-
-
 def no_trial_finished(runs) -> str:
     """What to say when no trial of a stage finished: how many ended how, and their failure reasons (the last
     line of each distinct traceback)."""
@@ -560,8 +455,8 @@ class StageFailed(Exception):
 
 def make_scheduler(name: str, metric: str):
     """The early-stopping scheduler by name, on the dev metric, judging each configuration on the mean over its
-    seeds (sentsweep.sweep.schedulers; None for fifo: every trial runs out), with the project's rung settings."""
-    from sentsweep.sweep.schedulers import PROJECT_RUNG_SETTINGS, SeedGroupScheduler  # lazy: imports Ray Tune
+    seeds (sentsweep.sweep.seed_groups; None for fifo: every trial runs out), with the project's rung settings."""
+    from sentsweep.sweep.seed_groups import PROJECT_RUNG_SETTINGS, SeedGroupScheduler  # lazy: imports Ray Tune
 
     if name == "fifo":
         return None

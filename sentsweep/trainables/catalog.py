@@ -17,17 +17,20 @@ from sentsweep.plugins import USER_CODE_KEY, import_user_modules
 from sentsweep.random_seeds import resolve_seed
 from sentsweep.registry import Registry, closest
 from sentsweep.settings import Settings
+from sentsweep.trainables.augsbert import AUGSBERT_METHOD
 from sentsweep.trainables.frozen_encoder import FROZEN_ENCODER_METHOD
 from sentsweep.trainables.gpl import GPL_METHOD
 from sentsweep.trainables.lexical_baselines import LEXICAL_METHODS
 from sentsweep.trainables.objectives import OBJECTIVES, UnsupervisedSettings
+from sentsweep.trainables.sbert import SBERT_METHODS
 from sentsweep.trainables.settings import BOOKKEEPING_KEYS, EvaluationSettings, Method, TrainingSettings, Trial
 from sentsweep.trainables.st_losses import built_st_methods, is_st_method, st_method
-from sentsweep.trainables.supervised import SUPERVISED_METHODS
+from sentsweep.trainables.topic_classifier import TOPIC_CLASSIFIER_METHOD
 from sentsweep.trainables.unsupervised import unsupervised_method
 
 METHODS: Registry[Method] = Registry("method")
-for _method in (*LEXICAL_METHODS, FROZEN_ENCODER_METHOD, *SUPERVISED_METHODS, GPL_METHOD):
+for _method in (*LEXICAL_METHODS, FROZEN_ENCODER_METHOD, *SBERT_METHODS, AUGSBERT_METHOD, TOPIC_CLASSIFIER_METHOD,
+                GPL_METHOD):
     METHODS.add(_method.name, _method)
 
 

@@ -35,8 +35,8 @@ from sentsweep.references import Reference
 from sentsweep.registry import closest
 from sentsweep.settings import Settings, cited, required_input, setting
 from sentsweep.trainables.loop import TrainingSetup, run_trial
+from sentsweep.trainables.sbert import gold_pairs
 from sentsweep.trainables.settings import Method, Trial
-from sentsweep.trainables.supervised import gold_pairs
 
 PREFIX = "st:"
 # The inputs each loss reads (sentence-transformers' "Inputs" table of each loss), first the default.

@@ -13,8 +13,6 @@
 
 from __future__ import annotations
 
-from ray import tune
-
 from sentsweep.experiments.protocols.tsdae import APP_B_CT
 from sentsweep.references import THESIS_REIML_2023, THESIS_WANG_2022
 from sentsweep.settings import cited, project_choice
@@ -159,9 +157,15 @@ LEARNING_RATE_PROTOCOL = Protocol(
 
 def weight_ranges(low: float, high: float) -> dict:
     """Optuna: w log-uniform in [low, high]."""
+    # lazy: Ray Tune's search domains; `sentsweep list` and a sweep's --help import no Ray
+    from ray import tune
+
     return {"w": tune.loguniform(low, high)}
 
 
 def learning_rate_ranges(low: float, high: float) -> dict:
     """Optuna: learning rate log-uniform in [low, high]."""
+    # lazy: Ray Tune's search domains; `sentsweep list` and a sweep's --help import no Ray
+    from ray import tune
+
     return {"lr": tune.loguniform(low, high)}

@@ -9,8 +9,6 @@ of 30K steps: noise type at ratio 0.3 with CLS pooling (Table 5), then the delet
 
 from __future__ import annotations
 
-from ray import tune
-
 from sentsweep.references import BERT, SIMCSE, THESIS_REIML_2023, TSDAE
 from sentsweep.settings import cited, project_choice
 from sentsweep.sweep.protocol import Protocol, Sourced, sourced
@@ -173,4 +171,7 @@ CORPUS_SIZE_PROTOCOL = Protocol(
 
 def deletion_pooling_ranges(low: float, high: float, poolings: list[str]) -> dict:
     """Optuna-sampled deletion ratio in [low, high] and pooling among `poolings`."""
+    # lazy: Ray Tune's search domains; `sentsweep list` and a sweep's --help import no Ray
+    from ray import tune
+
     return {"noise_ratio": tune.uniform(low, high), "pooling": tune.choice(list(poolings))}

@@ -1,39 +1,27 @@
-"""Trainables of the supervised and semi-supervised settings (Reiml (2023), chapters 4-6; TSDAE paper, table 10).
+"""Augmented SBERT (Reiml (2023), chapters 5-6): a teacher labels silver pairs for an SBERT bi-encoder.
 
-- `sbert`: a bi-encoder trained on gold scored pairs with SBERT's CosineSimilarityLoss,
-  L = mean_i (cos(u_i, v_i) - y_i)^2, y = score / score_max; with `sample_size` labelled pairs it is the
-  in-domain supervised reference of the labelled-data intersection search.
-- `sbert_nli`: a bi-encoder trained on NLI pairs (SNLI + MultiNLI, `nli_file`) with
-  MultipleNegativesRankingLoss: each premise with one of its entailed hypotheses as positive and one of its
-  contradicting hypotheses as hard negative (drawn with the trial's seed), the TSDAE paper's first NLI+STS step
-  (§5.1); `sbert` with the cosine (MSE) loss on STS-B's train set is the second.
-- `augsbert`: Augmented SBERT. A teacher (`teacher`: 'ce' cross-encoder, scoring through
-  `teacher_activation`, or 'cbe' Cross-Bi-Encoder, both trained from `model` on the gold pairs and kept at
-  their best epoch on dev, section 5.1) annotates silver pairs sampled by `sampling` (see
-  sentsweep.sampling; semantic search embeds with `retriever`, a fine-tuned bi-encoder, or `model` as
-  released), and the bi-encoder is trained on them with the same loss. `setting`:
-  'semi' (silver pairs from the gold sentences, trained on gold + silver), 'unsupervised' (silver pairs from
-  the target `corpus`, trained on silver only), 'domain' (as unsupervised, but the teacher first continues MLM
-  pre-training on the silver pairs, `domain_mlm_steps` steps of `domain_mlm_batch_size` at `domain_mlm_lr`,
-  and fine-tunes with frozen embeddings; `student_init: domain` starts the bi-encoder from that MLM
-  checkpoint too: FullDomainSBERT). With `topic_corpus` ("topic<TAB>sentence" lines) the pairs are drawn
-  from the sentences, which then carry their topic prompt "topic ¥ sentence" for MLM and annotation, and
-  `topic_prompt` says whether the bi-encoder sees it ('shown') or not ('hidden'). `reannotate_gold` (on, as
-  in section 5.5) replaces the gold labels by the teacher's scores (a label regularisation; with `sampling:
-  none` the bi-encoder learns from the re-annotated gold pairs alone); `reannotate_file` names other pairs
-  to re-annotate and learn from instead (Tables 6.7/6.8: a teacher trained on STS-B labels BWS).
-  Besides the loop's metrics a trial reports its teacher's dev and test Spearman, test Pearson and selected
-  epoch (`teacher_sts_dev`, `teacher_sts_test`, `teacher_sts_test_pearson`, `teacher_best_epoch`, Tables
-  6.1-6.3), the Spearman between the teacher's and the dev-selected bi-encoder's scores of the test pairs
-  (`teacher_student_spearman_at_best_dev`, Table 6.3's "STS-B (Bi-Encoder)"), and with its first report the
-  teacher's scores of the gold, candidate and silver pairs under `artifacts` as `silver_scores.json`, for
-  density plots (Figures 6.3-6.5).
-- `topic_classifier`: the "Classifier" baseline of Reiml (2023) §5.6.1 and Tables 6.14-6.17: "a simple
-  classification objective, where a classifier head is used to classify the topic label". A linear layer over
-  the pooled sentence embedding is trained with cross-entropy on the class labels of `topic_corpus`, the
-  encoder fine-tuned with it (its embeddings are then evaluated like every method's: the tables score it on
-  STS, where it falls far below the pretrained model, so the encoder was not frozen); `classifier_inputs`
-  'raw' ("Original") or 'prompted' (each sentence with its topic prompt, "Prompted").
+`augsbert`: a teacher (`teacher`: 'ce' cross-encoder, scoring through
+`teacher_activation`, or 'cbe' Cross-Bi-Encoder, both trained from `model` on the gold pairs and kept at
+their best epoch on dev, section 5.1) annotates silver pairs sampled by `sampling` (see
+sentsweep.sampling; semantic search embeds with `retriever`, a fine-tuned bi-encoder, or `model` as
+released), and the bi-encoder is trained on them with the same loss. `setting`:
+'semi' (silver pairs from the gold sentences, trained on gold + silver), 'unsupervised' (silver pairs from
+the target `corpus`, trained on silver only), 'domain' (as unsupervised, but the teacher first continues MLM
+pre-training on the silver pairs, `domain_mlm_steps` steps of `domain_mlm_batch_size` at `domain_mlm_lr`,
+and fine-tunes with frozen embeddings; `student_init: domain` starts the bi-encoder from that MLM
+checkpoint too: FullDomainSBERT). With `topic_corpus` ("topic<TAB>sentence" lines) the pairs are drawn
+from the sentences, which then carry their topic prompt "topic ¥ sentence" for MLM and annotation, and
+`topic_prompt` says whether the bi-encoder sees it ('shown') or not ('hidden'). `reannotate_gold` (on, as
+in section 5.5) replaces the gold labels by the teacher's scores (a label regularisation; with `sampling:
+none` the bi-encoder learns from the re-annotated gold pairs alone); `reannotate_file` names other pairs
+to re-annotate and learn from instead (Tables 6.7/6.8: a teacher trained on STS-B labels BWS).
+Besides the loop's metrics a trial reports its teacher's dev and test Spearman, test Pearson and selected
+epoch (`teacher_sts_dev`, `teacher_sts_test`, `teacher_sts_test_pearson`, `teacher_best_epoch`, Tables
+6.1-6.3), the Spearman between the teacher's and the dev-selected bi-encoder's scores of the test pairs
+(`teacher_student_spearman_at_best_dev`, Table 6.3's "STS-B (Bi-Encoder)"), and with its first report the
+teacher's scores of the gold, candidate and silver pairs under `artifacts` as `silver_scores.json`, for
+density plots (Figures 6.3-6.5).
+
 Every preparation step is seeded by the trial's seed; a resumed trial repeats it identically. With the preparation
 cache on (`sentsweep.preparation_cache`), the trials of a sweep share augsbert's `AUGSBERT_STAGES`: the domain MLM
 checkpoint and the trained teacher (their keys hold the seed: masking, a new head, batch order) and the teacher's
@@ -52,19 +40,18 @@ import shutil
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
 
 import numpy as np
 import torch
 
-from sentsweep.data import NliPremises, ScoredPairs, read_corpus, read_nli_file, read_scored_pairs
+from sentsweep.data import ScoredPairs, read_corpus, read_scored_pairs
 from sentsweep.encoding import spearman
 from sentsweep.errors import InputError
-from sentsweep.models import POOLING_MODES, check_model_source, load_sentence_model, preprocess_on_device
+from sentsweep.models import check_model_source, load_sentence_model
 from sentsweep.pair_models import CE_ACTIVATIONS, TEACHERS, build_teacher
 from sentsweep.preparation_cache import PreparationCache, Stage
 from sentsweep.preparation_cache.digests import pairs_digest, source_digest, value_digest
-from sentsweep.references import AUGMENTED_SBERT, SBERT, THESIS_REIML_2023, TSDAE
+from sentsweep.references import AUGMENTED_SBERT, THESIS_REIML_2023
 from sentsweep.sampling import (
     SAMPLING_STRATEGIES,
     bm25_pairs,
@@ -74,9 +61,10 @@ from sentsweep.sampling import (
     semantic_random_pairs,
 )
 from sentsweep.scorers import EmbeddingScorer
-from sentsweep.settings import Settings, cited, project_choice, required_input, setting
+from sentsweep.settings import cited, project_choice, setting
 from sentsweep.topics import TOPIC_DELIMITER, read_topic_table
 from sentsweep.trainables.loop import TrainingSetup, run_trial
+from sentsweep.trainables.sbert import SbertSettings, cosine_similarity_setup, gold_pairs, trial_device
 from sentsweep.trainables.session import TuneSession
 from sentsweep.trainables.settings import Method, Trial
 from sentsweep.trainables.teachers import (
@@ -102,60 +90,6 @@ AUGSBERT_TEACHER = Stage("augsbert_teacher", 1, "the teacher trained on the gold
 AUGSBERT_ANNOTATIONS = Stage("augsbert_annotations", 1, "the teacher's scores of the dev, test, candidate and "
                              "re-annotated pairs (the silver labels)", seeded=False)
 AUGSBERT_STAGES = (DOMAIN_MLM, AUGSBERT_TEACHER, AUGSBERT_ANNOTATIONS)
-
-
-@dataclass(frozen=True)
-class SbertSettings(Settings):
-    """SBERT on gold scored pairs."""
-
-    train_file: str = setting(help="the gold scored pairs (an STS benchmark sts-train.csv, SICK, a `datasets` "
-                              "source, or a USEB data-train/<task>/supervised folder)", source=required_input())
-    pooling: str = setting("mean", "how token vectors become the sentence vector",
-                           cited(THESIS_REIML_2023, "§2.4.4", "SBERT found MEAN pooling best"), choices=POOLING_MODES)
-    score_max: float = setting(5.0, "gold scores are divided by it to lie in [0, 1]",
-                               cited(THESIS_REIML_2023, "§3.1", '"dividing each score by 5"'), gt=0)
-    loss: Literal["cosine", "mnrl"] = setting(
-        "cosine", "cosine: MSE of the cosine against the scaled score (sentence-transformers' CosineSimilarityLoss); "
-        "mnrl: the pairs as positives, the batch's other second sentences as negatives "
-        "(MultipleNegativesRankingLoss)",
-        cited(TSDAE, "§5.1", '"For AskUbuntu, CQADupStack and SciDocs ... trained with MNRL ... For TwitterPara ... '
-              'the MSE loss"; STS-B\'s scored pairs: cosine'))
-    mnrl_scale: float = setting(
-        20.0, "MNRL's similarity scale: softmax over scale x cosine",
-        project_choice("002 writes MNRL with a cosine sigma and no scale; sentence-transformers' MNRL, which 002 "
-                       "trained with (App. B), multiplies the cosine by 20"), gt=0)
-
-
-MNRL_QUOTE = ('"These models were trained on SNLI + MultiNLI data using the Multiple-Negative Ranking Loss '
-              '(MNRL)"')
-
-
-@dataclass(frozen=True)
-class NliSbertSettings(Settings):
-    """SBERT on NLI pairs: entailments as positives, contradictions as hard negatives, MNRL."""
-
-    nli_file: str = setting(help="NLI pairs in the format of sentence-transformers' AllNLI.tsv.gz (SNLI + MultiNLI; "
-                            "tab-separated split, sentence1, sentence2, label; gzipped or not): its train split",
-                            source=required_input())
-    pooling: str = setting("mean", "how token vectors become the sentence vector",
-                           cited(THESIS_REIML_2023, "§2.4.4", "SBERT found MEAN pooling best"), choices=POOLING_MODES)
-    mnrl_scale: float = setting(
-        20.0, "MNRL's similarity scale: softmax over scale x cosine",
-        project_choice("002 writes MNRL with a cosine sigma and no scale; sentence-transformers' MNRL, which 002 "
-                       "trained with (App. B), multiplies the cosine by 20"), gt=0)
-
-
-def check_sbert_nli(trial: Trial) -> None:
-    read_nli_file(trial.settings.nli_file)  # a missing or malformed file fails before anything is trained
-
-
-def hard_negative_triplets(premises: NliPremises, seed: int) -> list[tuple[str, str, str]]:
-    """(premise, entailed hypothesis, contradicting hypothesis) for each premise that has both, one of each drawn
-    with `seed` (sentence-transformers' NLI recipe, training_nli_v2.py: "Entailments are positive pairs and the
-    contradiction on AllNLI dataset is added as a hard negative"; 002 §5.1 names MNRL and the data only)."""
-    rng = random.Random(seed)
-    return [(premise, rng.choice(entailed), rng.choice(premises.contradictions[premise]))
-            for premise, entailed in premises.entailments.items() if premise in premises.contradictions]
 
 
 DOMAIN_MLM_QUOTE = '"12.5K steps of MLM pretraining with a batch size of 64 and a learning rate of 3e-5"'
@@ -266,78 +200,12 @@ def check_augsbert(trial: Trial) -> None:
         read_topic_table(settings.topic_corpus)
 
 
-def gold_pairs(trial: Trial) -> ScoredPairs:
-    """The gold training pairs, `sample_size` of them drawn with the trial's seed when given."""
-    pairs = read_scored_pairs(trial.settings.train_file, trial.evaluation.eval_format, "train")
-    size, seed = trial.training.sample_size, trial.seed
-    if size is None or size >= len(pairs):
-        return pairs
-    chosen = sorted(random.Random(seed).sample(range(len(pairs)), size))
-    return ScoredPairs([pairs.sentences1[i] for i in chosen], [pairs.sentences2[i] for i in chosen],
-                       [pairs.scores[i] for i in chosen], f"{pairs.source}[{size} of {len(pairs)}]")
-
-
-def cosine_similarity_setup(model, examples: list[tuple[str, str, float]],
-                            metrics: dict | None = None) -> TrainingSetup:
-    """A bi-encoder trained on (sentence1, sentence2, label) with sentence-transformers' CosineSimilarityLoss."""
-    from sentence_transformers.sentence_transformer.losses import CosineSimilarityLoss
-
-    loss = CosineSimilarityLoss(model)
-
-    def batch_loss(batch, rng):
-        first = preprocess_on_device(model, [example[0] for example in batch])
-        second = preprocess_on_device(model, [example[1] for example in batch])
-        labels = torch.tensor([example[2] for example in batch], dtype=torch.float32, device=model.device)
-        return loss([first, second], labels)
-
-    return TrainingSetup(model=model, module=model, batch_loss=batch_loss, examples=examples, metrics=metrics or {})
-
-
-def _device() -> str:
-    return "cuda" if torch.cuda.is_available() else "cpu"
-
-
-def multiple_negatives_setup(model, pairs: list[tuple[str, ...]], scale: float,
-                             metrics: dict | None = None) -> TrainingSetup:
-    """A bi-encoder trained on relevant pairs with sentence-transformers' MultipleNegativesRankingLoss:
-    -1/M sum_i log(exp(s cos(f(x_i), f(y_i))) / sum_j exp(s cos(f(x_i), f(y_j)))) over a batch of M pairs, the
-    TSDAE paper's in-domain SBERT (§5.1, its MNRL formula with sigma = cosine, App. B) with scale s. Triplets
-    (x, y, z) add each z as a hard negative: the sum over j then runs over the batch's y and z."""
-    from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
-
-    loss = MultipleNegativesRankingLoss(model, scale=scale)
-
-    def batch_loss(batch, rng):
-        return loss([preprocess_on_device(model, list(column)) for column in zip(*batch)], None)
-
-    return TrainingSetup(model=model, module=model, batch_loss=batch_loss, examples=pairs, metrics=metrics or {})
-
-
-def build_sbert(trial: Trial) -> TrainingSetup:
-    settings, training = trial.settings, trial.training
-    pairs = gold_pairs(trial)
-    model = load_sentence_model(training.model, settings.pooling, training.max_seq_length, device=_device(),
-                                dropout=training.dropout)
-    if settings.loss == "mnrl":
-        positives = [(a, b) for a, b in zip(pairs.sentences1, pairs.sentences2)]
-        return multiple_negatives_setup(model, positives, settings.mnrl_scale, {"gold_pairs": len(positives)})
-    examples = [(a, b, s / settings.score_max) for a, b, s in zip(pairs.sentences1, pairs.sentences2, pairs.scores)]
-    return cosine_similarity_setup(model, examples, {"gold_pairs": len(examples)})
-
-
-def build_sbert_nli(trial: Trial) -> TrainingSetup:
-    settings, training = trial.settings, trial.training
-    triplets = hard_negative_triplets(read_nli_file(settings.nli_file), trial.seed)
-    model = load_sentence_model(training.model, settings.pooling, training.max_seq_length, device=_device())
-    return multiple_negatives_setup(model, triplets, settings.mnrl_scale, {"nli_triplets": len(triplets)})
-
-
 def semantic_retriever(trial: Trial):
     """The model semantic search embeds with: `retriever` as it is configured, or `model` with `pooling`."""
     settings, training = trial.settings, trial.training
     if settings.retriever is not None:
-        return load_sentence_model(settings.retriever, None, training.max_seq_length, device=_device())
-    return load_sentence_model(training.model, settings.pooling, training.max_seq_length, device=_device())
+        return load_sentence_model(settings.retriever, None, training.max_seq_length, device=trial_device())
+    return load_sentence_model(training.model, settings.pooling, training.max_seq_length, device=trial_device())
 
 
 def silver_candidates(trial: Trial, sentences: list[str], rng: random.Random) -> list[tuple[int, int]]:
@@ -414,7 +282,7 @@ def build_augsbert(trial: Trial, agreement: TeacherAgreementSession | None = Non
 
     def trained_teacher() -> tuple:
         torch.manual_seed(seed)
-        teacher = build_teacher(settings.teacher, teacher_source, training.max_seq_length, _device(),
+        teacher = build_teacher(settings.teacher, teacher_source, training.max_seq_length, trial_device(),
                                 settings.teacher_activation)
         if freezes_teacher_embeddings(settings):
             freeze_embeddings(teacher.module)
@@ -424,7 +292,8 @@ def build_augsbert(trial: Trial, agreement: TeacherAgreementSession | None = Non
         return teacher, fit
 
     def loaded_teacher(folder: Path) -> tuple:
-        return load_teacher(settings.teacher, folder, training.max_seq_length, _device(), settings.teacher_activation)
+        return load_teacher(settings.teacher, folder, training.max_seq_length, trial_device(),
+                            settings.teacher_activation)
 
     def annotations() -> dict:
         """The teacher's scores of the dev, test, candidate and (re-annotated) labelled pairs, and its epoch."""
@@ -460,7 +329,7 @@ def build_augsbert(trial: Trial, agreement: TeacherAgreementSession | None = Non
     examples = (labelled_examples if semi else []) + silver
     student_source = teacher_source if settings.student_init == "domain" else training.model
     torch.manual_seed(seed)
-    model = load_sentence_model(student_source, settings.pooling, training.max_seq_length, device=_device(),
+    model = load_sentence_model(student_source, settings.pooling, training.max_seq_length, device=trial_device(),
                                 dropout=training.dropout)
     scratch.cleanup()
     metrics |= {"silver_pairs": len(silver), "gold_pairs": len(labelled_examples) if semi else 0}
@@ -512,75 +381,9 @@ class TeacherAgreementSession:
         self.session.report(metrics | extra, checkpoint_dir)
 
 
-@dataclass(frozen=True)
-class TopicClassifierSettings(Settings):
-    """The topic-classification baseline: an encoder and a linear head trained on topic labels."""
-
-    topic_corpus: str = setting(help='"topic<TAB>sentence" or "label<TAB>prompt<TAB>sentence" lines: the training '
-                                'sentences and their classes', source=required_input())
-    pooling: str = setting("mean", "how token vectors become the sentence vector the head reads",
-                           project_choice("000 §5.6.1 does not say; SBERT's mean, as for the bi-encoders"),
-                           choices=POOLING_MODES)
-    classifier_inputs: str = setting(
-        "raw", "raw: the sentences; prompted: each with its topic prompt 'prompt ¥ sentence'",
-        cited(THESIS_REIML_2023, "Tables 6.14-6.17", 'rows "Classifier Original" and "Classifier Prompted"'),
-        choices=("raw", "prompted"))
-
-
-def check_topic_classifier(trial: Trial) -> None:
-    corpus = read_topic_table(trial.settings.topic_corpus)
-    if len(set(corpus.labels)) < 2:
-        raise InputError(f"topic_corpus={trial.settings.topic_corpus!r} has a single class "
-                         f"{corpus.labels[0]!r}: nothing to classify")
-
-
-class TopicClassifier(torch.nn.Module):
-    """A sentence encoder and a linear head over its sentence embedding: logits over the topic classes."""
-
-    def __init__(self, encoder, classes: list[str]) -> None:
-        super().__init__()
-        self.encoder = encoder
-        self.classes = classes
-        self.head = torch.nn.Linear(encoder.get_sentence_embedding_dimension(), len(classes)).to(encoder.device)
-
-    def forward(self, texts: list[str]) -> torch.Tensor:
-        features = preprocess_on_device(self.encoder, texts)
-        return self.head(self.encoder(features)["sentence_embedding"])
-
-
-def build_topic_classifier(trial: Trial) -> TrainingSetup:
-    settings, training = trial.settings, trial.training
-    corpus = read_topic_table(settings.topic_corpus)
-    classes = sorted(set(corpus.labels))
-    index = {label: position for position, label in enumerate(classes)}
-    texts = corpus.prompted() if settings.classifier_inputs == "prompted" else corpus.sentences
-    examples = [(text, index[label]) for text, label in zip(texts, corpus.labels)]
-    torch.manual_seed(trial.seed)
-    encoder = load_sentence_model(training.model, settings.pooling, training.max_seq_length, device=_device(),
-                                  dropout=training.dropout)
-    classifier = TopicClassifier(encoder, classes)
-
-    def batch_loss(batch, rng):
-        labels = torch.tensor([label for _, label in batch], device=encoder.device)
-        return torch.nn.functional.cross_entropy(classifier([text for text, _ in batch]), labels)
-
-    return TrainingSetup(model=encoder, module=classifier, batch_loss=batch_loss, examples=examples,
-                         metrics={"topic_classes": len(classes), "topic_sentences": len(examples)})
-
-
 def run_augsbert(trial: Trial, session=None):
     agreement = TeacherAgreementSession(session or TuneSession())
     return run_trial(trial, lambda typed: build_augsbert(typed, agreement), agreement)
 
-
-SUPERVISED_METHODS = (
-    Method("sbert", SbertSettings, lambda trial, session: run_trial(trial, build_sbert, session), SBERT),
-    Method("sbert_nli", NliSbertSettings, lambda trial, session: run_trial(trial, build_sbert_nli, session), SBERT,
-           check=check_sbert_nli),
-    Method("augsbert", AugsbertSettings, run_augsbert, AUGMENTED_SBERT, check=check_augsbert,
-           cached_stages=AUGSBERT_STAGES),
-    Method("topic_classifier", TopicClassifierSettings,
-           lambda trial, session: run_trial(trial, build_topic_classifier, session), THESIS_REIML_2023,
-           check=check_topic_classifier),
-)
-
+AUGSBERT_METHOD = Method("augsbert", AugsbertSettings, run_augsbert, AUGMENTED_SBERT, check=check_augsbert,
+                         cached_stages=AUGSBERT_STAGES)

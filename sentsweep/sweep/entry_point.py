@@ -1,0 +1,33 @@
+"""A sweep script's entry point: the command line is parsed first, so that --help and a malformed option cost
+neither Ray nor torch; the parsed sweep then goes to `sentsweep.sweep.launcher`, which checks every input and
+runs it."""
+
+from __future__ import annotations
+
+import signal
+import sys
+
+from sentsweep.errors import InputError
+from sentsweep.plugins import import_plugin
+from sentsweep.sweep.definition import SweepDefinition
+from sentsweep.sweep.options import parse_options
+
+
+def run_sweep(definition: SweepDefinition, argv=None, prog: str | None = None) -> int:
+    """Entry point of a sweep script; returns the process exit code."""
+    options = parse_options(definition.options, argv, prog, definition.description)
+    # SIGTERM stops a sweep as Ctrl-C does, also before Ray starts (see sentsweep.sweep.runner.stop_as_interrupt)
+    signal.signal(signal.SIGTERM, lambda signum, frame: signal.raise_signal(signal.SIGINT))
+    try:
+        for plugin in options.plugin:  # before anything reads the registries their entries join
+            import_plugin(plugin)
+        # lazy: the launcher's checks import torch and Ray Tune's search spaces; --help needs neither
+        from sentsweep.sweep.launcher import launch
+
+        return launch(definition, options)
+    except InputError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("\ninterrupted before any trial started: nothing to resume", file=sys.stderr)
+        return 130
