@@ -4,6 +4,7 @@ Each test drives a sweep script as its own process (the driver), as `ray submit`
 """
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -134,7 +135,9 @@ def test_killed_then_stopped_driver_resumes_without_rerunning_finished_trials(cl
     reference = start_sweep("tsdae_deletion.py", reference_dir, "--tracking-uri", sqlite_store(reference_dir),
                             *LONG_TRIALS, env=env)
     uri = sqlite_store(crash_dir)
-    driver = start_sweep("tsdae_deletion.py", crash_dir, "--tracking-uri", uri, *LONG_TRIALS, env=env)
+    # a progress line every second, in the log (Ray Tune restores the run's callbacks, and their interval, on resume)
+    driver = start_sweep("tsdae_deletion.py", crash_dir, "--tracking-uri", uri, *LONG_TRIALS, "--progress-interval",
+                         "1", env=env)
     finished = wait_until(lambda: at_least(3, finished_runs(uri)), 300, what="3 finished trials")
     # Tune has written its experiment state after those trials: a resume knows them finished
     wait_for_saved_state(crash_dir / "out" / "ray", [run.data.tags["ray_trial_id"] for run in finished])
@@ -145,8 +148,8 @@ def test_killed_then_stopped_driver_resumes_without_rerunning_finished_trials(cl
     # resumed, then stopped gracefully (SIGTERM, as Ctrl-C): runs end KILLED and the driver says how to resume
     log_before = (crash_dir / "driver.log").stat().st_size
     stopped = start_sweep("tsdae_deletion.py", crash_dir, "--tracking-uri", uri, "--resume", *LONG_TRIALS, env=env)
-    wait_until(lambda: "started with configuration" in (crash_dir / "driver.log").read_bytes()[log_before:].decode(
-        errors="replace"), 300, what="a trial of the resumed sweep started")
+    wait_until(lambda: re.search(r" [1-9]\d* running", (crash_dir / "driver.log").read_bytes()[log_before:].decode(
+        errors="replace")), 300, what="a trial of the resumed sweep running")
     os.kill(stopped.pid, signal.SIGTERM)
     assert stopped.wait(timeout=120) == 130
     log = (crash_dir / "driver.log").read_text()

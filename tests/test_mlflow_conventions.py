@@ -161,6 +161,8 @@ def test_every_report_carries_the_system_metrics_since_the_last(monkeypatch, tmp
 
     reports = []
     monkeypatch.setattr(tune, "report", lambda metrics, checkpoint: reports.append(metrics))
+    # outside a Tuner Ray Tune gives no trial resources; a trial on CPU holds no GPU
+    monkeypatch.setattr("sentsweep.trainables.session.trial_gpu_fraction", lambda: 0.0)
     session = TuneSession()
     session.report({"step": 0}, tmp_path)
     session.report({"step": 1}, tmp_path)

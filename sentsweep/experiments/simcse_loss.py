@@ -35,7 +35,6 @@ from sentsweep.references import THESIS_WANG_2022
 from sentsweep.settings import cited, project_choice
 from sentsweep.sweep import Stage, SweepDefinition
 from sentsweep.sweep.protocol import Protocol, Sourced
-from sentsweep.tasks.retrieval import CQADUPSTACK_FORUMS
 
 SECTION_5_3_3 = cited(THESIS_WANG_2022, "§5.3.3", '"we use contrastive learning method SimCSE [Gao & Yao⁺ 21] as the '
                       'training framework and replace its loss function by BCE and NT-Xent loss respectively"')
@@ -108,6 +107,9 @@ def quick_retrieval_tasks(constants: dict, output_dir: Path) -> dict:
     if "quora" not in tasks:
         tasks["quora"] = str(make(output_dir / "demo-quora"))
     if "beir-cqadupstack" not in tasks:
+        # lazy: the task modules import torch; `sentsweep list` and a sweep's --help import none
+        from sentsweep.tasks.retrieval import CQADUPSTACK_FORUMS
+
         for forum in CQADUPSTACK_FORUMS:
             make(output_dir / "demo-cqadupstack" / forum)
         tasks["beir-cqadupstack"] = str((output_dir / "demo-cqadupstack").resolve())
