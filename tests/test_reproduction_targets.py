@@ -209,6 +209,18 @@ def test_report_has_the_reproduction_section(tmp_path):
     assert reproduction_markdown(inside).startswith("## Reproduction targets")
 
 
+def test_report_gives_the_sweeps_compute_in_total(tmp_path):
+    """The report's compute section ends with the sweep's total, the sum of its runs' recorded compute."""
+    runs = FRAME.assign(**{"metrics.cpu_seconds": 1800.0, "metrics.gpu_seconds": 900.0, "metrics.wall_seconds": 3600.0})
+    request = ReportRequest(experiment="tsdae_deletion", rows=("pooling",), columns="noise_ratio",
+                            metric="best_sts_dev", output=str(tmp_path / "report.md"))
+    text = write_report(runs, request).read_text(encoding="utf-8")
+    section = text[text.index("## Compute"):text.index("## LaTeX")]
+    total = [line for line in section.splitlines() if line.startswith("| total |")]
+    n = len(runs)
+    assert total == [f"| total |  | {n} | 0 | {n * 0.5:.4f} | {n * 0.25:.4f} | {n * 1.0:.4f} |"]
+
+
 def test_report_of_a_sweep_without_targets_has_no_section(tmp_path):
     args = ReportRequest(experiment="not_a_sweep", rows=("pooling",), columns="noise_ratio",
                          metric="best_sts_dev", output=str(tmp_path / "r.md"))
