@@ -98,7 +98,8 @@ def test_the_card_names_the_rows_that_cannot_run(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     code, card, err = run("--dry-run")
     assert code == 0, err
-    assert "Not run: the fine-tuned BERT rows" in card and "dropout 0.3 rows" in card
+    assert "Not run: the fine-tuned BERT rows" in card and "dropout 0.3 fine-tuned rows" in card
+    assert "SBERT at dropout 0.3 (row 9) is a run with --set dropout=0.3" in card
     assert "| 3 SBERT on STS-B | method | sbert | 003 Table 4.1 (SBERT, STS-B) |" in card
     assert "**Trials:** 4 + 2 + 1 grid points x 3 seeds = 21" in card
 
