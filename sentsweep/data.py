@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import csv
 import gzip
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -111,6 +112,18 @@ def read_sts_benchmark_file(path: str | Path) -> ScoredPairs:
     return ScoredPairs(sentences1, sentences2, scores, source=str(path))
 
 
+def tab_separated_rows(lines: list[str], width: int, path) -> Iterator[tuple[int, list[str]]]:
+    """(line number, columns) of each non-blank line after a tab-separated file's header; a line of fewer than
+    `width` columns is an `InputError` naming the file and line."""
+    for line_number, line in enumerate(lines[1:], start=2):
+        if not line.strip():
+            continue
+        columns = line.split("\t")
+        if len(columns) < width:
+            raise InputError(f"{path}, line {line_number}: expected {width} columns, found {len(columns)}")
+        yield line_number, columns
+
+
 def read_nli_file(path: str | Path, split: str = "train") -> NliPremises:
     """Read the rows of `split` of an NLI file in the format of sentence-transformers' AllNLI.tsv.gz (SNLI +
     MultiNLI): tab-separated, columns found by the header line (split, sentence1, sentence2, label; others such
@@ -128,12 +141,7 @@ def read_nli_file(path: str | Path, split: str = "train") -> NliPremises:
     index = {name: header.index(name) for name in NLI_COLUMNS}
     entailments: dict[str, list[str]] = {}
     contradictions: dict[str, list[str]] = {}
-    for line_number, line in enumerate(lines[1:], start=2):
-        if not line.strip():
-            continue
-        columns = line.split("\t")
-        if len(columns) < len(header):
-            raise InputError(f"{path}, line {line_number}: expected {len(header)} columns, found {len(columns)}")
+    for line_number, columns in tab_separated_rows(lines, len(header), path):
         label = columns[index["label"]].strip()
         if label not in NLI_LABELS:
             raise InputError(f"{path}, line {line_number}: label {label!r} is none of {', '.join(NLI_LABELS)}")
@@ -233,12 +241,7 @@ def read_sick_file(path: str | Path, split: str | None = None) -> ScoredPairs:
                              f"(those are in {SICK_SEMEVAL_FILES[split]})")
     index = {name: header.index(name) for name in header}
     sentences1, sentences2, scores = [], [], []
-    for line_number, line in enumerate(lines[1:], start=2):
-        if not line.strip():
-            continue
-        columns = line.split("\t")
-        if len(columns) < len(header):
-            raise InputError(f"{path}, line {line_number}: expected {len(header)} columns, found {len(columns)}")
+    for line_number, columns in tab_separated_rows(lines, len(header), path):
         if select_rows and columns[index["SemEval_set"]].strip() != SICK_SPLIT_NAMES[split]:
             continue
         scores.append(parse_score(columns[index["relatedness_score"]], path, line_number))

@@ -29,7 +29,8 @@ FIX = ("give a local folder instead (--model /path/to/model), or fetch it where 
 
 
 def is_hub_name(source: str) -> bool:
-    """A hub model name ("name" or "organisation/name") that is no local path."""
+    """A hub model name ("name" or "organisation/name") that is no existing local path; anything else names a
+    path (`sentsweep.models.check_model_source` refuses one that does not exist)."""
     return not Path(source).expanduser().exists() and not source.startswith((".", "/", "~")) and source.count("/") <= 1
 
 

@@ -11,6 +11,7 @@ import functools
 from pathlib import Path
 
 from sentsweep.errors import InputError
+from sentsweep.hub import is_hub_name
 from sentsweep.noise import split_words
 
 # "cls_linear": the [CLS] token's vector through a trainable linear layer with tanh (hidden -> hidden), the pooling
@@ -49,8 +50,7 @@ def check_model_source(name_or_path: str) -> str:
         if not (path / "config.json").is_file():
             raise InputError(f"model folder {name_or_path!r} has no config.json (not a transformers model)")
         return str(path.resolve())
-    # A hub name is "name" or "organisation/name"; anything else is a path.
-    if name_or_path.startswith((".", "/", "~")) or name_or_path.count("/") > 1:
+    if not is_hub_name(name_or_path):
         raise InputError(f"model path {name_or_path!r} does not exist")
     return name_or_path
 
