@@ -37,9 +37,8 @@ from sentsweep.sweep.param_spaces import (
     sampled_param_space,
 )
 from sentsweep.sweep.progress import SweepProgress, ray_logging_level, tune_verbosity
-from sentsweep.sweep.protocol import with_method_settings
 from sentsweep.sweep.resources import check_resources
-from sentsweep.sweep.trials import settings_by_method
+from sentsweep.sweep.trials import settings_by_method, stage_constants
 from sentsweep.tasks import main_metric
 from sentsweep.tasks.sts import StsEvaluator
 from sentsweep.tracking.callback import SweepTracker, config_hash
@@ -60,8 +59,7 @@ def baseline_scores(constants: dict) -> dict:
 def grid_stage_space(constants: dict, axes: dict, seeds: list[int], method_settings: dict[str, dict]) -> dict:
     """The Ray Tune param space of a grid stage: the fixed settings, each trial's method's own protocol settings
     (those no axis sweeps), the axes and the seeds."""
-    if "method" not in axes:
-        constants = with_method_settings(constants, method_settings, axes)
+    constants = stage_constants(constants, axes, method_settings)
     return grid_param_space(constants, axes, seeds, settings_by_method(constants, axes, method_settings))
 
 
@@ -240,8 +238,10 @@ class SweepRunner:
         metric = self.definition.selection_metric
         scheduler = make_scheduler(self.options.scheduler, metric)
         method_settings = self.resolved.method_settings
-        if "method" not in axes:
-            constants = with_method_settings(constants, method_settings, axes)
+        if self.options.search == "grid" and scheduler is None and not (self.options.extend or self.options.race):
+            return self._tune(tracker, run_name, grid_stage_space(constants, axes, self.seeds, method_settings) | chain,
+                              tune.TuneConfig(num_samples=1, reuse_actors=True))
+        constants = stage_constants(constants, axes, method_settings)
         if self.options.search == "grid" and (self.options.extend or self.options.race):
             by_method = settings_by_method(constants, axes, method_settings)
             if self.options.race:
@@ -256,9 +256,6 @@ class SweepRunner:
             # judges them together (Ray Tune's grid would run every configuration's first seed first).
             points = grid_points(axes, self.seeds, settings_by_method(constants, axes, method_settings))
             param_space = points_param_space(constants, points) | chain
-            tune_config = tune.TuneConfig(num_samples=1, scheduler=scheduler, reuse_actors=True)
-        elif self.options.search == "grid":
-            param_space = grid_stage_space(constants, axes, self.seeds, method_settings) | chain
             tune_config = tune.TuneConfig(num_samples=1, scheduler=scheduler, reuse_actors=True)
         else:
             param_space = sampled_param_space(constants, axes, self.seeds) | chain

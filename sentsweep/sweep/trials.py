@@ -30,12 +30,17 @@ def settings_by_method(constants: dict, axes: dict, method_settings: dict[str, d
     return {name: {method: value(method, name) for method in methods} for name in sorted(names)}
 
 
+def stage_constants(constants: dict, axes: dict, method_settings: dict[str, dict]) -> dict:
+    """The settings every trial of a stage shares: without a method axis, its one method's own protocol settings
+    over the sweep's (with one, each trial gets its method's from `settings_by_method`)."""
+    return constants if "method" in axes else with_method_settings(constants, method_settings, axes)
+
+
 def trial_configs(resolved: ResolvedSweep, stages: list[tuple[str, dict]]) -> Iterator[tuple[str, dict]]:
     """(stage name, config) of every trial of grid stages, in the runner's order (a chained stage's starting
     model, known only once its earlier stage has run, is left out)."""
     for name, axes in stages:
-        constants = resolved.constants if "method" in axes else with_method_settings(
-            resolved.constants, resolved.method_settings, axes)
+        constants = stage_constants(resolved.constants, axes, resolved.method_settings)
         by_method = settings_by_method(constants, axes, resolved.method_settings)
         for point in grid_points(axes, resolved.seeds, by_method):
             yield name, constants | point
