@@ -10,7 +10,10 @@ Paquete, L. & Varrentrapp, K. (2002). A racing algorithm for configuring metaheu
 with seeds in the role of their problem instances (blocks).
 
 `Race` is a pure, deterministic state machine (no Ray, no MLflow, no randomness): the sweep runner asks it
-for trials (`next_trials`), reports each result (`record`) and reads `status`.
+for trials (`next_trials`: the whole next round; or `next_trial`: one trial for a free slot, None while the
+round's trials are all out), reports each result (`record`) and reads `status`. `next_trial` is the protocol
+a searcher that fills slots one at a time uses; a round's barrier then appears by itself, as the None returned
+while the round still has results to come.
 
 Design
 ------
@@ -144,7 +147,8 @@ class Race:
         self._state = dict.fromkeys(self.configs, RACING)
         self._why = dict.fromkeys(self.configs, "not started")
         self._p = dict.fromkeys(self.configs, float("nan"))
-        self._outstanding: set = set()
+        self._unissued: list = []  # the current round's trials not handed out yet, in issue order
+        self._outstanding: set = set()  # handed out, not recorded
         self._issue_order: list = []
         self._seeds_used = 0  # seed ids issued so far: seeds[:_seeds_used]
         self._trials = 0
@@ -176,23 +180,46 @@ class Race:
 
     def next_trials(self) -> list[tuple]:
         """The (config, seed) trials to run now: the first round (every configuration x the first
-        `initial_seeds` seeds, seed by seed) or the next seed for every configuration still racing. Empty while
-        a round still has trials to record (each trial is handed out once) and once the race is finished."""
+        `initial_seeds` seeds, seed by seed) or the next seed for every configuration still racing (or what
+        `next_trial` has not handed out of the current round). Empty while a round still has trials to record
+        (each trial is handed out once) and once the race is finished."""
+        if not self._unissued:
+            self._start_round()
+        trials, self._unissued = self._unissued, []
+        self._hand_out(trials)
+        return trials
+
+    def next_trial(self) -> tuple | None:
+        """One (config, seed) trial for a free slot, in the order `next_trials` gives them; None while every
+        trial of the current round is out and some result is still to come (the round's barrier), and once the
+        race is finished."""
+        if not self._unissued:
+            self._start_round()
+        if not self._unissued:
+            return None
+        trial = self._unissued.pop(0)
+        self._hand_out([trial])
+        return trial
+
+    def _start_round(self) -> None:
+        """Puts the next round's trials in `_unissued`, unless the race is finished or a round is still running."""
         if self._finished or self._outstanding:
-            return []
+            return
         if self._seeds_used == 0:
             new_seeds = self.seeds[:self.initial_seeds]
         else:
             new_seeds = [self.seeds[self._seeds_used]]
         alive = self._alive()
-        trials = [(config, seed) for seed in new_seeds for config in alive]
+        self._unissued = [(config, seed) for seed in new_seeds for config in alive]
         self._seeds_used += len(new_seeds)
-        self._trials += len(trials)
-        self._outstanding = set(trials)
-        self._issue_order = trials
+        self._issue_order = []
         for config in alive:
             self._why[config] = f"running seed{'s' * (len(new_seeds) > 1)} {', '.join(map(str, new_seeds))}"
-        return trials
+
+    def _hand_out(self, trials: list) -> None:
+        self._trials += len(trials)
+        self._outstanding.update(trials)
+        self._issue_order += trials
 
     def record(self, config, seed, value) -> None:
         """The result of trial (config, seed): a number, or None (or NaN) for a failed trial. The round's last
@@ -206,7 +233,7 @@ class Race:
             self._failed[config].add(seed)
         else:
             self._values[config][seed] = float(value)
-        if not self._outstanding:
+        if not self._outstanding and not self._unissued:
             self._close_round()
 
     def status(self) -> dict:
