@@ -148,6 +148,7 @@ class RaceBook:
         self._values: dict = {config: {} for config in self.configs}
         self._failed: dict = {config: set() for config in self.configs}
         self._state = dict.fromkeys(self.configs, RACING)
+        self._alive_now: list | None = None  # _alive()'s answer until the next elimination
         self._why = dict.fromkeys(self.configs, "not started")
         self._p = dict.fromkeys(self.configs, float("nan"))
         self._outstanding: set = set()  # handed out, not recorded
@@ -211,7 +212,10 @@ class RaceBook:
             self._values[config][seed] = float(value)
 
     def _alive(self) -> list:
-        return [config for config in self.configs if self._state[config] != ELIMINATED]
+        """The configurations not eliminated, in the input's order (kept until the next elimination)."""
+        if self._alive_now is None:
+            self._alive_now = [config for config in self.configs if self._state[config] != ELIMINATED]
+        return self._alive_now
 
     def _mean(self, config) -> float:
         values = self._values[config]
@@ -230,6 +234,7 @@ class RaceBook:
 
     def _eliminate(self, config, why: str) -> None:
         self._state[config], self._why[config] = ELIMINATED, why
+        self._alive_now = None
 
     def _end(self, leader, reason: str, tied: str) -> None:
         """Finishes the race: the leader is BEST for `reason`, the other configurations alive TIED for `tied`."""
