@@ -27,9 +27,9 @@ Design
   stops.
 - The test at a level (`test="pooled t"`, the default): Tukey's simultaneous comparison of all pairs for a
   randomized complete block design, configurations as treatments and seeds as blocks (Tukey, J. W. (1953). The
-  problem of multiple comparisons. Unpublished manuscript, Princeton University; in Hsu, J. C. (1996). Multiple
-  Comparisons: Theory and Methods. Chapman & Hall, ch. 5, with the one-sided comparisons with the best of
-  ch. 4). With k configurations alive, their means over seeds[:n], and s^2 the residual variance of the
+  problem of multiple comparisons. Unpublished manuscript, Princeton University; presented, with the one-sided
+  multiple comparisons with the best, in Hsu, J. C. (1996). Multiple Comparisons: Theory and Methods. Chapman &
+  Hall). With k configurations alive, their means over seeds[:n], and s^2 the residual variance of the
   additive model x_cs = mu + config_c + seed_s + e_cs on those values with its df degrees of freedom
   ((k - 1)(n - 1) when complete; `racing.pooled_variance`, the estimate Race's pooled t uses), configuration c
   is dropped when
@@ -107,7 +107,7 @@ def studentized_range_cdf(q: float, k: int, df: int) -> float:
 
         P(Q <= q) = int_0^inf f_s(s) k int phi(z) [Phi(z) - Phi(z - q s)]^(k - 1) dz ds
 
-    (Hsu 1996, ch. 5; scipy.stats.studentized_range integrates the same), by 128-point Gauss-Legendre rules, over z
+    (Hsu 1996; scipy.stats.studentized_range integrates the same), by 128-point Gauss-Legendre rules, over z
     in [-8.5, 8.5] and over log s between s's 1e-14 and 1 - 1e-14 quantiles. It agrees with scipy's adaptive
     quadrature to 1e-10 (tests/test_async_race.py) at ~1 ms instead of ~15 ms a value (~0.2 s a quantile), which
     is what lets 1,000 simulated races run in seconds."""
@@ -181,8 +181,8 @@ class AsyncRace(RaceBook):
 
     def record(self, config, seed, value) -> None:
         """The result of trial (config, seed): a number, or None (or NaN) for a failed trial. Closes every level
-        it completes (eliminations, then the end or the next level); after the end a result still accepted
-        (a trial that was running when the race finished), which changes no decision."""
+        it completes (eliminations, then the end or the next level). After the end, a result is still accepted
+        (a trial that was running when the race finished) and changes no decision."""
         self._take(config, seed, value)
         if self._finished:
             return
@@ -224,6 +224,9 @@ class AsyncRace(RaceBook):
         if len(alive) > 1:
             self._test(alive, table)
         kept = [row for row, config in enumerate(alive) if self._state[config] != ELIMINATED]
+        if not kept:  # (failed trials only: over different shared seeds, pairwise verdicts can form a cycle)
+            self._finished = True
+            return
         leader = alive[kept[int(np.argmax(self._sign * np.nanmean(table[kept], axis=1)))]]
         self._why[leader], self._p[leader] = f"leading after {n} seeds", float("nan")
         self._tukey.pop(leader, None)
@@ -256,6 +259,8 @@ class AsyncRace(RaceBook):
             verdicts = self._paired_verdicts(alive, y, weights, shifted, shared, testable)
         for column, config in enumerate(alive):
             if column not in verdicts:
+                self._p[config] = float("nan")
+                self._tukey.pop(config, None)
                 self._why[config] = (f"not tested after {self._level} seeds: no other config shares "
                                      f"{MIN_SHARED_SEEDS} seeds with it, or no residual degrees of freedom")
                 continue

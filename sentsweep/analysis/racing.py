@@ -13,7 +13,11 @@ with seeds in the role of their problem instances (blocks).
 for trials (`next_trials`: the whole next round; or `next_trial`: one trial for a free slot, None while the
 round's trials are all out), reports each result (`record`) and reads `status`. `next_trial` is the protocol
 a searcher that fills slots one at a time uses; a round's barrier then appears by itself, as the None returned
-while the round still has results to come.
+while the round still has results to come. `sentsweep.analysis.async_racing.AsyncRace` is the same race
+without barriers (a configuration gets its next seed as soon as a slot is free) and with a stronger guarantee
+(under the null, the chance that a whole race drops anything is at most alpha); what each costs is in
+benchmarks/racing.py. The bookkeeping both share (settings, values, states, the protocol's read side) is
+`RaceBook`.
 
 Design
 ------
@@ -65,7 +69,8 @@ Design
   dropped is strictly worse: the leader is the largest of k observed means, so when all configurations are
   equal some of them get dropped in many races (each one rarely). The eliminations save compute; the claims in
   a table ("significantly worse than the best") come from significance.best_group on the final values, which
-  tests every pair and adjusts them together.
+  tests every pair and adjusts them together. (AsyncRace gives that guarantee under the null, with Tukey's
+  range at alpha split over its levels of seeds; it drops less.)
 - Level: the race's alpha (RACE_ALPHA = 0.20 by default, the command line's --race-alpha) is a compute
   decision, separate from the tables' --alpha (0.05), because an elimination claims nothing that is reported:
   it only stops giving a configuration seeds. It is the project's choice, on benchmarks/racing.py (the TSDAE
