@@ -23,8 +23,8 @@ from sentsweep.sweep.data_sizes import training_sentences, whole_corpus_batches
 from sentsweep.sweep.gpu_estimate import NOT_COUNTED, GpuEstimate, estimate_gpu_hours
 from sentsweep.sweep.gpu_packing import CUDA_CONTEXT_BYTES, MEMORY_MARGIN, GiB, probe_key
 from sentsweep.sweep.options import SweepOptions
-from sentsweep.sweep.probe_records import probes_file, read_probes
 from sentsweep.sweep.param_spaces import values_to_validate
+from sentsweep.sweep.probe_records import probes_file, read_probes
 from sentsweep.sweep.protocol import with_method_settings
 from sentsweep.sweep.seed_groups import PROJECT_RUNG_SETTINGS
 from sentsweep.tracking.models import is_model_uri
@@ -313,7 +313,8 @@ def gpu_estimate(resolved, stages: list[tuple[str, dict]], options: SweepOptions
     trials = [(probe_key(config | {"model": model}), steps) for config, steps in points
               if get_method(config["method"]).trains] * len(resolved.seeds)
     path = probes_file(resolved.storage_path)
-    return estimate_gpu_hours(trials, options.gpus_per_trial, path, read_probes(path) if path else [])
+    stored = read_probes(path) if path and options.gpus_per_trial else []  # on CPUs, as a launch, it reads none
+    return estimate_gpu_hours(trials, options.gpus_per_trial, path, stored)
 
 
 def trial_steps(config: dict, corpus_size: int) -> int:

@@ -28,8 +28,8 @@ from sentsweep.sweep.gpu_packing import Probe, ProbeKey
 
 PROBES_FILE = "gpu_probes.json"
 FIELD_TYPES = {"model": str, "method": str, "batch_size": int, "max_seq_length": int, "precision": str,
-               "gpu_name": str, "peak_bytes": int, "gpu_memory_bytes": int, "seconds_per_step": (float, int, type(None)),
-               "out_of_memory": bool, "measured_at": str}
+               "gpu_name": str, "peak_bytes": int, "gpu_memory_bytes": int,
+               "seconds_per_step": (float, int, type(None)), "out_of_memory": bool, "measured_at": str}
 
 
 @dataclass(frozen=True)
