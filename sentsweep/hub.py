@@ -48,12 +48,11 @@ def hub_model_folder(name: str, cache: str | None) -> str:
     """The local folder of hub model `name`'s snapshot in `cache` (None: the hub client's default), fetched there
     first where it is missing (unless HF_HUB_OFFLINE is set); an `InputError` naming the model, why and the fix."""
     from huggingface_hub import snapshot_download
-    from huggingface_hub.errors import GatedRepoError, LocalEntryNotFoundError, RepositoryNotFoundError
+    from huggingface_hub.errors import GatedRepoError, RepositoryNotFoundError
 
-    try:
-        return snapshot_download(name, cache_dir=cache, allow_patterns=MODEL_FILES, local_files_only=True)
-    except (LocalEntryNotFoundError, FileNotFoundError):
-        pass
+    cached = cached_model_folder(name, cache)
+    if cached is not None:
+        return cached
     if hub_offline():
         raise InputError(f"model {name!r} is not in the hub cache {cache or '(the default one)'} and HF_HUB_OFFLINE "
                          f"is set; {FIX}")
@@ -70,6 +69,17 @@ def hub_model_folder(name: str, cache: str | None) -> str:
         reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
         raise InputError(f"model {name!r} cannot be fetched: the Hugging Face hub is unreachable from this machine "
                          f"({reason}) and it is not in the hub cache {cache or '(the default one)'}; {FIX}") from None
+
+
+def cached_model_folder(name: str, cache: str | None) -> str | None:
+    """The local folder of hub model `name`'s snapshot where `cache` holds it (nothing is fetched), else None."""
+    from huggingface_hub import snapshot_download
+    from huggingface_hub.errors import LocalEntryNotFoundError
+
+    try:
+        return snapshot_download(name, cache_dir=cache, allow_patterns=MODEL_FILES, local_files_only=True)
+    except (LocalEntryNotFoundError, FileNotFoundError):
+        return None
 
 
 def hub_offline() -> bool:

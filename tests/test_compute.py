@@ -170,10 +170,11 @@ def test_a_time_budget_stops_the_quick_nm_grid_and_resume_completes_it(tmp_path,
         assert float(total[column]) == pytest.approx(runs[f"metrics.{metric}"].sum() / 3600, abs=1e-4)
 
 
-def test_the_card_shows_the_budgets_and_that_gpu_hours_are_not_estimated():
+def test_the_card_shows_the_budgets_and_the_gpu_hour_estimate():
     from sentsweep.sweep.card import sweep_options_section
+    from sentsweep.sweep.gpu_estimate import GpuEstimate
 
-    lines = sweep_options_section(SweepOptions(time_budget=60.0))
+    lines = sweep_options_section(SweepOptions(time_budget=60.0), GpuEstimate(None, "not estimated", "why"))
     assert "| compute budget | --time-budget | 60 | command line |" in lines
     assert "| compute budget | --gpu-hours | none | project choice (none: no limit) |" in lines
-    assert any(line.startswith("| compute budget | estimated GPU-hours | not estimated |") for line in lines)
+    assert "| compute budget | estimated GPU-hours | not estimated | why |" in lines

@@ -1,4 +1,5 @@
-"""The shared training loop's batching: every sentence once per epoch, length grouping cuts padding only."""
+"""The shared training loop's batching: every sentence once per epoch, length grouping cuts padding only; its
+step time is the median of the steps alone."""
 
 import random
 
@@ -7,7 +8,8 @@ import torch
 
 from sentsweep.data import read_corpus
 from sentsweep.demo_data import CORPUS_FILE
-from sentsweep.trainables.loop import BatchSchedule
+from sentsweep.trainables.loop import BatchSchedule, run_trial
+from sentsweep.trainables.session import LocalSession
 from sentsweep.trainables.unsupervised import build_unsupervised
 from tests.conftest import typed_trial
 
@@ -108,3 +110,36 @@ def test_tsdae_loss_keeps_the_loss_curve_of_sentence_transformers_denoising_loss
     reference = tsdae_loss_curve(tiny_model_dir, tie_decoder=tie_decoder)
     assert ours == pytest.approx(reference, rel=1e-5)
     assert sum(ours[-5:]) < sum(ours[:5])
+
+
+def test_seconds_per_step_is_the_median_of_the_steps_since_the_last_report(tiny_model_dir):
+    """A clock that only the steps' losses and the evaluations move: step i takes STEP[i] seconds, every encoding
+    in evaluation mode 100. Each report after the first gives the median of its own steps, and no evaluation."""
+    steps = [5.0, 1.0, 2.0, 3.0, 9.0, 4.0]
+    now = [0.0]
+
+    def build_setup(trial):
+        setup = build_unsupervised(trial)
+        batch_loss, forward = setup.batch_loss, setup.model.forward
+
+        def timed_loss(batch, rng):
+            now[0] += steps.pop(0)
+            return batch_loss(batch, rng)
+
+        def timed_forward(*args, **kwargs):
+            if not setup.model.training:
+                now[0] += 100.0
+            return forward(*args, **kwargs)
+
+        setup.batch_loss, setup.model.forward = timed_loss, timed_forward
+        return setup
+
+    session = LocalSession()
+    run_trial(typed_trial(dict(method="tsdae", model=str(tiny_model_dir), corpus=str(CORPUS_FILE), pooling="cls",
+                               max_seq_length=32, batch_size=8, max_steps=6, eval_steps=3)),
+              build_setup, session, clock=lambda: now[0])
+    assert not steps  # every step timed
+    assert [report["step"] for report in session.reports] == [0, 3, 6]
+    assert "seconds_per_step" not in session.reports[0]  # no step before the untrained model's evaluation
+    assert [report["seconds_per_step"] for report in session.reports[1:]] == [2.0, 4.0]  # median(5, 1, 2), (3, 9, 4)
+    assert session.reports[0]["preparation_seconds"] >= 100  # the step-0 evaluation is the preparation's

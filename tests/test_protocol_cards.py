@@ -3,6 +3,7 @@ without training or starting Ray; per-method settings reach the trials of their 
 
 import contextlib
 import io
+import json
 import math
 
 import pytest
@@ -244,3 +245,68 @@ def test_labelled_pairs_are_not_counted_against_the_unlabelled_corpus(tmp_path, 
     assert code == 0, err
     assert row(card, "3 supervised_from_scratch", "sample_size", "100, 1000, 10,000")
     assert "Cannot run as given" not in card
+
+
+def probe_entry(folder, batch_size: int, seconds: float, peak_gib: float, gpu: str = "NVIDIA H100") -> dict:
+    """A stored probe of the quick TSDAE deletion sweep's trials at `batch_size` (the tiny model --quick builds
+    in `folder`/tiny-bert)."""
+    return {"model": str((folder / "tiny-bert").resolve()), "method": "tsdae", "batch_size": batch_size,
+            "max_seq_length": 32, "precision": "fp32", "gpu_name": gpu, "peak_bytes": int(peak_gib * 2**30),
+            "gpu_memory_bytes": 80 * 2**30, "seconds_per_step": seconds, "out_of_memory": False,
+            "measured_at": "2025-06-01T12:00:00+00:00"}
+
+
+def estimate_row(card: str) -> list[str]:
+    (line,) = [line for line in card.splitlines() if line.startswith("| compute budget | estimated GPU-hours |")]
+    return [cell.strip() for cell in line.strip("|").split("|")][2:]
+
+
+def test_the_card_estimates_gpu_hours_from_the_stored_probes_step_times(tmp_path):
+    """Two keys (batch sizes 8 and 16) of the quick grid, 0.2 and 0.3 s per step on an H100: 16 trials of 60 steps,
+    8 of each key, at 0.5 GPU each (and at what auto chooses on the probes' memory: 3 trials of 20 GiB fit in 80)."""
+    store = tmp_path / "store"
+    store.mkdir()
+    entries = [probe_entry(tmp_path, 8, 0.2, 10), probe_entry(tmp_path, 16, 0.3, 20),
+               probe_entry(tmp_path, 16, 9.9, 20, gpu="Tesla T4") | {"measured_at": "2024-01-01T00:00:00+00:00"}]
+    (store / "gpu_probes.json").write_text(json.dumps(entries))
+    quick = ["--quick", "--batch-sizes", "8", "16", "--output-dir", str(tmp_path), "--storage-path", str(store)]
+
+    code, card, err = dry_run("tsdae_deletion", *quick, "--gpus-per-trial", "0.5")
+    assert code == 0, err
+    assert "**Trials:** 8 grid points x 2 seeds = 16" in card and "**Training steps in all:** 960 " in card
+    steps = 960 // 16  # every trial of the quick grid trains max_steps
+    hours = (8 * steps * 0.2 + 8 * steps * 0.3) * 0.5 / 3600
+    value, source = estimate_row(card)
+    assert value == f"{hours:.3g}" == "0.0333"
+    assert source.startswith(f"steps x seconds per step of the NVIDIA H100 probes in {store / 'gpu_probes.json'} "
+                             "(measured 2025-06-01) x 0.5 GPU per trial / 3600; evaluation, checkpoints and start-up "
+                             "not counted")
+    assert f"**Compute in all:** 16 trials, 960 training steps, about {value} GPU-hours of steps" in card
+
+    code, card, err = dry_run("tsdae_deletion", *quick, "--gpus-per-trial", "auto")
+    assert code == 0, err
+    value, source = estimate_row(card)
+    assert value == f"{(8 * steps * 0.2 + 8 * steps * 0.3) * 0.3333 / 3600:.3g}"
+    assert "x auto = 0.3333 GPU per trial (the stored probes' memory; no CPU cap: a dry run knows no cluster)" in source
+
+
+def test_a_key_without_a_measured_step_is_named_and_a_malformed_file_refused(tmp_path):
+    store = tmp_path / "store"
+    store.mkdir()
+    path = store / "gpu_probes.json"
+    path.write_text(json.dumps([probe_entry(tmp_path, 8, 0.2, 10),
+                                probe_entry(tmp_path, 16, None, 79) | {"out_of_memory": True}]))
+    quick = ["--quick", "--batch-sizes", "8", "16", "--output-dir", str(tmp_path), "--storage-path", str(store),
+             "--gpus-per-trial", "0.5"]
+    code, card, err = dry_run("tsdae_deletion", *quick)
+    assert code == 0, err
+    assert estimate_row(card) == [
+        "not estimated", "no probe on the NVIDIA H100 measured a step of tsdae on tiny-bert (batch size 16, "
+        f"max_seq_length 32, fp32) ({path}); a launch on the GPU measures it"]
+    assert "GPU-hours not estimated" in card
+    assert estimate_row(dry_run("tsdae_deletion", *quick[:-2])[1]) == ["0", "--gpus-per-trial 0: the trials run on CPU"]
+
+    path.write_text("[{")
+    code, card, err = dry_run("tsdae_deletion", *quick)
+    assert code == 2 and card == ""
+    assert f"{path}: not a GPU probes file that sentsweep wrote" in err

@@ -2,8 +2,11 @@
 wait PENDING too long end the sweep on an autoscaling one, and trials sharing a GPU are checked (or chosen) to fit
 in its memory by a probe whose measurement is stubbed here (this machine has no GPU)."""
 
+import json
 import pickle
 import re
+import time
+from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
@@ -39,6 +42,7 @@ from sentsweep.sweep.gpu_packing import (
     trial_footprint,
 )
 from sentsweep.sweep.options import GPUS_AUTO, SweepOptions, parse_options
+from sentsweep.sweep.probe_records import PROBES_FILE, StoredProbe, keep_probes, probes_file, read_probes, recording
 from sentsweep.sweep.resources import check_resources
 from sentsweep.trainables.catalog import train
 from sentsweep.trainables.session import LocalSession
@@ -228,7 +232,64 @@ def test_the_probe_trains_the_trials_own_setup_on_the_longest_sentences(tsdae_co
     session = LocalSession()
     train(probe_config, session)  # on CPU here; the probe measures the same run on a GPU
     assert [report["step"] for report in session.reports] == [0, PROBE_STEPS]
-    train(probe_config, ProbeSession())
+    probe_session, started = ProbeSession(), time.perf_counter()
+    train(probe_config, probe_session)
+    assert 0 < probe_session.seconds_per_step < (time.perf_counter() - started) / PROBE_STEPS  # the median step
+    probe_session.report({"step": 0}, tmp_path)  # a report without steps keeps the last step time
+    assert 0 < probe_session.seconds_per_step
+
+
+def stored(batch_size: int, gpu: str, seconds: float, at: str) -> StoredProbe:
+    return StoredProbe(key(batch_size), Probe(batch_size * GiB, H100, gpu, seconds_per_step=seconds), at)
+
+
+def test_every_probe_a_launch_measures_is_kept_beside_the_earlier_ones(tmp_path):
+    """Settling GPU packing with a stubbed measurement writes each probe to the storage path's probes file: an
+    earlier entry of another key (or another GPU) stays, the same key on the same GPU is replaced by the newer."""
+    path = probes_file(str(tmp_path))
+    assert path == tmp_path.resolve() / PROBES_FILE and probes_file("s3://bucket/sweeps") is None
+    earlier = [stored(64, "NVIDIA H100", 0.5, "2025-01-01T00:00:00+00:00"),
+               stored(8, "NVIDIA A100", 0.9, "2025-01-01T00:00:00+00:00"),
+               stored(8, "NVIDIA H100", 0.7, "2025-01-01T00:00:00+00:00")]
+    keep_probes(path, earlier)
+    configs = {key(8): {}, key(16): {}}
+
+    def measure(probe_key, config):
+        return Probe(probe_key.batch_size * GiB, H100, "NVIDIA H100", seconds_per_step=probe_key.batch_size / 100)
+
+    now = datetime(2025, 6, 1, 12, 0, tzinfo=timezone.utc)
+    assert settle_gpus(0.5, configs, recording(measure, path, now=lambda: now), True, lambda: None,
+                       say=lambda line: None) == 0.5
+    later = "2025-06-01T12:00:00+00:00"
+    assert read_probes(path) == [earlier[0], earlier[1], stored(8, "NVIDIA H100", 0.08, later),
+                                 stored(16, "NVIDIA H100", 0.16, later)]
+    assert json.loads(path.read_text())[2] == {
+        "model": "models/all-MiniLM-L6-v2", "method": "tsdae", "batch_size": 8, "max_seq_length": 128,
+        "precision": "bf16", "gpu_name": "NVIDIA H100", "peak_bytes": 8 * GiB, "gpu_memory_bytes": H100,
+        "out_of_memory": False, "seconds_per_step": 0.08, "measured_at": later}
+    assert [p.name for p in tmp_path.iterdir()] == [PROBES_FILE]  # no temporary file left behind
+
+
+@pytest.mark.parametrize("text, reason", [
+    ("{not json", "Expecting property name"),
+    ('{"probes": []}', "a JSON list of probes expected, found dict"),
+    ('[{"model": "m"}]', "entry 0 is not an object with exactly the fields model, method"),
+])
+def test_a_malformed_probes_file_is_refused_naming_it_before_any_probe(tmp_path, text, reason):
+    path = tmp_path / PROBES_FILE
+    path.write_text(text)
+
+    def no_call(probe_key, config):
+        raise AssertionError("the probe ran before the file was checked")
+
+    with pytest.raises(InputError) as refused:
+        settle_gpus(0.5, {key(): {}}, recording(no_call, path), True, lambda: None)
+    assert str(refused.value).startswith(f"{path}: not a GPU probes file that sentsweep wrote (")
+    assert reason in str(refused.value)
+    entry = stored(8, "NVIDIA H100", 0.5, "x").as_entry()
+    path.write_text(json.dumps([entry | {"peak_bytes": 1.5}]))
+    with pytest.raises(InputError, match=r"entry 0: peak_bytes 1\.5 is no integer"):
+        read_probes(path)
 
 
 # --- with a real local Ray -----------------------------------------------------------------------------------
@@ -319,9 +380,10 @@ def test_a_gpu_pytorch_cannot_see_skips_the_probe_with_one_line(tmp_path, capsys
         args = SweepOptions(cpus_per_trial=1.0, gpus_per_trial=GPUS_AUTO, autoscaling=False, pending_timeout=120.0)
         constants = dict(method="tsdae", model=str(tiny_model_dir), batch_size=8, max_seq_length=32,
                          corpus=str(Path(CORPUS_FILE)))
-        assert check_resources(args, constants, {}, [("seeds", {})]) == 1.0
+        assert check_resources(args, constants, {}, [("seeds", {})], str(tmp_path)) == 1.0
     finally:
         ray.shutdown()
+    assert not (tmp_path / PROBES_FILE).exists()  # nothing measured, nothing kept
     assert capsys.readouterr().out.strip().splitlines()[-1] == (
         "GPU packing: skipped, the GPU Ray offers is no CUDA device PyTorch can use (memory not measured): "
         "1 GPU per trial")

@@ -5,7 +5,10 @@ source (the protocol's, the command line's, or the settings class' own default a
 each method takes on its own, the seeds, and the number of trials and training steps in total. Printing it
 trains nothing, starts no Ray and writes no MLflow run. A section lists the preparation stages the sweep's
 methods cache (`sentsweep.preparation_cache`), each with whether the trial's seed is part of its key, and one
-how the trials are scheduled and compared (significance, early stopping, racing, GPU packing).
+how the trials are scheduled and compared (significance, early stopping, racing, GPU packing, compute budgets).
+The sweep's GPU-hours are estimated from the step times that earlier launches' GPU probes measured and kept in
+the storage path (`sentsweep.sweep.gpu_estimate`); where no probe measured a step of some trial, the card says
+which.
 """
 
 from __future__ import annotations
@@ -17,9 +20,11 @@ from collections.abc import Iterable
 from sentsweep.models import replaced_modules
 from sentsweep.settings import Source
 from sentsweep.sweep.data_sizes import training_sentences, whole_corpus_batches
-from sentsweep.sweep.gpu_packing import CUDA_CONTEXT_BYTES, MEMORY_MARGIN, GiB
+from sentsweep.sweep.gpu_estimate import NOT_COUNTED, GpuEstimate, estimate_gpu_hours
+from sentsweep.sweep.gpu_packing import CUDA_CONTEXT_BYTES, MEMORY_MARGIN, GiB, probe_key
 from sentsweep.sweep.options import SweepOptions
 from sentsweep.sweep.param_spaces import values_to_validate
+from sentsweep.sweep.probe_records import probes_file, read_probes
 from sentsweep.sweep.protocol import with_method_settings
 from sentsweep.sweep.seed_groups import PROJECT_RUNG_SETTINGS
 from sentsweep.tracking.models import is_model_uri
@@ -34,11 +39,12 @@ DATA_OPTIONS = {"model": "--model", "corpus": "--corpus", "dev_file": "--sts-dir
                 "keep_model": "--keep-models", "preparation_cache": "--storage-path (none: --no-cache)"}
 
 
-def protocol_card(definition, options: SweepOptions, resolved, stages: list[tuple[str, dict]],
+def protocol_card(definition, options: SweepOptions, resolved, stages: list[tuple[str, dict]], model: str,
                   problems: Iterable[str] = ()) -> str:
     """The card as Markdown: header, grid, fixed settings, per-method settings, how trials are scheduled and
-    compared, seeds, trials and steps; then the `problems` that
-    would stop the sweep from starting as given, and the protocol's notes."""
+    compared, seeds, trials, steps and the compute in all (GPU-hours estimated from the probes of earlier launches,
+    whose keys name `model`, the model the launch would train); then the `problems` that would stop the sweep from
+    starting as given, and the protocol's notes."""
     protocol = definition.protocol
     methods = sweep_methods(resolved.constants, stages)
     lines = [f"# Protocol card: {definition.name}", "", definition.description, ""]
@@ -94,14 +100,19 @@ def protocol_card(definition, options: SweepOptions, resolved, stages: list[tupl
             lines += [f"**{method.name}**: {method.reference}", "", "```bibtex", method.citation.strip(), "```", ""]
 
     lines += preparation_cache_section(resolved.constants, methods)
-    lines += sweep_options_section(options)
+    estimate = gpu_estimate(resolved, stages, options, model, chained_from_each(definition))
+    lines += sweep_options_section(options, estimate)
     seeds_source = "command line" if options.seeds else (
         "--quick" if options.quick and "seeds" in protocol.quick else str(protocol.seeds.source))
     trials, steps, per_stage = count_work(resolved, stages, options, chained_from_each(definition))
     lines += [f"**Seeds:** {', '.join(map(str, resolved.seeds))} ({seeds_source})", "",
               f"**Trials:** {' + '.join(str(n) for n in per_stage)} grid point{'s' if sum(per_stage) != 1 else ''} x "
               f"{len(resolved.seeds)} seed{'s' if len(resolved.seeds) != 1 else ''} = {trials}",
-              "", f"**Training steps in all:** {steps:,} (corpus: {resolved.corpus_size:,} sentences)"]
+              "", f"**Training steps in all:** {steps:,} (corpus: {resolved.corpus_size:,} sentences)",
+              "", f"**Compute in all:** {trials} trials, {steps:,} training steps, " + (
+                  f"about {estimate.value} GPU-hours of steps ({NOT_COUNTED}; see 'estimated GPU-hours')"
+                  if estimate.gpu_hours else f"no GPU-hours ({estimate.source})" if estimate.gpu_hours == 0 else
+                  "GPU-hours not estimated (see 'estimated GPU-hours')")]
     batches = whole_corpus_batches(resolved, stages)
     if batches:
         lines += ["", "**Batches of the whole training set:** " + "; ".join(batches) + ". A batch never repeats a "
@@ -158,10 +169,11 @@ def preparation_cache_section(constants: dict, methods: Iterable[str]) -> list[s
             "| method | stage | computes | seed in key |", "|---|---|---|---|", *rows, ""]
 
 
-def sweep_options_section(options: SweepOptions) -> list[str]:
+def sweep_options_section(options: SweepOptions, estimate: GpuEstimate) -> list[str]:
     """The card's lines on how the sweep schedules and compares its trials: the significance tests, early
-    stopping, the race and GPU packing, each option with its value and whether the command line gave it or it is
-    the project's default (no seed sets any of them)."""
+    stopping, the race, GPU packing and the compute budget with the `estimate` of the sweep's GPU-hours, each
+    option with its value and whether the command line gave it or it is the project's default (no seed sets any of
+    them)."""
 
     def row(topic: str, option: str, value, why: str) -> str:
         given = option.lstrip("-").replace("-", "_") in options.given()
@@ -188,8 +200,7 @@ def sweep_options_section(options: SweepOptions) -> list[str]:
                     f"{CUDA_CONTEXT_BYTES / GiB:g} GiB | project choice (sentsweep.sweep.gpu_packing) |")
     rows += [row("compute budget", "--time-budget", options.time_budget, "none: no limit"),
              row("compute budget", "--gpu-hours", options.gpu_hours, "none: no limit"),
-             "| compute budget | estimated GPU-hours | not estimated | no probe measured a step (the GPU packing "
-             "probe measures memory) |"]
+             f"| compute budget | estimated GPU-hours | {estimate.value} | {estimate.source} |"]
     return ["## How trials are scheduled and compared", "", "| topic | option | value | source |", "|---|---|---|---|",
             *rows, ""]
 
@@ -268,10 +279,16 @@ def count_work(resolved, stages: list[tuple[str, dict]], options: SweepOptions,
                from_each: dict[str, str] | None = None) -> tuple[int, int, list[int]]:
     """(trials, training steps in all, points per stage): every grid point of every stage, once per seed; a
     stage chained to each configuration of an earlier stage (`from_each`) runs once per such configuration."""
-    corpus_size = resolved.corpus_size
+    per_stage, points = grid_points(resolved, stages, options, from_each)
     seeds = len(resolved.seeds)
-    trials = steps = 0
-    per_stage, points_of = [], {}
+    return seeds * len(points), seeds * sum(steps for _, steps in points), per_stage
+
+
+def grid_points(resolved, stages: list[tuple[str, dict]], options: SweepOptions,
+                from_each: dict[str, str] | None = None) -> tuple[list[int], list[tuple[dict, int]]]:
+    """(points per stage, (config, training steps of one trial) of every point of every stage) as `count_work`
+    counts them: an Optuna stage as `num_configs` points at its axes' first values."""
+    per_stage, points_of, configs = [], {}, []
     for stage_name, axes in stages:
         if options.search == "optuna":
             points = [{name: values_to_validate(axis)[0] for name, axis in axes.items()}] * options.num_configs
@@ -284,9 +301,20 @@ def count_work(resolved, stages: list[tuple[str, dict]], options: SweepOptions,
         per_stage.append(len(points))
         for point in points:
             config = with_method_settings(resolved.constants | point, resolved.method_settings, axes)
-            trials += seeds
-            steps += seeds * trial_steps(config, corpus_size)
-    return trials, steps, per_stage
+            configs.append((config, trial_steps(config, resolved.corpus_size)))
+    return per_stage, configs
+
+
+def gpu_estimate(resolved, stages: list[tuple[str, dict]], options: SweepOptions, model: str,
+                 from_each: dict[str, str] | None = None) -> GpuEstimate:
+    """The sweep's GPU-hours estimated from the probes its storage path keeps (`sentsweep.sweep.gpu_estimate`):
+    each training trial's key with `model`, the model a launch's probes name."""
+    _, points = grid_points(resolved, stages, options, from_each)
+    trials = [(probe_key(config | {"model": model}), steps) for config, steps in points
+              if get_method(config["method"]).trains] * len(resolved.seeds)
+    path = probes_file(resolved.storage_path)
+    stored = read_probes(path) if path and options.gpus_per_trial else []  # on CPUs, as a launch, it reads none
+    return estimate_gpu_hours(trials, options.gpus_per_trial, path, stored)
 
 
 def trial_steps(config: dict, corpus_size: int) -> int:

@@ -9,7 +9,9 @@ requested fraction (k = floor(1/fraction) trials share a GPU: k footprints must 
 `--gpus-per-trial auto`, chooses the largest 1/k such that k footprints fit, capped at the trials a GPU node's
 CPUs can run at once. A trial's footprint is its measured peak with a margin (see `MEMORY_MARGIN`,
 `CUDA_CONTEXT_BYTES`). Without a GPU the step is skipped with one line saying why. The measurement is a function
-`measure(key, config) -> Probe | None`, so the packing logic is tested with a stub.
+`measure(key, config) -> Probe | None`, so the packing logic is tested with a stub. The probe also times its
+steps (the training loop's `seconds_per_step`); every launch keeps its probes in the storage path
+(`sentsweep.sweep.probe_records`), from which the protocol card estimates a sweep's GPU-hours.
 """
 
 from __future__ import annotations
@@ -34,7 +36,8 @@ from sentsweep.trainables.catalog import get_method, setting_default, train
 GiB = 2**30
 
 # Steps a probe trains: the first step allocates the optimiser's state, the second is the first to hold
-# parameters, gradients, optimiser state and activations at once; a third is cheap insurance.
+# parameters, gradients, optimiser state and activations at once; a third is cheap insurance. Its step time is the
+# median of the three, which leaves the first step's one-off costs (allocation, kernel selection) out.
 PROBE_STEPS = 3
 # A trial's footprint on a shared GPU is its measured peak * (1 + MEMORY_MARGIN) + CUDA_CONTEXT_BYTES.
 # The margin covers what `torch.cuda.max_memory_allocated` does not see of the trial's own tensors: the caching
@@ -74,12 +77,14 @@ class Probe:
     """One probe's measurement: the peak bytes PyTorch allocated; the GPU memory the trials can have (free when
     the probe started, its own CUDA context given back: what others hold, such as a driver that computed the
     baseline on the same GPU, is not the trials'); the GPU's name; `out_of_memory` when the probe itself did not
-    fit (its peak is then where it failed)."""
+    fit (its peak is then where it failed); the median seconds of its training steps alone on the whole GPU (None
+    when it ran out of memory)."""
 
     peak_bytes: int
     gpu_memory_bytes: int
     gpu_name: str
     out_of_memory: bool = False
+    seconds_per_step: float | None = None
 
 
 def probe_configs(constants: Mapping, method_settings: Mapping[str, Mapping], stages: list[tuple[str, dict]]
@@ -96,10 +101,14 @@ def probe_configs(constants: Mapping, method_settings: Mapping[str, Mapping], st
             point = with_method_settings(first_point | dict(zip(varied, values)), method_settings, axes)
             if not get_method(point["method"]).trains:
                 continue
-            key = ProbeKey(str(point["model"]), point["method"], int(point["batch_size"]),
-                           int(point["max_seq_length"]), point.get("precision", setting_default("precision")))
-            configs.setdefault(key, point)
+            configs.setdefault(probe_key(point), point)
     return configs
+
+
+def probe_key(config: Mapping) -> ProbeKey:
+    """The `ProbeKey` of a trial's config."""
+    return ProbeKey(str(config["model"]), config["method"], int(config["batch_size"]), int(config["max_seq_length"]),
+                    config.get("precision", setting_default("precision")))
 
 
 def probe_peaks(configs: Mapping[ProbeKey, dict], measure: Callable[[ProbeKey, dict], Probe | None]
@@ -230,13 +239,17 @@ def gpu_cpu_cap(cpus_per_trial: float, nodes: list[Node]) -> int | None:
 
 
 class ProbeSession:
-    """A session that keeps nothing: the probe measures, it does not report."""
+    """A session that keeps no checkpoint and of the reports only the last step time: the probe measures, it does
+    not report."""
+
+    def __init__(self) -> None:
+        self.seconds_per_step: float | None = None
 
     def latest_checkpoint_dir(self):
         return None
 
     def report(self, metrics: dict, checkpoint_dir: Path) -> None:
-        pass
+        self.seconds_per_step = metrics.get("seconds_per_step", self.seconds_per_step)
 
 
 def probe_trial_config(config: Mapping, folder: Path) -> dict:
@@ -260,21 +273,23 @@ def probe_trial_config(config: Mapping, folder: Path) -> dict:
 
 def probe_trial(config: dict) -> Probe | None:
     """Train `config` for the probe (`probe_trial_config`) on this process's GPU and measure its peak allocated
-    memory (`torch.cuda.max_memory_allocated` from a reset of the peak statistics) and the memory the trials can
-    have (see `Probe`); None without CUDA. An out-of-memory error is a measurement too: the trial does not fit."""
+    memory (`torch.cuda.max_memory_allocated` from a reset of the peak statistics), the memory the trials can
+    have (see `Probe`) and its steps' median time; None without CUDA. An out-of-memory error is a measurement too:
+    the trial does not fit."""
     if not torch.cuda.is_available():
         return None
     free, total = torch.cuda.mem_get_info()  # with this process's CUDA context, which a trial's replaces
     torch.cuda.reset_peak_memory_stats()
     out_of_memory = False
+    session = ProbeSession()
     with tempfile.TemporaryDirectory() as folder:
         try:
-            train(probe_trial_config(config, Path(folder)), ProbeSession())
+            train(probe_trial_config(config, Path(folder)), session)
         except torch.OutOfMemoryError:
             out_of_memory = True
     torch.cuda.synchronize()
     return Probe(torch.cuda.max_memory_allocated(), min(total, free + CUDA_CONTEXT_BYTES),
-                 torch.cuda.get_device_name(), out_of_memory)
+                 torch.cuda.get_device_name(), out_of_memory, None if out_of_memory else session.seconds_per_step)
 
 
 def _started_then_probe(config: dict):

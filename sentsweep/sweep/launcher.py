@@ -20,7 +20,7 @@ from pathlib import Path
 from sentsweep.data import read_corpus, read_scored_pairs, sts_benchmark_files
 from sentsweep.demo_data import CORPUS_FILE, DEMO_DIR
 from sentsweep.errors import InputError
-from sentsweep.hub import hub_cache, hub_model_folder, is_hub_name
+from sentsweep.hub import cached_model_folder, hub_cache, hub_model_folder, is_hub_name
 from sentsweep.models import build_tiny_model, check_model_source
 from sentsweep.plugins import USER_CODE_KEY, user_modules
 from sentsweep.preparation_cache import cache_folder
@@ -255,8 +255,13 @@ def check_overrides_used(overrides: dict, methods: set[str]) -> None:
                              f"{', '.join(sorted(methods))}")
 
 
+def tiny_model_folder(output_dir: Path) -> Path:
+    """Where --quick without --model builds its tiny random model."""
+    return (output_dir / "tiny-bert").resolve()
+
+
 def _tiny_model(output_dir: Path, corpus: Path) -> Path:
-    folder = (output_dir / "tiny-bert").resolve()
+    folder = tiny_model_folder(output_dir)
     if not (folder / "config.json").is_file():
         build_tiny_model(folder, read_corpus(corpus) + read_corpus_pairs_text())
     return folder
@@ -296,7 +301,7 @@ def launch(definition: SweepDefinition, options: SweepOptions) -> int:
             validate_axes(resolved, stages)
         except InputError as error:
             problems.append(str(error))
-        print(protocol_card(definition, options, resolved, stages, problems))
+        print(protocol_card(definition, options, resolved, stages, probed_model(resolved, options), problems))
         return 0
     if "method" in constants:  # a sweep of one method; the trials of a method axis are checked by validate_axes
         TrainingSettings.from_config(with_method_settings({"model": TINY_MODEL_PENDING} | constants,
@@ -330,6 +335,19 @@ def launch(definition: SweepDefinition, options: SweepOptions) -> int:
     )
     with library_output(options.verbose):
         return SweepRunner(definition, options, tracking_uri, resolved).run(stages, baseline)
+
+
+def probed_model(resolved: ResolvedSweep, options: SweepOptions) -> str:
+    """The model a launch's GPU probes would name (`ProbeKey.model`, the card's estimate looks its probes up by it),
+    found without fetching or building anything: the tiny random model's folder for --quick without --model; a
+    hub model's snapshot folder where the hub cache holds it (`resolve_hub_models`), else its name, which no probe
+    names; a local folder or an MLflow model URI as given (an MLflow model's folder is known once it is fetched)."""
+    model = resolved.constants.get("model")
+    if model is None:
+        return str(tiny_model_folder(Path(options.output_dir)))
+    if not is_model_uri(model) and is_hub_name(model):
+        return cached_model_folder(model, hub_cache(resolved.storage_path)) or model
+    return model
 
 
 def resolve_hub_models(resolved: ResolvedSweep) -> None:

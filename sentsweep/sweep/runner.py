@@ -100,7 +100,8 @@ class SweepRunner:
         signal.signal(signal.SIGTERM, stop_as_interrupt)
         # before any MLflow run or trial: a request no node of a fixed cluster can run is refused (InputError);
         # trials sharing a GPU are checked to fit in its memory, or --gpus-per-trial auto is settled to a number
-        self.gpus_per_trial = check_resources(self.options, constants, self.resolved.method_settings, stages)
+        self.gpus_per_trial = check_resources(self.options, constants, self.resolved.method_settings, stages,
+                                              self.storage_path)
         options = self.options
         self.budget = SweepBudget(options.time_budget, options.gpu_hours, self.gpus_per_trial)
         tracker = SweepTracker(self.tracking_uri, self.experiment, self.definition.name,

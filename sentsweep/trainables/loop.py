@@ -20,7 +20,13 @@ The step-0 scores are the untrained model's: with the preparation cache on (`pre
 cached (`UNTRAINED_EVALUATION`, keyed by the model's weights, modules and tokenizer and the dev and test pairs, no
 seed: a seed that changes the weights changes the key), so the trials of a sweep that start from the same model
 score it once. The first report of a trial carries `preparation_seconds` (from its start to the end of its step-0
-evaluation) and, under `sentsweep.preparation_cache.RESULT_KEY`, the cache entries it used.
+evaluation) and, under `sentsweep.preparation_cache.RESULT_KEY`, the cache entries it used. Every report after
+the first carries `seconds_per_step`: the median wall time of the training steps since the previous report, the
+steps alone (evaluation and checkpoints are outside it; on CUDA a step's `loss.item()` waits for its kernels, so
+its time is the GPU's); the median leaves out a trial's first, warm-up step (memory allocation, kernel
+selection), which would dominate a mean over few steps. The GPU packing probe's step time is this metric
+(`sentsweep.sweep.gpu_packing`). Both are wall-clock measurements (`TIMING_METRICS`): the values a seed does not
+fix.
 """
 
 from __future__ import annotations
@@ -49,6 +55,7 @@ from sentsweep.trainables.settings import TrainingSettings, Trial
 
 CHECKPOINT_FILE = "trial_state.pt"
 MODEL_FOLDER = "model"  # the selected model in a trial's last checkpoint (`keep_model`): SentenceTransformer(path)
+TIMING_METRICS = ("preparation_seconds", "seconds_per_step")  # wall-clock measurements, which no seed fixes
 UNTRAINED_EVALUATION = Stage("untrained_evaluation", 1, "STS dev and test scores of the model before its first "
                              "step", seeded=False)
 
@@ -231,10 +238,11 @@ def sample_corpus(corpus: list[str], sample_size: int | None, seed: int) -> list
     return random.Random(seed).sample(corpus, sample_size)
 
 
-def run_trial(trial: Trial, build_setup: Callable[[Trial], TrainingSetup], session=None) -> Progress:
+def run_trial(trial: Trial, build_setup: Callable[[Trial], TrainingSetup], session=None,
+              clock: Callable[[], float] = time.perf_counter) -> Progress:
     """Train one configuration for its steps or epochs, evaluating, reporting and checkpointing as described
-    above."""
-    started = time.perf_counter()
+    above; `clock` (seconds) times the preparation and the steps."""
+    started = clock()
     session = session or TuneSession()
     seed, training, evaluation = trial.seed, trial.training, trial.evaluation
     cache = PreparationCache(training.preparation_cache)
@@ -280,6 +288,7 @@ def run_trial(trial: Trial, build_setup: Callable[[Trial], TrainingSetup], sessi
 
     schedule = BatchSchedule(corpus, training.batch_size, seed, training.group_by_length)
     losses: list[float] = []
+    step_seconds: list[float] = []  # of the steps since the last report
     first_report = True
     while True:
         at_eval = progress.step % eval_steps == 0 or progress.step == max_steps
@@ -307,8 +316,11 @@ def run_trial(trial: Trial, build_setup: Callable[[Trial], TrainingSetup], sessi
                 metrics["train_loss"] = float(np.mean(losses))
                 metrics["lr"] = lr_schedule.get_last_lr()[0]
                 losses = []
+            if step_seconds:
+                metrics["seconds_per_step"] = float(np.median(step_seconds))
+                step_seconds = []
             if progress.step == 0:
-                metrics["preparation_seconds"] = time.perf_counter() - started
+                metrics["preparation_seconds"] = clock() - started
             if first_report and (uses := setup.cache_uses | cache.used):
                 metrics[RESULT_KEY] = {stage: {"key": use.key, "status": use.status} for stage, use in uses.items()}
             first_report = False
@@ -329,7 +341,9 @@ def run_trial(trial: Trial, build_setup: Callable[[Trial], TrainingSetup], sessi
                 session.report(metrics, Path(directory))
         if progress.step >= max_steps:
             return progress
+        step_started = clock()
         losses.append(training_step(setup, optimizer, lr_schedule, schedule, seed, progress.step, training.precision))
+        step_seconds.append(clock() - step_started)
         progress.step += 1
 
 
