@@ -71,6 +71,18 @@ def test_a_log_gets_a_line_every_interval_with_counts_time_left_and_the_best_con
     assert len(stream.getvalue().splitlines()) == 3
 
 
+def test_a_race_counts_against_its_bound_and_only_created_trials_are_pending():
+    stream = io.StringIO()
+    progress = SweepProgress("race", ["noise_ratio"], "best_sts_dev", interval_s=30, race_bound=12, stream=stream,
+                             clock=Clock())
+    progress.setup(total_num_samples=sys.maxsize)  # the race's one Ray Tune run: as many samples as it asks for
+    progress.on_step_end(0, [trial("a", "TERMINATED", noise_ratio=0.3, seed=0),
+                             trial("b", "RUNNING", noise_ratio=0.6, seed=0), trial("c", "PENDING", noise_ratio=0.3,
+                                                                                 seed=1)])
+    assert stream.getvalue().splitlines() == [
+        "race: 1/12 trials ended [00:00 elapsed, ? left, 1 finished, 1 running, 1 pending, 0 failed]"]
+
+
 def test_a_failed_trial_is_printed_with_its_reason_and_leaves_the_best_configuration(tmp_path):
     error_file = tmp_path / "error.txt"
     error_file.write_text("Failure # 1\nTraceback (most recent call last):\n  File \"loop.py\", line 9\n"

@@ -142,7 +142,7 @@ def test_a_race_gives_further_seeds_only_to_contenders_and_extend_runs_only_the_
     assert len(best) == 1 and max(map(len, seeds_of)) == int(best[0].split("n=")[1].split(",")[0])
     assert json.loads(MlflowClient(uri).get_run(parent).data.tags["race"]) == {
         "seeds": [0, 1, 2], "initial_seeds": 2, "alpha": 0.2, "correction": "holm", "max_trials": None,
-        "test": "pooled t", "tolerance": 0.0}
+        "test": "pooled t", "tolerance": 0.0, "schedule": "async"}
 
     uri, printed = run_quick("tsdae_deletion", workdir, "--extend", "--seeds", "3", *short)
     extended = fetch_trial_runs(uri, "tsdae_deletion", parent)

@@ -147,6 +147,7 @@ class AsyncRace(RaceBook):
         self._level = initial_seeds  # the lowest open level: its decisions use seeds[:_level]
         self._handed = dict.fromkeys(self.configs, 0)  # seeds handed out to each configuration: seeds[:count]
         self._tukey: dict = {}  # config -> (statistic, k, df) of its last Tukey comparison (status's p-value)
+        self._decided_at: dict = {}  # config -> the level that dropped it or ended the race (counted_seeds)
         self._order = {config: index for index, config in enumerate(self.configs)}
 
     @property
@@ -230,6 +231,8 @@ class AsyncRace(RaceBook):
         leader = alive[kept[int(np.argmax(self._sign * np.nanmean(table[kept], axis=1)))]]
         self._why[leader], self._p[leader] = f"leading after {n} seeds", float("nan")
         self._tukey.pop(leader, None)
+        if len(kept) == 1 or n == len(self.seeds):
+            self._decided_at.update(dict.fromkeys((alive[row] for row in kept), n))
         if len(kept) == 1:
             self._end(leader, f"the only config left after {n} seeds" if len(self.configs) > 1 else "the only config",
                       "")
@@ -322,6 +325,19 @@ class AsyncRace(RaceBook):
         self._end(leader, f"trial budget reached: best mean of the {len(self._alive())} configs left after {seeds} "
                           f"seeds ({self._trials} of {self.max_trials} trials run)",
                   f"trial budget reached after {seeds} seeds")
+
+    def counted_seeds(self) -> dict:
+        """{config: its seeds with a result, up to the level that decided it}: a configuration dropped at level n, or
+        alive when level n ended the race, counts seeds[:n] and not a seed it ran ahead on, which ran or not as the
+        results' order fell; so the counted results, and the table made of them, are a function of the table of
+        scores alone (a race ended by its budget counts every result: where it stops depends on the order)."""
+        counted = super().counted_seeds()
+        return {config: [seed for seed in seeds if self.seeds.index(seed) < self._decided_at.get(config, len(self.seeds))]
+                for config, seeds in counted.items()}
+
+    def _eliminate(self, config, why: str) -> None:
+        super()._eliminate(config, why)
+        self._decided_at[config] = self._level
 
     def _p_value(self, config) -> float:
         """The paired t's adjusted p; for Tukey's test L * P(Q_{k,df} >= its statistic), computed when asked

@@ -187,9 +187,20 @@ class RaceBook:
         return [trial for trial in self._issue_order if trial in self._outstanding]
 
     def status(self) -> dict:
-        """{config: ConfigStatus}, in the input's order."""
-        return {config: ConfigStatus(len(self._values[config]), len(self._failed[config]), self._mean(config),
-                                     self._state[config], self._why[config], self._p_value(config))
+        """{config: ConfigStatus}, in the input's order, on each configuration's counted seeds (`counted_seeds`)."""
+        statuses = {}
+        for config, seeds in self.counted_seeds().items():
+            values = [self._values[config][seed] for seed in seeds if seed in self._values[config]]
+            mean = sum(values) / len(values) if values else float("nan")
+            statuses[config] = ConfigStatus(len(values), len(seeds) - len(values), mean, self._state[config],
+                                            self._why[config], self._p_value(config))
+        return statuses
+
+    def counted_seeds(self) -> dict:
+        """{config: the seeds whose results count for it, in the order of `seeds`}: every seed with a result (a
+        value or a failure); AsyncRace leaves out a seed run ahead past the level that decided the configuration,
+        whose running depended on the order results came in."""
+        return {config: [seed for seed in self.seeds if seed in self._values[config] or seed in self._failed[config]]
                 for config in self.configs}
 
     # --- shared bookkeeping --------------------------------------------------------------------------------

@@ -109,6 +109,15 @@ def check_schedulable(cpus: float, gpus: float, address: str, nodes: list[Node],
         raise InputError(problem)
 
 
+def trial_slots(cpus: float, gpus: float, nodes: list[Node]) -> int:
+    """How many trials asking `cpus` CPUs and `gpus` GPUs each the `nodes` run at once (a trial runs on one
+    node): per node the fewer of its CPUs' and its GPUs' room, summed; at least 1."""
+    def room(total: float, each: float) -> int:
+        return math.floor(total / each + 1e-9) if each else math.inf
+
+    return max(1, sum(min(room(node.cpus, cpus), room(node.gpus, gpus)) for node in nodes))
+
+
 class PendingTimeout(Exception):
     """Trials waited PENDING for --pending-timeout seconds with none running; the message says what they asked
     for and what the cluster had."""

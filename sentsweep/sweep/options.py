@@ -36,6 +36,7 @@ GPUS_AUTO = "auto"
 DEFAULT_OUTPUT_DIR = "sweep_outputs"
 SCHEDULERS = ("fifo", "asha", "median")  # see sentsweep.sweep.runner.make_scheduler
 KEEP_MODELS = ("best", "all", "none")  # see sentsweep.sweep.models_kept.KeptModels.policy
+RACE_SCHEDULES = ("async", "rounds")  # --race-schedule: see sentsweep.sweep.race_search
 
 
 def option(help: str, default: Any = None, **metadata) -> Any:
@@ -128,12 +129,19 @@ class SweepOptions:
     scheduler: str = option("early stopping on the dev metric", "fifo", choices=SCHEDULERS)
     resume: bool = option("continue the latest unfinished sweep of the experiment", False)
     race: bool = option("race the grid's configurations over the seeds: each starts with --race-initial-seeds "
-                        "seeds, and only those not significantly worse than the best (paired over shared seeds, "
-                        "--correction) get the next seed, up to --seeds", False)
+                        "seeds, and only those not significantly worse than another (paired over the same seeds) "
+                        "get the next seed, up to --seeds (--race-schedule)", False)
+    race_schedule: str = option(
+        "when a race decides and starts trials: 'async' gives a configuration its next seed as soon as a slot is "
+        "free and decides once every configuration racing has a seed's results, with a family-wise error rate "
+        "of at most --race-alpha over the whole race; 'rounds' waits for each round's slowest trial and tests "
+        "against the leader at --race-alpha per round (sentsweep.analysis.racing)", "async",
+        choices=RACE_SCHEDULES)
     race_initial_seeds: int = option("seeds every configuration runs (--race)", 2)
     race_budget: int | None = option("at most this many trials in a race (--race)")
-    race_test: str = option("the race's test against the leader: a t over the seed-noise variance pooled across "
-                            "configurations (two-way ANOVA) or a paired t per pair (see sentsweep.analysis.racing)",
+    race_test: str = option("the race's test: on the seed-noise variance pooled across configurations (two-way "
+                            "ANOVA; Tukey's range in the async race, a t against the leader in rounds) or a paired "
+                            "t per pair (sentsweep.analysis.async_racing, sentsweep.analysis.racing)",
                             "pooled", choices=tuple(TEST_OPTIONS))
     race_tolerance: float = option(
         "differences of the selection metric smaller than this do not matter (an indifference zone, in the "

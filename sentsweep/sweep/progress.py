@@ -78,12 +78,15 @@ class SweepProgress(Callback):
     `axes` name the settings that tell the run's configurations apart (their seeds aside); the best one so far is
     the one with the highest mean, over its trials (seeds), of the last `metric` each reported, as the tables
     choose on dev. Pending counts trials waiting to start or paused by a scheduler; finished counts those a
-    scheduler stopped early too. `stream` (default: sys.stderr) and `clock` are for tests.
+    scheduler stopped early too. A race's run (`race_bound`: the trials it runs at most, configurations x seeds or
+    its budget) counts against that bound, and its pending trials are those created and not started: the race
+    decides the others as results come. `stream` (default: sys.stderr) and `clock` are for tests.
     """
 
-    def __init__(self, title: str, axes: list[str], metric: str, interval_s: float,
+    def __init__(self, title: str, axes: list[str], metric: str, interval_s: float, race_bound: int | None = None,
                  stream: TextIO | None = None, clock: Callable[[], float] = time.monotonic) -> None:
         self.title = title
+        self.race_bound = race_bound
         self.axes = axes
         self.metric = metric
         self.interval_s = interval_s
@@ -106,7 +109,7 @@ class SweepProgress(Callback):
         return self._stream or sys.stderr
 
     def setup(self, total_num_samples: int | None = None, **info) -> None:
-        self._total = total_num_samples or 0
+        self._total = self.race_bound if self.race_bound is not None else total_num_samples or 0
         self._started = self._clock()
         self._ended_before = -1  # counted at the first step, when the restored trials are known
         if self.stream.isatty():
@@ -163,7 +166,8 @@ class SweepProgress(Callback):
         for trial in trials:
             counts["PENDING" if trial.status == "PAUSED" else trial.status] += 1
         total = max(self._total, len(trials))
-        counts["PENDING"] += total - len(trials)  # not yet created by the search algorithm
+        if self.race_bound is None:
+            counts["PENDING"] += total - len(trials)  # not yet created by the search algorithm
         text = (f"{counts['TERMINATED']} finished, {counts['RUNNING']} running, {counts['PENDING']} pending, "
                 f"{counts['ERROR']} failed")
         best = self.best()

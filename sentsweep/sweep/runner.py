@@ -10,12 +10,14 @@ from __future__ import annotations
 import itertools
 import json
 import logging
+import math
 import os
 import shlex
 import signal
 import sys
 import time
 
+from sentsweep.analysis.async_racing import AsyncRace
 from sentsweep.analysis.racing import TEST_OPTIONS, Race
 from sentsweep.analysis.reproduction import TARGETS_ARTIFACT, reproduction_section, targets_to_json
 from sentsweep.analysis.runs import fetch_trial_runs, finished_cells, same_param_value
@@ -24,9 +26,8 @@ from sentsweep.data import read_scored_pairs
 from sentsweep.faults import FAULT_ENV, fault_point
 from sentsweep.models import load_sentence_model
 from sentsweep.plugins import USER_CODE_KEY
-from sentsweep.random_seeds import resolve_seed
 from sentsweep.sweep.budget import BudgetSpent, SweepBudget, budget_watch
-from sentsweep.sweep.cluster import PendingTimeout, pending_watch
+from sentsweep.sweep.cluster import PendingTimeout, cluster_nodes, pending_watch, trial_slots
 from sentsweep.sweep.definition import ResolvedSweep, Stage, SweepDefinition
 from sentsweep.sweep.models_kept import KeptModels, MissingModels
 from sentsweep.sweep.options import SweepOptions
@@ -80,6 +81,7 @@ class SweepRunner:
         self.budget = SweepBudget(None, None, 0.0)  # --time-budget, --gpu-hours: from the first trial's start
         self.kept_models = KeptModels(definition, options, tracking_uri, resolved.seeds)
         self.race_status: dict = {}  # the last raced stage's {configuration: ConfigStatus} (--race)
+        self.race_counted: set | None = None  # ... and the (config hash, seed) cells its decisions counted
         self.stage_index = 0  # of the stage running now, as run_stage numbers them
         self.stage_title, self.stage_axes = definition.name, []  # of the stage running now, for its progress bar
 
@@ -115,7 +117,8 @@ class SweepRunner:
         self.task_metrics = [main_metric(name) for name in constants.get("eval_tasks", {})]
         tracker.writer.client.set_tag(tracker.parent_run_id, "table_metrics", json.dumps(self.table_metrics()))
         if self.options.race:  # how the race decided, beside its printed status
-            tracker.writer.client.set_tag(tracker.parent_run_id, "race", json.dumps(self.race_settings()))
+            tracker.writer.client.set_tag(tracker.parent_run_id, "race", json.dumps(
+                self.race_settings() | {"schedule": self.options.race_schedule}))
         try:
             if self.definition.driver is not None:
                 self.definition.driver(DriverStages(self, tracker), constants)
@@ -187,6 +190,8 @@ class SweepRunner:
         runs = fetch_trial_runs(self.tracking_uri, self.experiment, tracker.parent_run_id)
         if stage is not None and len(runs):
             runs = runs[runs["params.stage"] == stage]
+        if self.race_counted is not None and len(runs):
+            runs = self.counted_runs(tracker, runs)
         if not len(runs) or not (runs["status"] == "FINISHED").any():
             raise StageFailed(no_trial_finished(runs), exit_code=1)
         table = self._table(runs, axes)
@@ -200,7 +205,7 @@ class SweepRunner:
                      for label, status in self.race_status.items()]
             print("\nRace over seeds (" + ", ".join(map(str, self.seeds)) + "):\n" + "\n".join(lines))
             tracker.log_sweep_table(title, markdown + "\n\nRace over seeds:\n" + "\n".join(lines))
-            self.race_status = {}
+            self.race_status, self.race_counted = {}, None
         else:
             tracker.log_sweep_table(title, markdown)
         if self.definition.selection_metric not in table.best:
@@ -274,34 +279,47 @@ class SweepRunner:
                 "test": TEST_OPTIONS[self.options.race_test], "tolerance": self.options.race_tolerance}
 
     def _race(self, tracker, run_name: str, constants: dict, axes: dict, configs: list[dict]) -> list:
-        """Race the configurations over the seeds (`sentsweep.analysis.racing.Race`): each round runs the trials
-        the race asks for as one Ray Tune run (restored on --resume, so no trial runs twice), then records each
-        trial's selection metric (None for a failed trial); the race's status is printed and kept for the
-        table. Returns the results of every round."""
+        """Race the configurations over the seeds as one Ray Tune run (`sentsweep.sweep.race_search`; restored
+        on --resume, so no trial runs twice): the asynchronous race (`AsyncRace`) or, with --race-schedule
+        rounds, one round at a time (`Race`); the race's status is kept for the table. Returns the trials'
+        results."""
         from ray import tune
+
+        from sentsweep.sweep.race_search import RaceSearcher  # lazy: imports Ray Tune, as above
 
         by_label = {", ".join(f"{name}={value}" for name, value in config.items() if name in axes): config
                     for config in configs}
-        label_of = {config_hash(constants | config): label for label, config in by_label.items()}
         settings = self.race_settings()
-        race = Race(list(by_label), settings.pop("seeds"), **settings)
-        results, round_index = [], 0
-        while trials := race.next_trials():
-            points = [by_label[label] | {"seed": seed} for label, seed in trials]
-            round_results = list(self._tune(tracker, f"{run_name}-round{round_index}",
-                                            points_param_space(constants, points), tune.TuneConfig(reuse_actors=True)))
-            scores = {(label_of[config_hash(result.config)], resolve_seed(result.config)):
-                      None if result.error else result.metrics.get(self.definition.selection_metric)
-                      for result in round_results}
-            for label, seed in trials:
-                race.record(label, seed, scores.get((label, seed)))
-            results += round_results
-            round_index += 1
-        self.race_status = race.status()
-        return results
+        race_class = AsyncRace if self.options.race_schedule == "async" else Race
+        race = race_class(list(by_label), settings.pop("seeds"), **settings)
+        name = f"{run_name}-race"
+        searcher = RaceSearcher(name, race, by_label, self.definition.selection_metric)
+        # at most as many trials live as the cluster runs at once, so that a trial is chosen when a slot frees,
+        # on the results in by then; an autoscaling cluster's room is not known: Ray Tune keeps one trial waiting
+        slots = None if self.options.autoscaling else trial_slots(self.options.cpus_per_trial, self.gpus_per_trial,
+                                                                 cluster_nodes())
+        bound = min(len(by_label) * len(self.seeds), self.options.race_budget or math.inf)
+        results = self._tune(tracker, name, dict(constants), tune.TuneConfig(
+            search_alg=searcher, num_samples=-1, max_concurrent_trials=slots, reuse_actors=True), bound)
+        self.race_status = searcher.race.status()
+        self.race_counted = {(config_hash(constants | by_label[label]), str(seed))
+                             for label, seeds in searcher.race.counted_seeds().items() for seed in seeds}
+        return list(results)
 
-    def _tune(self, tracker, run_name: str, param_space: dict, tune_config):
-        """One Ray Tune run of `param_space` under `run_name` (restored from its saved state with --resume)."""
+    def counted_runs(self, tracker, runs):
+        """The runs of a race's cells that its decisions counted; a finished run beyond them (a seed run ahead for a
+        configuration its level then dropped: `sentsweep.analysis.async_racing`) is tagged and left out of the
+        table, which so depends on the race's results alone, not on the order they came in."""
+        runs = runs.assign(counted=[(config, str(seed)) in self.race_counted
+                                    for config, seed in zip(runs["config_hash"], runs["seed"])])
+        for run_id in runs[~runs["counted"] & (runs["status"] == "FINISHED")]["run_id"]:
+            tracker.writer.client.set_tag(run_id, RACE_NOT_COUNTED_TAG, "a seed run ahead for a configuration the "
+                                          "race dropped on the seeds before")
+        return runs[runs["counted"]].drop(columns="counted")
+
+    def _tune(self, tracker, run_name: str, param_space: dict, tune_config, race_bound: int | None = None):
+        """One Ray Tune run of `param_space` under `run_name` (restored from its saved state with --resume);
+        `race_bound`: a race's most trials, for its progress line."""
         from ray import tune
 
         trainable = tune.with_resources(
@@ -315,7 +333,7 @@ class SweepRunner:
         budget = budget_watch(self.budget, run_name)  # --time-budget, --gpu-hours (a watch restored as above)
         progress = [] if self.options.verbose else [SweepProgress(self.stage_title, self.stage_axes,
                                                                   self.definition.selection_metric,
-                                                                  self.options.progress_interval)]
+                                                                  self.options.progress_interval, race_bound)]
         callbacks = [tracker, *progress, *([watch] if watch else []), budget]
         if os.environ.get(FAULT_ENV):  # the fault matrix's tests only
             from sentsweep.sweep.fault_injection import TrialFaultPoint  # lazy: imports Ray Tune, as above
@@ -389,6 +407,9 @@ class SweepRunner:
         """The metrics of the sweep's tables: the definition's, its selection metric, the eval tasks' main ones."""
         return list(dict.fromkeys(self.definition.table_metrics + [self.definition.selection_metric]
                                   + self.task_metrics))
+
+
+RACE_NOT_COUNTED_TAG = "race_not_counted"  # a raced trial's run its race's table leaves out (SweepRunner.counted_runs)
 
 
 class DriverStages:
