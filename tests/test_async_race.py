@@ -92,6 +92,32 @@ def test_decisions_are_the_same_whatever_the_arrival_order_and_the_number_of_slo
     assert [state for state, _, _ in outcome].count(BEST) == 1
 
 
+def test_family_level_makes_the_round_races_eliminations_without_its_barrier():
+    rng = np.random.default_rng(38)
+    true = {"a": 3.0, "b": 2.8, "c": 2.0, "d": 1.6, "e": 1.0, "f": 0.0, "g": -3.0, "h": 2.9}
+    for test in ("pooled t", "paired t"):
+        scores = table_of(true, rng, sd=0.8)
+        by_rounds = Race(list(true), SEEDS, test=test)
+        simulate_schedule(by_rounds, dict.fromkeys(scores, 1.0), scores, slots=4)
+        expected = [(s.state, s.why, repr(s.p_adjusted)) for s in by_rounds.status().values()]
+        assert len({why.split(" after ")[1] for state, why, _ in expected if state == ELIMINATED}) >= 2
+        for slots in (1, 5, 40):
+            race = AsyncRace(list(true), SEEDS, test=test, family="level")
+            run_in_order(race, scores, slots, rng)
+            assert [(s.state, s.why, repr(s.p_adjusted)) for s in race.status().values()] == expected
+    with pytest.raises(ValueError, match="unknown family 'round'"):
+        AsyncRace(list(true), SEEDS, family="round")
+
+
+def test_with_a_tolerance_the_leader_is_never_dropped():
+    scores = {(config, seed): 70.0 + 0.01 * seed + (0.001 if config == "b" else 0.0) for config in "ab" for seed in SEEDS}
+    race = AsyncRace(["a", "b"], SEEDS, tolerance=5.0)  # a and b cannot beat each other by 5: both "worse"
+    simulate_schedule(race, dict.fromkeys(scores, 1.0), scores, slots=2)
+    status = race.status()
+    assert race.finished and status["b"].state == BEST and status["b"].why == "the only config left after 2 seeds"
+    assert status["a"].state == ELIMINATED and "unable to beat by 5 or more b" in status["a"].why
+
+
 def test_an_obvious_loser_is_dropped_at_the_first_level_by_tukeys_range_computed_by_hand():
     rng = np.random.default_rng(33)
     true = {"a": 80.0, "b": 79.8, "c": 79.7, "bad": 50.0}

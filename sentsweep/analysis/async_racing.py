@@ -37,7 +37,8 @@ Design
       max_b (mean_b - mean_c) + delta > q(1 - alpha_n; k, df) * s / sqrt(n),
 
   in the direction of "better", with delta the tolerance (the indifference zone of Race: c is dropped once the
-  data say it cannot beat some b by delta or more), q the studentized range's quantile
+  data say it cannot beat some b by delta or more; the leader, the best mean on seeds[:n], is never dropped, as
+  in Race: with delta > 0 two near-ties could otherwise drop each other), q the studentized range's quantile
   (scipy.stats.studentized_range) and alpha_n = alpha / L, L the number of levels at which a test can be made
   (n >= 2, so L = len(seeds) - max(initial_seeds, 2) + 1): a Bonferroni split of alpha over the levels,
   fixed before any data. Missing values (failed trials): each pair is compared over the seeds both have, m of
@@ -67,6 +68,10 @@ Design
   when some adjusted p of "b better than c" is < alpha_n. It assumes nothing about the variances; it has few
   degrees of freedom on few seeds. The same argument gives the bound: before the first elimination the family
   is every ordered pair of all k configurations, whose family-wise error the correction holds at alpha_n.
+- `family="level"`: Race's test at each level instead (every configuration against the leader, `correction`
+  over the level's comparisons at alpha, each level its own family). Its eliminations are Race's on the same
+  table, round for level (tests/test_async_race.py), without the barrier and without the guarantee over the
+  whole race: the option for a user who wants the round race's compute on a cluster's slots.
 - Issuing order when a slot frees (`next_trial`): first the trials of the lowest open level not handed out
   yet, seed by seed and in the configurations' order (the first level is Race's first round); then, when all of
   those are out and results are still to come, run-ahead: the next seed (level n + 1) for configurations alive,
@@ -94,6 +99,10 @@ from scipy import optimize, special, stats
 
 from sentsweep.analysis.racing import ELIMINATED, MIN_SHARED_SEEDS, RACE_ALPHA, RaceBook, pooled_variance
 from sentsweep.analysis.significance import P_LABELS, adjust_p_values
+
+# What an elimination's error is controlled over: the whole race (Tukey's range, alpha split over the levels; the
+# default) or each level separately (Race's test at each level: its eliminations, without its barrier).
+FAMILIES = ("race", "level")
 
 
 # Gauss-Legendre nodes and weights on [-1, 1] for the two integrals of the studentized range's distribution.
@@ -137,11 +146,16 @@ def tukey_critical(alpha: float, k: int, df: int) -> float:
 
 class AsyncRace(RaceBook):
     """A race of `configs` over `seeds` without round barriers (see the module docstring): the same arguments as
-    racing.Race. Use: `trial = race.next_trial()` whenever a slot is free (None: nothing may start now, or the
+    racing.Race, and `family` ("race": Tukey's range at alpha over the levels, the guarantee over the whole race;
+    "level": Race's test at each level, Race's eliminations without its barrier). Use: `trial = race.next_trial()` whenever a slot is free (None: nothing may start now, or the
     race is finished), `race.record(config, seed, value)` whenever a result arrives, until `race.finished`."""
 
-    def __init__(self, configs, seeds: list[int], initial_seeds: int = 2, alpha: float = RACE_ALPHA, **settings):
+    def __init__(self, configs, seeds: list[int], initial_seeds: int = 2, alpha: float = RACE_ALPHA,
+                 family: str = "race", **settings):
+        if family not in FAMILIES:
+            raise ValueError(f"unknown family {family!r}: expected one of {', '.join(FAMILIES)}")
         super().__init__(configs, seeds, initial_seeds=initial_seeds, alpha=alpha, **settings)
+        self.family = family
         self.levels = max(1, len(self.seeds) - max(initial_seeds, MIN_SHARED_SEEDS) + 1)
         self.level_alpha = alpha / self.levels
         self._level = initial_seeds  # the lowest open level: its decisions use seeds[:_level]
@@ -221,13 +235,12 @@ class AsyncRace(RaceBook):
             self._finished = True
             return
         table = np.array([[self._values[config].get(seed, np.nan) for seed in level_seeds] for config in alive])
-        if len(alive) > 1:
-            self._test(alive, table)
-        kept = [row for row, config in enumerate(alive) if self._state[config] != ELIMINATED]
-        if not kept:  # (failed trials only: over different shared seeds, pairwise verdicts can form a cycle)
-            self._finished = True
-            return
-        leader = alive[kept[int(np.argmax(self._sign * np.nanmean(table[kept], axis=1)))]]
+        leader = alive[int(np.argmax(self._sign * np.nanmean(table, axis=1)))]  # never dropped, as in Race
+        if len(alive) > 1 and self.family == "level":
+            self._test_against_leader(alive, level_seeds)
+        elif len(alive) > 1:
+            self._test(alive, table, leader)
+        kept = [config for config in alive if self._state[config] != ELIMINATED]
         self._why[leader], self._p[leader] = f"leading after {n} seeds", float("nan")
         self._tukey.pop(leader, None)
         if len(kept) == 1:
@@ -239,9 +252,10 @@ class AsyncRace(RaceBook):
         else:
             self._level += 1
 
-    def _test(self, alive: list, table: np.ndarray) -> None:
+    def _test(self, alive: list, table: np.ndarray, leader) -> None:
         """The level's comparisons on `table` (the configurations alive x seeds[:level], NaN: failed; module
-        docstring): eliminates each configuration found worse than some other, says why the others stay."""
+        docstring): eliminates each configuration found worse than some other, except the leader (with a
+        tolerance, near-ties could otherwise drop each other), says why the others stay."""
         present = ~np.isnan(table)
         weights = present.astype(float)
         # Centred per seed (no difference changes) so that the sums of squares do not cancel large values.
@@ -266,7 +280,7 @@ class AsyncRace(RaceBook):
                 continue
             row, dropped, verdict = verdicts[column]
             seeds = int(shared[row, column])
-            if dropped:
+            if dropped and config != leader:
                 self._eliminate(config, f"{self._worse} {alive[row]} after {seeds} seeds ({verdict})")
             else:
                 self._why[config] = f"not {self._worse} {alive[row]} after {seeds} seeds ({verdict})"
