@@ -186,8 +186,13 @@ def test_the_budget_stops_the_handing_out_and_ends_with_the_leader_best():
     rng = np.random.default_rng(35)
     scores = table_of(dict.fromkeys("abcd", 70.0), rng)
     race = AsyncRace(list("abcd"), SEEDS, max_trials=10)
-    running = [race.next_trial() for _ in range(10)]
-    assert race.next_trial() is None and race.trials_issued == 10
+    first = [race.next_trial() for _ in range(8)]
+    assert race.next_trial() is None  # no run-ahead on a budget: the level's decisions come first
+    for trial in first:
+        race.record(*trial, scores[trial])
+    assert not race.eliminated and race.open_level == 3  # (equal configurations, none dropped here)
+    running = [race.next_trial(), race.next_trial()]
+    assert running == [("a", 2), ("b", 2)] and race.next_trial() is None and race.trials_issued == 10
     for trial in running:
         assert not race.finished
         race.record(*trial, scores[trial])
