@@ -29,7 +29,8 @@ Both run through sentsweep.analysis.schedule.simulate_schedule on SLOTS = 16 slo
 duration drawn uniformly between 0.5 and 1.5 (in units of a trial's mean duration; an assumption: TSDAE trials of
 one grid differ by their data order and early stopping, not by much), the same durations for both races and for
 the fixed 5-seed grid; the asynchronous race's trial count includes the run-ahead trials of the configurations
-it then drops (its only waste), so it depends on the slots; the round race's does not.
+it then drops (its only waste), so it depends on the slots; the round race's does not. A last section runs the
+same schedules at the defaults on 1, 16 and 64 slots (trials, wall-clock, utilisation), next to the grid's.
 
 Goals (issue "Seeds where they matter"): >= 95% of races find the best, with <= half the grid's 135 trials
 (the round race, the default). The asynchronous race: all configurations equal, some configuration dropped in at
@@ -64,6 +65,7 @@ SEEDS = [0, 1, 2, 3, 4]
 GRID_SEEDS = (2, 3, 5)  # the fixed grid on the first 2, 3 and all 5 seeds
 INITIAL_SEEDS = 2
 SLOTS = 16  # the cluster of issue 31's example
+SLOT_COUNTS = (1, 16, 64)  # the schedules compared at the defaults (one slot: no run-ahead, no barrier cost)
 # The races compared on the same draws and durations (module docstring), by their names in the output.
 RACES = {"round race": Race, "async race": AsyncRace, "async race, family='level'": partial(AsyncRace, family="level")}
 DESIGN = dict(test="pooled t", correction="holm", alpha=RACE_ALPHA, initial_seeds=INITIAL_SEEDS, tolerance=0.0)
@@ -159,6 +161,23 @@ def simulate(sweeps: int, settings: dict, noise_sd: float = NOISE_SD, seed: int 
     return result
 
 
+def schedules(sweeps: int, slot_counts: tuple = SLOT_COUNTS, seed: int = 2) -> dict:
+    """{(name, slots): (trials, wall-clock, utilisation)}, means over `sweeps` draws at the defaults, of the fixed
+    5-seed grid and each race of RACES on each number of slots, with the same scores and durations."""
+    means = true_means()
+    rng, timing = np.random.default_rng(seed), np.random.default_rng(seed + 1)
+    kinds = {"fixed 5-seed grid": None, **RACES}
+    runs = {}
+    for _ in range(sweeps):
+        scores, durations = flat(draw(means, NOISE_SD, rng)), trial_durations(means, timing)
+        for slots in slot_counts:
+            for name, kind in kinds.items():
+                schedule = FixedGrid(list(scores)) if kind is None else kind(list(means), SEEDS, **DESIGN)
+                wall, busy, trials = simulate_schedule(schedule, durations, scores, slots)
+                runs.setdefault((name, slots), []).append((trials, wall, busy / (slots * wall)))
+    return {key: tuple(np.mean(values, axis=0)) for key, values in runs.items()}
+
+
 def describe(result: dict, grid_trials: int, noise_sd: float = NOISE_SD) -> str:
     return (f"found {result['found']:.1%}, regret {result['regret']:.2f}, {result['trials']:.1f} trials "
             f"({result['trials'] / grid_trials:.0%} of {grid_trials}), {result['wall']:.2f} trial-means of "
@@ -207,6 +226,13 @@ def run(sweeps: int = 500) -> list:
               f"of the best): {'; '.join(describe_grids(other, noise_sd))}")
         for name in RACES:
             print(f"    {name}: {describe(other[name], grid_trials, noise_sd)}")
+    costs = schedules(min(sweeps, 200))
+    print(f"schedules at the defaults, {min(sweeps, 200)} draws, trial durations uniform 0.5-1.5 trial-means (trials, "
+          f"wall-clock in trial-means, slot utilisation):")
+    for slots in SLOT_COUNTS:
+        print(f"  {slots} slot{'s' * (slots > 1)}: " + "; ".join(
+            f"{name} {trials:.1f}, {wall:.2f}, {use:.0%}" for (name, count), (trials, wall, use) in costs.items()
+            if count == slots))
     found_goal, trials_goal = rounds["found"] >= 0.95, rounds["trials"] <= grid_trials / 2
     bound = DESIGN["alpha"] + 3 * math.sqrt(DESIGN["alpha"] * (1 - DESIGN["alpha"]) / sweeps)
     print(f"{'PASS' if found_goal else 'FAIL'}: round race finds the best in {rounds['found']:.1%} of sweeps "
