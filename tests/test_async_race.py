@@ -21,16 +21,15 @@ def table_of(true: dict, rng, sd: float = 1.0) -> dict:
     return {(config, seed): mean + rng.normal(0, sd) for config, mean in true.items() for seed in SEEDS}
 
 
-def run_in_order(race, scores: dict, slots: int, rng) -> list:
+def run_in_order(race, scores: dict, slots: int, rng) -> None:
     """Runs `race` to its end with `slots` slots, each finished trial picked at random among those running (every
-    arrival order is possible); returns the trials in the order they were handed out."""
-    running, handed = [], []
+    arrival order is possible)."""
+    running = []
     while True:
         while len(running) < slots and (trial := race.next_trial()) is not None:
             running.append(trial)
-            handed.append(trial)
         if not running:
-            return handed
+            return
         trial = running.pop(int(rng.integers(len(running))))
         race.record(*trial, scores[trial])
 
