@@ -68,6 +68,18 @@ def test_under_the_null_a_whole_race_drops_something_in_at_most_alpha_of_races_a
     assert dropped[Race] / races > bound
 
 
+def test_under_the_null_the_paired_t_over_every_ordered_pair_keeps_alpha_over_the_race_too():
+    rng = np.random.default_rng(39)
+    races, alpha, configs = 400, 0.20, list(range(10))
+    dropped = 0
+    for _ in range(races):
+        scores = table_of(dict.fromkeys(configs, 0.0), rng)
+        race = AsyncRace(configs, SEEDS, alpha=alpha, test="paired t")
+        simulate_schedule(race, {trial: rng.exponential(1.0) for trial in scores}, scores, slots=8)
+        dropped += bool(race.eliminated)
+    assert dropped / races <= alpha + 3 * math.sqrt(alpha * (1 - alpha) / races)
+
+
 # --- decisions --------------------------------------------------------------------------------------------
 
 
