@@ -269,6 +269,9 @@ def test_a_result_arriving_after_the_race_finished_is_accepted():
     assert race.status()["a"].state == BEST and race.status()["a"].n == 3 and race.pending() == []
     with pytest.raises(ValueError, match="already recorded"):
         race.record("a", 2, 1.0)
+    lone = AsyncRace(["a"], SEEDS[:3])  # a lone configuration runs nothing ahead: the level's close ends it
+    assert simulate_schedule(lone, dict.fromkeys(scores, 1.0), scores, slots=3) == (1.0, 2.0, 2)
+    assert lone.status()["a"].state == BEST and lone.status()["a"].why == "the only config"
 
 
 # --- the schedule simulation -------------------------------------------------------------------------------

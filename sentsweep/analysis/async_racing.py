@@ -193,7 +193,8 @@ class AsyncRace(RaceBook):
         behind = [config for config in alive if self._handed[config] < self._level]
         if behind:
             config = min(behind, key=self._handed.__getitem__)  # min keeps the configurations' order on ties
-        elif self._level < len(self.seeds) and self.max_trials is None:  # no run-ahead on a budget (docstring)
+        elif self._level < len(self.seeds) and self.max_trials is None and len(alive) > 1:
+            # (no run-ahead on a budget, module docstring; nor for a lone configuration: the level's close ends it)
             ahead = [config for config in alive if self._handed[config] == self._level]
             if not ahead:
                 return None
