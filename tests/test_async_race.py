@@ -21,16 +21,15 @@ def table_of(true: dict, rng, sd: float = 1.0) -> dict:
     return {(config, seed): mean + rng.normal(0, sd) for config, mean in true.items() for seed in SEEDS}
 
 
-def run_in_order(race, scores: dict, slots: int, rng) -> list:
+def run_in_order(race, scores: dict, slots: int, rng) -> None:
     """Runs `race` to its end with `slots` slots, each finished trial picked at random among those running (every
-    arrival order is possible); returns the trials in the order they were handed out."""
-    running, handed = [], []
+    arrival order is possible)."""
+    running = []
     while True:
         while len(running) < slots and (trial := race.next_trial()) is not None:
             running.append(trial)
-            handed.append(trial)
         if not running:
-            return handed
+            return
         trial = running.pop(int(rng.integers(len(running))))
         race.record(*trial, scores[trial])
 
@@ -69,6 +68,18 @@ def test_under_the_null_a_whole_race_drops_something_in_at_most_alpha_of_races_a
     assert dropped[Race] / races > bound
 
 
+def test_under_the_null_the_paired_t_over_every_ordered_pair_keeps_alpha_over_the_race_too():
+    rng = np.random.default_rng(39)
+    races, alpha, configs = 400, 0.20, list(range(10))
+    dropped = 0
+    for _ in range(races):
+        scores = table_of(dict.fromkeys(configs, 0.0), rng)
+        race = AsyncRace(configs, SEEDS, alpha=alpha, test="paired t")
+        simulate_schedule(race, {trial: rng.exponential(1.0) for trial in scores}, scores, slots=8)
+        dropped += bool(race.eliminated)
+    assert dropped / races <= alpha + 3 * math.sqrt(alpha * (1 - alpha) / races)
+
+
 # --- decisions --------------------------------------------------------------------------------------------
 
 
@@ -89,6 +100,32 @@ def test_decisions_are_the_same_whatever_the_arrival_order_and_the_number_of_slo
     levels = {s.why.split(" after ")[1].split(" seeds")[0] for s in status.values() if s.state == ELIMINATED}
     assert len(levels) >= 2  # eliminations at different levels, so the order of arrival had a chance to matter
     assert [s.state for s in status.values()].count(BEST) == 1
+
+
+def test_family_level_makes_the_round_races_eliminations_without_its_barrier():
+    rng = np.random.default_rng(38)
+    true = {"a": 3.0, "b": 2.8, "c": 2.0, "d": 1.6, "e": 1.0, "f": 0.0, "g": -3.0, "h": 2.9}
+    for test in ("pooled t", "paired t"):
+        scores = table_of(true, rng, sd=0.8)
+        by_rounds = Race(list(true), SEEDS, test=test)
+        simulate_schedule(by_rounds, dict.fromkeys(scores, 1.0), scores, slots=4)
+        expected = [(s.state, s.why, repr(s.p_adjusted)) for s in by_rounds.status().values()]
+        assert len({why.split(" after ")[1] for state, why, _ in expected if state == ELIMINATED}) >= 2
+        for slots in (1, 5, 40):
+            race = AsyncRace(list(true), SEEDS, test=test, family="level")
+            run_in_order(race, scores, slots, rng)
+            assert [(s.state, s.why, repr(s.p_adjusted)) for s in race.status().values()] == expected
+    with pytest.raises(ValueError, match="unknown family 'round'"):
+        AsyncRace(list(true), SEEDS, family="round")
+
+
+def test_with_a_tolerance_the_leader_is_never_dropped():
+    scores = {(config, seed): 70.0 + 0.01 * seed + (0.001 if config == "b" else 0.0) for config in "ab" for seed in SEEDS}
+    race = AsyncRace(["a", "b"], SEEDS, tolerance=5.0)  # a and b cannot beat each other by 5: both "worse"
+    simulate_schedule(race, dict.fromkeys(scores, 1.0), scores, slots=2)
+    status = race.status()
+    assert race.finished and status["b"].state == BEST and status["b"].why == "the only config left after 2 seeds"
+    assert status["a"].state == ELIMINATED and "unable to beat by 5 or more b" in status["a"].why
 
 
 def test_an_obvious_loser_is_dropped_at_the_first_level_by_tukeys_range_computed_by_hand():
@@ -159,8 +196,13 @@ def test_the_budget_stops_the_handing_out_and_ends_with_the_leader_best():
     rng = np.random.default_rng(35)
     scores = table_of(dict.fromkeys("abcd", 70.0), rng)
     race = AsyncRace(list("abcd"), SEEDS, max_trials=10)
-    running = [race.next_trial() for _ in range(10)]
-    assert race.next_trial() is None and race.trials_issued == 10
+    first = [race.next_trial() for _ in range(8)]
+    assert race.next_trial() is None  # no run-ahead on a budget: the level's decisions come first
+    for trial in first:
+        race.record(*trial, scores[trial])
+    assert not race.eliminated and race.open_level == 3  # (equal configurations, none dropped here)
+    running = [race.next_trial(), race.next_trial()]
+    assert running == [("a", 2), ("b", 2)] and race.next_trial() is None and race.trials_issued == 10
     for trial in running:
         assert not race.finished
         race.record(*trial, scores[trial])
@@ -228,6 +270,9 @@ def test_a_result_arriving_after_the_race_finished_is_accepted():
     assert race.status()["a"].n == 2 and race.counted_seeds() == {"a": [0, 1], "b": [0, 1]}
     with pytest.raises(ValueError, match="already recorded"):
         race.record("a", 2, 1.0)
+    lone = AsyncRace(["a"], SEEDS[:3])  # a lone configuration runs nothing ahead: the level's close ends it
+    assert simulate_schedule(lone, dict.fromkeys(scores, 1.0), scores, slots=3) == (1.0, 2.0, 2)
+    assert lone.status()["a"].state == BEST and lone.status()["a"].why == "the only config"
 
 
 # --- the schedule simulation -------------------------------------------------------------------------------

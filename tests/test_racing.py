@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from sentsweep.analysis.racing import BEST, ELIMINATED, RACING, TIED, Race
+from sentsweep.analysis.racing import BEST, ELIMINATED, RACING, TIED, Race, pooled_variance
 from sentsweep.analysis.significance import adjust_p_values, best_group
 
 SEEDS = [0, 1, 2, 3, 4]
@@ -222,6 +222,24 @@ def test_first_round_p_values_equal_scipy_and_pooled_variance_equals_two_way_ano
         status = race.status()
         got = [status[list(true)[i]].p_adjusted for i in others]
         assert got == pytest.approx(list(adjust_p_values(raw, "holm")), rel=1e-9)
+
+
+def test_pooled_variance_with_a_missing_value_equals_yates_missing_plot_estimate():
+    """One value missing from a configurations x seeds table: Yates' (1933) missing-plot value for a randomized
+    block design, x = (t T + b B - G) / ((t - 1)(b - 1)) (t configurations, b seeds, T, B and G the observed totals
+    of its configuration, its seed and the table), filled in, gives the least-squares residual sum of squares,
+    on (t - 1)(b - 1) - 1 degrees of freedom."""
+    rng = np.random.default_rng(17)
+    table = rng.normal(70, 1, size=(4, 5)) + np.arange(5) * 0.3
+    table[2, 3] = np.nan
+    t, b = table.shape
+    total_config, total_seed, total = np.nansum(table[2]), np.nansum(table[:, 3]), np.nansum(table)
+    filled = table.copy()
+    filled[2, 3] = (t * total_config + b * total_seed - total) / ((t - 1) * (b - 1))
+    residuals = filled - filled.mean(axis=1, keepdims=True) - filled.mean(axis=0) + filled.mean()
+    variance, df = pooled_variance(table)
+    assert df == (t - 1) * (b - 1) - 1
+    assert variance == pytest.approx((residuals ** 2).sum() / df, rel=1e-10)
 
 
 def test_race_respects_the_trial_budget():
