@@ -260,7 +260,7 @@ class AsyncRace(RaceBook):
         self._why[leader], self._p[leader] = f"leading after {n} seeds", float("nan")
         self._tukey.pop(leader, None)
         if len(kept) == 1 or n == len(self.seeds):
-            self._decided_at.update(dict.fromkeys((alive[row] for row in kept), n))
+            self._decided_at.update(dict.fromkeys(kept, n))
         if len(kept) == 1:
             self._end(leader, f"the only config left after {n} seeds" if len(self.configs) > 1 else "the only config",
                       "")
