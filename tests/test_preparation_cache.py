@@ -21,6 +21,7 @@ from sentsweep.demo_data import CORPUS_FILE, DEMO_DIR
 from sentsweep.preparation_cache import RESULT_KEY, CorruptEntryWarning, PreparationCache, Stage
 from sentsweep.preparation_cache.maintenance import find_entries, main as cache_command
 from sentsweep.trainables.catalog import train
+from sentsweep.trainables.loop import TIMING_METRICS
 from sentsweep.trainables.session import LocalSession
 from tests.cluster_helpers import PROJECT
 
@@ -41,7 +42,7 @@ def run(config: dict, cache: Path | None, field: str = "status") -> tuple[list[d
     session = LocalSession()
     train(config | {"preparation_cache": str(cache) if cache else None}, session)
     used = session.reports[0].get(RESULT_KEY, {})
-    reports = [{key: value for key, value in report.items() if key not in (RESULT_KEY, "preparation_seconds")}
+    reports = [{key: value for key, value in report.items() if key not in (RESULT_KEY, *TIMING_METRICS)}
                for report in session.reports]
     return reports, {stage: use[field] for stage, use in used.items()}
 

@@ -1,11 +1,14 @@
 """TSDAE on the tiny model: the loss decreases, tying shares weights, seeds reproduce, resume is exact."""
 
 import random
+import time
 
 import pytest
 import torch
 
+from sentsweep.trainables import loop
 from sentsweep.trainables.catalog import resolve_trial, train as train_tsdae
+from sentsweep.trainables.loop import TIMING_METRICS
 from sentsweep.trainables.session import LocalSession
 from sentsweep.trainables.unsupervised import build_unsupervised
 
@@ -104,14 +107,44 @@ def test_row_gradient_embedding_gives_nn_embedding_gradients_with_a_tied_output_
     assert lookups_only[0].abs().sum() > 0  # unmasked, the padding row would have received these
 
 
+def without_timings(report: dict) -> dict:
+    return {key: value for key, value in report.items() if key not in TIMING_METRICS}
+
+
+class SlowHandOver(LocalSession):
+    """A session whose report takes `HAND_OVER` seconds (Ray Tune's copy of a checkpoint to storage)."""
+
+    HAND_OVER = 0.2
+
+    def report(self, metrics, checkpoint_dir):
+        super().report(metrics, checkpoint_dir)
+        time.sleep(self.HAND_OVER)
+
+
+@pytest.mark.slow  # a real training run of seconds or more
+def test_reports_time_the_evaluations_and_the_checkpoints_apart(tsdae_config, monkeypatch):
+    scoring = 0.3  # every evaluation is made this much slower, step 0's included
+    evaluate = loop._evaluate
+    monkeypatch.setattr(loop, "_evaluate", lambda *args: time.sleep(scoring) or evaluate(*args))
+    session = SlowHandOver()
+    train_tsdae(tsdae_config, session)
+    reports = session.reports
+    assert [r["step"] for r in reports] == [0, 10, 20, 30, 40]
+    # step 0's evaluation is preparation's, the later ones are evaluation's, each at least the added seconds
+    assert reports[0]["preparation_seconds"] >= scoring and reports[0]["evaluation_seconds"] == 0.0
+    assert all(r["evaluation_seconds"] >= scoring * i for i, r in enumerate(reports))
+    # the reports before this one handed their checkpoints over, HAND_OVER seconds each
+    assert all(r["checkpoint_seconds"] >= SlowHandOver.HAND_OVER * i for i, r in enumerate(reports))
+    assert all(later["evaluation_seconds"] >= earlier["evaluation_seconds"] and
+               later["checkpoint_seconds"] >= earlier["checkpoint_seconds"] for earlier, later in zip(reports, reports[1:]))
+
+
 @pytest.mark.slow  # a real training run of seconds or more
 def test_same_seed_gives_the_same_final_metric_twice(tsdae_config):
     first, second = LocalSession(), LocalSession()
     train_tsdae(tsdae_config, first)
     train_tsdae(tsdae_config, second)
-    timing = "preparation_seconds"  # a wall-clock measurement, the one value a seed does not fix
-    assert [{k: v for k, v in r.items() if k != timing} for r in first.reports] == [
-        {k: v for k, v in r.items() if k != timing} for r in second.reports]
+    assert [without_timings(r) for r in first.reports] == [without_timings(r) for r in second.reports]
     assert [r["step"] for r in first.reports] == [0, 10, 20, 30, 40]
     other_seed = LocalSession()
     train_tsdae(tsdae_config | {"seed": 1}, other_seed)
@@ -127,7 +160,7 @@ def test_resume_from_a_checkpoint_continues_exactly(tsdae_config):
     resumed = LocalSession(resume_from=interrupted.checkpoint_dir)
     train_tsdae(tsdae_config, resumed)
     assert [r["step"] for r in resumed.reports] == [30, 40]
-    assert resumed.reports == uninterrupted.reports[-2:]
+    assert [without_timings(r) for r in resumed.reports] == [without_timings(r) for r in uninterrupted.reports[-2:]]
 
 
 @pytest.mark.slow  # a real training run of seconds or more

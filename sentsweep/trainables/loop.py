@@ -21,6 +21,14 @@ cached (`UNTRAINED_EVALUATION`, keyed by the model's weights, modules and tokeni
 seed: a seed that changes the weights changes the key), so the trials of a sweep that start from the same model
 score it once. The first report of a trial carries `preparation_seconds` (from its start to the end of its step-0
 evaluation) and, under `sentsweep.preparation_cache.RESULT_KEY`, the cache entries it used.
+
+Where a trial's time goes, beside `preparation_seconds`, in every report, totals of the attempt so far (a trial
+resumed from a checkpoint starts them again): `evaluation_seconds`, the evaluations after step 0 (dev, test,
+the held-out loss, the tasks; step 0's is preparation's), and `checkpoint_seconds`, writing the checkpoints
+(`torch.save` of the state, the kept model) and handing them to the session (Ray Tune's report, which copies the
+checkpoint to storage; a report's own hand-over counts in the next report, the last one's nowhere). Training
+steps are the rest of the trial's `wall_seconds` (`sentsweep.trainables.compute`). They are what the per-trial
+overhead of a sweep is measured by (benchmarks/race_through_ray.py): the next optimisation is chosen from them.
 """
 
 from __future__ import annotations
@@ -49,6 +57,8 @@ from sentsweep.trainables.settings import TrainingSettings, Trial
 
 CHECKPOINT_FILE = "trial_state.pt"
 MODEL_FOLDER = "model"  # the selected model in a trial's last checkpoint (`keep_model`): SentenceTransformer(path)
+# wall-clock measurements in the reports (see the module docstring): the values a seed does not fix
+TIMING_METRICS = ("preparation_seconds", "evaluation_seconds", "checkpoint_seconds")
 UNTRAINED_EVALUATION = Stage("untrained_evaluation", 1, "STS dev and test scores of the model before its first "
                              "step", seeded=False)
 
@@ -281,9 +291,11 @@ def run_trial(trial: Trial, build_setup: Callable[[Trial], TrainingSetup], sessi
     schedule = BatchSchedule(corpus, training.batch_size, seed, training.group_by_length)
     losses: list[float] = []
     first_report = True
+    evaluation_seconds = checkpoint_seconds = 0.0
     while True:
         at_eval = progress.step % eval_steps == 0 or progress.step == max_steps
         if at_eval and progress.step != resumed_at:
+            evaluated = time.perf_counter()
             scorers = untrained_scorers(cache, setup.model, dev, test) if progress.step == 0 else (dev, test)
             metrics = setup.metrics | _evaluate(setup.model, *scorers, progress) | {"total_steps": max_steps}
             if by_validation_loss:
@@ -309,10 +321,13 @@ def run_trial(trial: Trial, build_setup: Callable[[Trial], TrainingSetup], sessi
                 losses = []
             if progress.step == 0:
                 metrics["preparation_seconds"] = time.perf_counter() - started
+            else:
+                evaluation_seconds += time.perf_counter() - evaluated
             if first_report and (uses := setup.cache_uses | cache.used):
                 metrics[RESULT_KEY] = {stage: {"key": use.key, "status": use.status} for stage, use in uses.items()}
             first_report = False
             with tempfile.TemporaryDirectory() as directory:
+                saving = time.perf_counter()
                 torch.save(
                     {
                         "module": setup.module.state_dict(),
@@ -326,7 +341,11 @@ def run_trial(trial: Trial, build_setup: Callable[[Trial], TrainingSetup], sessi
                 if evaluation.keep_model and progress.step >= max_steps:
                     last = evaluation.select_checkpoint == "last"
                     save_selected_model(setup.model, None if last else selected_weights, Path(directory) / MODEL_FOLDER)
+                checkpoint_seconds += time.perf_counter() - saving
+                metrics |= {"evaluation_seconds": evaluation_seconds, "checkpoint_seconds": checkpoint_seconds}
+                handing = time.perf_counter()
                 session.report(metrics, Path(directory))
+                checkpoint_seconds += time.perf_counter() - handing
         if progress.step >= max_steps:
             return progress
         losses.append(training_step(setup, optimizer, lr_schedule, schedule, seed, progress.step, training.precision))
