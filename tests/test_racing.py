@@ -154,6 +154,36 @@ def test_race_pairs_seeds_and_drops_a_clearly_worse_config_after_the_first_round
     assert race.trials_issued == sum(len(trials) for trials in rounds)
 
 
+def test_next_trial_hands_out_the_rounds_one_at_a_time_with_the_barrier_as_none():
+    """Slot by slot, `next_trial` gives the trials `next_trials` gives, in the same order, and None while the
+    round's trials are all out and a result is still to come; the race ends in the same state."""
+    rng = np.random.default_rng(16)
+    true = {"a": 80.0, "b": 79.8, "c": 79.7, "bad": 50.0}
+    scores = {config: {seed: mean + rng.normal(0, 0.5) for seed in SEEDS} for config, mean in true.items()}
+    by_round = Race(list(true), SEEDS)
+    rounds = run_race(by_round, scores)
+    race = Race(list(true), SEEDS)
+    for expected in rounds:
+        handed = [race.next_trial() for _ in expected]
+        assert handed == expected and race.pending() == expected
+        assert race.next_trial() is None and race.next_trials() == []  # the barrier: nothing before the results
+        for config, seed in reversed(handed):  # any order of arrival
+            assert not race.finished
+            race.record(config, seed, scores[config][seed])
+    assert race.finished and race.next_trial() is None and race.trials_issued == by_round.trials_issued
+    got, expected = race.status(), by_round.status()  # (the p-values up to the rounding of the least squares)
+    assert [(s.n, s.state, s.why) for s in got.values()] == [(s.n, s.state, s.why) for s in expected.values()]
+    assert [s.p_adjusted for s in got.values()] == pytest.approx([s.p_adjusted for s in expected.values()],
+                                                                 rel=1e-9, nan_ok=True)
+    partial = Race(list(true), SEEDS)
+    first = partial.next_trial()
+    partial.record(*first, scores[first[0]][first[1]])  # one result in, the rest of the round not handed out
+    assert partial.next_trial() == rounds[0][1] and partial.trials_issued == 2
+    with pytest.raises(ValueError, match="not issued"):
+        partial.record(*rounds[0][2], 1.0)
+    assert partial.next_trials() == rounds[0][2:]  # the rest of the round at once
+
+
 def test_equal_configs_end_tied_at_the_last_seed():
     rng = np.random.default_rng(12)
     scores = {config: {seed: 70 + rng.normal(0, 1) for seed in SEEDS} for config in "abcd"}

@@ -10,7 +10,10 @@ Paquete, L. & Varrentrapp, K. (2002). A racing algorithm for configuring metaheu
 with seeds in the role of their problem instances (blocks).
 
 `Race` is a pure, deterministic state machine (no Ray, no MLflow, no randomness): the sweep runner asks it
-for trials (`next_trials`), reports each result (`record`) and reads `status`.
+for trials (`next_trials`: the whole next round; or `next_trial`: one trial for a free slot, None while the
+round's trials are all out), reports each result (`record`) and reads `status`. `next_trial` is the protocol
+a searcher that fills slots one at a time uses; a round's barrier then appears by itself, as the None returned
+while the round still has results to come.
 
 Design
 ------
@@ -106,12 +109,15 @@ class ConfigStatus:
     mean: float  # over its seeds with a value; nan without any
     state: str  # RACING, BEST, TIED or ELIMINATED
     why: str  # the reason for the state, in words
-    p_adjusted: float  # the last round's adjusted one-sided p against the leader (nan: the leader, not tested)
+    p_adjusted: float  # the last test's adjusted one-sided p (nan: the leader, or not tested)
 
 
-class Race:
-    """A race of `configs` (hashable keys: a config hash, a tuple of params) over `seeds` (see the module
-    docstring). Use: `while not race.finished: for config, seed in race.next_trials(): ...; race.record(...)`."""
+class RaceBook:
+    """What every race keeps and answers, whatever its schedule (`Race` here, by rounds;
+    `sentsweep.analysis.async_racing.AsyncRace`, by levels without barriers): the settings, checked before any
+    trial; each configuration's values and failed seeds; its state and the reason for it; the trials handed out
+    and those still to come back; and the protocol's read side (`finished`, `trials_issued`, `pending`, `best`,
+    `status`, `eliminated`). A subclass decides what to hand out (`next_trial`) and when to decide (`record`)."""
 
     def __init__(self, configs, seeds: list[int], initial_seeds: int = 2, alpha: float = RACE_ALPHA,
                  correction: str = "holm", max_trials: int | None = None, higher_is_better: bool = True,
@@ -144,13 +150,12 @@ class Race:
         self._state = dict.fromkeys(self.configs, RACING)
         self._why = dict.fromkeys(self.configs, "not started")
         self._p = dict.fromkeys(self.configs, float("nan"))
-        self._outstanding: set = set()
+        self._outstanding: set = set()  # handed out, not recorded
         self._issue_order: list = []
-        self._seeds_used = 0  # seed ids issued so far: seeds[:_seeds_used]
         self._trials = 0
         self._finished = False
 
-    # --- what the runner calls -----------------------------------------------------------------------------
+    # --- what the runner reads -----------------------------------------------------------------------------
 
     @property
     def finished(self) -> bool:
@@ -162,41 +167,39 @@ class Race:
         return self._trials
 
     @property
-    def seeds_issued(self) -> list[int]:
-        return self.seeds[:self._seeds_used]
-
-    @property
     def best(self):
         """The leader (best mean among the configurations not eliminated); None before any value."""
         return self._leader(self._alive())
+
+    @property
+    def eliminated(self) -> list:
+        """The configurations eliminated so far, in the input's order (what status() says, without p-values)."""
+        return [config for config in self.configs if self._state[config] == ELIMINATED]
 
     def pending(self) -> list[tuple]:
         """Trials issued and not yet recorded, in issue order."""
         return [trial for trial in self._issue_order if trial in self._outstanding]
 
-    def next_trials(self) -> list[tuple]:
-        """The (config, seed) trials to run now: the first round (every configuration x the first
-        `initial_seeds` seeds, seed by seed) or the next seed for every configuration still racing. Empty while
-        a round still has trials to record (each trial is handed out once) and once the race is finished."""
-        if self._finished or self._outstanding:
-            return []
-        if self._seeds_used == 0:
-            new_seeds = self.seeds[:self.initial_seeds]
-        else:
-            new_seeds = [self.seeds[self._seeds_used]]
-        alive = self._alive()
-        trials = [(config, seed) for seed in new_seeds for config in alive]
-        self._seeds_used += len(new_seeds)
-        self._trials += len(trials)
-        self._outstanding = set(trials)
-        self._issue_order = trials
-        for config in alive:
-            self._why[config] = f"running seed{'s' * (len(new_seeds) > 1)} {', '.join(map(str, new_seeds))}"
-        return trials
+    def status(self) -> dict:
+        """{config: ConfigStatus}, in the input's order."""
+        return {config: ConfigStatus(len(self._values[config]), len(self._failed[config]), self._mean(config),
+                                     self._state[config], self._why[config], self._p_value(config))
+                for config in self.configs}
 
-    def record(self, config, seed, value) -> None:
-        """The result of trial (config, seed): a number, or None (or NaN) for a failed trial. The round's last
-        result closes the round: eliminations, then the end or the next round (see the module docstring)."""
+    # --- shared bookkeeping --------------------------------------------------------------------------------
+
+    def _p_value(self, config) -> float:
+        """The p-value status() shows for `config` (a subclass may compute it only when asked)."""
+        return self._p[config]
+
+    def _hand_out(self, trials: list) -> None:
+        self._trials += len(trials)
+        self._outstanding.update(trials)
+        self._issue_order += trials
+
+    def _take(self, config, seed, value) -> None:
+        """Stores the result of an outstanding trial (None or NaN: failed); one not handed out, or already
+        recorded, is an error."""
         if (config, seed) not in self._outstanding:
             issued = config in self._values and (seed in self._values[config] or seed in self._failed[config])
             raise ValueError(f"trial ({config!r}, seed {seed!r}) was "
@@ -206,16 +209,6 @@ class Race:
             self._failed[config].add(seed)
         else:
             self._values[config][seed] = float(value)
-        if not self._outstanding:
-            self._close_round()
-
-    def status(self) -> dict:
-        """{config: ConfigStatus}, in the input's order."""
-        return {config: ConfigStatus(len(self._values[config]), len(self._failed[config]), self._mean(config),
-                                     self._state[config], self._why[config], self._p[config])
-                for config in self.configs}
-
-    # --- the round's decisions -----------------------------------------------------------------------------
 
     def _alive(self) -> list:
         return [config for config in self.configs if self._state[config] != ELIMINATED]
@@ -227,6 +220,87 @@ class Race:
     def _leader(self, configs: list):
         scored = [config for config in configs if self._values[config]]
         return max(scored, key=lambda config: self._sign * self._mean(config)) if scored else None
+
+    @property
+    def _worse(self) -> str:
+        """What an elimination says of a configuration, before the leader's name."""
+        if self.tolerance:
+            return f"significantly unable to beat by {self.tolerance:g} or more"
+        return "significantly worse than"
+
+    def _eliminate(self, config, why: str) -> None:
+        self._state[config], self._why[config] = ELIMINATED, why
+
+    def _end(self, leader, reason: str, tied: str) -> None:
+        """Finishes the race: the leader is BEST for `reason`, the other configurations alive TIED for `tied`."""
+        self._finished = True
+        for config in self._alive():
+            if config == leader:
+                self._state[config], self._why[config] = BEST, reason
+            else:
+                self._state[config], self._why[config] = TIED, f"{tied}; {self._why[config]}"
+
+
+class Race(RaceBook):
+    """A race of `configs` (hashable keys: a config hash, a tuple of params) over `seeds`, by rounds (see the
+    module docstring). Use: `while not race.finished: for config, seed in race.next_trials(): ...;
+    race.record(...)`, or slot by slot with `next_trial`."""
+
+    def __init__(self, configs, seeds: list[int], **settings):
+        super().__init__(configs, seeds, **settings)
+        self._unissued: list = []  # the current round's trials not handed out yet, in issue order
+        self._seeds_used = 0  # seed ids issued so far: seeds[:_seeds_used]
+
+    @property
+    def seeds_issued(self) -> list[int]:
+        return self.seeds[:self._seeds_used]
+
+    def next_trials(self) -> list[tuple]:
+        """The (config, seed) trials to run now: the first round (every configuration x the first
+        `initial_seeds` seeds, seed by seed) or the next seed for every configuration still racing (or what
+        `next_trial` has not handed out of the current round). Empty while a round still has trials to record
+        (each trial is handed out once) and once the race is finished."""
+        if not self._unissued:
+            self._start_round()
+        trials, self._unissued = self._unissued, []
+        self._hand_out(trials)
+        return trials
+
+    def next_trial(self) -> tuple | None:
+        """One (config, seed) trial for a free slot, in the order `next_trials` gives them; None while every
+        trial of the current round is out and some result is still to come (the round's barrier), and once the
+        race is finished."""
+        if not self._unissued:
+            self._start_round()
+        if not self._unissued:
+            return None
+        trial = self._unissued.pop(0)
+        self._hand_out([trial])
+        return trial
+
+    def record(self, config, seed, value) -> None:
+        """The result of trial (config, seed): a number, or None (or NaN) for a failed trial. The round's last
+        result closes the round: eliminations, then the end or the next round (see the module docstring)."""
+        self._take(config, seed, value)
+        if not self._outstanding and not self._unissued:
+            self._close_round()
+
+    # --- the round's decisions -----------------------------------------------------------------------------
+
+    def _start_round(self) -> None:
+        """Puts the next round's trials in `_unissued`, unless the race is finished or a round is still running."""
+        if self._finished or self._outstanding:
+            return
+        if self._seeds_used == 0:
+            new_seeds = self.seeds[:self.initial_seeds]
+        else:
+            new_seeds = [self.seeds[self._seeds_used]]
+        alive = self._alive()
+        self._unissued = [(config, seed) for seed in new_seeds for config in alive]
+        self._seeds_used += len(new_seeds)
+        self._issue_order = []
+        for config in alive:
+            self._why[config] = f"running seed{'s' * (len(new_seeds) > 1)} {', '.join(map(str, new_seeds))}"
 
     def _close_round(self) -> None:
         alive = self._alive()
@@ -256,21 +330,12 @@ class Race:
                 self._why[config] = f"not {self._worse} {leader} after {shared} seeds ({label} = {p:.2g})"
         self._decide_end(leader)
 
-    @property
-    def _worse(self) -> str:
-        """What an elimination says of a configuration, before the leader's name."""
-        if self.tolerance:
-            return f"significantly unable to beat by {self.tolerance:g} or more"
-        return "significantly worse than"
-
-    def _eliminate(self, config, why: str) -> None:
-        self._state[config], self._why[config] = ELIMINATED, why
-
     def _decide_end(self, leader) -> None:
         alive = self._alive()
         seeds = len(self._values[leader])
         if len(alive) == 1:
             reason = f"the only config left after {seeds} seeds" if len(self.configs) > 1 else "the only config"
+            tied = ""  # (nobody else is left)
         elif self._seeds_used == len(self.seeds):
             reason = f"best mean of the {len(alive)} configs left at the maximum of {len(self.seeds)} seeds"
             tied = f"tied with the best at the maximum of {len(self.seeds)} seeds"
@@ -280,12 +345,7 @@ class Race:
             tied = f"trial budget reached after {seeds} seeds"
         else:
             return
-        self._finished = True
-        for config in alive:
-            if config == leader:
-                self._state[config], self._why[config] = BEST, reason
-            else:
-                self._state[config], self._why[config] = TIED, f"{tied}; {self._why[config]}"
+        self._end(leader, reason, tied)
 
     def _one_sided_p_values(self, leader, others: list, alive: list) -> tuple[list, list]:
         """One-sided p-values of "leader better than c" for each c of `others` (nan where fewer than 2 seeds are
@@ -327,15 +387,29 @@ class Race:
         """Residual variance and degrees of freedom of the additive model value = config + seed (least squares
         over every value of the configurations in `alive`)."""
         seeds = [seed for seed in self.seeds if any(seed in self._values[c] for c in alive)]
-        rows = [(ci, seeds.index(seed), value) for ci, c in enumerate(alive) for seed, value in self._values[c].items()]
-        design = np.zeros((len(rows), len(alive) + len(seeds)))
-        target = np.empty(len(rows))
-        for row, (ci, si, value) in enumerate(rows):
-            design[row, ci] = design[row, len(alive) + si] = 1.0
-            target[row] = value
-        coefficients, _, rank, _ = np.linalg.lstsq(design, target, rcond=None)
-        residual_df = len(rows) - int(rank)
+        return pooled_variance(np.array([[self._values[c].get(seed, np.nan) for seed in seeds] for c in alive]))
+
+
+def pooled_variance(table: np.ndarray) -> tuple[float, int]:
+    """Residual variance s^2, and its degrees of freedom, of the additive model x_cs = mu + config_c + seed_s + e_cs
+    fitted by least squares to a configurations x seeds table (NaN: no value): the two-way ANOVA without
+    interaction, blocks = seeds. A complete table is double-centred ((k - 1)(n - 1) degrees of freedom); one with
+    gaps goes through the design matrix (N - rank degrees of freedom). (nan, df) when df < 1."""
+    present = ~np.isnan(table)
+    if present.all():
+        residual_df = (table.shape[0] - 1) * (table.shape[1] - 1)
         if residual_df < 1:
             return float("nan"), residual_df
-        residuals = target - design @ coefficients
-        return float(residuals @ residuals / residual_df), residual_df
+        residuals = table - table.mean(axis=1, keepdims=True) - table.mean(axis=0) + table.mean()
+        return float((residuals ** 2).sum() / residual_df), residual_df
+    rows, columns = np.nonzero(present)
+    design = np.zeros((len(rows), table.shape[0] + table.shape[1]))
+    design[np.arange(len(rows)), rows] = 1.0
+    design[np.arange(len(rows)), table.shape[0] + columns] = 1.0
+    target = table[rows, columns]
+    coefficients, _, rank, _ = np.linalg.lstsq(design, target, rcond=None)
+    residual_df = len(rows) - int(rank)
+    if residual_df < 1:
+        return float("nan"), residual_df
+    residuals = target - design @ coefficients
+    return float(residuals @ residuals / residual_df), residual_df
