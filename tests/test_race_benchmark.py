@@ -12,7 +12,7 @@ GRID_PARTS = {"preparation_seconds": 1.0, "evaluation_seconds": 2.0, "checkpoint
 def grid_way(wall_clock: float = 40.0) -> Way:
     trials = [Trial(config, seed, 10.0, score, GRID_PARTS)
               for config, scores in (("A", A_SCORES), ("B", B_SCORES)) for seed, score in enumerate(scores)]
-    return Way("grid", tuple(trials), wall_clock, slots=2)
+    return Way("grid", tuple(trials), wall_clock, slots=2, write_seconds=1.5)
 
 
 def race_way(best_scores=A_SCORES) -> Way:  # A's 3 seeds and B's first, 10 s each, in 20 s on 2 slots
@@ -55,6 +55,14 @@ def test_goal_checks_name_a_different_answer_and_whether_the_noise_allows_it():
     assert lines[0] == "MISSED: the race chose B, the grid A (B is outside the grid's significance group of 1)"
 
 
+def test_a_missed_wall_clock_names_the_race_s_ray_tune_runs():
+    slow = Way("race", race_way().trials, 30.0, slots=2)  # 30 of 40 s: 0.75x, goal <= 0.6x
+    line = goal_checks(grid_way(), slow, {}, race_runs=3)[2]
+    assert line == ("MISSED: wall-clock 0.75x of the grid's (goal <= 0.60x, missed by 0.15x): 67% of the compute at "
+                    "67% slot utilisation against the grid's 75%; the race took 3 Ray Tune runs, each waiting for its "
+                    "slowest trial and starting Ray Tune again")
+
+
 def test_ways_table_has_one_row_per_way_with_its_figures():
     table = ways_table([grid_way(), race_way()]).splitlines()
     assert len(table) == 4
@@ -74,4 +82,5 @@ def test_overhead_table_lists_each_part_per_trial_and_the_difference():
         f"| {PARTS['checkpoint_seconds']} | 0.50 | 0.00 | +0.50 |",
         "| training (the rest of the trial) | 6.50 | 6.50 | +0.00 |",  # 10 - 3.5 and 8 - 1.5
         "| outside the trials (slot-seconds not in a trial) | 3.33 | 2.00 | +1.33 |",  # (80 - 60) / 6, (60 - 48) / 6
+        "| MLflow writes (in the driver, while trials run: they delay starts, not steps) | 0.25 | 0.00 | +0.25 |",
     ]
