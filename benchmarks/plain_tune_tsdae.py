@@ -20,7 +20,10 @@ the same trials.
 Each trial reports, beside its scores, where its time went (measured inside it, as sentsweep's reports do):
 `trial_seconds` (from the trainable's start to its end), `preparation_seconds` (building the model, the decoder
 and the data), `evaluation_seconds` (the evaluator's calls). The imports are at the top, as a user writes them:
-a trial's process pays them when it loads the trainable, before the trial starts, as sentsweep's trials do.
+a trial's process pays them when it loads the trainable, before the trial starts, as sentsweep's trials do. The
+Tuner keeps Ray Tune's defaults, as a user's does: `reuse_actors=False` (Ray 2.60), so every trial is a new
+process that imports torch and sentence-transformers again (sentsweep's runner reuses its actors); the
+benchmark's "outside the trials" row shows what that costs.
 """
 
 from __future__ import annotations

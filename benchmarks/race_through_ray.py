@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import inspect
 import io
 import json
 import os
@@ -295,14 +296,16 @@ def simulate(grid: Way, race_settings: dict, slot_counts) -> dict:
     asynchronous race on the race's settings, scheduled on `slot_counts` slots with the grid's measured durations
     and scores (`sentsweep.analysis.schedule.simulate_schedule`)."""
     from sentsweep.analysis.async_racing import AsyncRace
-    from sentsweep.analysis.racing import Race
+    from sentsweep.analysis.racing import Race, RaceBook
     from sentsweep.analysis.schedule import FixedGrid, simulate_schedule
 
     durations = {(trial.config, trial.seed): trial.seconds for trial in grid.trials}
     scores = {(trial.config, trial.seed): trial.score for trial in grid.trials}
     configs = list(dict.fromkeys(trial.config for trial in grid.trials))
-    settings = dict(race_settings)
-    seeds = settings.pop("seeds")
+    seeds = race_settings["seeds"]
+    # the settings both races take (the tag may name more, the sweep's choice of race among them)
+    taken = set(inspect.signature(RaceBook.__init__).parameters) - {"self", "configs", "seeds"}
+    settings = {name: value for name, value in race_settings.items() if name in taken}
     schedules = {"grid": lambda: FixedGrid([(config, seed) for seed in seeds for config in configs]),
                  "round race": lambda: Race(configs, seeds, **settings),
                  "async race": lambda: AsyncRace(configs, seeds, **settings)}
