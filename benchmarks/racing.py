@@ -17,10 +17,23 @@ its chosen configuration (the race: best mean among the configurations not elimi
 its seeds) has a true mean >= the true best's - 1 noise sd; at sd 0.4, 2 of the 27 configurations pass (ratio
 0.6 with CLS or mean pooling, 0.07 apart).
 
-The race benchmarked (DESIGN) is the command line's default: the pooled t (two-way ANOVA variance), Holm per
-round, --race-alpha 0.20, no tolerance, 2 initial seeds, no budget.
+Two races, on the same draws and with the same settings (DESIGN, and each variant):
+- the round race (sentsweep.analysis.racing.Race, the command line's --race today): every configuration still
+  racing runs the next seed, the round waits for its slowest trial, then the pooled t (two-way ANOVA variance) of
+  each configuration against the leader, Holm per round, at --race-alpha 0.20; no guarantee over a whole race;
+- the asynchronous race (sentsweep.analysis.async_racing.AsyncRace): a configuration gets its next seed when a
+  slot frees, eliminations when a level of seeds closes, Tukey's range at --race-alpha split over the levels;
+  under the null the chance that a whole race drops anything is at most alpha. The figure of interest is what
+  that guarantee costs in trials (it drops less) and what dropping the barrier gains in wall-clock.
+Both run through sentsweep.analysis.schedule.simulate_schedule on SLOTS = 16 slots, each trial lasting a
+duration drawn uniformly between 0.5 and 1.5 (in units of a trial's mean duration; an assumption: TSDAE trials of
+one grid differ by their data order and early stopping, not by much), the same durations for both races and for
+the fixed 5-seed grid; the asynchronous race's trial count includes the run-ahead trials of the configurations
+it then drops (its only waste), so it depends on the slots; the round race's does not.
 
-Goals (issue "Seeds where they matter"): >= 95% of races find the best, with <= half the grid's 135 trials.
+Goals (issue "Seeds where they matter"): >= 95% of races find the best, with <= half the grid's 135 trials
+(the round race, the default). The asynchronous race: all configurations equal, some configuration dropped in at
+most --race-alpha of races plus 3 Monte Carlo standard errors (issue 31).
 Also printed: the mean regret (true best - the chosen configuration's true mean); how often the race drops the
 true best (ratio 0.6, mean pooling: dropping it while its CLS twin 0.07 below stays costs nothing); when all 27
 true means are equal, how often a race drops some configuration and how often it drops a given one; how often it
@@ -34,11 +47,15 @@ sentsweep.analysis.racing); the same race with other settings (the trade-offs); 
 from __future__ import annotations
 
 import argparse
+import math
 import time
+from functools import partial
 
 import numpy as np
 
-from sentsweep.analysis.racing import RACE_ALPHA
+from sentsweep.analysis.async_racing import AsyncRace
+from sentsweep.analysis.racing import RACE_ALPHA, Race
+from sentsweep.analysis.schedule import FixedGrid, simulate_schedule
 from sentsweep.experiments._tsdae_published import TABLE_6, TABLE_7
 
 NOISE_SD = 0.4  # 002 App. C, Table 9: the largest sd of TSDAE with BERT-base over 5 seeds
@@ -46,6 +63,9 @@ OTHER_NOISE_SDS = (0.3, 0.5, 0.7)
 SEEDS = [0, 1, 2, 3, 4]
 GRID_SEEDS = (2, 3, 5)  # the fixed grid on the first 2, 3 and all 5 seeds
 INITIAL_SEEDS = 2
+SLOTS = 16  # the cluster of issue 31's example
+# The races compared on the same draws and durations (module docstring), by their names in the output.
+RACES = {"round race": Race, "async race": AsyncRace, "async race, family='level'": partial(AsyncRace, family="level")}
 DESIGN = dict(test="pooled t", correction="holm", alpha=RACE_ALPHA, initial_seeds=INITIAL_SEEDS, tolerance=0.0)
 # The other settings shown, each changing one or two things from DESIGN (as command-line options).
 VARIANTS = {
@@ -66,16 +86,21 @@ def true_means() -> dict:
             for ratio, value in TABLE_6.items() for pooling in TABLE_7}
 
 
-def race_once(means: dict, scores: dict, **settings) -> tuple:
-    """(chosen configuration, trials run, configurations eliminated) of one race on `scores`."""
-    from sentsweep.analysis.racing import ELIMINATED, Race
+def race_once(kind, means: dict, scores: dict, durations: dict, **settings) -> tuple:
+    """(chosen configuration, trials run, configurations eliminated, wall-clock, busy trial-time) of one race of
+    `kind` (Race or AsyncRace) on `scores`, scheduled on SLOTS slots with `durations`."""
+    race = kind(list(means), SEEDS, **settings)
+    wall, busy, trials = simulate_schedule(race, durations, flat(scores), SLOTS)
+    return race.best, trials, set(race.eliminated), wall, busy
 
-    race = Race(list(means), SEEDS, **settings)
-    while not race.finished:
-        for config, seed in race.next_trials():
-            race.record(config, seed, scores[config][seed])
-    eliminated = {config for config, status in race.status().items() if status.state == ELIMINATED}
-    return race.best, race.trials_issued, eliminated
+
+def flat(scores: dict) -> dict:
+    return {(config, seed): value for config, by_seed in scores.items() for seed, value in by_seed.items()}
+
+
+def trial_durations(means: dict, rng: np.random.Generator) -> dict:
+    """Each (config, seed)'s duration, uniform between 0.5 and 1.5 trial means (module docstring)."""
+    return {(config, seed): rng.uniform(0.5, 1.5) for config in means for seed in SEEDS}
 
 
 def draw(means: dict, noise_sd: float, rng: np.random.Generator) -> dict:
@@ -94,39 +119,50 @@ def near_best(means: dict, noise_sd: float) -> set:
 
 
 def simulate(sweeps: int, settings: dict, noise_sd: float = NOISE_SD, seed: int = 0) -> dict:
-    """Over `sweeps` races on the TSDAE grid: the share finding the best, the mean regret (true best - the
-    chosen one's true mean), the mean trials, the share eliminating the true best, and the fixed grids' choices;
-    over `sweeps` races where all 27 true means are equal: the share eliminating any configuration and the mean
-    share of the configurations eliminated (the chance that a given one is dropped); over `sweeps` races where one
-    configuration is one noise sd better than 26 equal ones: the share dropping it."""
+    """For each race of RACES (same draws, same durations): over `sweeps` races on the TSDAE grid, the share
+    finding the best, the mean regret (true best - the chosen one's true mean), the mean trials, the share
+    eliminating the true best, the mean wall-clock and slot utilisation on SLOTS slots; over `sweeps` races where
+    all 27 true means are equal: the share eliminating any configuration and the mean share of the
+    configurations eliminated (the chance that a given one is dropped); over `sweeps` races where one
+    configuration is one noise sd better than 26 equal ones: the share dropping it. Also the fixed grids' choices
+    and the fixed 5-seed grid's wall-clock on the same durations."""
     means = true_means()
     top = max(means.values())
     best = max(means, key=means.get)
     good = near_best(means, noise_sd)
-    rng = np.random.default_rng(seed)
-    found, regret, trials, best_dropped, grids = [], [], [], [], {seeds: [] for seeds in GRID_SEEDS}
+    rng, timing = np.random.default_rng(seed), np.random.default_rng(seed + 1)
+    runs = {name: [] for name in RACES}
+    grids, grid_walls = {seeds: [] for seeds in GRID_SEEDS}, []
     for _ in range(sweeps):
-        scores = draw(means, noise_sd, rng)
+        scores, durations = draw(means, noise_sd, rng), trial_durations(means, timing)
         for seeds, chosen in grids.items():
             chosen.append(fixed_grid_choice(scores, seeds))
-        chosen, count, eliminated = race_once(means, scores, **settings)
-        found.append(chosen in good)
-        regret.append(top - means[chosen])
-        trials.append(count)
-        best_dropped.append(best in eliminated)
-    flat = dict.fromkeys(means, top)
-    null = [race_once(flat, draw(flat, noise_sd, rng), **settings)[2] for _ in range(sweeps)]
-    lone = dict(flat, **{best: top + noise_sd})
-    lone_dropped = [best in race_once(lone, draw(lone, noise_sd, rng), **settings)[2] for _ in range(sweeps)]
-    return {"found": float(np.mean(found)), "regret": float(np.mean(regret)), "trials": float(np.mean(trials)),
-            "best_dropped": float(np.mean(best_dropped)), "null_any": float(np.mean([bool(e) for e in null])),
-            "null_each": float(np.mean([len(e) for e in null])) / len(flat),
-            "lone_dropped": float(np.mean(lone_dropped)), "grids": grids}
+        grid_walls.append(simulate_schedule(FixedGrid(list(flat(scores))), durations, flat(scores), SLOTS)[0])
+        for name, kind in RACES.items():
+            runs[name].append(race_once(kind, means, scores, durations, **settings))
+    flat_means = dict.fromkeys(means, top)
+    lone = dict(flat_means, **{best: top + noise_sd})
+    null_draws = [(draw(flat_means, noise_sd, rng), trial_durations(means, timing)) for _ in range(sweeps)]
+    lone_draws = [(draw(lone, noise_sd, rng), trial_durations(means, timing)) for _ in range(sweeps)]
+    result = {"grids": grids, "grid_wall": float(np.mean(grid_walls))}
+    for name, kind in RACES.items():
+        chosen, trials, eliminated, wall, busy = zip(*runs[name])
+        null = [race_once(kind, flat_means, *pair, **settings)[2] for pair in null_draws]
+        lone_dropped = [best in race_once(kind, lone, *pair, **settings)[2] for pair in lone_draws]
+        result[name] = {
+            "found": float(np.mean([c in good for c in chosen])), "regret": float(np.mean([top - means[c] for c in chosen])),
+            "trials": float(np.mean(trials)), "best_dropped": float(np.mean([best in e for e in eliminated])),
+            "wall": float(np.mean(wall)), "utilisation": float(np.mean(np.array(busy) / (SLOTS * np.array(wall)))),
+            "null_any": float(np.mean([bool(e) for e in null])),
+            "null_each": float(np.mean([len(e) for e in null])) / len(flat_means),
+            "lone_dropped": float(np.mean(lone_dropped))}
+    return result
 
 
 def describe(result: dict, grid_trials: int, noise_sd: float = NOISE_SD) -> str:
     return (f"found {result['found']:.1%}, regret {result['regret']:.2f}, {result['trials']:.1f} trials "
-            f"({result['trials'] / grid_trials:.0%} of {grid_trials}), true best dropped in "
+            f"({result['trials'] / grid_trials:.0%} of {grid_trials}), {result['wall']:.2f} trial-means of "
+            f"wall-clock on {SLOTS} slots ({result['utilisation']:.0%} busy), true best dropped in "
             f"{result['best_dropped']:.1%}; all equal: some config dropped in {result['null_any']:.1%} of races, "
             f"each config in {result['null_each']:.1%}; one config {noise_sd} better than 26 equal ones: dropped in "
             f"{result['lone_dropped']:.1%}")
@@ -151,29 +187,52 @@ def run(sweeps: int = 500) -> list:
           f"true mean >= true best - 1 noise sd ({len(near_best(means, NOISE_SD))} of {len(means)} configs pass); "
           f"regret: true best - chosen's true mean; {sweeps} simulated sweeps; race over seeds {SEEDS}")
     design = simulate(sweeps, DESIGN)
-    print(f"race (the command line's default: {DESIGN['test']} one-sided vs the leader, Holm per round, "
-          f"--race-alpha {DESIGN['alpha']}, no tolerance, initial {INITIAL_SEEDS} seeds): "
-          f"{describe(design, grid_trials)}")
+    rounds, levels, per_level = (design[name] for name in RACES)
+    print(f"fixed 5-seed grid on the same durations: {design['grid_wall']:.2f} trial-means of wall-clock on {SLOTS} "
+          f"slots")
+    print(f"the command line's default settings: {DESIGN['test']}, --correction {DESIGN['correction']}, --race-alpha "
+          f"{DESIGN['alpha']}, no tolerance, initial {INITIAL_SEEDS} seeds; the async race's test is Tukey's range at "
+          f"--race-alpha / levels, family='level' is the round race's test per level")
+    for name in RACES:
+        print(f"{name}: {describe(design[name], grid_trials)}")
     for line in describe_grids(design, NOISE_SD):
         print(line)
-    for name, settings in VARIANTS.items():
-        print(f"  variant {name}: {describe(simulate(sweeps, settings), grid_trials)}")
+    for variant, settings in VARIANTS.items():
+        other = simulate(sweeps, settings)
+        for name in RACES:
+            print(f"  variant {variant}, {name}: {describe(other[name], grid_trials)}")
     for noise_sd in OTHER_NOISE_SDS:
         other = simulate(sweeps, DESIGN, noise_sd=noise_sd)
-        print(f"  the default race at seed noise sd {noise_sd} ({len(near_best(means, noise_sd))} configs within 1 sd "
-              f"of the best): {describe(other, grid_trials, noise_sd)}; {'; '.join(describe_grids(other, noise_sd))}")
-    found_goal, trials_goal = design["found"] >= 0.95, design["trials"] <= grid_trials / 2
-    print(f"{'PASS' if found_goal else 'FAIL'}: race finds the best in {design['found']:.1%} of sweeps (goal >= 95%)")
-    print(f"{'PASS' if trials_goal else 'FAIL'}: race runs {design['trials']:.1f} trials per sweep "
+        print(f"  the default races at seed noise sd {noise_sd} ({len(near_best(means, noise_sd))} configs within 1 sd "
+              f"of the best): {'; '.join(describe_grids(other, noise_sd))}")
+        for name in RACES:
+            print(f"    {name}: {describe(other[name], grid_trials, noise_sd)}")
+    found_goal, trials_goal = rounds["found"] >= 0.95, rounds["trials"] <= grid_trials / 2
+    bound = DESIGN["alpha"] + 3 * math.sqrt(DESIGN["alpha"] * (1 - DESIGN["alpha"]) / sweeps)
+    print(f"{'PASS' if found_goal else 'FAIL'}: round race finds the best in {rounds['found']:.1%} of sweeps "
+          f"(goal >= 95%)")
+    print(f"{'PASS' if trials_goal else 'FAIL'}: round race runs {rounds['trials']:.1f} trials per sweep "
           f"(goal <= {grid_trials / 2:.1f}, half the fixed grid's {grid_trials})")
+    print(f"{'PASS' if levels['null_any'] <= bound else 'FAIL'}: async race, all configs equal: some config dropped "
+          f"in {levels['null_any']:.1%} of races (goal <= {bound:.1%}: --race-alpha {DESIGN['alpha']:g} + 3 Monte "
+          f"Carlo se; the races that test per round or level claim no such bound: {rounds['null_any']:.1%} and "
+          f"{per_level['null_any']:.1%})")
+    for name in list(RACES)[1:]:
+        print(f"{name} against the round race, same draws: {design[name]['trials'] - rounds['trials']:+.1f} trials "
+              f"per sweep ({design[name]['trials'] / rounds['trials'] - 1:+.0%}), wall-clock on {SLOTS} slots "
+              f"{design[name]['wall'] / rounds['wall'] - 1:+.0%}, utilisation {design[name]['utilisation']:.0%} "
+              f"against {rounds['utilisation']:.0%}")
     print(f"({time.perf_counter() - start:.1f} s)")
     return [
-        Result("racing, simulated TSDAE grid: found the best", 100 * design["found"], 95.0, "%", "the 95% goal",
+        Result("racing, simulated TSDAE grid: found the best", 100 * rounds["found"], 95.0, "%", "the 95% goal",
                goal=1.0),
-        Result("racing, simulated TSDAE grid: sweeps per 1,000 trials", 1000 / design["trials"],
+        Result("racing, simulated TSDAE grid: sweeps per 1,000 trials", 1000 / rounds["trials"],
                1000 / grid_trials, "sweeps", "fixed 5-seed grid", goal=2.0),
+        Result("async racing, simulated TSDAE grid: sweeps per 1,000 trials", 1000 / levels["trials"],
+               1000 / grid_trials, "sweeps", "fixed 5-seed grid"),
+        Result(f"async racing, simulated TSDAE grid: sweeps per 100 trial-means on {SLOTS} slots",
+               100 / levels["wall"], 100 / design["grid_wall"], "sweeps", "fixed 5-seed grid"),
     ]
-
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])

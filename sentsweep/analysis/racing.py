@@ -13,7 +13,11 @@ with seeds in the role of their problem instances (blocks).
 for trials (`next_trials`: the whole next round; or `next_trial`: one trial for a free slot, None while the
 round's trials are all out), reports each result (`record`) and reads `status`. `next_trial` is the protocol
 a searcher that fills slots one at a time uses; a round's barrier then appears by itself, as the None returned
-while the round still has results to come.
+while the round still has results to come. `sentsweep.analysis.async_racing.AsyncRace` is the same race
+without barriers (a configuration gets its next seed as soon as a slot is free) and with a stronger guarantee
+(under the null, the chance that a whole race drops anything is at most alpha); what each costs is in
+benchmarks/racing.py. The bookkeeping both share (settings, values, states, the protocol's read side) is
+`RaceBook`.
 
 Design
 ------
@@ -65,7 +69,8 @@ Design
   dropped is strictly worse: the leader is the largest of k observed means, so when all configurations are
   equal some of them get dropped in many races (each one rarely). The eliminations save compute; the claims in
   a table ("significantly worse than the best") come from significance.best_group on the final values, which
-  tests every pair and adjusts them together.
+  tests every pair and adjusts them together. (AsyncRace gives that guarantee under the null, with Tukey's
+  range at alpha split over its levels of seeds; it drops less.)
 - Level: the race's alpha (RACE_ALPHA = 0.20 by default, the command line's --race-alpha) is a compute
   decision, separate from the tables' --alpha (0.05), because an elimination claims nothing that is reported:
   it only stops giving a configuration seeds. It is the project's choice, on benchmarks/racing.py (the TSDAE
@@ -148,6 +153,7 @@ class RaceBook:
         self._values: dict = {config: {} for config in self.configs}
         self._failed: dict = {config: set() for config in self.configs}
         self._state = dict.fromkeys(self.configs, RACING)
+        self._alive_now: list | None = None  # _alive()'s answer until the next elimination
         self._why = dict.fromkeys(self.configs, "not started")
         self._p = dict.fromkeys(self.configs, float("nan"))
         self._outstanding: set = set()  # handed out, not recorded
@@ -211,7 +217,10 @@ class RaceBook:
             self._values[config][seed] = float(value)
 
     def _alive(self) -> list:
-        return [config for config in self.configs if self._state[config] != ELIMINATED]
+        """The configurations not eliminated, in the input's order (kept until the next elimination)."""
+        if self._alive_now is None:
+            self._alive_now = [config for config in self.configs if self._state[config] != ELIMINATED]
+        return self._alive_now
 
     def _mean(self, config) -> float:
         values = self._values[config]
@@ -230,6 +239,7 @@ class RaceBook:
 
     def _eliminate(self, config, why: str) -> None:
         self._state[config], self._why[config] = ELIMINATED, why
+        self._alive_now = None
 
     def _end(self, leader, reason: str, tied: str) -> None:
         """Finishes the race: the leader is BEST for `reason`, the other configurations alive TIED for `tied`."""
@@ -239,6 +249,76 @@ class RaceBook:
                 self._state[config], self._why[config] = BEST, reason
             else:
                 self._state[config], self._why[config] = TIED, f"{tied}; {self._why[config]}"
+
+
+    # --- the round race's test, on the values of some seeds ---------------------------------------------------
+
+    def _test_against_leader(self, alive: list, seeds: list):
+        """The round race's test (module docstring) on the values of `alive` on `seeds`: every configuration
+        against the leader (the best mean there), one-sided, the p-values adjusted together, each one below alpha
+        eliminated; the others and the leader say why they stay. Returns the leader (None without a value)."""
+        on_seeds = set(seeds)
+        values = {config: {s: v for s, v in self._values[config].items() if s in on_seeds} for config in alive}
+        scored = [config for config in alive if values[config]]
+        if not scored:
+            return None
+        leader = max(scored, key=lambda config: self._sign * sum(values[config].values()) / len(values[config]))
+        others = [config for config in alive if config != leader]
+        p_values, shared_counts = self._one_sided_p_values(values, leader, others)
+        adjusted = adjust_p_values(p_values, self.correction)
+        label = P_LABELS[self.correction]
+        self._p[leader] = float("nan")
+        self._why[leader] = f"leading after {len(values[leader])} seeds"
+        for config, p, shared in zip(others, adjusted, shared_counts):
+            self._p[config] = float(p)
+            if np.isnan(p):
+                self._why[config] = (f"not tested: {shared} seed{'s' * (shared != 1)} shared with {leader} "
+                                     f"(a paired test needs {MIN_SHARED_SEEDS})")
+            elif p < self.alpha:
+                self._eliminate(config, f"{self._worse} {leader} after {shared} seeds "
+                                        f"({label} = {p:.2g} < {self.alpha:g})")
+            else:
+                self._why[config] = f"not {self._worse} {leader} after {shared} seeds ({label} = {p:.2g})"
+        return leader
+
+    def _one_sided_p_values(self, values: dict, leader, others: list) -> tuple[list, list]:
+        """One-sided p-values of "leader better than c" for each c of `others` (nan where fewer than 2 seeds are
+        shared), and the number of shared seeds of each, on `values` ({config: {seed: value}}, every
+        configuration compared)."""
+        lead = values[leader]
+        means, spreads, counts, testable, shared_counts = [], [], [], [], []
+        for index, config in enumerate(others):
+            own = values[config]
+            d = [self._sign * (lead[s] - own[s]) for s in self.seeds if s in lead and s in own]
+            shared_counts.append(len(d))
+            if len(d) >= MIN_SHARED_SEEDS:  # plain Python: these are 2-10 numbers, numpy's overhead dominates
+                mean = sum(d) / len(d)
+                testable.append(index)
+                means.append(mean)
+                spreads.append(math.sqrt(sum((x - mean) ** 2 for x in d) / (len(d) - 1)))
+                counts.append(len(d))
+        p_values = np.full(len(others), np.nan)
+        if not testable:
+            return list(p_values), shared_counts
+        means, counts = np.array(means), np.array(counts, dtype=float)
+        if self.test == "paired t":
+            spread = np.array(spreads)
+            df = counts - 1
+        else:
+            seeds = [seed for seed in self.seeds if any(seed in own for own in values.values())]
+            variance, residual_df = pooled_variance(np.array([[own.get(seed, np.nan) for seed in seeds]
+                                                              for own in values.values()]))
+            if residual_df < 1:
+                return list(p_values), shared_counts
+            spread = np.full(len(testable), np.sqrt(2 * variance))
+            df = np.full(len(testable), float(residual_df))
+        shifted = means + self.tolerance  # H0: mu_b - mu_c <= -tolerance (module docstring)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            t = shifted / (spread / np.sqrt(counts))
+        # No spread at all: a constant positive difference is as significant as it gets, none is no evidence.
+        t = np.where(spread > 0, t, np.where(shifted > 0, np.inf, 0.0))
+        p_values[testable] = stats.t.sf(t, df)
+        return list(p_values), shared_counts
 
 
 class Race(RaceBook):
@@ -307,27 +387,10 @@ class Race(RaceBook):
         for config in alive:
             if not self._values[config]:
                 self._eliminate(config, f"every trial failed ({len(self._failed[config])} seeds)")
-        alive = self._alive()
-        leader = self._leader(alive)
+        leader = self._test_against_leader(self._alive(), self.seeds_issued)
         if leader is None:
             self._finished = True
             return
-        others = [config for config in alive if config != leader]
-        p_values, shared_counts = self._one_sided_p_values(leader, others, alive)
-        adjusted = adjust_p_values(p_values, self.correction)
-        label = P_LABELS[self.correction]
-        self._p[leader] = float("nan")
-        self._why[leader] = f"leading after {len(self._values[leader])} seeds"
-        for config, p, shared in zip(others, adjusted, shared_counts):
-            self._p[config] = float(p)
-            if np.isnan(p):
-                self._why[config] = (f"not tested: {shared} seed{'s' * (shared != 1)} shared with {leader} "
-                                     f"(a paired test needs {MIN_SHARED_SEEDS})")
-            elif p < self.alpha:
-                self._eliminate(config, f"{self._worse} {leader} after {shared} seeds "
-                                        f"({label} = {p:.2g} < {self.alpha:g})")
-            else:
-                self._why[config] = f"not {self._worse} {leader} after {shared} seeds ({label} = {p:.2g})"
         self._decide_end(leader)
 
     def _decide_end(self, leader) -> None:
@@ -346,48 +409,6 @@ class Race(RaceBook):
         else:
             return
         self._end(leader, reason, tied)
-
-    def _one_sided_p_values(self, leader, others: list, alive: list) -> tuple[list, list]:
-        """One-sided p-values of "leader better than c" for each c of `others` (nan where fewer than 2 seeds are
-        shared), and the number of shared seeds of each."""
-        lead = self._values[leader]
-        means, spreads, counts, testable, shared_counts = [], [], [], [], []
-        for index, config in enumerate(others):
-            values = self._values[config]
-            d = [self._sign * (lead[s] - values[s]) for s in self.seeds if s in lead and s in values]
-            shared_counts.append(len(d))
-            if len(d) >= MIN_SHARED_SEEDS:  # plain Python: these are 2-10 numbers, numpy's overhead dominates
-                mean = sum(d) / len(d)
-                testable.append(index)
-                means.append(mean)
-                spreads.append(math.sqrt(sum((x - mean) ** 2 for x in d) / (len(d) - 1)))
-                counts.append(len(d))
-        p_values = np.full(len(others), np.nan)
-        if not testable:
-            return list(p_values), shared_counts
-        means, counts = np.array(means), np.array(counts, dtype=float)
-        if self.test == "paired t":
-            spread = np.array(spreads)
-            df = counts - 1
-        else:
-            variance, residual_df = self._pooled_variance(alive)
-            if residual_df < 1:
-                return list(p_values), shared_counts
-            spread = np.full(len(testable), np.sqrt(2 * variance))
-            df = np.full(len(testable), float(residual_df))
-        shifted = means + self.tolerance  # H0: mu_b - mu_c <= -tolerance (module docstring)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            t = shifted / (spread / np.sqrt(counts))
-        # No spread at all: a constant positive difference is as significant as it gets, none is no evidence.
-        t = np.where(spread > 0, t, np.where(shifted > 0, np.inf, 0.0))
-        p_values[testable] = stats.t.sf(t, df)
-        return list(p_values), shared_counts
-
-    def _pooled_variance(self, alive: list) -> tuple[float, int]:
-        """Residual variance and degrees of freedom of the additive model value = config + seed (least squares
-        over every value of the configurations in `alive`)."""
-        seeds = [seed for seed in self.seeds if any(seed in self._values[c] for c in alive)]
-        return pooled_variance(np.array([[self._values[c].get(seed, np.nan) for seed in seeds] for c in alive]))
 
 
 def pooled_variance(table: np.ndarray) -> tuple[float, int]:
