@@ -303,12 +303,15 @@ def simulate(grid: Way, race_settings: dict, slot_counts) -> dict:
     scores = {(trial.config, trial.seed): trial.score for trial in grid.trials}
     configs = list(dict.fromkeys(trial.config for trial in grid.trials))
     seeds = race_settings["seeds"]
-    # the settings both races take (the tag may name more, the sweep's choice of race among them)
-    taken = set(inspect.signature(RaceBook.__init__).parameters) - {"self", "configs", "seeds"}
-    settings = {name: value for name, value in race_settings.items() if name in taken}
+
+    def race(cls):
+        """`cls` on the tag's settings that it takes (the tag may name more: the sweep's choice of race)."""
+        taken = {*inspect.signature(RaceBook.__init__).parameters, *inspect.signature(cls.__init__).parameters}
+        return cls(configs, seeds, **{name: value for name, value in race_settings.items()
+                                      if name in taken - {"self", "configs", "seeds"}})
+
     schedules = {"grid": lambda: FixedGrid([(config, seed) for seed in seeds for config in configs]),
-                 "round race": lambda: Race(configs, seeds, **settings),
-                 "async race": lambda: AsyncRace(configs, seeds, **settings)}
+                 "round race": lambda: race(Race), "async race": lambda: race(AsyncRace)}
     return {slots: {name: simulate_schedule(make(), durations, scores, slots) for name, make in schedules.items()}
             for slots in slot_counts}
 

@@ -1,7 +1,17 @@
 """The pure parts of benchmarks/race_through_ray.py on hand-made numbers: utilisation, the answer, the goal
 checks and the tables (the benchmark itself runs for half an hour: the lead runs it, not the tests)."""
 
-from benchmarks.race_through_ray import PARTS, Trial, Way, answer, goal_checks, overhead_table, utilisation, ways_table
+from benchmarks.race_through_ray import (
+    PARTS,
+    Trial,
+    Way,
+    answer,
+    goal_checks,
+    overhead_table,
+    simulate,
+    utilisation,
+    ways_table,
+)
 
 # A beats B on every seed by 10, 11, 9 points: paired t = 10 / (1 / sqrt(3)) = 17.3 on 2 df, p = 0.0033, so B is
 # out of A's group at alpha 0.05 (one pair: Holm changes nothing).
@@ -84,3 +94,14 @@ def test_overhead_table_lists_each_part_per_trial_and_the_difference():
         "| outside the trials (slot-seconds not in a trial) | 3.33 | 2.00 | +1.33 |",  # (80 - 60) / 6, (60 - 48) / 6
         "| MLflow writes (in the driver, while trials run: they delay starts, not steps) | 0.25 | 0.00 | +0.25 |",
     ]
+
+
+def test_the_simulation_schedules_the_measured_trials_on_more_slots():
+    # 6 trials of 10 s on 4 slots. The grid runs 4, then 2: 20 s, 60 trial-seconds. Both races start with A and B
+    # on seeds 0 and 1 (4 trials at once). The round race drops B after them (pooled t, Holm p = 0.015 < 0.2) and
+    # ends at 10 s; the asynchronous race's Tukey range at 0.2 / 2 levels on 1 residual df keeps B, so both third
+    # seeds run: 20 s, as the grid. A setting the races do not take is left out.
+    settings = {"seeds": [0, 1, 2], "initial_seeds": 2, "alpha": 0.2, "correction": "holm", "max_trials": None,
+                "test": "pooled t", "tolerance": 0.0, "a setting the races do not take": 1}
+    assert simulate(grid_way(), settings, [4]) == {4: {"grid": (20.0, 60.0, 6), "round race": (10.0, 40.0, 4),
+                                                       "async race": (20.0, 60.0, 6)}}
