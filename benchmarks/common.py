@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import platform
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,6 +32,14 @@ class Result:
         verdict = "" if self.goal is None else ("met" if self.ratio >= self.goal else "NOT met")
         return (f"| {self.name} | {self.ours:,.1f} | {self.reference:,.1f} | {self.unit} | {self.reference_name} | "
                 f"**{self.ratio:.2f}x** | {goal} {verdict} |")
+
+
+def machine() -> str:
+    """The machine the benchmarks ran on, in words: architecture, cores, torch and its device."""
+    import torch
+
+    return (f"{platform.machine()}, {os.cpu_count()} CPU cores, torch {torch.__version__} "
+            f"({'CUDA ' + torch.cuda.get_device_name() if torch.cuda.is_available() else 'CPU only'})")
 
 
 def benchmark_model_path() -> str:

@@ -1,6 +1,6 @@
 """Run every benchmark and print one table of ratios (ours / reference, higher is better).
 
-    .venv/bin/python -m benchmarks.run_all              # all of them (about 15 minutes on 2 cores)
+    .venv/bin/python -m benchmarks.run_all              # all of them (about an hour on 2 cores)
     .venv/bin/python -m benchmarks.run_all --only bm25 tsdae_training
 """
 
@@ -8,18 +8,11 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import os
-import platform
+
+from benchmarks.common import machine
 
 BENCHMARKS = ["tsdae_training", "contrastive_step", "encoding_retrieval", "bm25", "sweep_overhead", "gpu_packing",
-              "analysis_10k_runs", "racing", "preparation_cache"]
-
-
-def machine() -> str:
-    import torch
-
-    return (f"{platform.machine()}, {os.cpu_count()} CPU cores, torch {torch.__version__} "
-            f"({'CUDA ' + torch.cuda.get_device_name() if torch.cuda.is_available() else 'CPU only'})")
+              "analysis_10k_runs", "racing", "preparation_cache", "race_through_ray"]
 
 
 def main() -> None:

@@ -3,6 +3,7 @@ killed driver left behind, completed or ended when the sweep is resumed."""
 
 import json
 import sys
+import time
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -94,3 +95,25 @@ def test_a_run_whose_trial_the_resumed_sweep_never_knew_ends_killed_not_running_
     assert runs["b"].data.tags["lost_trial"] == LOST_TRIAL_REASON and runs["b"].data.tags["interrupted"] == "true"
     assert "lost_trial" not in runs["a"].data.tags | runs["c"].data.tags
     assert client.get_run(resumed.parent_run_id).info.status == "FINISHED"
+
+
+def test_the_time_writes_take_is_counted_and_logged_on_the_sweep_run(tmp_path, monkeypatch):
+    monkeypatch.setattr(sys, "argv", [str(PROJECT / "sweeps" / "tsdae_deletion.py")])
+    store = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    tracker = SweepTracker(store, "timed", "tsdae_deletion", tmp_path / "out")
+    apply, pause = tracker.writer._apply, 0.1  # every write made this much slower
+
+    def slow_apply(operation):
+        time.sleep(pause)
+        apply(operation)
+
+    monkeypatch.setattr(tracker.writer, "_apply", slow_apply)
+    trial = SimpleNamespace(trial_id="a", config=dict(method="tsdae", seed=0), error_file=None,
+                            last_result={"step": 1, "total_steps": 1})
+    tracker.on_trial_start(0, [], trial)  # three writes: the run, its metrics, its end
+    tracker.on_trial_result(0, [], trial, {"sts_dev": 50.0, "step": 1})
+    tracker.on_trial_complete(0, [], trial)
+    assert tracker.writer.write_seconds >= 3 * pause
+    assert tracker.finish()
+    logged = MlflowClient(store).get_run(tracker.parent_run_id).data.metrics["mlflow_write_seconds"]
+    assert logged == tracker.writer.write_seconds

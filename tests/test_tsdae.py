@@ -1,10 +1,12 @@
 """TSDAE on the tiny model: the loss decreases, tying shares weights, seeds reproduce, resume is exact."""
 
 import random
+import time
 
 import pytest
 import torch
 
+from sentsweep.trainables import loop
 from sentsweep.trainables.catalog import resolve_trial, train as train_tsdae
 from sentsweep.trainables.loop import TIMING_METRICS
 from sentsweep.trainables.session import LocalSession
@@ -108,6 +110,35 @@ def test_row_gradient_embedding_gives_nn_embedding_gradients_with_a_tied_output_
 def untimed(reports: list[dict]) -> list[dict]:
     """The reports without their wall-clock measurements, the values a seed does not fix."""
     return [{key: value for key, value in report.items() if key not in TIMING_METRICS} for report in reports]
+
+
+class SlowHandOver(LocalSession):
+    """A session whose report takes `HAND_OVER` seconds (Ray Tune's copy of a checkpoint to storage)."""
+
+    HAND_OVER = 0.2
+
+    def report(self, metrics, checkpoint_dir):
+        super().report(metrics, checkpoint_dir)
+        time.sleep(self.HAND_OVER)
+
+
+@pytest.mark.slow  # a real training run of seconds or more
+def test_reports_time_the_evaluations_and_the_checkpoints_apart(tsdae_config, monkeypatch):
+    scoring = 0.3  # every evaluation is made this much slower, step 0's included
+    evaluate = loop._evaluate
+    monkeypatch.setattr(loop, "_evaluate", lambda *args: time.sleep(scoring) or evaluate(*args))
+    session = SlowHandOver()
+    train_tsdae(tsdae_config, session)
+    reports = session.reports
+    assert [r["step"] for r in reports] == [0, 10, 20, 30, 40]
+    # step 0's evaluation is preparation's, the later ones are evaluation's, each at least the added seconds
+    assert reports[0]["preparation_seconds"] >= scoring and reports[0]["evaluation_seconds"] == 0.0
+    assert all(r["evaluation_seconds"] >= scoring * i for i, r in enumerate(reports))
+    # the reports before this one handed their checkpoints over, HAND_OVER seconds each
+    assert all(r["checkpoint_seconds"] >= SlowHandOver.HAND_OVER * i for i, r in enumerate(reports))
+    for earlier, later in zip(reports, reports[1:]):  # totals of the attempt so far
+        assert later["evaluation_seconds"] >= earlier["evaluation_seconds"]
+        assert later["checkpoint_seconds"] >= earlier["checkpoint_seconds"]
 
 
 @pytest.mark.slow  # a real training run of seconds or more

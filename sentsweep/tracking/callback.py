@@ -259,6 +259,7 @@ class SweepTracker(Callback):
         if not self.writer.flush(attempts=attempts, wait_s=wait_s):
             return False
         self._end_running_trial_runs({"interrupted": "true", "lost_trial": LOST_TRIAL_REASON})
+        self.log_sweep_metrics({"mlflow_write_seconds": self.writer.write_seconds})  # the writer's docstring
         self.writer.client.set_terminated(self.parent_run_id, status="FINISHED")
         return True
 

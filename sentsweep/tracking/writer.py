@@ -9,6 +9,10 @@ still queued then can be replayed later:
     python -m sentsweep.tracking.writer PENDING_FILE [--tracking-uri URI]
 
 Runs are found again by their Ray trial id tag, so applying an operation twice never duplicates a run.
+
+The writes are synchronous, in Ray Tune's driver loop (the tracker's callbacks): while they run, no trial is
+started and no result is read. `write_seconds` counts the time they took (the sweep logs it on its run as
+`mlflow_write_seconds`), so that a sweep's per-trial overhead in the driver is a figure.
 """
 
 from __future__ import annotations
@@ -40,6 +44,7 @@ class QueuedMlflowWriter:
         self._run_ids: dict[str, str] = {}
         self._last_failure = 0.0
         self._client = None
+        self.write_seconds = 0.0  # spent in flush: applying operations, checking the store, saving the queue
         if tracking_uri.startswith("http"):
             # Fail fast and queue, rather than let the client's own retries stall the sweep for minutes.
             os.environ.setdefault("MLFLOW_HTTP_REQUEST_MAX_RETRIES", "1")
@@ -73,6 +78,13 @@ class QueuedMlflowWriter:
 
     def flush(self, attempts: int = 1, wait_s: float = 0.0) -> bool:
         """Apply queued operations in order; True when none is left."""
+        started = time.perf_counter()
+        try:
+            return self._flush(attempts, wait_s)
+        finally:
+            self.write_seconds += time.perf_counter() - started
+
+    def _flush(self, attempts: int, wait_s: float) -> bool:
         for attempt in range(attempts):
             while self.queue:
                 try:

@@ -25,8 +25,15 @@ the first carries `seconds_per_step`: the median wall time of the training steps
 steps alone (evaluation and checkpoints are outside it; on CUDA a step's `loss.item()` waits for its kernels, so
 its time is the GPU's); the median leaves out a trial's first, warm-up step (memory allocation, kernel
 selection), which would dominate a mean over few steps. The GPU packing probe's step time is this metric
-(`sentsweep.sweep.gpu_packing`). Both are wall-clock measurements (`TIMING_METRICS`): the values a seed does not
-fix.
+(`sentsweep.sweep.gpu_packing`). 
+Where a trial's time goes, beside `preparation_seconds`, in every report, totals of the attempt so far (a trial
+resumed from a checkpoint starts them again): `evaluation_seconds`, the evaluations after step 0 (dev, test,
+the held-out loss, the tasks; step 0's is preparation's), and `checkpoint_seconds`, writing the checkpoints
+(`torch.save` of the state, the kept model) and handing them to the session (Ray Tune's report, which copies the
+checkpoint to storage; a report's own hand-over counts in the next report, the last one's nowhere). Training
+steps are the rest of the trial's `wall_seconds` (`sentsweep.trainables.compute`). They are what the per-trial
+overhead of a sweep is measured by (benchmarks/race_through_ray.py): the next optimisation is chosen from them.
+These are wall-clock measurements (`TIMING_METRICS`): the values a seed does not fix.
 """
 
 from __future__ import annotations
@@ -55,7 +62,8 @@ from sentsweep.trainables.settings import TrainingSettings, Trial
 
 CHECKPOINT_FILE = "trial_state.pt"
 MODEL_FOLDER = "model"  # the selected model in a trial's last checkpoint (`keep_model`): SentenceTransformer(path)
-TIMING_METRICS = ("preparation_seconds", "seconds_per_step")  # wall-clock measurements, which no seed fixes
+# wall-clock measurements in the reports (see the module docstring): the values a seed does not fix
+TIMING_METRICS = ("preparation_seconds", "seconds_per_step", "evaluation_seconds", "checkpoint_seconds")
 UNTRAINED_EVALUATION = Stage("untrained_evaluation", 1, "STS dev and test scores of the model before its first "
                              "step", seeded=False)
 
@@ -290,9 +298,11 @@ def run_trial(trial: Trial, build_setup: Callable[[Trial], TrainingSetup], sessi
     losses: list[float] = []
     step_seconds: list[float] = []  # of the steps since the last report
     first_report = True
+    evaluation_seconds = checkpoint_seconds = 0.0
     while True:
         at_eval = progress.step % eval_steps == 0 or progress.step == max_steps
         if at_eval and progress.step != resumed_at:
+            evaluated = clock()
             scorers = untrained_scorers(cache, setup.model, dev, test) if progress.step == 0 else (dev, test)
             metrics = setup.metrics | _evaluate(setup.model, *scorers, progress) | {"total_steps": max_steps}
             if by_validation_loss:
@@ -321,10 +331,13 @@ def run_trial(trial: Trial, build_setup: Callable[[Trial], TrainingSetup], sessi
                 step_seconds = []
             if progress.step == 0:
                 metrics["preparation_seconds"] = clock() - started
+            else:
+                evaluation_seconds += clock() - evaluated
             if first_report and (uses := setup.cache_uses | cache.used):
                 metrics[RESULT_KEY] = {stage: {"key": use.key, "status": use.status} for stage, use in uses.items()}
             first_report = False
             with tempfile.TemporaryDirectory() as directory:
+                saving = clock()
                 torch.save(
                     {
                         "module": setup.module.state_dict(),
@@ -338,7 +351,11 @@ def run_trial(trial: Trial, build_setup: Callable[[Trial], TrainingSetup], sessi
                 if evaluation.keep_model and progress.step >= max_steps:
                     last = evaluation.select_checkpoint == "last"
                     save_selected_model(setup.model, None if last else selected_weights, Path(directory) / MODEL_FOLDER)
+                checkpoint_seconds += clock() - saving
+                metrics |= {"evaluation_seconds": evaluation_seconds, "checkpoint_seconds": checkpoint_seconds}
+                handing = clock()
                 session.report(metrics, Path(directory))
+                checkpoint_seconds += clock() - handing
         if progress.step >= max_steps:
             return progress
         step_started = clock()

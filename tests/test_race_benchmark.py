@@ -1,0 +1,107 @@
+"""The pure parts of benchmarks/race_through_ray.py on hand-made numbers: utilisation, the answer, the goal
+checks and the tables (the benchmark itself runs for half an hour: the lead runs it, not the tests)."""
+
+from benchmarks.race_through_ray import (
+    PARTS,
+    Trial,
+    Way,
+    answer,
+    goal_checks,
+    overhead_table,
+    simulate,
+    utilisation,
+    ways_table,
+)
+
+# A beats B on every seed by 10, 11, 9 points: paired t = 10 / (1 / sqrt(3)) = 17.3 on 2 df, p = 0.0033, so B is
+# out of A's group at alpha 0.05 (one pair: Holm changes nothing).
+A_SCORES, B_SCORES = (80.0, 81.0, 82.0), (70.0, 70.0, 73.0)
+GRID_PARTS = {"preparation_seconds": 1.0, "evaluation_seconds": 2.0, "checkpoint_seconds": 0.5}
+
+
+def grid_way(wall_clock: float = 40.0) -> Way:
+    trials = [Trial(config, seed, 10.0, score, GRID_PARTS)
+              for config, scores in (("A", A_SCORES), ("B", B_SCORES)) for seed, score in enumerate(scores)]
+    return Way("grid", tuple(trials), wall_clock, slots=2, write_seconds=1.5)
+
+
+def race_way(best_scores=A_SCORES) -> Way:  # A's 3 seeds and B's first, 10 s each, in 20 s on 2 slots
+    trials = [Trial("A", seed, 10.0, score) for seed, score in enumerate(best_scores)] + [Trial("B", 0, 10.0, 70.0)]
+    return Way("race", tuple(trials), 20.0, slots=2)
+
+
+def test_utilisation_is_busy_seconds_over_the_slots_time():
+    assert utilisation(60.0, 2, 40.0) == 0.75
+    assert grid_way().utilisation == 60.0 / (2 * 40.0)
+
+
+def test_answer_is_the_best_mean_and_its_significance_group():
+    assert answer(grid_way().scores()) == ("A", ["A"])
+    # with B equal to A on average, B stays in the group
+    assert answer({"A": {0: 80.0, 1: 81.0, 2: 82.0}, "B": {0: 81.0, 1: 80.0, 2: 82.0}}) == ("A", ["A", "B"])
+
+
+def test_a_failed_trial_has_no_score():
+    way = Way("w", (Trial("A", 0, 5.0, 1.0), Trial("A", 1, 5.0, None)), 5.0, slots=2)
+    assert way.scores() == {"A": {0: 1.0}} and way.trial_seconds == 10.0
+
+
+def test_goal_checks_say_which_goal_is_missed_and_by_how_much():
+    # race: 40 of 60 trial-seconds (0.67x, goal <= 0.5x), 20 of 40 s wall-clock (0.50x, goal <= 0.6x); on 16
+    # simulated slots the grid uses 60 / (16 x 10) = 37.5%, the race 40 / (16 x 20) = 12.5%: 0.33x (goal >= 0.9x)
+    lines = goal_checks(grid_way(), race_way(), {16: {"grid": (10.0, 60.0, 6), "race": (20.0, 40.0, 4)}})
+    assert lines[0] == "PASS: the race's answer is the grid's (A)"
+    assert lines[1].startswith("MISSED: compute 0.67x of the grid's (goal <= 0.50x, missed by 0.17x): the race ran "
+                               "4 of the grid's 6 trials (67%), 10.0 s each")
+    assert lines[2] == "PASS: wall-clock 0.50x of the grid's (goal <= 0.60x)"
+    assert lines[3].startswith("MISSED: utilisation on 16 simulated slots 0.33x of the grid's (goal >= 0.90x, "
+                               "missed by 0.57x): race 12%, grid 38%")
+    assert len(lines) == 4
+
+
+def test_goal_checks_name_a_different_answer_and_whether_the_noise_allows_it():
+    # the race's scores make B best, outside the grid's group of A alone
+    lines = goal_checks(grid_way(), race_way(best_scores=(60.0, 60.0, 60.0)), {})
+    assert lines[0] == "MISSED: the race chose B, the grid A (B is outside the grid's significance group of 1)"
+
+
+def test_a_missed_wall_clock_names_the_race_s_ray_tune_runs():
+    slow = Way("race", race_way().trials, 30.0, slots=2)  # 30 of 40 s: 0.75x, goal <= 0.6x
+    line = goal_checks(grid_way(), slow, {}, race_runs=3)[2]
+    assert line == ("MISSED: wall-clock 0.75x of the grid's (goal <= 0.60x, missed by 0.15x): 67% of the compute at "
+                    "67% slot utilisation against the grid's 75%; the race took 3 Ray Tune runs, each waiting for its "
+                    "slowest trial and starting Ray Tune again")
+
+
+def test_ways_table_has_one_row_per_way_with_its_figures():
+    table = ways_table([grid_way(), race_way()]).splitlines()
+    assert len(table) == 4
+    assert table[2] == "| grid | 6 | 60 | 40 | 75% | A (81.00) | 1: A |"
+    # the race: 40 trial-seconds in 20 s on 2 slots is 100%; B's one seed cannot be tested, so it stays in
+    assert table[3] == "| race | 4 | 40 | 20 | 100% | A (81.00) | 2: A; B |"
+
+
+def test_overhead_table_lists_each_part_per_trial_and_the_difference():
+    plain_trials = tuple(Trial(t.config, t.seed, 8.0, t.score, {"preparation_seconds": 0.5, "evaluation_seconds": 1.0})
+                         for t in grid_way().trials)
+    plain = Way("plain", plain_trials, 30.0, slots=2)
+    rows = overhead_table(grid_way(), plain).splitlines()[2:]
+    assert rows == [
+        f"| {PARTS['preparation_seconds']} | 1.00 | 0.50 | +0.50 |",
+        f"| {PARTS['evaluation_seconds']} | 2.00 | 1.00 | +1.00 |",
+        f"| {PARTS['checkpoint_seconds']} | 0.50 | 0.00 | +0.50 |",
+        "| training (the rest of the trial) | 6.50 | 6.50 | +0.00 |",  # 10 - 3.5 and 8 - 1.5
+        "| outside the trials (slot-seconds not in a trial) | 3.33 | 2.00 | +1.33 |",  # (80 - 60) / 6, (60 - 48) / 6
+        "| MLflow writes (in the driver, while trials run: they delay starts, not steps) | 0.25 | 0.00 | +0.25 |",
+    ]
+
+
+def test_the_simulation_schedules_the_measured_trials_on_more_slots():
+    # 6 trials of 10 s on 4 slots. The grid runs 4, then 2: 20 s, 60 trial-seconds. Both races start with A and B
+    # on seeds 0 and 1 (4 trials at once). The round race drops B after them (pooled t, Holm p = 0.015 < 0.2) and
+    # ends at 10 s; the asynchronous race's Tukey range at 0.2 / 2 levels on 1 residual df keeps B, so both third
+    # seeds run: 20 s, as the grid. A setting the races do not take is left out.
+    settings = {"seeds": [0, 1, 2], "initial_seeds": 2, "alpha": 0.2, "correction": "holm", "max_trials": None,
+                "test": "pooled t", "tolerance": 0.0, "a setting the races do not take": 1}
+    assert simulate(grid_way(), settings, [4]) == {4: {"grid": (20.0, 60.0, 6), "round race": (10.0, 40.0, 4),
+                                                       "async race": (20.0, 60.0, 6)}}
