@@ -152,7 +152,8 @@ def simulate(sweeps: int, settings: dict, noise_sd: float = NOISE_SD, seed: int 
         null = [race_once(kind, flat_means, *pair, **settings)[2] for pair in null_draws]
         lone_dropped = [best in race_once(kind, lone, *pair, **settings)[2] for pair in lone_draws]
         result[name] = {
-            "found": float(np.mean([c in good for c in chosen])), "regret": float(np.mean([top - means[c] for c in chosen])),
+            "found": float(np.mean([c in good for c in chosen])),
+            "regret": float(np.mean([top - means[c] for c in chosen])),
             "trials": float(np.mean(trials)), "best_dropped": float(np.mean([best in e for e in eliminated])),
             "wall": float(np.mean(wall)), "utilisation": float(np.mean(np.array(busy) / (SLOTS * np.array(wall)))),
             "null_any": float(np.mean([bool(e) for e in null])),

@@ -120,7 +120,8 @@ def test_family_level_makes_the_round_races_eliminations_without_its_barrier():
 
 
 def test_with_a_tolerance_the_leader_is_never_dropped():
-    scores = {(config, seed): 70.0 + 0.01 * seed + (0.001 if config == "b" else 0.0) for config in "ab" for seed in SEEDS}
+    scores = {(config, seed): 70.0 + 0.01 * seed + (0.001 if config == "b" else 0.0)
+              for config in "ab" for seed in SEEDS}
     race = AsyncRace(["a", "b"], SEEDS, tolerance=5.0)  # a and b cannot beat each other by 5: both "worse"
     simulate_schedule(race, dict.fromkeys(scores, 1.0), scores, slots=2)
     status = race.status()

@@ -5,9 +5,11 @@ import pickle
 import pytest
 from ray.tune.search import Searcher
 
+from sentsweep.analysis.async_racing import AsyncRace
 from sentsweep.analysis.racing import ELIMINATED, Race
 from sentsweep.sweep.cluster import Node, trial_slots
-from sentsweep.sweep.race_search import RaceSearcher, race_searcher_named
+from sentsweep.sweep.options import RACE_SCHEDULES
+from sentsweep.sweep.race_search import RaceSearcher, make_race, race_searcher_named
 
 
 def test_slots_are_the_trials_each_node_fits_summed():
@@ -64,3 +66,18 @@ def test_a_restored_searcher_is_this_processs_own_with_the_saved_race(tmp_path):
 def test_a_run_no_searcher_of_this_process_made_is_refused():
     with pytest.raises(RuntimeError, match="run-unknown"):
         race_searcher_named("run-unknown")
+
+
+def test_each_schedule_makes_its_race_with_the_settings_given():
+    races = {schedule: make_race(schedule, ["a", "b", "c"], [0, 1, 2], alpha=0.1, initial_seeds=2)
+             for schedule in RACE_SCHEDULES}
+    assert type(races["rounds"]) is Race
+    assert isinstance(races["async"], AsyncRace) and races["async"].family == "race"
+    assert isinstance(races["async-per-level"], AsyncRace) and races["async-per-level"].family == "level"
+    assert {race.alpha for race in races.values()} == {0.1}
+    # the per-level race decides as the round race does, on the same results
+    scores = {"a": [80.0, 81.0, 80.5], "b": [79.9, 81.2, 80.0], "c": [70.0, 70.5, 70.2]}
+    for race in (races["rounds"], races["async-per-level"]):
+        while (trial := race.next_trial()) is not None or not race.finished:
+            race.record(*trial, scores[trial[0]][trial[1]])
+    assert repr(races["rounds"].status()) == repr(races["async-per-level"].status())

@@ -161,8 +161,9 @@ def tukey_critical(alpha: float, k: int, df: int) -> float:
 class AsyncRace(RaceBook):
     """A race of `configs` over `seeds` without round barriers (see the module docstring): the same arguments as
     racing.Race, and `family` ("race": Tukey's range at alpha over the levels, the guarantee over the whole race;
-    "level": Race's test at each level, Race's eliminations without its barrier). Use: `trial = race.next_trial()` whenever a slot is free (None: nothing may start now, or the
-    race is finished), `race.record(config, seed, value)` whenever a result arrives, until `race.finished`."""
+    "level": Race's test at each level, Race's eliminations without its barrier). Use: `trial =
+    race.next_trial()` whenever a slot is free (None: nothing may start now, or the race is finished),
+    `race.record(config, seed, value)` whenever a result arrives, until `race.finished`."""
 
     def __init__(self, configs, seeds: list[int], initial_seeds: int = 2, alpha: float = RACE_ALPHA,
                  family: str = "race", **settings):
@@ -186,8 +187,8 @@ class AsyncRace(RaceBook):
     def next_trial(self) -> tuple | None:
         """One (config, seed) for a free slot: the lowest open level's trials not handed out yet (seed by seed,
         in the configurations' order), else the next seed of a configuration alive, best current mean first, at
-        most one level ahead (without a budget); None when nothing may start now (results to wait for), the budget is spent, or the
-        race is finished. Each trial is handed out once."""
+        most one level ahead (without a budget); None when nothing may start now (results to wait for), the budget
+        is spent, or the race is finished. Each trial is handed out once."""
         if self._finished or (self.max_trials is not None and self._trials >= self.max_trials):
             return None
         alive = self._alive()
@@ -361,7 +362,8 @@ class AsyncRace(RaceBook):
         results' order fell; so the counted results, and the table made of them, are a function of the table of
         scores alone (a race ended by its budget counts every result: where it stops depends on the order)."""
         counted = super().counted_seeds()
-        return {config: [seed for seed in seeds if self.seeds.index(seed) < self._decided_at.get(config, len(self.seeds))]
+        return {config: [seed for seed in seeds
+                         if self.seeds.index(seed) < self._decided_at.get(config, len(self.seeds))]
                 for config, seeds in counted.items()}
 
     def _eliminate(self, config, why: str) -> None:

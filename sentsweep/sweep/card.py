@@ -188,8 +188,8 @@ def sweep_options_section(options: SweepOptions, estimate: GpuEstimate) -> list[
                  for name, value in PROJECT_RUNG_SETTINGS.items()]
     if options.race:
         rows += [row("race", "--race-schedule", options.race_schedule, "no barrier: a slot gets the next trial as it "
-                     "frees, and the whole race's family-wise error is held at --race-alpha; "
-                     "sentsweep.analysis.async_racing"),
+                     "frees, and the whole race's family-wise error is held at --race-alpha when all configurations "
+                     "are equal; sentsweep.analysis.async_racing"),
                  row("race", "--race-alpha", options.race_alpha, "an elimination saves compute and claims nothing; at "
                      "0.20 a configuration one noise sd better than the others is kept in about 95% of races; "
                      "sentsweep.analysis.racing"),

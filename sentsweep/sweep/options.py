@@ -36,7 +36,7 @@ GPUS_AUTO = "auto"
 DEFAULT_OUTPUT_DIR = "sweep_outputs"
 SCHEDULERS = ("fifo", "asha", "median")  # see sentsweep.sweep.runner.make_scheduler
 KEEP_MODELS = ("best", "all", "none")  # see sentsweep.sweep.models_kept.KeptModels.policy
-RACE_SCHEDULES = ("async", "rounds")  # --race-schedule: see sentsweep.sweep.race_search
+RACE_SCHEDULES = ("async", "async-per-level", "rounds")  # --race-schedule: see sentsweep.sweep.race_search.make_race
 
 
 def option(help: str, default: Any = None, **metadata) -> Any:
@@ -132,11 +132,11 @@ class SweepOptions:
                         "seeds, and only those not significantly worse than another (paired over the same seeds) "
                         "get the next seed, up to --seeds (--race-schedule)", False)
     race_schedule: str = option(
-        "when a race decides and starts trials: 'async' gives a configuration its next seed as soon as a slot is "
-        "free and decides once every configuration racing has a seed's results, with a family-wise error rate "
-        "of at most --race-alpha over the whole race; 'rounds' waits for each round's slowest trial and tests "
-        "against the leader at --race-alpha per round (sentsweep.analysis.racing)", "async",
-        choices=RACE_SCHEDULES)
+        "how a race runs: 'async' gives a configuration its next seed as soon as a slot is free, decides once "
+        "every configuration racing has a seed's results, and holds the whole race's family-wise error at "
+        "--race-alpha (Tukey's range); 'async-per-level' runs the same way with the round race's test and "
+        "decisions; 'rounds' waits for each round's slowest trial and tests against the leader at --race-alpha "
+        "per round (sentsweep.analysis.async_racing, sentsweep.analysis.racing)", "async", choices=RACE_SCHEDULES)
     race_initial_seeds: int = option("seeds every configuration runs (--race)", 2)
     race_budget: int | None = option("at most this many trials in a race (--race)")
     race_test: str = option("the race's test: on the seed-noise variance pooled across configurations (two-way "

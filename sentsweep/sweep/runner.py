@@ -17,8 +17,7 @@ import signal
 import sys
 import time
 
-from sentsweep.analysis.async_racing import AsyncRace
-from sentsweep.analysis.racing import TEST_OPTIONS, Race
+from sentsweep.analysis.racing import TEST_OPTIONS
 from sentsweep.analysis.reproduction import TARGETS_ARTIFACT, reproduction_section, targets_to_json
 from sentsweep.analysis.runs import fetch_trial_runs, finished_cells, same_param_value
 from sentsweep.analysis.tables import build_table, to_markdown
@@ -280,18 +279,16 @@ class SweepRunner:
 
     def _race(self, tracker, run_name: str, constants: dict, axes: dict, configs: list[dict]) -> list:
         """Race the configurations over the seeds as one Ray Tune run (`sentsweep.sweep.race_search`; restored
-        on --resume, so no trial runs twice): the asynchronous race (`AsyncRace`) or, with --race-schedule
-        rounds, one round at a time (`Race`); the race's status is kept for the table. Returns the trials'
-        results."""
+        on --resume, so no trial runs twice), the race --race-schedule names (`make_race`); the race's status
+        and the cells it counted are kept for the table. Returns the trials' results."""
         from ray import tune
 
-        from sentsweep.sweep.race_search import RaceSearcher  # lazy: imports Ray Tune, as above
+        from sentsweep.sweep.race_search import RaceSearcher, make_race  # lazy: imports Ray Tune, as above
 
         by_label = {", ".join(f"{name}={value}" for name, value in config.items() if name in axes): config
                     for config in configs}
         settings = self.race_settings()
-        race_class = AsyncRace if self.options.race_schedule == "async" else Race
-        race = race_class(list(by_label), settings.pop("seeds"), **settings)
+        race = make_race(self.options.race_schedule, list(by_label), settings.pop("seeds"), **settings)
         name = f"{run_name}-race"
         searcher = RaceSearcher(name, race, by_label, self.definition.selection_metric)
         # at most as many trials live as the cluster runs at once, so that a trial is chosen when a slot frees,
