@@ -149,9 +149,9 @@ class SweepOptions:
         "it, --correction bonferroni protects a configuration better than the others by this much, holm drops it "
         "more often (sentsweep.analysis.racing)", 0.0)
     race_alpha: float = option(
-        "level of the race's eliminations, a compute decision (the tables' claims use --alpha): at 0.20 a "
-        "configuration one seed-noise sd better than 26 equal ones is still kept in about 95%% of races "
-        "(sentsweep.analysis.racing, benchmarks/racing.py)", RACE_ALPHA)
+        "level of the race's eliminations, a compute decision (the tables' claims use --alpha): the async race "
+        "drops any configuration of equal ones in at most this share of races; async-per-level and rounds test "
+        "at it per level or round (benchmarks/racing.py, docs/performance.md)", RACE_ALPHA)
     alpha: float = option("significance level of the tables' significance groups and reproduction intervals", 0.05)
     correction: str = option("multiple-comparison correction of the race's tests and the tables' significance "
                              "groups", "holm", choices=CORRECTIONS)
