@@ -7,8 +7,8 @@ training (default 20: tens of seconds, so that Ray's per-trial costs weigh what 
 (a) plain Ray Tune as its users write it (benchmarks/plain_tune_tsdae.py: sentence-transformers' TSDAE, its STS
     evaluator, `tune.report`; Ray Tune's grid with the seed as an axis), no sentsweep code in the trainable;
 (b) sentsweep's 5-seed grid, the sweep script's own command line through `run_sweep`, preparation cache on;
-(c) the same sweep with `--race`, whichever race is sentsweep's default when it runs (printed: the number of
-    Ray Tune runs the race took tells a round-based race, one run per round, from a race in one run).
+(c) the same sweep with `--race`, whichever race is sentsweep's default when it runs (printed: its
+    --race-schedule, and the Ray Tune runs it took: one, sentsweep.sweep.race_search).
 
 Each trial runs on one CPU (a slot; the local Ray has one per core). Reported for each way: trials run;
 trial-seconds (the sum of the trials' wall seconds, measured inside each trial: sentsweep's `wall_seconds`, the
@@ -18,10 +18,10 @@ over the seeds it ran, and the significance group (`sentsweep.analysis.significa
 configurations not significantly worse than the best, paired t over shared seeds, Holm at --alpha), for (a) too.
 
 Then the same schedules on 16 and 64 slots, simulated with (b)'s measured trial durations and scores
-(`simulate_schedule`): the grid, and each race on the settings (c) ran with. The goals (issue 31, item 3): (c)
-reaches (b)'s best configuration at <= 50% of (b)'s trial-seconds and <= 60% of its wall-clock; the race's
-utilisation >= 90% of the grid's on the simulated 16 and 64 slots. A missed goal is printed with by how much and
-the figures that say why. Ratios only, every figure from this run.
+(`simulate_schedule`): the grid, and the race of each --race-schedule on the settings (c) ran with. The goals
+(issue 31, item 3): (c) reaches (b)'s best configuration at <= 50% of (b)'s trial-seconds and <= 60% of its
+wall-clock; the race's utilisation >= 90% of the grid's on the simulated 16 and 64 slots. A missed goal is
+printed with by how much and the figures that say why. Ratios only, every figure from this run.
 
 Per-trial overhead of sentsweep over the plain trainable at equal steps (item 4), by part, means per trial from
 (b)'s and (a)'s trials: preparation (model, data; sentsweep's step-0 evaluation, cached), evaluations,
@@ -127,9 +127,12 @@ def goal_checks(grid: Way, race: Way, simulated: dict, race_runs: int = 1) -> li
                      f"significance group of {len(grid_group)})")
     compute = race.trial_seconds / grid.trial_seconds
     trials = len(race.trials) / len(grid.trials)
+    configs = len({trial.config for trial in grid.trials})
     lines.append(_verdict("compute", compute, COMPUTE_GOAL, f"the race ran {len(race.trials)} of the grid's "
                           f"{len(grid.trials)} trials ({trials:.0%}), {race.trial_seconds / len(race.trials):.1f} s "
-                          f"each against the grid's {grid.trial_seconds / len(grid.trials):.1f} s"))
+                          f"each against the grid's {grid.trial_seconds / len(grid.trials):.1f} s; the grid's "
+                          f"significance group holds {len(grid_group)} of its {configs} configurations, which a race "
+                          f"that drops only configurations significantly worse keeps to their last seeds"))
     wall = race.wall_clock / grid.wall_clock
     runs = (f"; the race took {race_runs} Ray Tune runs, each waiting for its slowest trial and starting Ray Tune "
             f"again" if race_runs > 1 else "")
@@ -292,26 +295,25 @@ def run_sentsweep(name: str, argv: list[str], folder: Path, experiment: str) -> 
 
 
 def simulate(grid: Way, race_settings: dict, slot_counts) -> dict:
-    """{slots: {schedule: (wall_seconds, busy_trial_seconds, trials_run)}}: the grid, the round race and the
-    asynchronous race on the race's settings, scheduled on `slot_counts` slots with the grid's measured durations
-    and scores (`sentsweep.analysis.schedule.simulate_schedule`)."""
-    from sentsweep.analysis.async_racing import AsyncRace
-    from sentsweep.analysis.racing import Race, RaceBook
+    """{slots: {schedule: (wall_seconds, busy_trial_seconds, trials_run)}}: the grid and the race of each
+    --race-schedule ("async race", "async-per-level race", "rounds race") on the race's settings, scheduled on
+    `slot_counts` slots with the grid's measured durations and scores
+    (`sentsweep.analysis.schedule.simulate_schedule`)."""
+    from sentsweep.analysis.racing import RaceBook
     from sentsweep.analysis.schedule import FixedGrid, simulate_schedule
+    from sentsweep.sweep.options import RACE_SCHEDULES
+    from sentsweep.sweep.race_search import make_race
 
     durations = {(trial.config, trial.seed): trial.seconds for trial in grid.trials}
     scores = {(trial.config, trial.seed): trial.score for trial in grid.trials}
     configs = list(dict.fromkeys(trial.config for trial in grid.trials))
     seeds = race_settings["seeds"]
-
-    def race(cls):
-        """`cls` on the tag's settings that it takes (the tag may name more: the sweep's choice of race)."""
-        taken = {*inspect.signature(RaceBook.__init__).parameters, *inspect.signature(cls.__init__).parameters}
-        return cls(configs, seeds, **{name: value for name, value in race_settings.items()
-                                      if name in taken - {"self", "configs", "seeds"}})
-
-    schedules = {"grid": lambda: FixedGrid([(config, seed) for seed in seeds for config in configs]),
-                 "round race": lambda: race(Race), "async race": lambda: race(AsyncRace)}
+    # the tag's settings a race takes (the tag names the schedule too)
+    taken = set(inspect.signature(RaceBook.__init__).parameters) - {"self", "configs", "seeds"}
+    settings = {name: value for name, value in race_settings.items() if name in taken}
+    schedules = {"grid": lambda: FixedGrid([(config, seed) for seed in seeds for config in configs])}
+    schedules |= {f"{schedule} race": lambda schedule=schedule: make_race(schedule, configs, seeds, **settings)
+                  for schedule in RACE_SCHEDULES}
     return {slots: {name: simulate_schedule(make(), durations, scores, slots) for name, make in schedules.items()}
             for slots in slot_counts}
 
@@ -342,8 +344,7 @@ def run(trial_seconds: float = 20.0, ratios=RATIOS, poolings=POOLINGS, seeds: in
             race, settings, tune_runs = run_sentsweep("(c) sentsweep, --race", argv, folder, "race")
         finally:
             ray.shutdown()
-    print(f"(c) ran its race as {tune_runs} Ray Tune run(s) "
-          f"({'round-based: one run per round' if tune_runs > 1 else 'one run for the whole race'}); "
+    print(f"(c) ran its race (--race-schedule {settings['schedule']}) as {tune_runs} Ray Tune run(s); "
           f"race settings {settings}\n")
     print(f"Machine: {machine()}; {grid.slots} slots of {CPUS_PER_TRIAL} CPU\n")
     print(ways_table([plain, grid, race]) + "\n")
@@ -354,7 +355,7 @@ def run(trial_seconds: float = 20.0, ratios=RATIOS, poolings=POOLINGS, seeds: in
     for count, runs in simulated.items():
         print(f"| {count} | " + " | ".join(f"{utilisation(busy, count, wall):.0%}; {wall:,.0f} s; {trials}"
                                            for wall, busy, trials in runs.values()) + " |")
-    ran = "async race" if tune_runs == 1 else "round race"
+    ran = f"{settings['schedule']} race"
     print(f"\nGoals ((c) against (b); the simulated race is the {ran}, the one (c) ran):")
     for line in goal_checks(grid, race, {count: {"grid": runs["grid"], "race": runs[ran]}
                                          for count, runs in simulated.items()}, tune_runs):
