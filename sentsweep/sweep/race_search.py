@@ -5,17 +5,19 @@ Before, each round of a race was a Ray Tune run of its own: a round waited for i
 slots idled, and every round paid Ray Tune's start-up again. Here Ray Tune asks `suggest` whenever it may start a
 trial (at most `slots` trials live at once: `max_concurrent_trials`, the cluster's room for trials), the race
 answers with a (configuration, seed) or with None (nothing may start until results arrive: the round race's
-barrier, or the asynchronous race's bounded run-ahead; `sentsweep.analysis.racing`), and `on_trial_complete`
+barrier, or the asynchronous race's bounded run-ahead; `sentsweep.analysis.racing`,
+`sentsweep.analysis.async_racing`), and `on_trial_complete`
 records the trial's selection metric (None for a failed trial). Once the race has finished the searcher says so
 (`Searcher.FINISHED`): Ray Tune lets the trials still running end and returns.
 
 Resume. Ray Tune saves a searcher with its experiment state and, on `Tuner.restore`, unpickles the searcher of
 the run's `tuner.pkl` and calls `restore` with the saved state. A `RaceSearcher` pickles as a reference to the
 searcher this process made for the same run (`race_searcher_named`, as the budget and pending watches do), so
-the runner's own searcher is the one restored, and it reads the race's status from it after the run. Ray Tune saves the
-searcher and its trials together; it tells the searcher a trial completed before it marks the trial ended, so a
-saved trial that ended was recorded by the saved race, and a trial the saved race recorded but Ray Tune saved as
-running is run again from its last checkpoint and its second report ignored (`issued` no longer holds it).
+the runner's own searcher is the one restored, and it reads the race's status from it after the run. Ray Tune
+saves the searcher and its trials together; it tells the searcher a trial completed before it marks the trial
+ended, so a saved trial that ended was recorded by the saved race, and a trial the saved race recorded but Ray
+Tune saved as running is run again from its last checkpoint and its second report ignored (`issued` no longer
+holds it).
 """
 
 from __future__ import annotations
