@@ -100,11 +100,12 @@ def protocol_card(definition, options: SweepOptions, resolved, stages: list[tupl
             lines += [f"**{method.name}**: {method.reference}", "", "```bibtex", method.citation.strip(), "```", ""]
 
     lines += preparation_cache_section(resolved.constants, methods)
-    estimate = gpu_estimate(resolved, stages, options, model, chained_from_each(definition))
+    per_stage, points = stage_points(resolved, stages, options, chained_from_each(definition))
+    estimate = gpu_estimate(resolved, points, options, model)
     lines += sweep_options_section(options, estimate)
     seeds_source = "command line" if options.seeds else (
         "--quick" if options.quick and "seeds" in protocol.quick else str(protocol.seeds.source))
-    trials, steps, per_stage = count_work(resolved, stages, options, chained_from_each(definition))
+    trials, steps = count_work(resolved, points)
     lines += [f"**Seeds:** {', '.join(map(str, resolved.seeds))} ({seeds_source})", "",
               f"**Trials:** {' + '.join(str(n) for n in per_stage)} grid point{'s' if sum(per_stage) != 1 else ''} x "
               f"{len(resolved.seeds)} seed{'s' if len(resolved.seeds) != 1 else ''} = {trials}",
@@ -278,19 +279,17 @@ def chained_from_each(definition) -> dict[str, str]:
     return {stage.name: stage.init_from for stage in definition.stages if stage.init_from and stage.init_rows == "each"}
 
 
-def count_work(resolved, stages: list[tuple[str, dict]], options: SweepOptions,
-               from_each: dict[str, str] | None = None) -> tuple[int, int, list[int]]:
-    """(trials, training steps in all, points per stage): every grid point of every stage, once per seed; a
-    stage chained to each configuration of an earlier stage (`from_each`) runs once per such configuration."""
-    per_stage, points = grid_points(resolved, stages, options, from_each)
+def count_work(resolved, points: list[tuple[dict, int]]) -> tuple[int, int]:
+    """(trials, training steps in all) of the sweep's `points` (`stage_points`), each once per seed."""
     seeds = len(resolved.seeds)
-    return seeds * len(points), seeds * sum(steps for _, steps in points), per_stage
+    return seeds * len(points), seeds * sum(steps for _, steps in points)
 
 
-def grid_points(resolved, stages: list[tuple[str, dict]], options: SweepOptions,
-                from_each: dict[str, str] | None = None) -> tuple[list[int], list[tuple[dict, int]]]:
-    """(points per stage, (config, training steps of one trial) of every point of every stage) as `count_work`
-    counts them: an Optuna stage as `num_configs` points at its axes' first values."""
+def stage_points(resolved, stages: list[tuple[str, dict]], options: SweepOptions,
+                 from_each: dict[str, str] | None = None) -> tuple[list[int], list[tuple[dict, int]]]:
+    """(points per stage, (config, training steps of one trial) of every point of every stage): every grid
+    point of every stage, an Optuna stage as `num_configs` points at its axes' first values; a stage chained to
+    each configuration of an earlier stage (`from_each`) runs once per such configuration."""
     per_stage, points_of, configs = [], {}, []
     for stage_name, axes in stages:
         if options.search == "optuna":
@@ -308,11 +307,9 @@ def grid_points(resolved, stages: list[tuple[str, dict]], options: SweepOptions,
     return per_stage, configs
 
 
-def gpu_estimate(resolved, stages: list[tuple[str, dict]], options: SweepOptions, model: str,
-                 from_each: dict[str, str] | None = None) -> GpuEstimate:
+def gpu_estimate(resolved, points: list[tuple[dict, int]], options: SweepOptions, model: str) -> GpuEstimate:
     """The sweep's GPU-hours estimated from the probes its storage path keeps (`sentsweep.sweep.gpu_estimate`):
-    each training trial's key with `model`, the model a launch's probes name."""
-    _, points = grid_points(resolved, stages, options, from_each)
+    each training trial of `points` (`stage_points`) by its key with `model`, the model a launch's probes name."""
     trials = [(probe_key(config | {"model": model}), steps) for config, steps in points
               if get_method(config["method"]).trains] * len(resolved.seeds)
     path = probes_file(resolved.storage_path)

@@ -3,7 +3,7 @@ measured (`sentsweep.sweep.probe_records`).
 
     estimated GPU-hours = sum over the sweep's training trials t of steps(t) x seconds_per_step(key(t)) x f / 3600
 
-where steps(t) is the trial's optimisation steps as the card counts them (`sentsweep.sweep.card.count_work`),
+where steps(t) is the trial's optimisation steps as the card counts them (`sentsweep.sweep.card.stage_points`),
 seconds_per_step(key) the median step time of the probe of the trial's `ProbeKey` (model, method, batch size,
 max_seq_length, precision: what a step's cost depends on, as its memory does), and f the GPU fraction a trial
 holds: --gpus-per-trial, or for `auto` what `choose_fraction` chooses on the stored probes' memory, without the
