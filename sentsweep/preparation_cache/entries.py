@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
+from sentsweep.storage import local_storage_folder
+
 Value = TypeVar("Value")
 RESULT_KEY = "preparation_cache"  # a trial's report: {stage: {"key": ..., "status": ...}} of the entries it used
 CONTENT = "content"
@@ -60,9 +62,8 @@ class Uncacheable(Exception):
 def cache_folder(storage_path: str | None) -> str | None:
     """`<storage path>/cache`, where a sweep keeps its entries; None for a URI (s3://...), which has neither file
     locks nor atomic renames."""
-    if not storage_path or "://" in storage_path:
-        return None
-    return str(Path(storage_path).expanduser().resolve() / "cache")
+    folder = local_storage_folder(storage_path)
+    return None if folder is None else str(folder / "cache")
 
 
 def save_json(value, folder: Path) -> None:

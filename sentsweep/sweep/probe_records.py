@@ -24,6 +24,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from sentsweep.errors import InputError
+from sentsweep.storage import local_storage_folder
 from sentsweep.sweep.gpu_packing import Probe, ProbeKey
 
 PROBES_FILE = "gpu_probes.json"
@@ -46,9 +47,8 @@ class StoredProbe:
 
 def probes_file(storage_path: str) -> Path | None:
     """`<storage path>/gpu_probes.json`; None for a URI (s3://...)."""
-    if "://" in storage_path:
-        return None
-    return Path(storage_path).expanduser().resolve() / PROBES_FILE
+    folder = local_storage_folder(storage_path)
+    return None if folder is None else folder / PROBES_FILE
 
 
 def read_probes(path: Path) -> list[StoredProbe]:
