@@ -221,15 +221,14 @@ class AsyncRace(RaceBook):
             self._close_level()
         if (not self._finished and self.max_trials is not None and self._trials >= self.max_trials
                 and not self._outstanding):
-            self._end_on_budget()
+            self._end_on_leader_budget()
 
     # --- a level's decisions -------------------------------------------------------------------------------
 
     def _run_ahead_rank(self, config) -> tuple:
         """Best current mean first (max), configurations without a value last, earlier configurations first."""
-        values = self._values[config]
-        mean = self._sign * sum(values.values()) / len(values) if values else 0.0
-        return bool(values), mean, -self._order[config]
+        scored = bool(self._values[config])
+        return scored, self._sign * self._mean(config) if scored else 0.0, -self._order[config]
 
     def _level_complete(self) -> bool:
         """Every configuration alive has a result on each of seeds[:level] (it has at most one more: seeds[level],
@@ -346,15 +345,13 @@ class AsyncRace(RaceBook):
                                 f"{label} = {value:.2g}{f' < {self.alpha:g}' if value < self.alpha else ''}")
         return verdicts
 
-    def _end_on_budget(self) -> None:
+    def _end_on_leader_budget(self) -> None:
+        """The budget is spent and every result is in: the leader (best mean over its own seeds) is best."""
         leader = self._leader(self._alive())
         if leader is None:
             self._finished = True
             return
-        seeds = len(self._values[leader])
-        self._end(leader, f"trial budget reached: best mean of the {len(self._alive())} configs left after {seeds} "
-                          f"seeds ({self._trials} of {self.max_trials} trials run)",
-                  f"trial budget reached after {seeds} seeds")
+        self._end_on_budget(leader)
 
     def counted_seeds(self) -> dict:
         """{config: its seeds with a result, up to the level that decided it}: a configuration dropped at level n, or

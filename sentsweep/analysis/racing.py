@@ -261,6 +261,12 @@ class RaceBook:
             else:
                 self._state[config], self._why[config] = TIED, f"{tied}; {self._why[config]}"
 
+    def _end_on_budget(self, leader) -> None:
+        """Finishes the race on its trial budget: the leader best, the other configurations alive tied."""
+        seeds = len(self._values[leader])
+        self._end(leader, f"trial budget reached: best mean of the {len(self._alive())} configs left after {seeds} "
+                          f"seeds ({self._trials} of {self.max_trials} trials run)",
+                  f"trial budget reached after {seeds} seeds")
 
     # --- the round race's test, on the values of some seeds ---------------------------------------------------
 
@@ -414,9 +420,8 @@ class Race(RaceBook):
             reason = f"best mean of the {len(alive)} configs left at the maximum of {len(self.seeds)} seeds"
             tied = f"tied with the best at the maximum of {len(self.seeds)} seeds"
         elif self.max_trials is not None and self._trials + len(alive) > self.max_trials:
-            reason = (f"trial budget reached: best mean of the {len(alive)} configs left after {seeds} seeds "
-                      f"({self._trials} of {self.max_trials} trials run)")
-            tied = f"trial budget reached after {seeds} seeds"
+            self._end_on_budget(leader)
+            return
         else:
             return
         self._end(leader, reason, tied)

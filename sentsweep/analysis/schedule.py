@@ -26,10 +26,6 @@ class FixedGrid:
         self._trials = list(trials)
         self._next = 0
 
-    @property
-    def finished(self) -> bool:
-        return self._next == len(self._trials)
-
     def next_trial(self) -> tuple | None:
         if self._next == len(self._trials):
             return None
