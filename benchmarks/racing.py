@@ -18,13 +18,15 @@ its seeds) has a true mean >= the true best's - 1 noise sd; at sd 0.4, 2 of the 
 0.6 with CLS or mean pooling, 0.07 apart).
 
 Two races, on the same draws and with the same settings (DESIGN, and each variant):
-- the round race (sentsweep.analysis.racing.Race, the command line's --race today): every configuration still
+- the round race (sentsweep.analysis.racing.Race, --race-schedule rounds): every configuration still
   racing runs the next seed, the round waits for its slowest trial, then the pooled t (two-way ANOVA variance) of
   each configuration against the leader, Holm per round, at --race-alpha 0.20; no guarantee over a whole race;
-- the asynchronous race (sentsweep.analysis.async_racing.AsyncRace): a configuration gets its next seed when a
-  slot frees, eliminations when a level of seeds closes, Tukey's range at --race-alpha split over the levels;
-  under the null the chance that a whole race drops anything is at most alpha. The figure of interest is what
-  that guarantee costs in trials (it drops less) and what dropping the barrier gains in wall-clock.
+- the asynchronous race (sentsweep.analysis.async_racing.AsyncRace, --race-schedule async, the default; with
+  family='level', --race-schedule async-per-level, the round race's test at each level): a configuration gets
+  its next seed when a slot frees, eliminations when a level of seeds closes, Tukey's range at --race-alpha
+  split over the levels; under the null the chance that a whole race drops anything is at most alpha. The
+  figure of interest is what that guarantee costs in trials (it drops less) and what dropping the barrier gains
+  in wall-clock.
 Both run through sentsweep.analysis.schedule.simulate_schedule on SLOTS = 16 slots, each trial lasting a
 duration drawn uniformly between 0.5 and 1.5 (in units of a trial's mean duration; an assumption: TSDAE trials of
 one grid differ by their data order and early stopping, not by much), the same durations for both races and for
@@ -33,8 +35,8 @@ it then drops (its only waste), so it depends on the slots; the round race's doe
 same schedules at the defaults on 1, 16 and 64 slots (trials, wall-clock, utilisation), next to the grid's.
 
 Goals (issue "Seeds where they matter"): >= 95% of races find the best, with <= half the grid's 135 trials
-(the round race, the default). The asynchronous race: all configurations equal, some configuration dropped in at
-most --race-alpha of races plus 3 Monte Carlo standard errors (issue 31).
+(the round race, the default when that issue was written). The asynchronous race: all configurations equal,
+some configuration dropped in at most --race-alpha of races plus 3 Monte Carlo standard errors (issue 31).
 Also printed: the mean regret (true best - the chosen configuration's true mean); how often the race drops the
 true best (ratio 0.6, mean pooling: dropping it while its CLS twin 0.07 below stays costs nothing); when all 27
 true means are equal, how often a race drops some configuration and how often it drops a given one; how often it
@@ -54,8 +56,8 @@ from functools import partial
 
 import numpy as np
 
-from sentsweep.analysis.async_racing import AsyncRace
-from sentsweep.analysis.racing import RACE_ALPHA, Race
+from sentsweep.analysis.async_racing import make_race
+from sentsweep.analysis.racing import RACE_ALPHA
 from sentsweep.analysis.schedule import FixedGrid, simulate_schedule
 from sentsweep.experiments._tsdae_published import TABLE_6, TABLE_7
 
@@ -67,7 +69,8 @@ INITIAL_SEEDS = 2
 SLOTS = 16  # the cluster of issue 31's example
 SLOT_COUNTS = (1, 16, 64)  # the schedules compared at the defaults (one slot: no run-ahead, no barrier cost)
 # The races compared on the same draws and durations (module docstring), by their names in the output.
-RACES = {"round race": Race, "async race": AsyncRace, "async race, family='level'": partial(AsyncRace, family="level")}
+RACES = {"round race": partial(make_race, "rounds"), "async race": partial(make_race, "async"),
+         "async race, family='level'": partial(make_race, "async-per-level")}
 DESIGN = dict(test="pooled t", correction="holm", alpha=RACE_ALPHA, initial_seeds=INITIAL_SEEDS, tolerance=0.0)
 # The other settings shown, each changing one or two things from DESIGN (as command-line options).
 VARIANTS = {
@@ -90,7 +93,7 @@ def true_means() -> dict:
 
 def race_once(kind, means: dict, scores: dict, durations: dict, **settings) -> tuple:
     """(chosen configuration, trials run, configurations eliminated, wall-clock, busy trial-time) of one race of
-    `kind` (Race or AsyncRace) on `scores`, scheduled on SLOTS slots with `durations`."""
+    `kind` (a race of RACES) on `scores`, scheduled on SLOTS slots with `durations`."""
     race = kind(list(means), SEEDS, **settings)
     wall, busy, trials = simulate_schedule(race, durations, flat(scores), SLOTS)
     return race.best, trials, set(race.eliminated), wall, busy

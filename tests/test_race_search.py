@@ -5,11 +5,10 @@ import pickle
 import pytest
 from ray.tune.search import Searcher
 
-from sentsweep.analysis.async_racing import AsyncRace
+from sentsweep.analysis.async_racing import RACE_SCHEDULES, AsyncRace, make_race
 from sentsweep.analysis.racing import ELIMINATED, Race
 from sentsweep.sweep.cluster import Node, trial_slots
-from sentsweep.sweep.options import RACE_SCHEDULES
-from sentsweep.sweep.race_search import RaceSearcher, make_race, race_searcher_named
+from sentsweep.sweep.race_search import RaceSearcher, race_searcher_named
 
 
 def test_slots_are_the_trials_each_node_fits_summed():

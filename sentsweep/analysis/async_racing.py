@@ -111,12 +111,14 @@ from functools import lru_cache
 import numpy as np
 from scipy import optimize, special, stats
 
-from sentsweep.analysis.racing import ELIMINATED, MIN_SHARED_SEEDS, RACE_ALPHA, RaceBook, pooled_variance
+from sentsweep.analysis.racing import ELIMINATED, MIN_SHARED_SEEDS, RACE_ALPHA, Race, RaceBook, pooled_variance
 from sentsweep.analysis.significance import P_LABELS, adjust_p_values
 
 # What an elimination's error is controlled over: the whole race (Tukey's range, alpha split over the levels; the
 # default) or each level separately (Race's test at each level: its eliminations, without its barrier).
 FAMILIES = ("race", "level")
+# How a race runs, by the command line's name (--race-schedule): the race `make_race` makes of each.
+RACE_SCHEDULES = ("async", "async-per-level", "rounds")
 
 
 # Gauss-Legendre nodes and weights on [-1, 1] for the two integrals of the studentized range's distribution.
@@ -374,3 +376,13 @@ class AsyncRace(RaceBook):
             return self._p[config]
         value, k, df = self._tukey[config]
         return min(1.0, self.levels * (1.0 - studentized_range_cdf(value, k, df)))
+
+
+def make_race(schedule: str, configs: list, seeds: list[int], **settings):
+    """The race `--race-schedule` names (`RACE_SCHEDULES`), `settings` as Race takes them: 'async', the asynchronous
+    race with Tukey's range over the levels (a family-wise error of at most alpha over the whole race when all
+    configurations are equal); 'async-per-level', the asynchronous race making the round race's decisions (each
+    level tested as a round is, at alpha), without its barrier; 'rounds', the round race (racing.Race)."""
+    if schedule == "rounds":
+        return Race(configs, seeds, **settings)
+    return AsyncRace(configs, seeds, family="race" if schedule == "async" else "level", **settings)

@@ -28,6 +28,7 @@ import typing
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar
 
+from sentsweep.analysis.async_racing import RACE_SCHEDULES
 from sentsweep.analysis.racing import RACE_ALPHA, TEST_OPTIONS
 from sentsweep.analysis.significance import CORRECTIONS
 from sentsweep.errors import InputError
@@ -36,7 +37,6 @@ GPUS_AUTO = "auto"
 DEFAULT_OUTPUT_DIR = "sweep_outputs"
 SCHEDULERS = ("fifo", "asha", "median")  # see sentsweep.sweep.runner.make_scheduler
 KEEP_MODELS = ("best", "all", "none")  # see sentsweep.sweep.models_kept.KeptModels.policy
-RACE_SCHEDULES = ("async", "async-per-level", "rounds")  # --race-schedule: see sentsweep.sweep.race_search.make_race
 
 
 def option(help: str, default: Any = None, **metadata) -> Any:

@@ -27,9 +27,6 @@ from collections.abc import Mapping
 
 from ray.tune.search import Searcher
 
-from sentsweep.analysis.async_racing import AsyncRace
-from sentsweep.analysis.racing import Race
-
 
 class RaceSearcher(Searcher):
     """Hand out the trials of `race` (a `Race` or an `AsyncRace`: `next_trial`, `record`, `finished`, `status`)
@@ -80,13 +77,3 @@ def race_searcher_named(run_name: str) -> RaceSearcher:
     except KeyError:
         raise RuntimeError(f"no race searcher for Ray Tune run {run_name!r} in this process: a raced run is "
                            "restored by the sweep command that made it (--resume)") from None
-
-
-def make_race(schedule: str, configs: list, seeds: list[int], **settings):
-    """The race `--race-schedule` names (`sentsweep.sweep.options.RACE_SCHEDULES`), `settings` as Race takes them:
-    'async', the asynchronous race with Tukey's range over the levels (a family-wise error of at most alpha over
-    the whole race when all configurations are equal); 'async-per-level', the asynchronous race making the round
-    race's decisions (each level tested as a round is, at alpha), without its barrier; 'rounds', the round race."""
-    if schedule == "rounds":
-        return Race(configs, seeds, **settings)
-    return AsyncRace(configs, seeds, family="race" if schedule == "async" else "level", **settings)

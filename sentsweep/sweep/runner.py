@@ -17,6 +17,7 @@ import signal
 import sys
 import time
 
+from sentsweep.analysis.async_racing import make_race
 from sentsweep.analysis.racing import TEST_OPTIONS
 from sentsweep.analysis.reproduction import TARGETS_ARTIFACT, reproduction_section, targets_to_json
 from sentsweep.analysis.runs import fetch_trial_runs, finished_cells, same_param_value
@@ -283,7 +284,7 @@ class SweepRunner:
         and the cells it counted are kept for the table. Returns the trials' results."""
         from ray import tune
 
-        from sentsweep.sweep.race_search import RaceSearcher, make_race  # lazy: imports Ray Tune, as above
+        from sentsweep.sweep.race_search import RaceSearcher  # lazy: imports Ray Tune, as above
 
         by_label = {", ".join(f"{name}={value}" for name, value in config.items() if name in axes): config
                     for config in configs}
