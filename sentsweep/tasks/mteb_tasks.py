@@ -133,6 +133,7 @@ def expand_spec(name: str, path: str) -> dict[str, str]:
 
 
 _DATASETS_FOLDER: list[Path] = []
+_LOADED: dict[tuple, tuple] = {}  # (task, folder, revision, digest) -> (MTEB's task with its data, splits)
 
 
 @contextmanager
@@ -200,7 +201,11 @@ class MtebTask(Task):
         self.task = mteb_task(self.task_name, name)
         dataset = self.task.metadata.dataset
         self.data: TaskData = resolve_task_data(name, dataset["path"], dataset["revision"], path)
-        self.hub_splits = self._load()
+        key = (self.task_name, self.data.folder, self.data.revision, self.data.digest)
+        if key not in _LOADED:  # a process builds a task once per folder content (the launcher checks, then scores)
+            _LOADED[key] = (self.task, self._load())
+        self.task, self.hub_splits = _LOADED[key]
+        self.splits = tuple(self.hub_splits)
 
     def _load(self) -> dict[str, str]:
         """Load the data with MTEB's own loader from the local folder; {our split: the hub's split name}."""
@@ -219,7 +224,6 @@ class MtebTask(Task):
             except Exception as error:
                 raise InputError(f"{self.name}: MTEB cannot read {folder} as {self.data.repository} "
                                  f"({type(error).__name__}: {_one_line(error)})") from None
-        self.splits = tuple(splits)
         return splits
 
     def _splits(self, found: list[str]) -> dict[str, str]:
@@ -420,3 +424,37 @@ def _revision_folder(root: Path, model: str) -> Path:
         raise InputError(f"--mteb-results: {model_folder} holds {len(revisions)} revisions of the model "
                          f"({', '.join(sorted(f.name for f in revisions))}); give the folder of one")
     return revisions[0]
+
+
+def untrained_scores(model_folder: str, max_seq_length: int, specs: dict[str, str], model_name: str | None,
+                     results_folder: str | None) -> tuple[dict[str, float], list[str]]:
+    """The untrained model's MTEB scores, `untrained_<main metric>` for each MTEB task of `specs` (test split), and,
+    with `results_folder` (a local copy of MTEB's results repository), the published ones as reproduction targets,
+    `published_untrained_<main metric>`; with the lines that say whether each was reproduced (within
+    PUBLISHED_TOLERANCE points: the evaluation is deterministic up to floating-point noise)."""
+    from sentsweep.models import load_sentence_model
+    from sentsweep.scorers import EmbeddingScorer
+
+    tasks = {name: MtebTask(name, path) for name, path in specs.items() if is_mteb_name(name)}
+    if not tasks:
+        return {}, []
+    model = load_sentence_model(model_folder, pooling=None, max_seq_length=max_seq_length)
+    metrics = {f"untrained_{task.main_metric_key}": task.evaluate(EmbeddingScorer(model), "test").metrics[
+        task.main_metric_key] for task in tasks.values()}
+    lines = [f"untrained model on {name}: {metrics[f'untrained_{task.main_metric_key}']:.2f} (MTEB main score x 100)"
+             for name, task in tasks.items()]
+    if results_folder:
+        published = published_main_scores(results_folder, model_name or model_folder,
+                                          [task.task_name for task in tasks.values()])
+        lines = []
+        for name, task in tasks.items():
+            ours = metrics[f"untrained_{task.main_metric_key}"]
+            if task.task_name not in published:
+                lines.append(f"untrained model on {name}: {ours:.2f}; no published result in {results_folder}")
+                continue
+            value, file = published[task.task_name]
+            metrics[f"published_untrained_{task.main_metric_key}"] = value
+            verdict = "reproduced" if abs(ours - value) <= PUBLISHED_TOLERANCE else "not reproduced"
+            lines.append(f"untrained model on {name}: {ours:.2f}, published {value:.2f} ({file}): {verdict} "
+                         f"(difference {ours - value:+.3f}, tolerance {PUBLISHED_TOLERANCE})")
+    return metrics, lines
