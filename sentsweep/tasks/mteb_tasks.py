@@ -32,10 +32,10 @@ package (the `mteb` extra, `pip install 'sentsweep[mteb]'`), imported only where
   correlation exactly. A paired test over those per-pair terms is a first-order (linearised) test of the
   difference of two correlations: it leaves out that a rank depends on the other pairs. Pair classification
   (average precision) and clustering (V-measure) are no such mean: they are compared over seeds.
-- Record. The revision, the folder's content digest and MTEB's version are in `provenance`; the result of each
-  evaluation is MTEB's own result JSON (`TaskResult.to_dict`), returned as the artifact
-  `mteb/results/<model>/<revision>/<Task>.json` with `model_meta.json` beside it, the layout of MTEB's result
-  cache: `mteb.ResultCache(<downloaded mteb folder>).load_results()` and `mteb.TaskResult.from_disk` read it.
+- Record. The revision, the folder's content digest and MTEB's version are in `provenance`, the artifact
+  `mteb/data/<Task>.json` of every evaluation; its result is MTEB's own result JSON (`TaskResult.to_dict`), the
+  artifact `mteb/results/<model>/<revision>/<Task>.json` with `model_meta.json` beside it, the layout of MTEB's
+  result cache: `mteb.ResultCache(<downloaded mteb folder>).load_results()` and `mteb.TaskResult.from_disk` read it.
 - Published references: `published_main_scores` reads a model's results from a local copy of MTEB's results
   repository (`results/<org>__<model>/<revision>/<Task>.json`), the reproduction targets of the untrained model.
 """
@@ -66,8 +66,10 @@ MTEB_PREFIX = "mteb:"
 METRIC_PREFIX = "mteb_"
 ITEMS_SUFFIX = "_items"  # mteb_<Task>_main_score_items: the main score's per-item outcomes
 DEV_SPLITS = ("validation", "dev")
-BATCH_SIZE = 64  # the project's evaluation batch size (sentsweep.scorers.EmbeddingScorer)
+# the project's evaluation batch size (sentsweep.scorers.EmbeddingScorer), without MTEB's progress bars
+ENCODE_KWARGS = {"batch_size": 64, "show_progress_bar": False}
 RESULTS_ARTIFACT = "mteb/results"  # a downloaded `mteb` artifact folder is an MTEB result cache
+PROVENANCE_ARTIFACT = "mteb/data"  # <Task>.json: the data a run's MTEB scores come from (`MtebTask.provenance`)
 PUBLISHED_TOLERANCE = 0.01  # points (x 100): the project's choice; an evaluation is deterministic up to float noise
 # MTEB's retrieval metric names -> pytrec_eval's per-query measures (mteb._evaluators.retrieval_metrics)
 PER_QUERY_MEASURES = {"ndcg_at_": "ndcg_cut_", "map_at_": "map_cut_", "recall_at_": "recall_",
@@ -264,7 +266,7 @@ class MtebTask(Task):
             self.task.task_specific_scores = _capturing(type(self.task).task_specific_scores, self.task, captured)
         with tempfile.TemporaryDirectory() as predictions:
             try:
-                outcome = mteb.evaluate(model, self.task, cache=None, encode_kwargs={"batch_size": BATCH_SIZE},
+                outcome = mteb.evaluate(model, self.task, cache=None, encode_kwargs=dict(ENCODE_KWARGS),
                                         prediction_folder=predictions, show_progress_bar=False, co2_tracker=False,
                                         overwrite_strategy="always")
             finally:
@@ -318,14 +320,16 @@ class MtebTask(Task):
         return dataset[hub_split] if subset not in dataset and subset == "default" else dataset[subset][hub_split]
 
     def _result_artifacts(self, result, model) -> dict:
-        """{artifact path: JSON} of MTEB's result and model meta, in the layout of MTEB's result cache."""
+        """{artifact path: JSON} of MTEB's result and model meta, in the layout of MTEB's result cache, and of the
+        data's provenance (repository, revision, folder, content digest, MTEB version)."""
         from mteb.models.model_meta import ModelMeta
 
         meta = ModelMeta.from_sentence_transformer_model(model, fetch_from_hf=False) \
             if type(model).__name__ == "SentenceTransformer" else ModelMeta.create_empty()
         folder = f"{RESULTS_ARTIFACT}/{meta.model_name_as_path()}/{meta.revision or 'no_revision_available'}"
         return {f"{folder}/{self.task_name}.json": result.to_dict(),
-                f"{folder}/model_meta.json": json.loads(json.dumps(meta.to_dict(), default=str))}
+                f"{folder}/model_meta.json": json.loads(json.dumps(meta.to_dict(), default=str)),
+                f"{PROVENANCE_ARTIFACT}/{self.task_name}.json": self.provenance}
 
 
 def _capturing(method, task, captured: dict):
