@@ -6,6 +6,7 @@ benchmark with all-MiniLM-L6-v2; and a quick sweep selecting on an MTEB dev spli
 from __future__ import annotations
 
 import json
+import math
 import re
 import shutil
 from pathlib import Path
@@ -52,7 +53,7 @@ def test_every_task_type_scores_what_mteb_evaluate_gives_on_the_same_folder(tiny
     (scores,) = own.scores["test"]
     prefix = f"mteb_{task_name}_"
     assert ours.metrics[prefix + "main_score"] == pytest.approx(100 * own.get_score(), abs=1e-9)
-    compared = {key: value for key, value in scores.items() if isinstance(value, float)}
+    compared = {key: value for key, value in scores.items() if isinstance(value, float) and math.isfinite(value)}
     assert len(compared) >= 5
     for key, value in compared.items():
         assert ours.metrics[prefix + key] == pytest.approx(value * (1 if "threshold" in key else 100), abs=1e-9), key
@@ -91,7 +92,7 @@ def test_the_result_json_is_mtebs_own_and_its_result_cache_loads_it(tiny_model, 
     for path, content in result.artifacts.items():
         (tmp_path / "artifacts" / path).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / "artifacts" / path).write_text(json.dumps(content), encoding="utf-8")
-    (json_file,) = (tmp_path / "artifacts").rglob("STSBenchmark.json")
+    (json_file,) = (tmp_path / "artifacts" / "mteb" / "results").rglob("STSBenchmark.json")
     loaded = mteb.TaskResult.from_disk(json_file)
     assert 100 * loaded.get_score() == pytest.approx(result.metrics["mteb_STSBenchmark_main_score"])
     assert loaded.dataset_revision == REPOSITORIES["STSBenchmark"][1]
@@ -236,3 +237,65 @@ def shared_sts_rows(folder: Path, split: str) -> list[dict]:
         rows.append({"split": name, "genre": genre, "dataset": dataset, "year": year, "sid": sid,
                      "score": float(score), "sentence1": first, "sentence2": second})
     return rows
+
+
+@pytest.mark.slow  # a quick sweep (4 trials on Ray) with two MTEB tasks
+def test_a_quick_sweep_selects_on_an_mteb_dev_split_and_its_table_tests_mteb_columns_over_items(tmp_path, capsys):
+    """tsdae_deletion --quick over two noise ratios with mteb:STSBenchmark (selecting on its validation split) and
+    mteb:SciFact: every trial logs MTEB's scores, items and result JSON; a kept model scores what its run logged
+    under MTEB's own evaluation; the table tests both MTEB columns over items, the suite averages them."""
+    import contextlib
+    import io
+
+    import ray
+    from mlflow.tracking import MlflowClient
+
+    import sentsweep.analysis.cli as analysis_cli
+    from sentsweep.analysis.runs import fetch_sweep_runs, per_query_outcomes
+    from sentsweep.analysis.tables import build_table
+    from sentsweep.models import load_sentence_model
+    from sentsweep.tracking.models import materialize_model
+    from tests.test_sweep_end_to_end import load_sweep
+
+    sts, scifact = stsbenchmark(tmp_path / "stsb"), BUILDERS["SciFact"](tmp_path / "scifact")
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    module = load_sweep()
+    output = io.StringIO()
+    with contextlib.redirect_stdout(output):
+        code = module.run_sweep(module.DEFINITION, [
+            "--quick", "--tracking-uri", uri, "--output-dir", str(tmp_path / "out"), "--ratios", "0.3", "0.6",
+            "--poolings", "mean", "--eval-task", f"mteb:STSBenchmark={sts}", "--eval-task", f"mteb:SciFact={scifact}",
+            "--select-on", "mteb:STSBenchmark"])
+    ray.shutdown()
+    assert code == 0, output.getvalue() + capsys.readouterr().err
+    assert re.search(r"untrained model on mteb:STSBenchmark: -?\d+\.\d\d \(MTEB main score x 100\)", output.getvalue())
+    runs = fetch_sweep_runs(uri, "tsdae_deletion")
+    assert len(runs) == 4 and set(runs["status"]) == {"FINISHED"}
+    metrics = ["mteb_STSBenchmark_main_score", "mteb_SciFact_main_score"]
+    client = MlflowClient(uri)
+    for _, run in runs.iterrows():
+        assert (run["params.select_checkpoint"], run["params.selection_task"]) == ("best_task_dev",
+                                                                                   "mteb:STSBenchmark")
+        assert run["metrics.best_task_step"] >= 0 and not np.isnan(run["metrics.mteb_SciFact_ndcg_at_10"])
+        items = per_query_outcomes(uri, run["run_id"])
+        assert len(items["mteb_SciFact_main_score_items"]) == 12
+        assert len(items["mteb_STSBenchmark_main_score_items"]) == 60
+        files = {f.path for f in client.list_artifacts(run["run_id"], "mteb/data")}
+        assert files == {"mteb/data/STSBenchmark.json", "mteb/data/SciFact.json"}
+    kept = runs[runs["logged_model_id"].notna()].iloc[0]
+    model = load_sentence_model(str(materialize_model(uri, f"runs:/{kept['run_id']}/model", tmp_path / "kept")),
+                                pooling=None, max_seq_length=32)
+    for task_name, folder in (("STSBenchmark", sts), ("SciFact", scifact)):
+        assert kept[f"metrics.mteb_{task_name}_main_score"] == pytest.approx(
+            100 * mteb_own_result(model, task_name, folder).get_score(), abs=1e-4)
+    outcomes = {run_id: per_query_outcomes(uri, run_id) for run_id in runs["run_id"]}
+    table = build_table(runs, ["noise_ratio"], metrics, per_query=outcomes)
+    assert table.item_tested == {metric: metric + ITEMS_SUFFIX for metric in metrics}, table.per_query_notes
+    assert all(member.test in ("", "paired t over items") for group in table.groups.values()
+               for member in group.members.values())
+    assert analysis_cli.main(["table", "--experiment", "tsdae_deletion", "--tracking-uri", uri, "--rows",
+                              "noise_ratio", "--metrics", *metrics, "--per-query"]) == 0
+    assert "paired t-test over queries" in capsys.readouterr().out
+    assert analysis_cli.main(["suite", "--experiment", "tsdae_deletion", "--tracking-uri", uri, "--rows",
+                              "noise_ratio", "--suite", "mteb", "--items", "--resamples", "200"]) == 0
+    assert f"items also resampled for: {', '.join(metrics)}" in capsys.readouterr().out

@@ -33,7 +33,7 @@ package (the `mteb` extra, `pip install 'sentsweep[mteb]'`), imported only where
   difference of two correlations: it leaves out that a rank depends on the other pairs. Pair classification
   (average precision) and clustering (V-measure) are no such mean: they are compared over seeds.
 - Record. The revision, the folder's content digest and MTEB's version are in `provenance`, the artifact
-  `mteb/data/<Task>.json` of every evaluation; its result is MTEB's own result JSON (`TaskResult.to_dict`), the
+  `mteb/data/<Task>.json` of every evaluation; its result is MTEB's own result JSON (`TaskResult.to_disk`'s), the
   artifact `mteb/results/<model>/<revision>/<Task>.json` with `model_meta.json` beside it, the layout of MTEB's
   result cache: `mteb.ResultCache(<downloaded mteb folder>).load_results()` and `mteb.TaskResult.from_disk` read it.
 - Published references: `published_main_scores` reads a model's results from a local copy of MTEB's results
@@ -48,6 +48,7 @@ import os
 import re
 import shutil
 import tempfile
+import warnings
 from contextlib import contextmanager
 from difflib import get_close_matches
 from pathlib import Path
@@ -80,10 +81,14 @@ def is_mteb_name(name: str) -> bool:
     return name.startswith(MTEB_PREFIX)
 
 
+# `import mteb` creates its result cache folder (MTEB_CACHE, else ~/.cache/mteb), which sentsweep never uses
+# (`mteb.evaluate(cache=None)`): wherever this process imports mteb, the folder is a temporary one unless set.
+os.environ.setdefault("MTEB_CACHE", str(Path(tempfile.gettempdir()) / f"sentsweep-mteb-cache-{os.getuid()}"))
+
+
 def import_mteb():
-    """The `mteb` module; its result cache (created on import) in a temporary folder unless MTEB_CACHE is set. An
-    `InputError` when the `mteb` extra is not installed."""
-    os.environ.setdefault("MTEB_CACHE", str(Path(tempfile.gettempdir()) / f"sentsweep-mteb-cache-{os.getuid()}"))
+    """The `mteb` module (its result cache folder: see MTEB_CACHE above); an `InputError` when the `mteb` extra is
+    not installed."""
     try:
         import mteb
     except ImportError:
@@ -324,10 +329,15 @@ class MtebTask(Task):
         data's provenance (repository, revision, folder, content digest, MTEB version)."""
         from mteb.models.model_meta import ModelMeta
 
-        meta = ModelMeta.from_sentence_transformer_model(model, fetch_from_hf=False) \
-            if type(model).__name__ == "SentenceTransformer" else ModelMeta.create_empty()
+        with warnings.catch_warnings():  # mteb 2.26's own call passes its deprecated fill_missing (False) on
+            warnings.simplefilter("ignore", DeprecationWarning)
+            meta = ModelMeta.from_sentence_transformer_model(model, fetch_from_hf=False) \
+                if type(model).__name__ == "SentenceTransformer" else ModelMeta.create_empty()
         folder = f"{RESULTS_ARTIFACT}/{meta.model_name_as_path()}/{meta.revision or 'no_revision_available'}"
-        return {f"{folder}/{self.task_name}.json": result.to_dict(),
+        with tempfile.TemporaryDirectory() as written:  # the JSON MTEB itself writes (`TaskResult.to_disk`)
+            result.to_disk(Path(written) / "result.json")
+            content = json.loads((Path(written) / "result.json").read_text(encoding="utf-8"))
+        return {f"{folder}/{self.task_name}.json": content,
                 f"{folder}/model_meta.json": json.loads(json.dumps(meta.to_dict(), default=str)),
                 f"{PROVENANCE_ARTIFACT}/{self.task_name}.json": self.provenance}
 
