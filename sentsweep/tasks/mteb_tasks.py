@@ -57,8 +57,9 @@ import numpy as np
 from scipy.stats import rankdata
 
 from sentsweep.errors import InputError
+from sentsweep.models import load_sentence_model
 from sentsweep.references import MTEB
-from sentsweep.scorers import Scorer
+from sentsweep.scorers import EmbeddingScorer, Scorer
 from sentsweep.tasks.base import Task, TaskResult
 from sentsweep.tasks.common import check_split
 from sentsweep.tasks.mteb_data import TaskData, resolve_task_data
@@ -446,9 +447,6 @@ def untrained_scores(model_folder: str, max_seq_length: int, specs: dict[str, st
     with `results_folder` (a local copy of MTEB's results repository), the published ones as reproduction targets,
     `published_untrained_<main metric>`; with the lines that say whether each was reproduced (within
     PUBLISHED_TOLERANCE points: the evaluation is deterministic up to floating-point noise)."""
-    from sentsweep.models import load_sentence_model
-    from sentsweep.scorers import EmbeddingScorer
-
     tasks = {name: MtebTask(name, path) for name, path in specs.items() if is_mteb_name(name)}
     if not tasks:
         return {}, []
