@@ -264,8 +264,8 @@ def test_a_quick_sweep_selects_on_an_mteb_dev_split_and_its_table_tests_mteb_col
     with contextlib.redirect_stdout(output):
         code = module.run_sweep(module.DEFINITION, [
             "--quick", "--tracking-uri", uri, "--output-dir", str(tmp_path / "out"), "--ratios", "0.3", "0.6",
-            "--poolings", "mean", "--eval-task", f"mteb:STSBenchmark={sts}", "--eval-task", f"mteb:SciFact={scifact}",
-            "--select-on", "mteb:STSBenchmark"])
+            "--poolings", "mean", "--max-steps", "20", "--eval-task", f"mteb:STSBenchmark={sts}",
+            "--eval-task", f"mteb:SciFact={scifact}", "--select-on", "mteb:STSBenchmark"])
     ray.shutdown()
     assert code == 0, output.getvalue() + capsys.readouterr().err
     assert re.search(r"untrained model on mteb:STSBenchmark: -?\d+\.\d\d \(MTEB main score x 100\)", output.getvalue())
