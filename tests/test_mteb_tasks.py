@@ -54,7 +54,7 @@ def test_every_task_type_scores_what_mteb_evaluate_gives_on_the_same_folder(tiny
     prefix = f"mteb_{task_name}_"
     assert ours.metrics[prefix + "main_score"] == pytest.approx(100 * own.get_score(), abs=1e-9)
     compared = {key: value for key, value in scores.items() if isinstance(value, float) and math.isfinite(value)}
-    assert len(compared) >= 5
+    assert len(compared) >= 3  # clustering (v1): v_measure, its std, main_score
     for key, value in compared.items():
         assert ours.metrics[prefix + key] == pytest.approx(value * (1 if "threshold" in key else 100), abs=1e-9), key
     items = ours.per_query.get(prefix + "main_score" + ITEMS_SUFFIX)

@@ -270,7 +270,10 @@ class MtebTask(Task):
         captured: dict = {}
         if _is_retrieval(self.task):
             self.task.task_specific_scores = _capturing(type(self.task).task_specific_scores, self.task, captured)
-        with tempfile.TemporaryDirectory() as predictions:
+        with tempfile.TemporaryDirectory() as predictions, warnings.catch_warnings():
+            # MTEB's notes on superseded tasks and renamed sentence-transformers methods: not the researcher's to act on
+            warnings.filterwarnings("ignore", category=UserWarning, module=r"mteb(\.|$)")
+            warnings.filterwarnings("ignore", category=FutureWarning, module=r"mteb(\.|$)")
             try:
                 outcome = mteb.evaluate(model, self.task, cache=None, encode_kwargs=dict(ENCODE_KWARGS),
                                         prediction_folder=predictions, show_progress_bar=False, co2_tracker=False,
@@ -332,6 +335,7 @@ class MtebTask(Task):
 
         with warnings.catch_warnings():  # mteb 2.26's own call passes its deprecated fill_missing (False) on
             warnings.simplefilter("ignore", DeprecationWarning)
+            warnings.filterwarnings("ignore", category=FutureWarning, module=r"mteb(\.|$)")
             meta = ModelMeta.from_sentence_transformer_model(model, fetch_from_hf=False) \
                 if type(model).__name__ == "SentenceTransformer" else ModelMeta.create_empty()
         folder = f"{RESULTS_ARTIFACT}/{meta.model_name_as_path()}/{meta.revision or 'no_revision_available'}"
