@@ -18,8 +18,7 @@ Runs are those of the experiment's latest sweep unless --sweep-run-id or --all-s
 the best per column is in bold and the others of its best group (not significantly worse than the best: all pairs
 tested, adjusted together by --correction, at --alpha) are marked; with --per-query, columns of a metric with
 per-query outcomes (distractor tasks' top1, askubuntu/scidocs/cqadupstack MAP, MTEB tasks' main scores) are tested
-over items (queries, pairs, examples), which
-fetches one artifact per run (slow on a remote store).
+over items (queries, pairs, examples), which fetches one artifact per run (slow on a remote store).
 """
 
 from __future__ import annotations
