@@ -162,3 +162,6 @@ SQUAD = Reference(
     "SQuAD", "Pranav Rajpurkar, Jian Zhang, Konstantin Lopyrev, Percy Liang",
     "SQuAD: 100,000+ Questions for Machine Comprehension of Text", 2016, "EMNLP 2016",
     "https://arxiv.org/abs/1606.05250")
+MTEB = Reference(
+    "MTEB", "Niklas Muennighoff, Nouamane Tazi, Loïc Magne, Nils Reimers",
+    "MTEB: Massive Text Embedding Benchmark", 2023, "EACL 2023", "https://arxiv.org/abs/2210.07316")

@@ -17,8 +17,8 @@
 Runs are those of the experiment's latest sweep unless --sweep-run-id or --all-sweeps says otherwise. In a table
 the best per column is in bold and the others of its best group (not significantly worse than the best: all pairs
 tested, adjusted together by --correction, at --alpha) are marked; with --per-query, columns of a metric with
-per-query outcomes (distractor tasks' top1, askubuntu/scidocs/cqadupstack MAP) are tested over queries, which
-fetches one artifact per run (slow on a remote store).
+per-query outcomes (distractor tasks' top1, askubuntu/scidocs/cqadupstack MAP, MTEB tasks' main scores) are tested
+over items (queries, pairs, examples), which fetches one artifact per run (slow on a remote store).
 """
 
 from __future__ import annotations
@@ -109,7 +109,8 @@ def parse_args(argv=None, prog: str = "sentsweep analyze") -> argparse.Namespace
     suite_parser.add_argument("--rows", nargs="+", required=True,
                               help="params that define a configuration (e.g. method)")
     which = suite_parser.add_mutually_exclusive_group(required=True)
-    which.add_argument("--suite", help=f"a named suite: {', '.join(suite.SUITES)}")
+    which.add_argument("--suite", help=f"a named suite: {', '.join([*suite.SUITES, suite.MTEB_SUITE])} (mteb: every "
+                       "MTEB task the runs scored)")
     which.add_argument("--metrics", nargs="+", help="an explicit suite: the metrics of its tasks")
     suite_parser.add_argument("--items", action="store_true",
                               help="also resample queries, for the tasks whose runs stored per-query outcomes")
@@ -135,7 +136,8 @@ def check_significance(args) -> None:
         raise InputError(f"--correction must be one of {', '.join(CORRECTIONS)}, got {args.correction!r}")
     if getattr(args, "per_query", False) and not any(map(per_query_name, args.metrics)):
         raise InputError(f"--per-query: none of the metrics {args.metrics} has per-query outcomes (<task>_top1 of a "
-                         "distractor task, <task>_map or <task>_map_at_100 of a retrieval task)")
+                         "distractor task, <task>_map or <task>_map_at_100 of a retrieval task, "
+                         "mteb_<Task>_main_score of an MTEB task)")
 
 
 def table_per_query(args, runs) -> dict:
@@ -211,9 +213,10 @@ def compare_per_query(args, first, second) -> None:
 
 def print_suite(args) -> None:
     """The suite table of the runs (and its CSV with --csv); --suite/--metrics are checked before any fetch."""
-    metrics = suite.suite_metrics(args.suite if args.suite is not None else args.metrics)
+    suite.suite_metrics(args.suite if args.suite is not None else args.metrics)
     uri = resolve_tracking_uri(args.tracking_uri)
     runs = fetch_sweep_runs(uri, args.experiment, args.sweep_run_id, args.all_sweeps)
+    metrics = suite.suite_metrics(args.suite if args.suite is not None else args.metrics, runs)
     items = suite.fetch_item_outcomes(uri, runs, args.rows, metrics) if args.items else None
     result = suite.suite_intervals(runs, args.rows, args.suite if args.suite is not None else metrics, items,
                                    higher_is_better=not args.lower_is_better, confidence=args.confidence,

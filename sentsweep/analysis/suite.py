@@ -8,6 +8,10 @@ Suites (`SUITES`) name the test metrics the project's tasks log (`sentsweep.task
 - "useb": the four USEB tasks of TSDAE, AskUbuntu (`askubuntu_map`), CQADupStack (`cqadupstack_map_at_100`),
   TwitterPara (`twitterpara_ap`) and SciDocs (`scidocs_map`).
 
+- "mteb": every MTEB task the runs scored (`mteb_<Task>_main_score`, `sentsweep.tasks.mteb_tasks`), for example the
+  tasks of a benchmark given as `--eval-task 'mteb:MTEB(eng, v2)=FOLDER'`: the benchmark's mean over its tasks, with
+  items resampled for the tasks whose runs kept per-item outcomes (`mteb_<Task>_main_score_items`).
+
 An explicit list of metrics is a suite too. Analysis never imports torch, so the names are written out here
 rather than read from the task registry (the tests check that they equal the tasks' main metrics).
 
@@ -70,7 +74,13 @@ import numpy as np
 import pandas as pd
 
 from sentsweep.analysis.runs import per_query_outcomes
-from sentsweep.analysis.tables import as_number_if_possible, per_query_name, sort_key, status_counts
+from sentsweep.analysis.tables import (
+    ITEM_MEAN_TOLERANCE,
+    as_number_if_possible,
+    per_query_name,
+    sort_key,
+    status_counts,
+)
 from sentsweep.errors import InputError
 from sentsweep.registry import unknown_name
 
@@ -80,6 +90,7 @@ SUITES: dict[str, tuple[str, ...]] = {
             "sts16_wmean_spearman", "stsb_spearman", "sickr_spearman"),
     "useb": ("askubuntu_map", "cqadupstack_map_at_100", "twitterpara_ap", "scidocs_map"),
 }
+MTEB_SUITE = "mteb"  # its metrics are those of the runs: see suite_metrics
 ITEM_SCALE = 100.0  # metrics are x 100, per-query outcomes are not
 DEFAULT_RESAMPLES = 2000
 MIN_SEEDS_FOR_INTERVAL = 2  # one seed shows no seed-to-seed variation: its interval would be falsely narrow
@@ -143,9 +154,15 @@ class SuiteResult:
         raise KeyError(config)
 
 
-def suite_metrics(suite: str | Sequence[str]) -> list[str]:
-    """The metrics of the suite named `suite` (see SUITES), or `suite` itself as a list of metric names; an unknown
-    name or an empty list is an `InputError`."""
+def suite_metrics(suite: str | Sequence[str], runs: pd.DataFrame | None = None) -> list[str]:
+    """The metrics of the suite named `suite` (see SUITES; "mteb": the MTEB main scores among `runs`' metrics, none
+    without runs), or `suite` itself as a list of metric names; an unknown name or an empty list is an `InputError`."""
+    if suite == MTEB_SUITE:
+        metrics = sorted(column.removeprefix("metrics.") for column in ([] if runs is None else runs.columns)
+                         if column.startswith("metrics.mteb_") and column.endswith("_main_score"))
+        if runs is not None and not metrics:
+            raise InputError("suite 'mteb': the runs have no MTEB task's main score (mteb_<Task>_main_score)")
+        return metrics
     if isinstance(suite, str):
         if suite not in SUITES:
             raise unknown_name("suite", suite, SUITES)
@@ -292,7 +309,7 @@ def suite_intervals(runs: pd.DataFrame, row_params: list[str], suite: str | Sequ
     or per-query name: [outcome per item]}}}, config a tuple of row values (or one value for one row param), e.g.
     from `fetch_item_outcomes`. An unknown suite, or a param or metric the runs lack, is an `InputError` naming it.
     """
-    metrics = suite_metrics(suite)
+    metrics = suite_metrics(suite, runs)
     if not 0 < confidence < 1:
         raise InputError(f"confidence {confidence} is not between 0 and 1")
     if resamples < 1:
@@ -346,7 +363,7 @@ def suite_intervals(runs: pd.DataFrame, row_params: list[str], suite: str | Sequ
                 array[configs.index(config), position[seed]] = vector
             means = item_scale * array.mean(axis=2)
             off = [(c, s) for c, s in zip(*np.nonzero(used))
-                   if not np.isclose(means[c, s], values[c, t, s], rtol=1e-9, atol=1e-6)]
+                   if not np.isclose(means[c, s], values[c, t, s], rtol=1e-9, atol=ITEM_MEAN_TOLERANCE)]
             if off:
                 c, s = off[0]
                 problem = (f"{metric}: {item_scale:g} x the mean of its {array.shape[2]} item outcomes is not the "

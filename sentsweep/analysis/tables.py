@@ -21,8 +21,10 @@ column's per-query outcomes for every run in it, the paired t-test over queries,
 over the seeds the two share (far more power than a test over 5 seeds). Which per-query outcome belongs to
 which metric (per_query_name): `<task>_top1` is its own per-query outcome (distractor tasks: 1/0 per query),
 `<task>_map` and `<task>_map_at_100` are the means of `<task>_ap` (average precision per query: askubuntu,
-scidocs, cqadupstack). The outcomes are used only where, in every run of the column, 100 x their mean equals
-the run's metric, so that the test is about the number in the cell: a metric averaged over subsets of unequal
+scidocs, cqadupstack), an MTEB task's `mteb_<Task>_main_score` the mean of `mteb_<Task>_main_score_items` (per
+query, pair or example: `sentsweep.tasks.mteb_tasks`). The outcomes are used only where, in every run of the
+column, 100 x their mean equals the run's metric (within ITEM_MEAN_TOLERANCE: MTEB rounds its retrieval means to
+5 decimals), so that the test is about the number in the cell: a metric averaged over subsets of unequal
 size (SciDocs' subtasks, CQADupStack's forums) is not the mean over its queries, and is tested over seeds
 (the footnote says so). A column is tested over queries or over seeds as a whole, never a mix of both.
 
@@ -58,7 +60,9 @@ UNTRAINED = "untrained"
 TEST_NAMES = {"paired t": "paired t over seeds", "paired t over items": "paired t over items"}
 CORRECTION_NAMES = {"holm": "Holm", "bonferroni": "Bonferroni", "none": "none"}
 # Per-query outcome of a metric (see the module docstring): metric suffix -> outcome suffix, same task prefix.
-PER_QUERY_SUFFIXES = {"_top1": "_top1", "_map": "_ap", "_map_at_100": "_ap"}
+PER_QUERY_SUFFIXES = {"_top1": "_top1", "_map": "_ap", "_map_at_100": "_ap", "_main_score": "_main_score_items"}
+ITEM_MEAN_TOLERANCE = 1e-3  # x 100 units: 100 x an MTEB mean rounded to 5 decimals is within 5e-4 of its items'
+# mean; a metric averaged over subsets of unequal size is off by far more
 
 # The step metric of the checkpoint a metric was measured at, where the metric names its checkpoint.
 STEP_OF_METRIC = {
@@ -287,7 +291,7 @@ def _column_outcomes(table: ComparisonTable, column, metric: str, runs_by_row: d
     if len({len(outcomes) for outcomes, _ in scored}) > 1:
         table.per_query_notes[column] = f"per-query {name} of different lengths (not the same task data)"
         return None
-    differ = sum(not math.isclose(100.0 * float(np.mean(outcomes)), value, rel_tol=1e-9, abs_tol=1e-6)
+    differ = sum(not math.isclose(100.0 * float(np.mean(outcomes)), value, rel_tol=1e-9, abs_tol=ITEM_MEAN_TOLERANCE)
                  for outcomes, value in scored)
     if differ:
         table.per_query_notes[column] = f"100 x the mean of per-query {name} is not the metric in {differ} of " \

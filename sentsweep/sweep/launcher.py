@@ -36,6 +36,7 @@ from sentsweep.sweep.param_spaces import values_to_validate
 from sentsweep.sweep.progress import library_output
 from sentsweep.sweep.protocol import with_method_settings
 from sentsweep.tasks import build_tasks, parse_task_specs
+from sentsweep.tasks.mteb_tasks import MTEB_PREFIX, is_mteb_name, published_main_scores, untrained_scores
 from sentsweep.tracking.models import check_model_uri, is_model_uri, materialize_model
 from sentsweep.tracking.store import check_tracking_reachable, resolve_tracking_uri
 from sentsweep.trainables.catalog import check_keys, get_method, setting_default, validate_config
@@ -90,17 +91,37 @@ def resolve_settings(definition: SweepDefinition, options: SweepOptions) -> Reso
         specs = {name: str(Path(path).resolve()) for name, path in parse_task_specs(options.eval_task).items()}
         tasks = build_tasks(specs)  # reads and checks every task file now, before any training
         constants["eval_tasks"] = specs
+        constants.update(selection_on(options, specs, assignments))
         selection = constants.get("selection_task")
         if constants.get("select_checkpoint") == "best_task_dev" and selection in tasks and \
                 "dev" not in tasks[selection].splits:
             raise InputError(f"selection_task {selection!r} has no dev split ({specs[selection]}) to select "
                              "checkpoints on")
 
+    if options.select_on and not options.eval_task:
+        raise InputError(f"--select-on {options.select_on!r}: give the task with --eval-task")
+    if options.mteb_results:  # read now: a folder that does not hold the model's results fails before launch
+        mteb_tasks = [name.removeprefix(MTEB_PREFIX) for name in constants.get("eval_tasks") or {}
+                      if is_mteb_name(name)]
+        if not mteb_tasks:
+            raise InputError("--mteb-results: give the MTEB tasks to compare with --eval-task mteb:<Task>=FOLDER")
+        published_main_scores(options.mteb_results, options.model or "", mteb_tasks)
     if options.model:  # an MLflow model URI is checked once the tracking store is known to be reachable
         constants["model"] = options.model if is_model_uri(options.model) else check_model_source(options.model)
     elif not options.quick and not options.dry_run:
         raise InputError("--model is required without --quick (a hub name or a local folder)")
     return ResolvedSweep(constants, method_settings, overrides, seeds, corpus_size, storage)
+
+
+def selection_on(options: SweepOptions, specs: dict[str, str], assignments: dict) -> dict:
+    """--select-on TASK as the settings it stands for (select_checkpoint best_task_dev on TASK's dev split)."""
+    if not options.select_on:
+        return {}
+    if options.select_on not in specs:
+        raise InputError(f"--select-on {options.select_on!r} is not one of the --eval-task tasks ({', '.join(specs)})")
+    if {"select_checkpoint", "selection_task"} & set(assignments):
+        raise InputError("--select-on and --set select_checkpoint/selection_task say the same thing: give one")
+    return {"select_checkpoint": "best_task_dev", "selection_task": options.select_on}
 
 
 def storage_path(options: SweepOptions) -> str:
@@ -333,6 +354,11 @@ def launch(definition: SweepDefinition, options: SweepOptions) -> int:
         f"untrained model {constants['model']}: STS dev {baseline['untrained_sts_dev']:.2f}, "
         f"test {baseline['untrained_sts_test']:.2f} (Spearman x 100 of cosine)"
     )
+    mteb_baseline, lines = untrained_scores(constants["model"], constants["max_seq_length"],
+                                            constants.get("eval_tasks") or {}, options.model, options.mteb_results)
+    baseline |= mteb_baseline
+    if lines:
+        print("\n".join(lines))
     with library_output(options.verbose):
         return SweepRunner(definition, options, tracking_uri, resolved).run(stages, baseline)
 

@@ -91,6 +91,11 @@ class SweepOptions:
         "askubuntu=data-eval/askubuntu, sts12=SentEval/data/downstream/STS/STS12-en-test, "
         "mr=SentEval/data/downstream/MR (repeatable; names: sentsweep.tasks.task_names())", (),
         repeat=True, metavar="NAME=PATH")
+    select_on: str | None = option("select every trial's checkpoint on the dev split of this --eval-task task (for "
+                                   "example mteb:STSBenchmark); its test split is only reported", metavar="TASK")
+    mteb_results: str | None = option("a local copy of MTEB's results repository (results/<org>__<model>/<revision>/"
+                                      "<Task>.json): the model's published MTEB scores, reproduction targets of the "
+                                      "untrained model's scores on the --eval-task mteb: tasks", metavar="FOLDER")
     seeds: str | None = option("count (5 = seeds 0..4) or list (0,1,2)")
     search: Literal["grid", "optuna"] = option("a grid, or configurations Optuna samples", "grid")
     num_configs: int = option("configs Optuna samples (each run per seed)", 8)

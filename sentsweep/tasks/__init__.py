@@ -9,6 +9,8 @@ the seeds' tables show. Which names exist: `task_names()`.
 Every task class derives from `sentsweep.tasks.base.Task`, which states its main metric, splits and the
 `Reference` of its data, and registers itself in `TASKS` where it is defined; importing this package imports
 every task module, so the registry is complete. The modules' docstrings give each metric's formula and source.
+MTEB's tasks are named 'mteb:<TaskName>' (or 'mteb:<Benchmark>' for all of a benchmark's tasks) and scored by MTEB
+itself (`sentsweep.tasks.mteb_tasks`, which imports `mteb` only when such a task is built).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from sentsweep.registry import unknown_name
 from sentsweep.scorers import Scorer
 from sentsweep.tasks import distractors, retrieval, sts, transfer, useb  # noqa: F401 (they register their tasks)
 from sentsweep.tasks.base import TASKS, Task, TaskResult
+from sentsweep.tasks.mteb_tasks import MtebTask, expand_spec, is_mteb_name, main_metric_of
 
 __all__ = [
     "STS_TASK_NAMES", "TASKS", "Task", "TaskResult", "build_task", "build_tasks", "evaluate_tasks", "main_metric",
@@ -30,10 +33,12 @@ BEIR_PREFIX = "beir-"  # 'beir-<dataset>' reads any BEIR retrieval folder with t
 
 def task_names() -> list[str]:
     """Every task name `build_task` accepts ('beir-<dataset>' reads any BEIR retrieval folder)."""
-    return sorted(TASKS.names()) + [f"{BEIR_PREFIX}<dataset>"]
+    return sorted(TASKS.names()) + ["mteb:<MTEB task or benchmark>", f"{BEIR_PREFIX}<dataset>"]
 
 
 def _task_class(name: str) -> type[Task]:
+    if is_mteb_name(name):
+        return MtebTask
     kind = "quora" if name.startswith(BEIR_PREFIX) and name not in TASKS else name
     if kind not in TASKS:
         raise unknown_name(TASKS.kind, name, task_names())
@@ -47,19 +52,23 @@ def build_task(name: str, path: str) -> Task:
 
 def main_metric(name: str) -> str:
     """The metric of task `name` that the seeds' tables show, for example 'askubuntu_map'."""
+    if is_mteb_name(name):
+        return main_metric_of(name)
     return f"{name}_{_task_class(name).main_metric}"
 
 
 def parse_task_specs(specs: list[str]) -> dict[str, str]:
-    """NAME=PATH strings as {name: path}; a missing '=' or a repeated name is an `InputError`."""
+    """NAME=PATH strings as {name: path}, an MTEB benchmark as its tasks (`mteb_tasks.expand_spec`); a missing '='
+    or a repeated name is an `InputError`."""
     tasks = {}
     for spec in specs:
         name, separator, path = spec.partition("=")
         if not separator or not name or not path:
             raise InputError(f"evaluation task {spec!r}: expected NAME=PATH, for example askubuntu=data-eval/askubuntu")
-        if name in tasks:
-            raise InputError(f"evaluation task {name!r} given twice")
-        tasks[name] = path
+        for task, task_path in (expand_spec(name, path) if is_mteb_name(name) else {name: path}).items():
+            if task in tasks:
+                raise InputError(f"evaluation task {task!r} given twice")
+            tasks[task] = task_path
     return tasks
 
 
@@ -79,6 +88,7 @@ def evaluate_tasks(tasks: dict[str, Task], scorer: Scorer, split: str = "test") 
         result = task.evaluate(scorer, split)
         merged.metrics.update(result.metrics)
         merged.per_query.update(result.per_query)
+        merged.artifacts.update(result.artifacts)
     sts_scores = [merged.metrics[task.main_metric_key] for name, task in tasks.items() if name in STS_TASK_NAMES]
     if len(sts_scores) >= 2:
         merged.metrics["sts_avg"] = sum(sts_scores) / len(sts_scores)

@@ -25,10 +25,12 @@ from sentsweep.scorers import Scorer
 
 @dataclass
 class TaskResult:
-    """Metrics (x 100) of one task on one split, and per-query outcomes for paired tests over items."""
+    """Metrics (x 100) of one task on one split, per-query outcomes for paired tests over items, and files the
+    trial's run keeps as artifacts ({path: JSON content}, e.g. MTEB's own result JSON)."""
 
     metrics: dict[str, float]
     per_query: dict[str, list[float]] = field(default_factory=dict)
+    artifacts: dict[str, dict] = field(default_factory=dict)
 
 
 class Task(ABC):
@@ -43,10 +45,14 @@ class Task(ABC):
         """Subclasses read and check the files at `path` here, after this sets `name` and `path`."""
         self.name, self.path = name, str(path)
 
+    def metric_key(self, metric: str) -> str:
+        """The key of `metric` in this task's results: the task's name, '_', the metric ('askubuntu_map')."""
+        return f"{self.name}_{metric}"
+
     @property
     def main_metric_key(self) -> str:
         """The key of the main metric in this task's results, for example 'askubuntu_map'."""
-        return f"{self.name}_{self.main_metric}"
+        return self.metric_key(self.main_metric)
 
     @abstractmethod
     def evaluate(self, scorer: Scorer, split: str) -> TaskResult:

@@ -143,6 +143,8 @@ def report_untrained_scores(trial: Trial, scorer, session=None) -> None:
         final = evaluate_tasks(tasks, scorer, "test")
         metrics.update(final.metrics)
         metrics["per_query"] = final.per_query
+        if final.artifacts:
+            metrics["artifacts"] = final.artifacts
     with tempfile.TemporaryDirectory() as directory:
         session.report(metrics, Path(directory))
 

@@ -322,6 +322,8 @@ def run_trial(trial: Trial, build_setup: Callable[[Trial], TrainingSetup], sessi
                                                  tasks)
                 metrics.update(final.metrics)
                 metrics["per_query"] = final.per_query
+                if final.artifacts:  # e.g. MTEB's result JSON (sentsweep.tasks.mteb_tasks)
+                    metrics["artifacts"] = final.artifacts
             if losses:
                 metrics["train_loss"] = float(np.mean(losses))
                 metrics["lr"] = lr_schedule.get_last_lr()[0]
@@ -420,7 +422,7 @@ def _select_by_validation_loss(setup: TrainingSetup, validation: list[str], batc
 
 def task_metric_key(task, metric: str | None) -> str:
     """The metric key of `task` that selects the checkpoint: `metric` with the task's prefix, or its main one."""
-    return f"{task.name}_{metric}" if metric else task.main_metric_key
+    return task.metric_key(metric) if metric else task.main_metric_key
 
 
 def _select_by_task_dev(model, task, key: str, test: StsEvaluator, progress: Progress) -> dict:
