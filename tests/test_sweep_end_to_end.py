@@ -65,9 +65,14 @@ def test_every_trial_has_exactly_one_finished_run_with_params_tags_and_curve(qui
         (ratio, pooling, seed) for ratio in ("0.3", "0.6") for pooling in ("mean", "max") for seed in ("0", "1")
     }
     client = MlflowClient(uri)
-    for run in runs:
+    for run in runs:  # a child of its configuration's run, a child of the sweep's: named by what it is
         assert run.info.status == "FINISHED"
-        assert run.data.tags["mlflow.parentRunId"] == parent
+        configuration = client.get_run(run.data.tags["mlflow.parentRunId"])
+        assert configuration.data.tags["mlflow.parentRunId"] == parent
+        assert configuration.data.tags["config_hash"] == run.data.tags["config_hash"]
+        assert configuration.info.run_name == (f"noise_ratio={run.data.params['noise_ratio']} "
+                                               f"pooling={run.data.params['pooling']}")
+        assert run.info.run_name == f"{configuration.info.run_name} · seed {run.data.params['seed']}"
         for tag in ("sweep", "method", "seed", "config_hash", "code_version"):
             assert run.data.tags[tag]
         history = client.get_metric_history(run.info.run_id, "sts_dev")
