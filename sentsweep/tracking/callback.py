@@ -30,7 +30,7 @@ from sentsweep.preparation_cache import RESULT_KEY as CACHE_RESULT_KEY
 from sentsweep.random_seeds import TRIAL_INDEX_KEY, resolve_seed
 from sentsweep.tracking.configurations import CONFIGURATION_OF_TAG, ConfigurationRuns
 from sentsweep.tracking.datasets import trial_datasets
-from sentsweep.tracking.names import mlflow_metric_key, with_aliases
+from sentsweep.tracking.names import mlflow_metric_key
 from sentsweep.tracking.store import PER_QUERY_ARTIFACT
 from sentsweep.tracking.sweep_run import SweepRecord
 from sentsweep.tracking.views import configurations_view, seeds_view, seeds_view_key, view_tag
@@ -210,7 +210,7 @@ class SweepTracker(Callback):
                 "ray_trial_id": trial.trial_id,
                 "selected_on": selection_tag(config),
             } | ({"parent_model_run_id": config["parent_model_run_id"]} if config.get("parent_model_run_id") else {}),
-            "params": with_aliases(_param_texts(params)),
+            "params": _param_texts(params),
             "config": json.loads(json.dumps(params, default=str)),
         })
         self.configurations.trial_nested(trial.trial_id)

@@ -144,9 +144,9 @@ class ConfigurationRuns:
             tags = {STANDING_TAG: _standing(of_row, selection_metric)} | {
                 f"{STANDING_TAG}.{line['metric']}": _standing(of_row, line["metric"]) for _, line in of_row.iterrows()}
             tags[LEFT_OUT_TAG] = "; ".join(_left_out(trials, counted)) or "none"
-            if race and key in race:
-                status = race[key]
-                tags[RACE_TAG] = f"{status.state.lower()} at level {status.n + status.failed}: {status.why}"
+            status = (race or {}).get(key)
+            tags[RACE_TAG] = (f"{status.state.lower()} at level {status.n + status.failed}: {status.why}" if status
+                              else "not raced")  # (an --extend of a raced sweep is not)
             for tag, value in tags.items():
                 self.writer.submit({"op": "tag", "trial": address(key), "key": tag, "value": value})
             for _, run in trials.iterrows():
