@@ -197,3 +197,28 @@ def test_bookkeeping_metrics_are_logged_under_system_and_models_by_name():
     name = logged_model_name("noise_ratio=0.3 pooling=mean model=/data/m:1 · seed 1")
     _validate_logged_model_name(name)  # MLflow accepts it
     assert name == "noise_ratio=0,3 pooling=mean model=|data|m-1 · seed 1"
+
+
+def test_a_driver_that_ran_none_of_the_trials_sets_the_same_rows_on_the_same_runs(logged, tmp_path):
+    """An --extend whose trials had all finished before: its driver reopens the sweep's run and the configuration
+    runs (found by their tags), and writes the table's rows again, no operation refused."""
+    before = configuration_runs(logged.store, logged.tracker.parent_run_id)
+    argv, sys.argv = sys.argv, [str(PROJECT / "sweeps" / "tsdae_deletion.py")]
+    try:
+        extended = SweepTracker(logged.store, "configurations", "tsdae_deletion", tmp_path / "out", extend=True)
+    finally:
+        sys.argv = argv
+    assert extended.parent_run_id == logged.tracker.parent_run_id
+    extended.begin_stage(["noise_ratio", "pooling"], ["sts_test_at_best_dev", "best_sts_dev"], "best_sts_dev",
+                         seed_statistics)
+    stage_end = SimpleNamespace(definition=SimpleNamespace(selection_metric="best_sts_dev"), race_counted=None,
+                                race_status={}, race_hashes={})
+    SweepRunner.log_configurations(stage_end, extended, STAGE, logged.table, logged.runs, "", "")
+    assert extended.finish()
+    assert not list((tmp_path / "out").glob("*.rejected.jsonl"))
+    after = configuration_runs(logged.store, logged.tracker.parent_run_id)
+    assert {name: run.info.run_id for name, run in after.items()} == {
+        name: run.info.run_id for name, run in before.items()}
+    for name, run in after.items():
+        assert run.info.status == "FINISHED"
+        assert run.data.metrics == pytest.approx(before[name].data.metrics, nan_ok=True)

@@ -183,7 +183,7 @@ class SweepRunner:
         (`sentsweep.analysis.tables.ComparisonTable`) with Ray Tune's results of the trials it ran."""
         self.stage_index = index
         self.stage_title, self.stage_axes = title, list(axes)
-        tracker.begin_stage(list(axes), self.table_metrics(), self.definition.selection_metric, seed_statistics)
+        tracker.begin_stage(list(axes), self.table_metrics(), self.definition.selection_metric, seed_statistics, stage)
         results = self._fit(tracker, f"{self.definition.name}-{tracker.parent_run_id[:8]}-{index}", constants, axes,
                             chain or {})
         if not tracker.writer.flush(attempts=6, wait_s=5.0):

@@ -175,11 +175,14 @@ class SweepTracker(Callback):
         """A stage's table on the sweep's run (`sentsweep.tracking.sweep_run.SweepRecord.log_stage`)."""
         self.record.log_stage(title, table_markdown, cells, row_params, selection_metric, race, reproduction)
 
-    def begin_stage(self, axes: list[str], metrics: list[str], selection_metric: str, summarize) -> None:
+    def begin_stage(self, axes: list[str], metrics: list[str], selection_metric: str, summarize,
+                    stage: str | None = None) -> None:
         """A stage starts: its configuration runs are named by `axes`, summarized on `metrics` (`summarize`:
-        values -> {statistic: value}), and the saved views of the sweep show its axes beside the earlier stages'."""
+        values -> {statistic: value}), and the saved views of the sweep show its axes beside the earlier stages'
+        (and the param `stage`, in a sweep of several: `stage` names this one)."""
         self.configurations.begin_stage(axes, metrics, summarize)
-        self._view_axes = list(dict.fromkeys(getattr(self, "_view_axes", []) + self.configurations.axes))
+        self._view_axes = list(dict.fromkeys(getattr(self, "_view_axes", []) + (["stage"] if stage else [])
+                                             + self.configurations.axes))
         for key, name, state in (
                 (self.view_key, f"{self.run_name}: configurations, best first",
                  configurations_view(self.parent_run_id, selection_metric, metrics, self._view_axes)),

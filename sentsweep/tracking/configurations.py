@@ -92,15 +92,20 @@ class ConfigurationRuns:
         """A trial of configuration `key` starts: its configuration's run is created (reopened: RUNNING) unless this
         process did already. Returns the trial run's parent address and name."""
         name = self._names.setdefault(key, self.name(config))
-        if key not in self._created:
-            self._created.add(key)
-            self.writer.submit({
-                "op": "create", "trial": address(key), "parent": None, "name": name,
-                "tags": self.tags | {"role": ROLE, CONFIGURATION_OF_TAG: self.writer.parent_run_id, "config_hash": key}
-                | ({"stage": str(config["stage"])} if config.get("stage") else {}),
-                "params": with_aliases(params),
-            })
+        self._create(key, name, params)
         return address(key), trial_run_name(name, seed)
+
+    def _create(self, key: str, name: str, params: Mapping[str, str]) -> None:
+        """Configuration `key`'s run, unless this process created (or reopened) it already."""
+        if key in self._created:
+            return
+        self._created.add(key)
+        self.writer.submit({
+            "op": "create", "trial": address(key), "parent": None, "name": name,
+            "tags": self.tags | {"role": ROLE, CONFIGURATION_OF_TAG: self.writer.parent_run_id, "config_hash": key}
+            | ({"stage": params["stage"]} if params.get("stage") else {}),
+            "params": with_aliases(params),
+        })
 
     def trial_nested(self, trial_id: str) -> None:
         """The trial's run was created under its configuration (by its "create" operation)."""
@@ -108,7 +113,7 @@ class ConfigurationRuns:
 
     def trial_finished(self, key: str, finished: Mapping[str, Mapping]) -> None:
         """Configuration `key`'s statistics on the seeds known to have finished: `finished` {seed: last result} of
-        its trials of this Ray Tune run, with the sweep's earlier runs (begin_stage) where this run has none."""
+        its trials of this Ray Tune run, with the sweep's earlier runs (remember_finished) where this run has none."""
         if self.summarize is None:  # no stage begun (a tracker used alone)
             return
         by_seed = self._earlier.get(key, {}) | {str(seed): result for seed, result in finished.items()}
@@ -127,20 +132,13 @@ class ConfigurationRuns:
         table's row}; `runs`: the stage's trial runs, those the table left out included; `counted`: the (config
         hash, seed) cells a race counted (None: no race); `race` {config hash: its race status}."""
         for key, row in rows.items():
-            of_row = cells[[tuple(line) == tuple(row) for line in cells[row_params].itertuples(index=False)]]
-            statistics = {line["metric"]: {statistic: line[statistic] for statistic in STATISTICS}
-                          for _, line in of_row.iterrows()}
-            self._log_statistics(key, statistics)
             trials = runs[runs["config_hash"] == key]
             name = self._names.setdefault(key, configuration_name(dict(zip(row_params, row))))
-            if key not in self._created:  # the stage ran none of its trials (--extend after they all finished)
-                self._created.add(key)
-                self.writer.submit({
-                    "op": "create", "trial": address(key), "parent": None, "name": name,
-                    "tags": self.tags | {"role": ROLE, CONFIGURATION_OF_TAG: self.writer.parent_run_id,
-                                         "config_hash": key},
-                    "params": with_aliases(_configuration_params(trials)),
-                })
+            # reopened, or created where this driver ran none of its trials (a resumed or extended stage)
+            self._create(key, name, _configuration_params(trials))
+            of_row = cells[[tuple(line) == tuple(row) for line in cells[row_params].itertuples(index=False)]]
+            self._log_statistics(key, {line["metric"]: {statistic: line[statistic] for statistic in STATISTICS}
+                                       for _, line in of_row.iterrows()})
             tags = {STANDING_TAG: _standing(of_row, selection_metric)} | {
                 f"{STANDING_TAG}.{line['metric']}": _standing(of_row, line["metric"]) for _, line in of_row.iterrows()}
             tags[LEFT_OUT_TAG] = "; ".join(_left_out(trials, counted)) or "none"
@@ -155,9 +153,6 @@ class ConfigurationRuns:
                     self.writer.submit({"op": "nest", "trial": run["ray_trial_id"], "parent": address(key),
                                         "name": trial_run_name(name, run["seed"])})
             self.writer.submit({"op": "terminate", "trial": address(key), "status": "FINISHED"})
-
-    def name_of(self, key: str) -> str | None:
-        return self._names.get(key)
 
     def _log_statistics(self, key: str, statistics: Mapping[str, Mapping[str, float]]) -> None:
         """Log {metric: {statistic: value}} on configuration `key`'s run (an undefined std or interval as NaN),
