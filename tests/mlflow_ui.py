@@ -152,10 +152,14 @@ def run_quick_sweep(name: str, folder: Path, *extra: str) -> tuple[str, str]:
     spec.loader.exec_module(module)
     uri = f"sqlite:///{folder / 'mlflow.db'}"
     output = io.StringIO()
-    with contextlib.redirect_stdout(output):
-        code = module.run_sweep(module.DEFINITION, ["--quick", "--tracking-uri", uri, "--output-dir",
-                                                    str(folder / "out"), *extra])
-    ray.shutdown()
+    argv, sys.argv = sys.argv, [str(path)]  # the runs' source: the sweep script, as when it is run
+    try:
+        with contextlib.redirect_stdout(output):
+            code = module.run_sweep(module.DEFINITION, ["--quick", "--tracking-uri", uri, "--output-dir",
+                                                        str(folder / "out"), *extra])
+    finally:
+        sys.argv = argv
+        ray.shutdown()
     if code != 0:
         raise RuntimeError(f"{name} --quick exited with {code}:\n{output.getvalue()}")
     return uri, output.getvalue()

@@ -47,9 +47,11 @@ def configurations_view(sweep_run_id: str, selection_metric: str, metrics: list[
     shown += [column("metrics", statistic_key(metric, "mean")) for metric in metrics if metric != selection_metric]
     params = axes + [PARAM_ALIASES[axis] for axis in axes if axis in PARAM_ALIASES]
     shown += [column("params", axis) for axis in params]
+    # the axes as the tables name them (a configuration without one of them is left out of the chart by MLflow)
     parallel = {"uuid": "sentsweep-parallel-coordinates", "type": "PARALLEL", "runsCountToCompare": 10,
                 "metricSectionId": CHARTS_SECTION, "deleted": False, "isGenerated": False, "showAllRuns": True,
-                "selectedParams": params, "selectedMetrics": [statistic_key(selection_metric, "mean")]}
+                "selectedParams": [axis for axis in axes if axis != "stage"],
+                "selectedMetrics": [statistic_key(selection_metric, "mean")]}
     return {
         "searchFilter": f"tags.configuration_of = '{sweep_run_id}'",
         "orderByKey": column("metrics", statistic_key(selection_metric, "mean")), "orderByAsc": False,
