@@ -17,63 +17,37 @@ import contextlib
 import io
 import os
 import re
-import signal
-import socket
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 
 from tests.chromium import Chromium
+from tests.cluster_helpers import BIN, PROJECT, MlflowServer, wait_until
 
-BIN = Path(sys.executable).parent
-PROJECT = Path(__file__).resolve().parents[1]
 SCREENSHOTS = ("printed-link", "configuration-seeds", "sweep-run", "parallel-coordinates")
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
+class MlflowUi(MlflowServer):
+    """`mlflow ui` over a sweep's tracking store, on 127.0.0.1 and a free port; a context that kills it at its end."""
 
+    def __init__(self, store_uri: str) -> None:
+        super().__init__(Path(tempfile.gettempdir()), backend_store=store_uri)
 
-class MlflowUi:
-    """`mlflow ui` over a tracking store, on 127.0.0.1 and a free port; stop() ends it (its process group)."""
-
-    def __init__(self, store_uri: str, start_timeout_s: float = 180.0) -> None:
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
+    def start(self) -> None:
         self.process = subprocess.Popen(
-            [str(BIN / "mlflow"), "ui", "--backend-store-uri", store_uri, "--host", "127.0.0.1", "--port",
+            [str(BIN / "mlflow"), "ui", "--backend-store-uri", self.backend_store, "--host", "127.0.0.1", "--port",
              str(self.port), "--workers", "1"],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
             env=os.environ | {"MLFLOW_SERVER_ENABLE_JOB_EXECUTION": "false"})  # no GenAI job runner beside it
-        deadline = time.monotonic() + start_timeout_s
-        while not self._healthy():
-            if self.process.poll() is not None or time.monotonic() > deadline:
-                self.stop()
-                raise RuntimeError(f"mlflow ui over {store_uri} did not answer on {self.url}")
-            time.sleep(0.5)
-
-    def _healthy(self) -> bool:
-        try:
-            with urllib.request.urlopen(self.url + "/health", timeout=2) as response:
-                return response.status == 200
-        except OSError:
-            return False
-
-    def stop(self) -> None:
-        if self.process.poll() is None:
-            os.killpg(self.process.pid, signal.SIGKILL)
-        self.process.wait()
+        wait_until(self.healthy, 180, what="mlflow ui")
 
     def __enter__(self) -> MlflowUi:
         return self
 
     def __exit__(self, *exc) -> None:
-        self.stop()
+        self.kill()
 
 
 def printed_link(output: str) -> str:
@@ -84,7 +58,7 @@ def printed_link(output: str) -> str:
 
 def open_printed_link(browser: Chromium, ui: MlflowUi, link: str) -> None:
     """Open a printed link on `ui` (the link names port 5000, as `mlflow ui`'s instruction does)."""
-    browser.open(re.sub(r"^https?://[^/]+", ui.url, link))
+    browser.open(re.sub(r"^https?://[^/]+", ui.uri, link))
 
 
 # The runs grid as displayed: for each row index, its cells by column id (the pinned run-name column and the
@@ -114,7 +88,7 @@ def configuration_rows(browser: Chromium, expected: int, timeout_s: float = 120.
 def sweep_run_page(browser: Chromium, ui: MlflowUi, experiment_id: str, run_id: str, expect: str,
                    timeout_s: float = 120.0) -> str:
     """Open a run's page; its text once it shows `expect`."""
-    browser.open(f"{ui.url}/#/experiments/{experiment_id}/runs/{run_id}?workflowType=machine_learning")
+    browser.open(f"{ui.uri}/#/experiments/{experiment_id}/runs/{run_id}?workflowType=machine_learning")
     return browser.wait_for(f"document.body.innerText.includes({expect!r}) && document.body.innerText",
                             timeout_s, what=f"the run page showing {expect!r}")
 
