@@ -27,6 +27,7 @@ from sentsweep.tracking.names import (
     mlflow_metric_key,
     statistic_key,
 )
+from sentsweep.tracking.sweep_run import SweepRecord
 from sentsweep.tracking.views import VIEW_TAG_PREFIX
 from sentsweep.trainables.compute import COMPUTE_METRICS, TIMING_METRICS
 from tests.cluster_helpers import PROJECT
@@ -222,3 +223,23 @@ def test_a_driver_that_ran_none_of_the_trials_sets_the_same_rows_on_the_same_run
     for name, run in after.items():
         assert run.info.status == "FINISHED"
         assert run.data.metrics == pytest.approx(before[name].data.metrics, nan_ok=True)
+
+
+def test_a_description_over_mlflows_tag_size_links_what_it_cuts_to_its_artifact():
+    """Each part is whole while the tag's size allows, the final stage's answer first; a part cut is its best
+    line and a link to the artifact that holds it whole."""
+    operations = []
+    writer = SimpleNamespace(submit=operations.append, experiment_id="7", parent_run_id="abc")
+    record = SweepRecord(writer, tag_limit=900)
+    cells = pd.DataFrame([{"x": 1, "metric": "m", "mean": 1.0, "std": 0.1, "n": 2, "ci95_low": None,
+                           "ci95_high": None, "best": True}])
+    record.log_stage("stage 1", "| x | m |\n|---|---|\n| 1 | 1.00 |\n" + "a" * 600, cells, ["x"], "m",
+                     reproduction="## Reproduction targets\n\n" + "r" * 100)
+    record.log_stage("stage 2", "| x | m |\n|---|---|\n| 1 | 1.00 |", cells, ["x"], "m")
+    description = operations[-1]["value"]
+    assert len(description) <= 900 and description == record.description()
+    final, earlier, targets = description.split("\n\n## ")
+    assert final.startswith("## stage 2\n\n| x | m |") and final.endswith("**x=1**: m 1.00 ± 0.10")  # whole
+    assert earlier == ("stage 1\n\n**Best on m** (mean over 2 seeds): **x=1**: m 1.00 ± 0.10\n\n(whole in the run's "
+                       "artifacts: [tables/01-stage_1.md](#/experiments/7/runs/abc/artifacts/tables/01-stage_1.md))")
+    assert targets == "Reproduction targets\n\n" + "r" * 100

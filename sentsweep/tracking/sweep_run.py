@@ -138,13 +138,18 @@ class SweepRecord:
                 for metric, values in statistics.items() for statistic in STATISTICS]})
         self.writer.submit({"op": "tag", "trial": None, "key": DESCRIPTION_TAG, "value": self.description()})
 
+    def _whole_in(self, files: list[str]) -> str:
+        """Where a part cut from the description is whole: links to the run page's artifact views."""
+        page = f"#/experiments/{self.writer.experiment_id}/runs/{self.writer.parent_run_id}/artifacts"
+        return "(whole in the run's artifacts: " + ", ".join(f"[{file}]({page}/{file})" for file in files) + ")"
+
     def description(self) -> str:
         """The final stage's answer, the earlier stages, the reproduction targets (module docstring), each whole
         while the tag's size allows, else a line naming its artifact."""
         titles = list(self.stages)[::-1]
         final, earlier = titles[:1], titles[1:]
         parts = [(f"## {title}", self.stages[title]["whole"],
-                  "\n\n".join(filter(None, (self.stages[title]["best"], _whole_in(self.stages[title]["file"])))))
+                  "\n\n".join(filter(None, (self.stages[title]["best"], self._whole_in([self.stages[title]["file"]])))))
                  for title in final + sorted(earlier, key=list(self.stages).index)]
         targets = [title for title in self.stages if self.stages[title]["reproduction"]]
         if targets:  # each stage's section less its own heading, under the stage's title where there are several
@@ -152,7 +157,7 @@ class SweepRecord:
             body = sections[0] if len(targets) == 1 else "\n\n".join(
                 f"### {title}\n\n{section}" for title, section in zip(targets, sections))
             parts.append(("## Reproduction targets", body,
-                          _whole_in(", ".join(self.stages[title]["file"] for title in targets))))
+                          self._whole_in([self.stages[title]["file"] for title in targets])))
         chosen = []
         for index, (heading, whole, short) in enumerate(parts):
             rest = sum(len(later_heading) + len(later) + 4 for later_heading, _, later in parts[index + 1:])
@@ -168,8 +173,6 @@ def _without_heading(markdown: str) -> str:
     return rest.lstrip("\n") if first.startswith("#") else markdown
 
 
-def _whole_in(files: str) -> str:
-    return f"(whole in the run's artifacts: {files})"
 
 
 def _number(value) -> float:
