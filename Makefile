@@ -45,6 +45,12 @@ report: $(STAMP)
 	$(VENV)/bin/sentsweep analyze report --experiment nm_weight --tracking-uri sqlite:///sweep_outputs/report.db \
 		--rows method pooling --columns w --lines method pooling --log-x --output docs/example_report.md
 
+# docs/mlflow.md's screenshots: a quick nm_weight sweep in a temporary store, its views in MLflow's UI (`mlflow ui`)
+# taken in Debian's headless Chromium by the browser test's code (tests/mlflow_ui.py).
+.PHONY: docs-screenshots
+docs-screenshots: $(STAMP)
+	$(PY) -m tests.mlflow_ui docs/images
+
 # Speed goals as ratios against references measured in the same run.
 benchmarks: $(STAMP)
 	$(PY) -m benchmarks.run_all

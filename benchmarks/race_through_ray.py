@@ -25,10 +25,11 @@ printed with by how much and the figures that say why. Ratios only, every figure
 
 Per-trial overhead of sentsweep over the plain trainable at equal steps (item 4), by part, means per trial from
 (b)'s and (a)'s trials: preparation (model, data; sentsweep's step-0 evaluation, cached), evaluations,
-checkpoints (sentsweep's `evaluation_seconds` and `checkpoint_seconds`, sentsweep.trainables.loop), training (the
+checkpoints (sentsweep's `evaluation_seconds` and `checkpoint_seconds`, sentsweep.trainables.loop, which MLflow keeps
+as `system/...`: sentsweep.tracking.names), training (the
 rest of the trial), outside the trials (slot-seconds not in a trial, per trial: actor start-up and imports,
 scheduling, the driver's MLflow writes where they hold it up, and the last trials' tail), and the driver's MLflow
-writes (`mlflow_write_seconds` of the sweep's run, per trial: synchronous in Ray Tune's loop, they overlap the
+writes (`system/mlflow_write_seconds` of the sweep's run, per trial: synchronous in Ray Tune's loop, they overlap the
 running trials and delay the next starts).
 
     .venv/bin/python -m benchmarks.race_through_ray                       # about 45 minutes on 2 cores
@@ -49,6 +50,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from benchmarks.common import Result, machine, timed
+from sentsweep.tracking.names import WRITE_SECONDS, mlflow_metric_key
 
 RATIOS = (0.1, 0.3, 0.5, 0.7, 0.9)
 POOLINGS = ("mean", "max")
@@ -281,9 +283,9 @@ def run_sentsweep(name: str, argv: list[str], folder: Path, experiment: str) -> 
     sweep_run = latest_sweep_run_id(uri, experiment)
     runs = fetch_trial_runs(uri, experiment, sweep_run)
     trials = tuple(Trial(config_label(row["params.noise_ratio"], row["params.pooling"]), int(row["seed"]),
-                         float(row["metrics.wall_seconds"]),
+                         float(row[f"metrics.{mlflow_metric_key('wall_seconds')}"]),
                          float(row["metrics.best_sts_dev"]) if row["status"] == "FINISHED" else None,
-                         {part: float(row.get(f"metrics.{part}", 0.0)) for part in PARTS})
+                         {part: float(row.get(f"metrics.{mlflow_metric_key(part)}", 0.0)) for part in PARTS})
                    for _, row in runs.iterrows())
     from mlflow import MlflowClient
 
@@ -291,7 +293,7 @@ def run_sentsweep(name: str, argv: list[str], folder: Path, experiment: str) -> 
     race = json.loads(data.tags.get("race", "{}"))
     storage = folder / experiment / "ray"
     tune_runs = sum(1 for path in storage.iterdir() if path.is_dir() and path.name != "cache")
-    return Way(name, trials, wall, slots(ray), data.metrics["mlflow_write_seconds"]), race, tune_runs
+    return Way(name, trials, wall, slots(ray), data.metrics[mlflow_metric_key(WRITE_SECONDS)]), race, tune_runs
 
 
 def simulate(grid: Way, race_settings: dict, slot_counts) -> dict:

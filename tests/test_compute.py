@@ -106,9 +106,9 @@ def test_compute_per_cell_adds_up_to_the_runs_total():
     runs = pd.DataFrame({
         "params.method": ["tsdae", "tsdae", "mlm", "mlm"],
         "params.w": ["0.1", "0.1", "0.1", None],
-        "metrics.cpu_seconds": [3600.0, 1800.0, 720.0, None],
-        "metrics.gpu_seconds": [0.0, 0.0, 360.0, None],
-        "metrics.wall_seconds": [7200.0, 3600.0, 360.0, None],
+        "metrics.system/cpu_seconds": [3600.0, 1800.0, 720.0, None],
+        "metrics.system/gpu_seconds": [0.0, 0.0, 360.0, None],
+        "metrics.system/wall_seconds": [7200.0, 3600.0, 360.0, None],
     })
     table = compute_by_cell(runs, ["method", "w"])
     cells = table.set_index(["method", "w"])
@@ -157,8 +157,8 @@ def test_a_time_budget_stops_the_quick_nm_grid_and_resume_completes_it(tmp_path,
     runs = fetch_trial_runs(uri, "nm_weight", parent)
     finished = runs[runs["status"] == "FINISHED"]
     assert len(finished) == 4 and not finished.duplicated(["config_hash", "seed"]).any()
-    assert (finished["metrics.wall_seconds"] > 0).all() and (finished["metrics.cpu_seconds"] > 0).all()
-    assert (finished["metrics.gpu_seconds"] == 0).all()  # on CPU
+    assert (finished["metrics.system/wall_seconds"] > 0).all() and (finished["metrics.system/cpu_seconds"] > 0).all()
+    assert (finished["metrics.system/gpu_seconds"] == 0).all()  # on CPU
 
     capsys.readouterr()
     assert analyze(["table", "--experiment", "nm_weight", "--tracking-uri", uri, "--rows", "method", "w",
@@ -167,7 +167,7 @@ def test_a_time_budget_stops_the_quick_nm_grid_and_resume_completes_it(tmp_path,
     assert total, "no total line"
     assert int(total[1]) == len(runs)
     for column, metric in zip((2, 3, 4), ("cpu_seconds", "gpu_seconds", "wall_seconds")):
-        assert float(total[column]) == pytest.approx(runs[f"metrics.{metric}"].sum() / 3600, abs=1e-4)
+        assert float(total[column]) == pytest.approx(runs[f"metrics.system/{metric}"].sum() / 3600, abs=1e-4)
 
 
 def test_the_card_shows_the_budgets_and_the_gpu_hour_estimate():

@@ -12,9 +12,11 @@ import urllib.parse
 import urllib.request
 from types import SimpleNamespace
 
+import pandas as pd
 import pytest
 from mlflow.tracking import MlflowClient
 
+from sentsweep.analysis.tables import build_table, to_frame, to_markdown
 from sentsweep.tracking.callback import SweepTracker
 from sentsweep.tracking.datasets import _file_digest, content_digest, data_source, trial_datasets
 from sentsweep.trainables.session import TuneSession
@@ -72,10 +74,9 @@ def test_a_sweep_looks_in_mlflow_as_its_users_expect(server, tmp_path, monkeypat
     tracker.on_trial_result(0, [], trial, {"step": 10, "total_steps": 10, "sts_dev": 61.5,
                                            **process_sampler().take()})
     tracker.on_trial_complete(0, [], trial)
-    stage_1 = "| lr | sts_dev |\n|---|---|\n| 0.001 | 61.5 |"
-    stage_2 = "| pooling | sts_dev |\n|---|---|\n| cls | 62.0 |"
-    tracker.log_sweep_table("stage 1/2 'lr'", stage_1)
-    tracker.log_sweep_table("stage 2/2 'pooling'", stage_2)
+    stage_1, stage_2 = stage_table("lr", ["0.001", "0.01"], 61.5), stage_table("pooling", ["cls", "mean"], 62.0)
+    tracker.log_stage("stage 1/2 'lr'", to_markdown(stage_1), to_frame(stage_1), ["lr"], "sts_dev")
+    tracker.log_stage("stage 2/2 'pooling'", to_markdown(stage_2), to_frame(stage_2), ["pooling"], "sts_dev")
     assert tracker.finish()
 
     experiment = rest(server, "experiments/get-by-name", experiment_name="conventions")["experiment"]
@@ -105,13 +106,27 @@ def test_a_sweep_looks_in_mlflow_as_its_users_expect(server, tmp_path, monkeypat
     assert 0 <= metrics["system/cpu_utilization_percentage"] <= 100
     assert metrics["system/system_memory_usage_megabytes"] > 0
 
+    # the final stage's answer first (its table, then its best configuration), the earlier stage after it
     description = tags_of(parent["data"])["mlflow.note.content"]
-    assert description.index("## stage 1/2 'lr'") < description.index(stage_1) < description.index(
-        "## stage 2/2 'pooling'") < description.index(stage_2)
+    assert description.index("## stage 2/2 'pooling'") < description.index(to_markdown(stage_2)) < description.index(
+        "**Best on sts_dev** (mean over 2 seeds): **pooling=mean**") < description.index(
+        "## stage 1/2 'lr'") < description.index(to_markdown(stage_1))
     files = rest(server, "artifacts/list", run_id=tracker.parent_run_id, path="tables")["files"]
-    assert sorted(file["path"] for file in files) == ["tables/01-stage_1_2_lr.md", "tables/02-stage_2_2_pooling.md"]
+    assert sorted(file["path"] for file in files) == ["tables/01-stage_1_2_lr.json", "tables/01-stage_1_2_lr.md",
+                                                      "tables/02-stage_2_2_pooling.json",
+                                                      "tables/02-stage_2_2_pooling.md"]
     text = MlflowClient(server.uri).download_artifacts(tracker.parent_run_id, "tables/01-stage_1_2_lr.md", tmp_path)
-    assert open(text).read() == stage_1
+    assert open(text).read() == to_markdown(stage_1)
+    assert {"path": "tables/01-stage_1_2_lr.json", "type": "table"} in json.loads(
+        tags_of(parent["data"])["mlflow.loggedArtifacts"])  # the run's Artifacts tab shows it as a table
+
+
+def stage_table(axis: str, values: list[str], score: float):
+    """The table of a stage over `axis` of two seeds per value, the last value the best."""
+    runs = pd.DataFrame([{"run_id": f"{value}-{seed}", "status": "FINISHED", "seed": str(seed),
+                          f"params.{axis}": value, "metrics.sts_dev": score + index + seed / 10}
+                         for index, value in enumerate(values) for seed in (0, 1)])
+    return build_table(runs, [axis], ["sts_dev"])
 
 
 def test_an_existing_experiment_gets_a_kind_but_keeps_its_own(server, tmp_path):
@@ -177,6 +192,7 @@ def test_a_sqlite_stores_artifacts_live_beside_its_file_not_in_the_working_direc
     store = tmp_path / "store"
     store.mkdir()
     tracker = SweepTracker(f"sqlite:///{store / 'mlflow.db'}", "beside", "nm_weight", tmp_path / "out")
-    tracker.log_sweep_table("nm_weight", "| a |\n|---|\n| 1 |")
+    table = stage_table("w", ["0.01", "1.0"], 60.0)
+    tracker.log_stage("nm_weight", to_markdown(table), to_frame(table), ["w"], "sts_dev")
     assert tracker.finish()
     assert (store / "mlartifacts" / "beside").is_dir() and not (tmp_path / "mlruns").exists()

@@ -115,5 +115,5 @@ def test_the_time_writes_take_is_counted_and_logged_on_the_sweep_run(tmp_path, m
     tracker.on_trial_complete(0, [], trial)
     assert tracker.writer.write_seconds >= 3 * pause
     assert tracker.finish()
-    logged = MlflowClient(store).get_run(tracker.parent_run_id).data.metrics["mlflow_write_seconds"]
+    logged = MlflowClient(store).get_run(tracker.parent_run_id).data.metrics["system/mlflow_write_seconds"]
     assert logged == tracker.writer.write_seconds

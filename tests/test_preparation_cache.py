@@ -21,7 +21,7 @@ from sentsweep.demo_data import CORPUS_FILE, DEMO_DIR
 from sentsweep.preparation_cache import RESULT_KEY, CorruptEntryWarning, PreparationCache, Stage
 from sentsweep.preparation_cache.maintenance import find_entries, main as cache_command
 from sentsweep.trainables.catalog import train
-from sentsweep.trainables.loop import TIMING_METRICS
+from sentsweep.trainables.compute import TIMING_METRICS
 from sentsweep.trainables.session import LocalSession
 from tests.cluster_helpers import PROJECT
 

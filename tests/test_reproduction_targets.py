@@ -211,7 +211,8 @@ def test_report_has_the_reproduction_section(tmp_path):
 
 def test_report_gives_the_sweeps_compute_in_total(tmp_path):
     """The report's compute section ends with the sweep's total, the sum of its runs' recorded compute."""
-    runs = FRAME.assign(**{"metrics.cpu_seconds": 1800.0, "metrics.gpu_seconds": 900.0, "metrics.wall_seconds": 3600.0})
+    runs = FRAME.assign(**{"metrics.system/cpu_seconds": 1800.0, "metrics.system/gpu_seconds": 900.0,
+                           "metrics.system/wall_seconds": 3600.0})
     request = ReportRequest(experiment="tsdae_deletion", rows=("pooling",), columns="noise_ratio",
                             metric="best_sts_dev", output=str(tmp_path / "report.md"))
     text = write_report(runs, request).read_text(encoding="utf-8")

@@ -6,12 +6,16 @@ import re
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 import ray
 from mlflow.tracking import MlflowClient
 
 import sentsweep.analysis.cli as analysis_cli
 from sentsweep.analysis.runs import fetch_trial_runs, latest_sweep_run_id
+from sentsweep.tracking.names import configuration_name, logged_model_name
+from tests.chromium import Chromium
+from tests.mlflow_ui import MlflowUi, configuration_rows, open_printed_link, printed_link, sweep_run_page
 
 pytestmark = pytest.mark.slow  # starts Ray, an MLflow server or sweeps (make test-fast leaves it out)
 
@@ -65,9 +69,14 @@ def test_every_trial_has_exactly_one_finished_run_with_params_tags_and_curve(qui
         (ratio, pooling, seed) for ratio in ("0.3", "0.6") for pooling in ("mean", "max") for seed in ("0", "1")
     }
     client = MlflowClient(uri)
-    for run in runs:
+    for run in runs:  # a child of its configuration's run, a child of the sweep's: named by what it is
         assert run.info.status == "FINISHED"
-        assert run.data.tags["mlflow.parentRunId"] == parent
+        configuration = client.get_run(run.data.tags["mlflow.parentRunId"])
+        assert configuration.data.tags["mlflow.parentRunId"] == parent
+        assert configuration.data.tags["config_hash"] == run.data.tags["config_hash"]
+        assert configuration.info.run_name == (f"noise_ratio={run.data.params['noise_ratio']} "
+                                               f"pooling={run.data.params['pooling']}")
+        assert run.info.run_name == f"{configuration.info.run_name} · seed {run.data.params['seed']}"
         for tag in ("sweep", "method", "seed", "config_hash", "code_version"):
             assert run.data.tags[tag]
         history = client.get_metric_history(run.info.run_id, "sts_dev")
@@ -207,7 +216,10 @@ def test_the_best_configurations_models_reload_with_the_test_score_mlflow_record
     best = runs.groupby("config_hash")["metrics.best_sts_dev"].mean().idxmax()
     assert set(kept["config_hash"]) == {best} and sorted(kept["seed"]) == ["0", "1"]  # --keep-models best
     test = StsEvaluator(read_scored_pairs(DEMO_DIR / "sts-test.csv"))
-    for _, run in kept.iterrows():
+    client = MlflowClient(uri)
+    for _, run in kept.iterrows():  # named by configuration and seed, as the run
+        assert client.get_logged_model(run["logged_model_id"]).name == logged_model_name(
+            client.get_run(run["run_id"]).info.run_name)
         folder = tmp_path / run["run_id"]
         assert models(["export", f"runs:/{run['run_id']}/model", str(folder), "--tracking-uri", uri]) == 0
         reloaded = SentenceTransformer(str(folder), device="cpu")
@@ -248,3 +260,33 @@ def test_the_report_checks_the_published_values_the_sweep_logged(quick_sweep, tm
     verdicts = [line for line in printed.splitlines() if line.startswith("| noise_ratio=")]
     assert len(verdicts) == 2 and all(line in report for line in verdicts)  # mean and max at 0.6 (002 Table 7)
     assert "11 published values: outside 2, not run 9." in report
+
+
+def test_the_printed_link_opens_on_the_configurations_best_first_in_a_real_browser(quick_sweep, tmp_path):
+    """MLflow 3.17's UI (`mlflow ui` on the sweep's store) in headless Chromium: the printed link shows, without a
+    click, the configuration runs by name with their mean selection metric, best first, as the table ranks them;
+    the sweep's run page shows the final table and its best configuration."""
+    uri, parent, printed = quick_sweep
+    client = MlflowClient(uri)
+    path = client.download_artifacts(parent, "tables/01-tsdae_deletion.json", str(tmp_path))
+    table = json.loads(Path(path).read_text(encoding="utf-8"))
+    cells = pd.DataFrame(table["data"], columns=table["columns"])
+    ranked = cells[cells["metric"] == "best_sts_dev"].sort_values("mean", ascending=False)
+    link = printed_link(printed)
+    with MlflowUi(uri) as ui, Chromium() as browser:
+        open_printed_link(browser, ui, link)
+        rows = configuration_rows(browser, len(ranked))
+        assert [row["name"] for row in rows] == [configuration_name({"noise_ratio": line.noise_ratio,
+                                                                     "pooling": line.pooling})
+                                                 for line in ranked.itertuples()]
+        assert [float(row["metrics.`best_sts_dev_mean`"]) for row in rows] == pytest.approx(ranked["mean"].tolist())
+        assert [int(row["metrics.`best_sts_dev_n`"]) for row in rows] == ranked["n"].tolist()
+
+        experiment_id = re.search(r"#/experiments/(\d+)/", link).group(1)
+        page = sweep_run_page(browser, ui, experiment_id, parent, "Best on best_sts_dev")
+    final = printed.split("sweep run ")[1].split("\n\n")[1]  # the printed table's lines
+    for line in final.splitlines()[2:]:  # the rendered Markdown table: its cells, tab-separated, bold as text
+        assert "\t".join(cell.strip() for cell in line.replace("**", "").strip("|").split("|")) in page
+    best = ranked.iloc[0]
+    assert (f"Best on best_sts_dev (mean over 2 seeds): {configuration_name(dict(best[['noise_ratio', 'pooling']]))}"
+            f": best_sts_dev {best['mean']:.2f} ± {best['std']:.2f}") in page

@@ -3,14 +3,17 @@
 import contextlib
 import io
 import json
+import re
 from pathlib import Path
 
+import pandas as pd
 import pytest
 import ray
 from mlflow.tracking import MlflowClient
 
 import sentsweep.analysis.cli as analysis_cli
 from sentsweep.analysis.runs import fetch_trial_runs, latest_sweep_run_id
+from sentsweep.tracking.names import configuration_name
 from tests.test_sweep_end_to_end import load_sweep
 
 pytestmark = pytest.mark.slow  # starts Ray, an MLflow server or sweeps (make test-fast leaves it out)
@@ -143,12 +146,39 @@ def test_a_race_gives_further_seeds_only_to_contenders_and_extend_runs_only_the_
     assert json.loads(MlflowClient(uri).get_run(parent).data.tags["race"]) == {
         "seeds": [0, 1, 2], "initial_seeds": 2, "alpha": 0.2, "correction": "holm", "max_trials": None,
         "test": "pooled t", "tolerance": 0.0, "schedule": "async"}
+    raced = configurations_equal_the_table(uri, parent, printed)
+    for line in status:  # each configuration's run tells how the race decided it, as printed
+        label, n, state, why = re.fullmatch(r"- (.*): n=(\d+), ([a-zA-Z ]+): (.*)", line).groups()
+        assert raced[label.replace(", ", " ")].data.tags["race"] == f"{state.lower()} at level {n}: {why}"
 
     uri, printed = run_quick("tsdae_deletion", workdir, "--extend", "--seeds", "3", *short)
     extended = fetch_trial_runs(uri, "tsdae_deletion", parent)
     assert f"--extend: {len(runs)} of the stage's 12 trials finished before, {12 - len(runs)} to run" in printed
     assert len(extended) == 12 and not extended.duplicated(["config_hash", "seed"]).any()
     assert latest_sweep_run_id(uri, "tsdae_deletion") == parent  # the new trials joined the sweep's run
+    extended_runs = configurations_equal_the_table(uri, parent, printed)
+    assert {name: run.info.run_id for name, run in extended_runs.items()} == {
+        name: run.info.run_id for name, run in raced.items()}  # the same configuration runs, updated
+    assert {run.data.tags["race"] for run in extended_runs.values()} == {"not raced"}
+
+
+def configurations_equal_the_table(uri, parent, printed) -> dict:
+    """Each configuration run's mean and n of every table metric equal its row's cells: in the sweep run's table
+    artifact, and as printed. Returns the configuration runs by name."""
+    client = MlflowClient(uri)
+    experiment = client.get_experiment_by_name("tsdae_deletion").experiment_id
+    runs = {run.info.run_name: run for run in client.search_runs([experiment], f"tags.configuration_of = '{parent}'")}
+    table = json.loads(Path(client.download_artifacts(parent, "tables/01-tsdae_deletion.json")).read_text())
+    cells = pd.DataFrame(table["data"], columns=table["columns"])
+    assert len(runs) == cells[["noise_ratio", "pooling"]].drop_duplicates().shape[0]
+    rows = [line for line in printed.split("sweep run ")[-1].splitlines() if line.startswith("| 0.")]
+    for cell in cells.itertuples():
+        run = runs[configuration_name({"noise_ratio": cell.noise_ratio, "pooling": cell.pooling})]
+        assert run.data.metrics[f"{cell.metric}_mean"] == pytest.approx(cell.mean, abs=1e-9)
+        assert run.data.metrics[f"{cell.metric}_n"] == cell.n
+        (row,) = [row for row in rows if row.startswith(f"| {cell.noise_ratio} | {cell.pooling} |")]
+        assert f"{cell.mean:.2f} ± " in row
+    return runs
 
 
 def test_domain_adaptation_quick_chains_the_nli_step_into_the_sts_step_in_both_orders(workdir):

@@ -8,7 +8,7 @@ import torch
 
 from sentsweep.trainables import loop
 from sentsweep.trainables.catalog import resolve_trial, train as train_tsdae
-from sentsweep.trainables.loop import TIMING_METRICS
+from sentsweep.trainables.compute import TIMING_METRICS
 from sentsweep.trainables.session import LocalSession
 from sentsweep.trainables.unsupervised import build_unsupervised
 

@@ -1,10 +1,10 @@
 """The compute a sweep's trials spent, per table cell (`sentsweep analyze table --compute`).
 
-Each trial run records its compute as the metrics `cpu_seconds`, `gpu_seconds` and `wall_seconds`, totals over its
-attempts (`sentsweep.trainables.compute`). A cell's compute is the sum over all its runs, finished or not (a failed
-or stopped trial spent its compute too); the total line is the sum over every run, so the cells add up to it. A
-run that recorded no compute (it never reported, or was logged before compute was recorded) counts 0 and is
-counted in `runs without compute`.
+Each trial run records its compute as the metrics `system/cpu_seconds`, `system/gpu_seconds` and
+`system/wall_seconds` (`sentsweep.tracking.names`), totals over its attempts (`sentsweep.trainables.compute`). A
+cell's compute is the sum over all its runs, finished or not (a failed or stopped trial spent its compute too); the
+total line is the sum over every run, so the cells add up to it. A run that recorded no compute (it never reported,
+or was logged before compute was recorded) counts 0 and is counted in `runs without compute`.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from __future__ import annotations
 import pandas as pd
 
 from sentsweep.errors import InputError
+from sentsweep.tracking.names import mlflow_metric_key
 from sentsweep.trainables.compute import COMPUTE_METRICS
 
 HOURS = {"cpu_seconds": "cpu h", "gpu_seconds": "gpu h", "wall_seconds": "wall h"}
@@ -27,7 +28,8 @@ def compute_by_cell(runs: pd.DataFrame, group_by: list[str]) -> pd.DataFrame:
     frame = pd.DataFrame({name: runs[f"params.{name}"].fillna("-").astype(str) for name in group_by})
     recorded = pd.Series(False, index=runs.index)
     for metric in COMPUTE_METRICS:
-        values = pd.to_numeric(runs[f"metrics.{metric}"], errors="coerce") if f"metrics.{metric}" in runs else \
+        column = f"metrics.{mlflow_metric_key(metric)}"
+        values = pd.to_numeric(runs[column], errors="coerce") if column in runs else \
             pd.Series(float("nan"), index=runs.index)
         recorded |= values.notna()
         frame[HOURS[metric]] = values.fillna(0.0) / 3600

@@ -445,6 +445,15 @@ def to_latex(table: ComparisonTable, digits: int = 2, caption: str | None = None
     return "\n".join(lines)
 
 
+def seed_statistics(values) -> dict:
+    """What a cell says of its seeds' values: mean, std (ddof=1; nan for one), n and the 95% bootstrap interval of
+    the mean (nan for fewer than 3); mean nan for none."""
+    cell = Cell(dict(enumerate(values)))
+    low, high = bootstrap_interval(cell.values)
+    return {"mean": cell.mean if cell.n else math.nan, "std": cell.std, "n": cell.n, "ci95_low": low,
+            "ci95_high": high}
+
+
 def to_frame(table: ComparisonTable) -> pd.DataFrame:
     """One line per cell: row params, column, mean, std, n, 95% bootstrap CI, `best`, `in_best_group` (the best
     included), `p_vs_best` and `p_vs_best_adjusted` (two-sided, against the column's best, before and after the
@@ -458,13 +467,11 @@ def to_frame(table: ComparisonTable) -> pd.DataFrame:
             cell = table.cells.get((row, column))
             if cell is None or cell.n == 0:
                 continue
-            low, high = bootstrap_interval(cell.values)
             group = table.groups[column]
             member = group.members[row]
             records.append(
-                dict(zip(table.row_params, row)) | {
-                    table.column_label: column, "mean": cell.mean, "std": cell.std, "n": cell.n,
-                    "ci95_low": low, "ci95_high": high, "best": table.best.get(column) == row,
+                dict(zip(table.row_params, row)) | {table.column_label: column} | seed_statistics(cell.values) | {
+                    "best": table.best.get(column) == row,
                     "in_best_group": member.in_best_group, "p_vs_best": member.p_value,
                     "p_vs_best_adjusted": member.p_adjusted, "test": TEST_NAMES.get(member.test, member.test),
                     "correction": group.correction, "alpha": group.alpha, "family_size": group.family_size,

@@ -20,8 +20,8 @@ import time
 from sentsweep.analysis.async_racing import make_race
 from sentsweep.analysis.racing import TEST_OPTIONS
 from sentsweep.analysis.reproduction import TARGETS_ARTIFACT, reproduction_section, targets_to_json
-from sentsweep.analysis.runs import fetch_trial_runs, finished_cells, same_param_value
-from sentsweep.analysis.tables import build_table, to_markdown
+from sentsweep.analysis.runs import fetch_trial_runs, finished_cells, runs_of_row, same_param_value
+from sentsweep.analysis.tables import build_table, seed_statistics, to_frame, to_markdown
 from sentsweep.data import read_scored_pairs
 from sentsweep.faults import FAULT_ENV, fault_point
 from sentsweep.models import load_sentence_model
@@ -42,8 +42,9 @@ from sentsweep.sweep.resources import check_resources
 from sentsweep.sweep.trials import settings_by_method, stage_constants
 from sentsweep.tasks import main_metric
 from sentsweep.tasks.sts import StsEvaluator
-from sentsweep.tracking.callback import SweepTracker, config_hash
+from sentsweep.tracking.callback import NON_PARAM_KEYS, SweepTracker, config_hash
 from sentsweep.tracking.store import experiment_page
+from sentsweep.tracking.sweep_run import experiment_params
 from sentsweep.trainables.catalog import train
 
 
@@ -82,6 +83,7 @@ class SweepRunner:
         self.kept_models = KeptModels(definition, options, tracking_uri, resolved.seeds)
         self.race_status: dict = {}  # the last raced stage's {configuration: ConfigStatus} (--race)
         self.race_counted: set | None = None  # ... and the (config hash, seed) cells its decisions counted
+        self.race_hashes: dict = {}  # ... and {configuration: config hash}
         self.stage_index = 0  # of the stage running now, as run_stage numbers them
         self.stage_title, self.stage_axes = definition.name, []  # of the stage running now, for its progress bar
 
@@ -119,6 +121,7 @@ class SweepRunner:
         if self.options.race:  # how the race decided, beside its printed status
             tracker.writer.client.set_tag(tracker.parent_run_id, "race", json.dumps(
                 self.race_settings() | {"schedule": self.options.race_schedule}))
+        tracker.record.log_params(self.experiment_params(stages))
         try:
             if self.definition.driver is not None:
                 self.definition.driver(DriverStages(self, tracker), constants)
@@ -170,7 +173,7 @@ class SweepRunner:
                   file=sys.stderr)
             raise
         tracker.finish()
-        print(f"\nMLflow: {experiment_page(self.tracking_uri, tracker.writer.experiment_id)}")
+        print(f"\nMLflow: {experiment_page(self.tracking_uri, tracker.writer.experiment_id, tracker.view_key)}")
         return 0
 
     def run_stage(self, tracker, index: int, title: str, constants: dict, axes: dict, stage: str | None,
@@ -180,6 +183,7 @@ class SweepRunner:
         (`sentsweep.analysis.tables.ComparisonTable`) with Ray Tune's results of the trials it ran."""
         self.stage_index = index
         self.stage_title, self.stage_axes = title, list(axes)
+        tracker.begin_stage(list(axes), self.table_metrics(), self.definition.selection_metric, seed_statistics, stage)
         results = self._fit(tracker, f"{self.definition.name}-{tracker.parent_run_id[:8]}-{index}", constants, axes,
                             chain or {})
         if not tracker.writer.flush(attempts=6, wait_s=5.0):
@@ -190,6 +194,7 @@ class SweepRunner:
         runs = fetch_trial_runs(self.tracking_uri, self.experiment, tracker.parent_run_id)
         if stage is not None and len(runs):
             runs = runs[runs["params.stage"] == stage]
+        stage_runs = runs
         if self.race_counted is not None and len(runs):
             runs = self.counted_runs(tracker, runs)
         if not len(runs) or not (runs["status"] == "FINISHED").any():
@@ -200,19 +205,42 @@ class SweepRunner:
         print(f"\n{title}: mean ± std over seeds (MLflow experiment {self.experiment!r}, "
               f"sweep run {tracker.parent_run_id})\n\n{markdown}")
         fault_point("table", index)
+        race = ""
         if self.race_status:
             lines = [f"- {label}: n={status.n}, {status.state}: {status.why}"
                      for label, status in self.race_status.items()]
             print("\nRace over seeds (" + ", ".join(map(str, self.seeds)) + "):\n" + "\n".join(lines))
-            tracker.log_sweep_table(title, markdown + "\n\nRace over seeds:\n" + "\n".join(lines))
-            self.race_status, self.race_counted = {}, None
-        else:
-            tracker.log_sweep_table(title, markdown)
+            race = "Race over seeds:\n" + "\n".join(lines)
+        self.log_configurations(tracker, title, table, stage_runs, race, reproduction)
+        self.race_status, self.race_counted = {}, None
         if self.definition.selection_metric not in table.best:
             raise StageFailed("no trial of this stage finished; see the failure_reason tags in MLflow", exit_code=1)
         self.kept_models.keep(stage or self.definition.stages[0].name, runs, table, results, index)
         fault_point("stage", index)
         return table, results
+
+    def log_configurations(self, tracker, title: str, table, stage_runs, race: str, reproduction: str) -> None:
+        """The stage's table on the sweep's run, and on each configuration's run its row (its cells, standing, the
+        race's decision, the seeds left out): `stage_runs` are the stage's trial runs, those the table left out
+        included."""
+        cells = to_frame(table)
+        metric = self.definition.selection_metric
+        tracker.log_stage(title, to_markdown(table), cells, table.row_params, metric, race, reproduction)
+        rows = {config: row for row in table.rows
+                for config in runs_of_row(stage_runs, table.row_params, row)["config_hash"].unique()}
+        tracker.configurations.stage_done(
+            cells, table.row_params, rows, stage_runs, metric, self.race_counted,
+            {self.race_hashes[label]: status for label, status in self.race_status.items()} or None)
+
+    def experiment_params(self, stages: list[tuple[str, dict]]) -> dict[str, str]:
+        """The experiment as the sweep's run's params (`sentsweep.tracking.sweep_run.experiment_params`)."""
+        options = self.options
+        settings = {"search": options.search, "num_configs": options.num_configs if options.search == "optuna"
+                    else None, "scheduler": options.scheduler, "selection_metric": self.definition.selection_metric,
+                    "alpha": options.alpha, "correction": options.correction, "keep_models": options.keep_models,
+                    "race": self.race_settings() | {"schedule": options.race_schedule} if options.race else "off"}
+        return experiment_params(stages, self.seeds, self.resolved.constants, self.resolved.method_settings,
+                                 settings, frozenset(NON_PARAM_KEYS))
 
     def carried_values(self, stage: Stage | None, best: dict) -> tuple[dict, str | None]:
         """(values, rule) a greedy stage hands on to the next: its own rule's values where it has one (`Stage.keep`),
@@ -300,7 +328,8 @@ class SweepRunner:
         results = self._tune(tracker, name, dict(constants), tune.TuneConfig(
             search_alg=searcher, num_samples=-1, max_concurrent_trials=slots, reuse_actors=True), bound)
         self.race_status = searcher.race.status()
-        self.race_counted = {(config_hash(constants | by_label[label]), str(seed))
+        self.race_hashes = {label: config_hash(constants | config) for label, config in by_label.items()}
+        self.race_counted = {(self.race_hashes[label], str(seed))
                              for label, seeds in searcher.race.counted_seeds().items() for seed in seeds}
         return list(results)
 
@@ -389,7 +418,9 @@ class SweepRunner:
 
     def points_not_finished(self, tracker, constants: dict, points: list[dict]) -> list[dict]:
         """The `points` whose configuration (hash) has no finished run with their seed in the sweep (--extend)."""
-        finished = finished_cells(fetch_trial_runs(self.tracking_uri, self.experiment, tracker.parent_run_id))
+        runs = fetch_trial_runs(self.tracking_uri, self.experiment, tracker.parent_run_id)
+        tracker.configurations.remember_finished(runs)
+        finished = finished_cells(runs)
         todo = [point for point in points if (config_hash(constants | point), str(point["seed"])) not in finished]
         print(f"--extend: {len(points) - len(todo)} of the stage's {len(points)} trials finished before, "
               f"{len(todo)} to run")

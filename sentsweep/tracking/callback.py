@@ -1,4 +1,4 @@
-"""MLflow tracking of a sweep: one parent run per sweep, one child run per trial, logged from the driver.
+"""MLflow tracking of a sweep: one run per sweep, one child run per configuration, one grandchild per trial.
 
 The driver-side Ray Tune callback means trials need no route to the tracking server, a retried trial keeps
 its one run (looked up by its Ray trial id), and SQLite sees a single writer.
@@ -7,8 +7,11 @@ The runs follow MLflow's conventions so its UI shows them as it would its own: t
 script, git commit, user) on every run, an experiment of kind "custom_model_development" (the UI then opens
 on its runs, not on GenAI traces), each trial's data files as dataset inputs with content digests
 (`sentsweep.tracking.datasets`), the trial's `system/...` usage metrics as reported
-(`sentsweep.trainables.system_metrics`), and the sweep's tables as the parent run's description. The
-preparation cache entries a trial used are tags of its run (`cache_tags`).
+(`sentsweep.trainables.system_metrics`), the bookkeeping metrics beside them (`sentsweep.tracking.names`), and
+the sweep's tables as the parent run's description (`sentsweep.tracking.sweep_run`). A trial's run is a child of
+its configuration's run (`sentsweep.tracking.configurations`), named by its configuration and seed; the link a
+sweep prints opens on its configurations, best first (`sentsweep.tracking.views`). The preparation cache entries a
+trial used are tags of its run (`cache_tags`).
 """
 
 from __future__ import annotations
@@ -16,7 +19,6 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import re
 import time
 from pathlib import Path
 
@@ -26,8 +28,12 @@ from ray.tune.result import AUTO_RESULT_KEYS
 from sentsweep.plugins import USER_CODE_KEY
 from sentsweep.preparation_cache import RESULT_KEY as CACHE_RESULT_KEY
 from sentsweep.random_seeds import TRIAL_INDEX_KEY, resolve_seed
+from sentsweep.tracking.configurations import CONFIGURATION_OF_TAG, ConfigurationRuns
 from sentsweep.tracking.datasets import trial_datasets
+from sentsweep.tracking.names import mlflow_metric_key
 from sentsweep.tracking.store import PER_QUERY_ARTIFACT
+from sentsweep.tracking.sweep_run import SweepRecord
+from sentsweep.tracking.views import configurations_view, seeds_view, seeds_view_key, view_tag
 from sentsweep.tracking.writer import QueuedMlflowWriter
 from sentsweep.trainables.st_losses import is_st_method, loss_argument_defaults
 from sentsweep.version import code_version
@@ -44,7 +50,6 @@ UNHASHED_PARAMS = {"keep_model"}
 # holds, and may open it on GenAI traces.
 EXPERIMENT_KIND_TAG = "mlflow.experimentKind"
 EXPERIMENT_KIND = "custom_model_development"
-DESCRIPTION_TAG = "mlflow.note.content"  # a run's description in the MLflow UI (Markdown)
 # Why a trial run that a sweep's end finds RUNNING is ended (see SweepTracker.finish).
 LOST_TRIAL_REASON = ("its Ray trial was not in the experiment state the sweep resumed from (the driver died before Ray "
                      "Tune saved it), so the trial never ran again under this run")
@@ -54,9 +59,13 @@ def config_hash(config: dict) -> str:
     """Hash of a trial's hyperparameters without its seed: the trials of one config over seeds share it. A trial
     that starts from another run's model (`parent_model_run_id`, a chained stage) leaves its `model` out too:
     that is the same seed's model of the earlier stage, one per seed like the seed itself."""
-    per_seed = {"seed", "model"} if config.get("parent_model_run_id") else {"seed"}
-    params = {k: v for k, v in config.items() if k not in NON_PARAM_KEYS | UNHASHED_PARAMS | per_seed}
+    params = {k: v for k, v in config.items() if k not in NON_PARAM_KEYS | UNHASHED_PARAMS | per_seed_keys(config)}
     return hashlib.sha1(json.dumps(params, sort_keys=True, default=str).encode()).hexdigest()[:12]
+
+
+def per_seed_keys(config: dict) -> set[str]:
+    """The settings a configuration's trials differ in: the seed, and in a chained stage the seed's model."""
+    return {"seed", "model"} if config.get("parent_model_run_id") else {"seed"}
 
 
 def trial_params(config: dict) -> dict:
@@ -69,6 +78,11 @@ def trial_params(config: dict) -> dict:
         params = loss_argument_defaults(config["method"]) | params
     params["seed"] = resolve_seed(config)
     return params
+
+
+def _param_texts(params: dict) -> dict[str, str]:
+    """Params as MLflow keeps them: JSON for a list or a mapping, else the text."""
+    return {k: json.dumps(v) if isinstance(v, (list, dict)) else str(v) for k, v in params.items()}
 
 
 def with_user_code(version: str, user_code: list[dict] | None) -> str:
@@ -125,7 +139,6 @@ class SweepTracker(Callback):
         # mlflow.source.name (the driver script), .type, .git.commit, mlflow.user, ...: what MLflow itself tags
         # a run started here with; resolved once, since the driver's script and checkout stay the same.
         self.source_tags = resolve_tags()
-        self._tables: dict[str, str] = {}  # title -> Markdown, of the stages logged by log_sweep_table
         reopened = ("RUNNING", "KILLED", "FAILED") + (("FINISHED",) if extend else ())
         unfinished = sorted((run for status in reopened for run in client.search_runs(
             [experiment_id],
@@ -134,66 +147,76 @@ class SweepTracker(Callback):
             max_results=1,
         )), key=lambda run: run.info.start_time, reverse=True) if resume or extend else []
         if unfinished:  # a crashed driver's sweep (RUNNING), an interrupted or failed one, one extended (FINISHED)
-            self.parent_run_id = unfinished[0].info.run_id
+            self.parent_run_id, self.run_name = unfinished[0].info.run_id, unfinished[0].info.run_name
             client.update_run(self.parent_run_id, status="RUNNING")
         else:
+            self.run_name = f"{sweep_name}-{time.strftime('%Y%m%d-%H%M%S')}"
             self.parent_run_id = client.create_run(
-                experiment_id,
-                run_name=f"{sweep_name}-{time.strftime('%Y%m%d-%H%M%S')}",
+                experiment_id, run_name=self.run_name,
                 tags=self.source_tags | {"sweep": sweep_name, "code_version": self.version, "role": "sweep"},
             ).info.run_id
         self.writer = QueuedMlflowWriter(
             tracking_uri, experiment_id, self.parent_run_id,
             Path(pending_dir) / f"mlflow-pending-{self.parent_run_id[:8]}.jsonl",
         )
+        self.configurations = ConfigurationRuns(self.writer, self.source_tags | {
+            "sweep": sweep_name, "code_version": self.version})
+        self.record = SweepRecord(self.writer, unfinished[0].data.params if unfinished else {})
+        self.view_key = self.parent_run_id  # of the saved views the printed link opens (sentsweep.tracking.views)
+        self._hashes: dict[str, str] = {}  # Ray trial id -> config hash
 
     def log_sweep_metrics(self, metrics: dict) -> None:
         """Metrics of the sweep as a whole (for example the untrained baseline), on the parent run."""
         for key, value in metrics.items():
-            self.writer.client.log_metric(self.parent_run_id, key, value)
+            self.writer.client.log_metric(self.parent_run_id, mlflow_metric_key(key), value)
 
-    def log_sweep_table(self, title: str, markdown: str) -> None:
-        """A stage's table on the sweep's parent run: the artifact tables/<NN>-<title>.md, and the run's
-        description, which holds every stage table logged so far in order, each under its title (a title
-        logged again replaces its table)."""
-        self._tables[title] = markdown
-        number = list(self._tables).index(title) + 1
-        file_name = re.sub(r"[^A-Za-z0-9._-]+", "_", title).strip("_")
-        self.writer.submit({"op": "text", "trial": None, "file": f"tables/{number:02d}-{file_name}.md",
-                            "content": markdown})
-        self.writer.submit({"op": "tag", "trial": None, "key": DESCRIPTION_TAG, "value": self._description()})
+    def log_stage(self, title: str, table_markdown: str, cells, row_params: list[str], selection_metric: str,
+                  race: str = "", reproduction: str = "") -> None:
+        """A stage's table on the sweep's run (`sentsweep.tracking.sweep_run.SweepRecord.log_stage`)."""
+        self.record.log_stage(title, table_markdown, cells, row_params, selection_metric, race, reproduction)
 
-    def _description(self) -> str:
-        """The stage tables under their titles, cut to MLflow's tag size if need be (the artifacts are whole)."""
-        from mlflow.utils.validation import MAX_TAG_VAL_LENGTH
-
-        text = "\n\n".join(f"## {title}\n\n{markdown}" for title, markdown in self._tables.items())
-        if len(text) <= MAX_TAG_VAL_LENGTH:
-            return text
-        cut = "\n\n... (cut at MLflow's tag size; every table is whole in the run's artifacts, under tables/)"
-        return text[:MAX_TAG_VAL_LENGTH - len(cut)] + cut
+    def begin_stage(self, axes: list[str], metrics: list[str], selection_metric: str, summarize,
+                    stage: str | None = None) -> None:
+        """A stage starts: its configuration runs are named by `axes`, summarized on `metrics` (`summarize`:
+        values -> {statistic: value}), and the saved views of the sweep show its axes beside the earlier stages'
+        (and the param `stage`, in a sweep of several: `stage` names this one)."""
+        self.configurations.begin_stage(axes, metrics, summarize)
+        self._view_axes = list(dict.fromkeys(getattr(self, "_view_axes", []) + (["stage"] if stage else [])
+                                             + self.configurations.axes))
+        for key, name, state in (
+                (self.view_key, f"{self.run_name}: configurations, best first",
+                 configurations_view(self.parent_run_id, selection_metric, metrics, self._view_axes)),
+                (seeds_view_key(self.view_key), f"{self.run_name}: configurations and their seeds",
+                 seeds_view(self.parent_run_id, selection_metric, self._view_axes))):
+            tag, value = view_tag(key, name, state)
+            self.writer.submit({"op": "experiment_tag", "trial": None, "key": tag, "value": value})
 
     def on_trial_start(self, iteration, trials, trial, **info):
         config = trial.config
         params = trial_params(config)
+        key = self._hashes.setdefault(trial.trial_id, config_hash(config))
+        parent, name = self.configurations.trial_started(key, config, {
+            name: text for name, text in _param_texts(params).items() if name not in per_seed_keys(config)},
+            resolve_seed(config))
         self.writer.submit({
             "op": "create",
             "trial": trial.trial_id,
-            "name": f"{config.get('method')}-{trial.trial_id}",
+            "name": name,
+            "parent": parent,
             "tags": self.source_tags | {
-                "mlflow.parentRunId": self.parent_run_id,
                 "sweep": self.sweep_name,
                 "sweep_run_id": self.parent_run_id,
                 "method": str(config.get("method")),
                 "seed": str(resolve_seed(config)),
-                "config_hash": config_hash(config),
+                "config_hash": key,
                 "code_version": with_user_code(self.version, config.get(USER_CODE_KEY)),
                 "ray_trial_id": trial.trial_id,
                 "selected_on": selection_tag(config),
             } | ({"parent_model_run_id": config["parent_model_run_id"]} if config.get("parent_model_run_id") else {}),
-            "params": {k: json.dumps(v) if isinstance(v, (list, dict)) else str(v) for k, v in params.items()},
+            "params": _param_texts(params),
             "config": json.loads(json.dumps(params, default=str)),
         })
+        self.configurations.trial_nested(trial.trial_id)
         datasets = trial_datasets(config)
         if datasets:
             self.writer.submit({"op": "inputs", "trial": trial.trial_id, "datasets": [
@@ -203,7 +226,7 @@ class SweepTracker(Callback):
         step = int(result.get("step", result.get("training_iteration", 0)))
         now = int(time.time() * 1000)
         metrics = [
-            (key, float(value), now, step)
+            (mlflow_metric_key(key), float(value), now, step)
             for key, value in result.items()
             if key not in IGNORED_RESULT_KEYS
             and isinstance(value, (int, float))
@@ -223,8 +246,14 @@ class SweepTracker(Callback):
         if _stopped_early(trial):
             self.writer.submit({"op": "tag", "trial": trial.trial_id, "key": "stopped_early", "value": "true"})
             self.writer.submit({"op": "terminate", "trial": trial.trial_id, "status": "KILLED"})
-        else:
-            self.writer.submit({"op": "terminate", "trial": trial.trial_id, "status": "FINISHED"})
+            return
+        self.writer.submit({"op": "terminate", "trial": trial.trial_id, "status": "FINISHED"})
+        # its configuration's statistics on the seeds finished so far: this Ray Tune run's (a restored one's too)
+        key = self._hashes.setdefault(trial.trial_id, config_hash(trial.config))
+        finished = {resolve_seed(other.config): other.last_result for other in [*trials, trial]
+                    if (other is trial or other.status == "TERMINATED" and not _stopped_early(other))
+                    and self._hashes.setdefault(other.trial_id, config_hash(other.config)) == key}
+        self.configurations.trial_finished(key, finished)
 
     def on_trial_error(self, iteration, trials, trial, **info):
         reason = _error_text(trial)
@@ -264,8 +293,13 @@ class SweepTracker(Callback):
         return True
 
     def _end_running_trial_runs(self, tags: dict[str, str]) -> list[str]:
-        """End this sweep's trial runs that are RUNNING as KILLED, with `tags`; returns what their trials were."""
+        """End this sweep's trial runs that are RUNNING as KILLED, with `tags`, and its configuration runs still
+        RUNNING (a stage without its table: they end with it, `ConfigurationRuns.stage_done`) as KILLED; returns
+        what those trials were."""
         client = self.writer.client
+        for run in client.search_runs([self.writer.experiment_id], f"tags.{CONFIGURATION_OF_TAG} = "
+                                      f"'{self.parent_run_id}' and attributes.status = 'RUNNING'"):
+            client.set_terminated(run.info.run_id, status="KILLED")
         running = client.search_runs([self.writer.experiment_id], f"tags.sweep_run_id = '{self.parent_run_id}' and "
                                      "attributes.status = 'RUNNING'")
         stopped = []

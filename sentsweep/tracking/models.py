@@ -2,10 +2,12 @@
 
 A trial that keeps its model (`keep_model`) saves its dev-selected checkpoint as a sentence-transformers folder
 in its last Ray checkpoint; the sweep's driver logs that folder to the trial's MLflow run with MLflow's
-`sentence_transformers` flavour, as the logged model `model` (`runs:/<run id>/model`), with the metrics it
-was selected on. A sweep's `--model` takes such a URI, or a registered version (`models:/<name>/<version>`),
-as well as a hub name or a folder: `check_model_uri` fails before anything runs when the URI names nothing,
-and `materialize_model` writes the model as a folder every trial can load.
+`sentence_transformers` flavour, as a logged model named by its configuration and seed (the run's name, less what
+MLflow refuses in a model's name: `noise_ratio=0,3 pooling=mean · seed 1`, `sentsweep.tracking.names`), with the
+metrics it was selected on. `runs:/<run id>/model` names a run's kept model whatever its name (`loadable_uri`:
+MLflow's own `models:/<model id>`). A sweep's `--model` takes such a URI, or a registered version
+(`models:/<name>/<version>`), as well as a hub name or a folder: `check_model_uri` fails before anything runs when
+the URI names nothing, and `materialize_model` writes the model as a folder every trial can load.
 """
 
 from __future__ import annotations
@@ -16,9 +18,10 @@ import re
 from pathlib import Path
 
 from sentsweep.errors import InputError
+from sentsweep.tracking.names import logged_model_name
 
 MODEL_URI_SCHEMES = ("runs:/", "models:/")
-LOGGED_MODEL_NAME = "model"  # the artifact name of a trial's model: runs:/<run id>/model
+LOGGED_MODEL_NAME = "model"  # runs:/<run id>/model: a run's kept model, whatever its name (loadable_uri)
 # Metrics a logged model is linked to: those it was selected on and the scores of the selected checkpoint.
 SELECTION_METRICS = ("best_sts_dev", "sts_test_at_best_dev", "best_step", "best_validation_loss",
                      "sts_test_at_best_validation_loss", "best_validation_step", "best_task_dev",
@@ -55,7 +58,7 @@ def _requirements() -> list[str]:
 
 
 def log_trial_model(tracking_uri: str, run_id: str, folder: str | Path, metrics: dict) -> str:
-    """Log the sentence-transformers `folder` as run `run_id`'s model `model`, linked to the `metrics` among
+    """Log the sentence-transformers `folder` as run `run_id`'s model, named as the run, linked to the `metrics` among
     `SELECTION_METRICS` (those it was selected on); returns MLflow's model id.
 
     Idempotent, for a sweep resumed after its driver died while logging: a model this run logged whole (READY)
@@ -66,7 +69,7 @@ def log_trial_model(tracking_uri: str, run_id: str, folder: str | Path, metrics:
     with fluent_tracking(tracking_uri) as mlflow:
         client = mlflow.MlflowClient(tracking_uri)
         run = client.get_run(run_id)
-        earlier = logged_models_of_run(client, run.info.experiment_id, run_id, LOGGED_MODEL_NAME)
+        earlier = logged_models_of_run(client, run.info.experiment_id, run_id)
         logged = next((model for model in earlier if model.status == LoggedModelStatus.READY), None)
         for model in earlier:
             if model is not logged:
@@ -80,20 +83,36 @@ def log_trial_model(tracking_uri: str, run_id: str, folder: str | Path, metrics:
     return logged.model_id
 
 
-def logged_models_of_run(client, experiment_id: str, run_id: str, name: str) -> list:
-    """The logged models named `name` that run `run_id` produced (MLflow's `LoggedModel`s, any status)."""
+def logged_models_of_run(client, experiment_id: str, run_id: str, name: str = LOGGED_MODEL_NAME) -> list:
+    """The logged models run `run_id` produced (MLflow's `LoggedModel`s, any status): named `name`, where that is
+    not `LOGGED_MODEL_NAME` (which names a run's kept model, whatever its name)."""
+    named = "" if name == LOGGED_MODEL_NAME else f" AND name = '{name}'"
     return list(client.search_logged_models(experiment_ids=[experiment_id],
-                                            filter_string=f"source_run_id = '{run_id}' AND name = '{name}'"))
+                                            filter_string=f"source_run_id = '{run_id}'{named}"))
+
+
+def loadable_uri(tracking_uri: str, uri: str) -> str:
+    """The URI MLflow loads `uri`'s model from: runs:/<run id>/model as the run's kept model's own
+    models:/<model id> (its logged model is named by its configuration and seed); any other URI as given."""
+    from mlflow.tracking import MlflowClient
+
+    if not uri.startswith("runs:/") or uri.rstrip("/").rsplit("/", 1)[-1] != LOGGED_MODEL_NAME:
+        return uri
+    run_id = uri[len("runs:/"):].partition("/")[0]
+    client = MlflowClient(tracking_uri=tracking_uri)
+    models = logged_models_of_run(client, client.get_run(run_id).info.experiment_id, run_id)
+    return f"models:/{models[0].model_id}" if models else uri
 
 
 def _log_model_folder(mlflow, client, run, folder: str | Path):
-    """A new logged model `model` of `run`: the sentence-transformers `folder` with MLflow's flavour."""
+    """A new logged model of `run`, named as the run: the sentence-transformers `folder` with MLflow's flavour."""
     from sentence_transformers import SentenceTransformer
 
+    name = logged_model_name(run.info.run_name or LOGGED_MODEL_NAME)
     model = SentenceTransformer(str(folder), device="cpu", trust_remote_code=True)
-    logged = client.create_logged_model(run.info.experiment_id, name=LOGGED_MODEL_NAME, source_run_id=run.info.run_id,
+    logged = client.create_logged_model(run.info.experiment_id, name=name, source_run_id=run.info.run_id,
                                         params=run.data.params, tags={"seed": run.data.tags.get("seed", "")})
-    mlflow.sentence_transformers.log_model(model, name=LOGGED_MODEL_NAME, run_id=run.info.run_id,
+    mlflow.sentence_transformers.log_model(model, name=name, run_id=run.info.run_id,
                                            model_id=logged.model_id, pip_requirements=_requirements(),
                                            metadata={"selected_on": run.data.tags.get("selected_on", "")})
     return logged
@@ -131,7 +150,7 @@ def materialize_model(tracking_uri: str, uri: str, folder_root: str | Path) -> P
     if (folder / "modules.json").is_file():
         return folder.resolve()
     with fluent_tracking(tracking_uri) as mlflow:
-        model = mlflow.sentence_transformers.load_model(uri)
+        model = mlflow.sentence_transformers.load_model(loadable_uri(tracking_uri, uri))
     model.save(str(folder))
     return folder.resolve()
 
@@ -144,6 +163,6 @@ def export_model(tracking_uri: str, uri: str, destination: str | Path) -> Path:
         raise InputError(f"export destination {destination} is not empty; nothing was overwritten")
     check_model_uri(tracking_uri, uri)
     with fluent_tracking(tracking_uri) as mlflow:
-        model = mlflow.sentence_transformers.load_model(uri)
+        model = mlflow.sentence_transformers.load_model(loadable_uri(tracking_uri, uri))
     model.save(str(destination))
     return destination.resolve()

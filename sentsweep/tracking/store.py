@@ -45,11 +45,14 @@ def store_reachable(uri: str, timeout_s: float = 3.0) -> bool:
     return True
 
 
-def experiment_page(uri: str, experiment_id: str) -> str:
-    """Where to look at an experiment's runs in the MLflow UI. MLflow 3.17's UI opens every experiment on the
-    pages of the workflow chosen in its top-left switch (GenAI traces by default), whatever the experiment's
-    kind tag says; `workflowType=machine_learning` opens it on its training runs."""
+def experiment_page(uri: str, experiment_id: str, view: str | None = None) -> str:
+    """Where to look at an experiment's runs in the MLflow UI: with `view`, the saved view of that key (a sweep's
+    configurations, best first: `sentsweep.tracking.views`). MLflow 3.17's UI opens every experiment on the pages
+    of the workflow chosen in its top-left switch (GenAI traces by default), whatever the experiment's kind tag
+    says; `workflowType=machine_learning` opens it on its training runs."""
     page = f"#/experiments/{experiment_id}/runs?workflowType=machine_learning"
+    if view is not None:
+        page += f"&viewStateShareKey={view}"
     if uri.startswith(("http://", "https://")):
         return f"{uri.rstrip('/')}/{page}"
     return (f"mlflow ui --backend-store-uri {uri} --host 127.0.0.1 --port 5000, then "

@@ -1,7 +1,10 @@
 """Ordered, loss-free writes of trial results to MLflow, surviving a tracking server that goes away.
 
 Every write is an operation on a trial (create its run, log metrics, set a tag, store a JSON or text artifact,
-log its dataset inputs, terminate it), or with trial None on the sweep's parent run. Operations are applied in
+log its dataset inputs, terminate it), with trial None on the sweep's parent run, or with trial
+{"configuration": config hash} on a configuration's run (`sentsweep.tracking.configurations`; created by a
+"create" op like a trial's, and found again by its tags `configuration_of` and `config_hash`). A trial's "create"
+or "nest" op may name its parent run the same way. Operations are applied in
 order; when the store cannot be reached they stay queued, mirrored to a JSON-lines file,
 and are retried on later writes (at most every `retry_interval_s`) and at the end of the sweep. Whatever is
 still queued then can be replayed later:
@@ -28,6 +31,8 @@ from pathlib import Path
 from sentsweep.tracking.store import store_reachable
 
 logger = logging.getLogger(__name__)
+# The run tag listing its table artifacts (MLflow's log_table sets it; the UI shows those files as tables).
+LOGGED_ARTIFACTS_TAG = "mlflow.loggedArtifacts"
 
 
 class QueuedMlflowWriter:
@@ -119,36 +124,70 @@ class QueuedMlflowWriter:
         with rejected.open("a", encoding="utf-8") as handle:
             handle.write(json.dumps({"operation": operation, "error": str(error)}) + "\n")
 
-    def _run_id(self, trial_id: str) -> str | None:
-        if trial_id not in self._run_ids:
-            runs = self.client.search_runs(
-                [self.experiment_id],
-                f"tags.sweep_run_id = '{self.parent_run_id}' and tags.ray_trial_id = '{trial_id}'",
-                max_results=1,
-            )
+    def _run_id(self, address: str | dict | None) -> str | None:
+        """The run an operation's address names: None the sweep's, a Ray trial id its trial's, {"configuration":
+        config hash} the configuration's; None where it has no run yet."""
+        if address is None:
+            return self.parent_run_id
+        key = _cache_key(address)
+        if isinstance(address, dict):
+            query = (f"tags.configuration_of = '{self.parent_run_id}' and "
+                     f"tags.config_hash = '{address['configuration']}'")
+        else:
+            query = f"tags.sweep_run_id = '{self.parent_run_id}' and tags.ray_trial_id = '{address}'"
+        if key not in self._run_ids:
+            runs = self.client.search_runs([self.experiment_id], query, max_results=1)
             if runs:
-                self._run_ids[trial_id] = runs[0].info.run_id
-        return self._run_ids.get(trial_id)
+                self._run_ids[key] = runs[0].info.run_id
+        return self._run_ids.get(key)
+
+    def _parent_run_id(self, operation: dict) -> str:
+        """The run id of the operation's "parent"; the sweep's where that run was never created (its own "create"
+        was rejected: logged), so that the trial's run and results are kept all the same."""
+        parent = self._run_id(operation["parent"])
+        if parent is None:
+            logger.warning("no MLflow run for %s, the parent of %s: it goes under the sweep's run",
+                           operation["parent"], operation["trial"])
+            return self.parent_run_id
+        return parent
 
     def _apply(self, operation: dict) -> None:
         from mlflow.entities import Dataset, DatasetInput, InputTag, Metric, Param
         from mlflow.utils.mlflow_tags import MLFLOW_DATASET_CONTEXT
 
         kind, trial_id = operation["op"], operation["trial"]
-        run_id = self.parent_run_id if trial_id is None else self._run_id(trial_id)
+        run_id = self._run_id(trial_id)
         if kind == "create":
             if run_id is None:
-                run = self.client.create_run(self.experiment_id, run_name=operation["name"], tags=operation["tags"])
-                run_id = self._run_ids[trial_id] = run.info.run_id
-            else:  # a retried or resumed trial keeps its run
-                self.client.update_run(run_id, status="RUNNING")
+                tags = operation["tags"] | ({"mlflow.parentRunId": self._parent_run_id(operation)}
+                                            if "parent" in operation else {})
+                run = self.client.create_run(self.experiment_id, run_name=operation["name"], tags=tags)
+                run_id = self._run_ids[_cache_key(trial_id)] = run.info.run_id
+            else:  # a retried or resumed trial keeps its run (under its parent, by its name: a run of older code)
+                self.client.update_run(run_id, status="RUNNING", name=operation["name"])
+                if "parent" in operation:
+                    self.client.set_tag(run_id, "mlflow.parentRunId", self._parent_run_id(operation))
             # Also for a run that exists: creating a run, logging its params and its config are separate writes,
             # and a driver killed (or a store lost) between them leaves the run without them until this create is
             # applied again. (MLflow accepts a param logged again with the value it has.)
             self.client.log_batch(run_id, params=[Param(k, v) for k, v in operation["params"].items()])
-            self.client.log_dict(run_id, operation["config"], "config.json")
+            if "config" in operation:
+                self.client.log_dict(run_id, operation["config"], "config.json")
+        elif kind == "experiment_tag":  # of the sweep's experiment, e.g. a saved view of its runs list
+            self.client.set_experiment_tag(self.experiment_id, operation["key"], operation["value"])
         elif run_id is None:
             raise KeyError(f"no MLflow run for trial {trial_id}")
+        elif kind == "nest":  # a trial's run (of an earlier sweep process) under its parent run, renamed
+            self.client.set_tag(run_id, "mlflow.parentRunId", self._parent_run_id(operation))
+            self.client.update_run(run_id, name=operation["name"])
+        elif kind == "params":  # MLflow refuses a param logged again with another value: see the op's maker
+            self.client.log_batch(run_id, params=[Param(k, v) for k, v in operation["params"].items()])
+        elif kind == "table":  # a table artifact as MLflow's log_table writes it, replacing one of that name
+            self.client.log_text(run_id, operation["content"], operation["file"])
+            logged = json.loads(self.client.get_run(run_id).data.tags.get(LOGGED_ARTIFACTS_TAG, "[]"))
+            entry = {"path": operation["file"], "type": "table"}
+            if entry not in logged:
+                self.client.set_tag(run_id, LOGGED_ARTIFACTS_TAG, json.dumps(logged + [entry]))
         elif kind == "metrics":
             self.client.log_batch(run_id, metrics=[Metric(*m) for m in operation["metrics"]])
         elif kind == "tag":
@@ -166,6 +205,11 @@ class QueuedMlflowWriter:
             self.client.set_terminated(run_id, status=operation["status"])
         else:
             raise ValueError(f"unknown operation {kind!r}")
+
+
+def _cache_key(address: str | dict) -> str:
+    """Where `QueuedMlflowWriter` keeps the run id of a trial's or a configuration's address."""
+    return f"configuration:{address['configuration']}" if isinstance(address, dict) else address
 
 
 def replay(pending_file: str | Path, tracking_uri: str | None = None) -> int:

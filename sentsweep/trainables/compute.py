@@ -41,6 +41,9 @@ class Compute:
 
 
 COMPUTE_METRICS = tuple(Compute().as_metrics())
+# The training loop's wall-clock measurements of where a trial's time goes (sentsweep.trainables.loop): like the
+# compute totals, values a seed does not fix.
+TIMING_METRICS = ("preparation_seconds", "seconds_per_step", "evaluation_seconds", "checkpoint_seconds")
 
 
 def process_cpu_seconds() -> float:

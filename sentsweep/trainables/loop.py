@@ -33,7 +33,7 @@ the held-out loss, the tasks; step 0's is preparation's), and `checkpoint_second
 checkpoint to storage; a report's own hand-over counts in the next report, the last one's nowhere). Training
 steps are the rest of the trial's `wall_seconds` (`sentsweep.trainables.compute`). They are what the per-trial
 overhead of a sweep is measured by (benchmarks/race_through_ray.py): the next optimisation is chosen from them.
-These are wall-clock measurements (`TIMING_METRICS`): the values a seed does not fix.
+These are wall-clock measurements (`sentsweep.trainables.compute.TIMING_METRICS`): the values a seed does not fix.
 """
 
 from __future__ import annotations
@@ -62,8 +62,6 @@ from sentsweep.trainables.settings import TrainingSettings, Trial
 
 CHECKPOINT_FILE = "trial_state.pt"
 MODEL_FOLDER = "model"  # the selected model in a trial's last checkpoint (`keep_model`): SentenceTransformer(path)
-# wall-clock measurements in the reports (see the module docstring): the values a seed does not fix
-TIMING_METRICS = ("preparation_seconds", "seconds_per_step", "evaluation_seconds", "checkpoint_seconds")
 UNTRAINED_EVALUATION = Stage("untrained_evaluation", 1, "STS dev and test scores of the model before its first "
                              "step", seeded=False)
 

@@ -1,0 +1,229 @@
+"""The configuration level of a sweep's MLflow runs: the seed-averaged answer in the runs list.
+
+Each configuration of a stage (the trials that differ by their seed alone: one `config_hash`) is an MLflow run,
+a child of the sweep's run, named by its axes' values (`noise_ratio=0.3 pooling=mean`, `sentsweep.tracking.names`).
+Its seeds' trial runs are its children (`noise_ratio=0.3 pooling=mean · seed 1`), so the runs list shows the sweep,
+its configurations and their seeds, each level expandable in place. A configuration's run holds
+
+- params: the configuration's settings (its trials' params but the seed, and a chained stage's per-seed model),
+  with the descriptive aliases of one-letter axes (`w` and `second_objective_weight`);
+- metrics: for each metric of the stage's table, the mean, std, n and 95% interval over its seeds
+  (`best_sts_dev_mean`, `best_sts_dev_std`, `best_sts_dev_n`, `best_sts_dev_ci95_low`, `best_sts_dev_ci95_high`);
+  sorted by the selection metric's mean, the configuration runs are in the table's order;
+- tags: `role` configuration, `configuration_of` (the sweep's run id), `config_hash`, its standing in the table
+  (`standing` on the selection metric, `standing.<metric>` on each: best, within the best's significance group,
+  or significantly worse, with the adjusted p), `race` (how the race decided it: dropped at level k, and why) and
+  `seeds_left_out` (each seed of it the table leaves out, and why).
+
+The statistics follow the trials as they finish (Ray Tune's last results of the finished trials the driver knows
+of: those of this Ray Tune run, a restored one's included, and, with --extend, the finished runs the sweep had
+before), and at the stage's end are set to the table's own (`stage_done`): the cells the table printed, the race's
+decisions and the seeds it counted. All writes are the writer's operations (`sentsweep.tracking.writer`), in order
+with the trials' own, so a lost tracking server loses none of them. Nothing here reads MLflow.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Mapping
+
+import pandas as pd
+
+from sentsweep.tracking.names import (
+    STATISTICS,
+    configuration_name,
+    statistic_key,
+    trial_run_name,
+    value_text,
+    with_aliases,
+)
+
+ROLE = "configuration"  # the `role` tag of a configuration's run (a sweep's run is "sweep")
+# What a configuration's run is told by, beside its config hash: the sweep run it belongs to. (Not `sweep_run_id`:
+# readers of a sweep's trials take every run with that tag for a trial.)
+CONFIGURATION_OF_TAG = "configuration_of"
+LEFT_OUT_TAG = "seeds_left_out"
+STANDING_TAG = "standing"
+RACE_TAG = "race"
+NOT_COUNTED = "run ahead of the race, not counted (the race had decided this configuration on the seeds before)"
+
+
+def address(config_hash: str) -> dict:
+    """A configuration run's address in the writer's operations."""
+    return {"configuration": config_hash}
+
+
+class ConfigurationRuns:
+    """Creates and updates one sweep's configuration runs and nests its trial runs under them, through `writer`.
+
+    `tags`: what every configuration run is tagged with (the source tags, the sweep's name, the code version)."""
+
+    def __init__(self, writer, tags: Mapping[str, str]) -> None:
+        self.writer = writer
+        self.tags = dict(tags)
+        self.axes: list[str] = ["method"]  # of the stage running now (begin_stage)
+        self.metrics: list[str] = []
+        self.summarize: Callable | None = None
+        self._created: set[str] = set()  # config hashes whose run this process has created (or reopened)
+        self._names: dict[str, str] = {}  # config hash -> configuration name
+        self._nested: set[str] = set()  # Ray trial ids whose runs this process created under their configuration
+        self._earlier: dict[str, dict] = {}  # config hash -> {seed: {metric: value}} of runs finished before
+        self._last_timestamp = 0
+
+    def begin_stage(self, axes: list[str], metrics: list[str], summarize: Callable) -> None:
+        """A stage starts: its configurations are named by `axes` (the method where it has none) and summarized on
+        `metrics` by `summarize` (values -> {statistic: value}, as the tables compute them)."""
+        self.axes, self.metrics, self.summarize = list(axes) or ["method"], list(metrics), summarize
+        self._earlier = {}
+
+    def remember_finished(self, runs: pd.DataFrame) -> None:
+        """The sweep's trial runs as a driver found them before running more (fetch_trial_runs' frame, --extend):
+        the finished ones count in their configurations' statistics until the stage's table replaces them."""
+        if len(runs):
+            for _, run in runs[runs["status"] == "FINISHED"].iterrows():
+                self._earlier.setdefault(run["config_hash"], {})[str(run["seed"])] = {
+                    metric: run.get(f"metrics.{metric}") for metric in self.metrics}
+
+    def name(self, config: Mapping) -> str:
+        return configuration_name({axis: config.get(axis) for axis in self.axes})
+
+    def trial_started(self, key: str, config: Mapping, params: Mapping[str, str], seed) -> tuple[dict, str]:
+        """A trial of configuration `key` starts: its configuration's run is created (reopened: RUNNING) unless this
+        process did already. Returns the trial run's parent address and name."""
+        name = self._names.setdefault(key, self.name(config))
+        self._create(key, name, params)
+        return address(key), trial_run_name(name, seed)
+
+    def _create(self, key: str, name: str, params: Mapping[str, str]) -> None:
+        """Configuration `key`'s run, unless this process created (or reopened) it already."""
+        if key in self._created:
+            return
+        self._created.add(key)
+        self.writer.submit({
+            "op": "create", "trial": address(key), "parent": None, "name": name,
+            "tags": self.tags | {"role": ROLE, CONFIGURATION_OF_TAG: self.writer.parent_run_id, "config_hash": key}
+            | ({"stage": params["stage"]} if params.get("stage") else {}),
+            "params": with_aliases(params),
+        })
+
+    def trial_nested(self, trial_id: str) -> None:
+        """The trial's run was created under its configuration (by its "create" operation)."""
+        self._nested.add(trial_id)
+
+    def trial_finished(self, key: str, finished: Mapping[str, Mapping]) -> None:
+        """Configuration `key`'s statistics on the seeds known to have finished: `finished` {seed: last result} of
+        its trials of this Ray Tune run, with the sweep's earlier runs (remember_finished) where this run has none."""
+        if self.summarize is None:  # no stage begun (a tracker used alone)
+            return
+        by_seed = self._earlier.get(key, {}) | {str(seed): result for seed, result in finished.items()}
+        statistics = {metric: self.summarize([float(result[metric]) for result in by_seed.values()
+                                              if _is_number(result.get(metric))])
+                      for metric in self.metrics}
+        self._log_statistics(key, {metric: values for metric, values in statistics.items() if values["n"]})
+
+    def stage_done(self, cells: pd.DataFrame, row_params: list[str], rows: Mapping[str, tuple], runs: pd.DataFrame,
+                   selection_metric: str, counted: set | None = None, race: Mapping | None = None) -> None:
+        """The stage's table is out: each configuration's statistics are set to its row's cells, its standing, race
+        decision and the seeds left out are tagged, its trial runs not yet under it are nested, and it ends
+        FINISHED.
+
+        `cells`: the table's cells, one line each (`sentsweep.analysis.tables.to_frame`); `rows` {config hash: the
+        table's row}; `runs`: the stage's trial runs, those the table left out included; `counted`: the (config
+        hash, seed) cells a race counted (None: no race); `race` {config hash: its race status}."""
+        for key, row in rows.items():
+            trials = runs[runs["config_hash"] == key]
+            name = self._names.setdefault(key, configuration_name(dict(zip(row_params, row))))
+            # reopened, or created where this driver ran none of its trials (a resumed or extended stage)
+            self._create(key, name, _configuration_params(trials))
+            of_row = cells[[tuple(line) == tuple(row) for line in cells[row_params].itertuples(index=False)]]
+            self._log_statistics(key, {line["metric"]: {statistic: line[statistic] for statistic in STATISTICS}
+                                       for _, line in of_row.iterrows()})
+            tags = {STANDING_TAG: _standing(of_row, selection_metric)} | {
+                f"{STANDING_TAG}.{line['metric']}": _standing(of_row, line["metric"]) for _, line in of_row.iterrows()}
+            tags[LEFT_OUT_TAG] = "; ".join(_left_out(trials, counted)) or "none"
+            status = (race or {}).get(key)
+            tags[RACE_TAG] = (f"{status.state.lower()} at level {status.n + status.failed}: {status.why}" if status
+                              else "not raced")  # (an --extend of a raced sweep is not)
+            for tag, value in tags.items():
+                self.writer.submit({"op": "tag", "trial": address(key), "key": tag, "value": value})
+            for _, run in trials.iterrows():
+                if run["ray_trial_id"] not in self._nested:  # a trial run of an earlier driver (--resume, --extend)
+                    self._nested.add(run["ray_trial_id"])
+                    self.writer.submit({"op": "nest", "trial": run["ray_trial_id"], "parent": address(key),
+                                        "name": trial_run_name(name, run["seed"])})
+            self.writer.submit({"op": "terminate", "trial": address(key), "status": "FINISHED"})
+
+    def _log_statistics(self, key: str, statistics: Mapping[str, Mapping[str, float]]) -> None:
+        """Log {metric: {statistic: value}} on configuration `key`'s run (an undefined std or interval as NaN),
+        each at a later timestamp than the last, so that the run shows the latest."""
+        self._last_timestamp = max(int(time.time() * 1000), self._last_timestamp + 1)
+        metrics = [(statistic_key(metric, statistic), _metric_value(values[statistic]), self._last_timestamp, 0)
+                   for metric, values in statistics.items() for statistic in STATISTICS]
+        if metrics:
+            self.writer.submit({"op": "metrics", "trial": address(key), "metrics": metrics})
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _metric_value(value) -> float:
+    return float("nan") if value is None or pd.isna(value) else float(value)
+
+
+def _configuration_params(trials: pd.DataFrame) -> dict[str, str]:
+    """A configuration's params as its trial runs have them: those all its runs share (not the seed)."""
+    params = [column for column in trials.columns if column.startswith("params.")]
+    shared = {}
+    for column in params:
+        values = trials[column].dropna().unique()
+        if len(values) == 1 and column != "params.seed":
+            shared[column[len("params."):]] = str(values[0])
+    return shared
+
+
+def _standing(cells: pd.DataFrame, metric: str) -> str:
+    """Where the configuration stands in the table's column `metric`, in words."""
+    line = cells[cells["metric"] == metric]
+    if not len(line):
+        return f"no value of {metric}"
+    line = line.iloc[0]
+    n = f"mean over {int(line['n'])} seed{'s' * (int(line['n']) != 1)}"
+    if line["best"]:
+        return f"best on {metric} ({n})"
+    if line["test"] == "not tested":
+        return f"within the best's group on {metric}: not tested (fewer than 2 seeds shared with the best; {n})"
+    label = "uncorrected p" if line["correction"] == "none" else f"{line['correction'].capitalize()}-adjusted p"
+    p = f"{label} = {value_text(round(float(line['p_vs_best_adjusted']), 4))}, {line['test']}"
+    if line["in_best_group"]:
+        return f"within the best's significance group on {metric} ({p}; {n})"
+    return f"significantly worse than the best on {metric} ({p}, alpha = {line['alpha']:g}; {n})"
+
+
+def _left_out(trials: pd.DataFrame, counted: set | None) -> list[str]:
+    """Each run of a configuration that its row does not count, with why: its status (a failed trial's error's last
+    line), a rerun that replaced it, or a race that had decided without it."""
+    finished = trials[trials["status"] == "FINISHED"]
+    reasons = []
+    for _, run in trials.sort_values("seed", key=lambda seeds: seeds.map(_seed_order)).iterrows():
+        seed, status = run["seed"], run["status"]
+        if status == "FINISHED":
+            if counted is not None and (run["config_hash"], str(seed)) not in counted:
+                reasons.append(f"seed {seed}: {NOT_COUNTED}")
+            continue
+        if (finished["seed"].astype(str) == str(seed)).any():
+            reasons.append(f"seed {seed}: {status.lower()} run, replaced by a finished rerun")
+        elif status == "FAILED":
+            error = str(run.get("failure_reason") or "").strip().splitlines()
+            reasons.append(f"seed {seed}: failed ({error[-1] if error else 'no reason recorded'})")
+        elif status == "KILLED":
+            reasons.append(f"seed {seed}: stopped early (a scheduler, or an interrupted driver)")
+        else:
+            reasons.append(f"seed {seed}: unfinished ({status.lower()})")
+    return reasons
+
+
+def _seed_order(seed) -> tuple:
+    text = str(seed)
+    return (0, int(text), "") if text.lstrip("-").isdigit() else (1, 0, text)

@@ -1,0 +1,83 @@
+"""What a sweep's runs, logged models and metrics are called in MLflow: one place, which writers and readers share.
+
+Runs, three levels of MLflow's runs list, each expandable in place:
+- the sweep's run (`<sweep>-<date>`);
+- a configuration's run, named by its stage's axes' values (`configuration_name`): `noise_ratio=0.3 pooling=mean`;
+- a trial's run, named by its configuration and seed (`trial_run_name`): `noise_ratio=0.3 pooling=mean · seed 1`.
+
+A kept model is named as its trial's run, less the characters MLflow refuses in a logged model's name (`. / : % "
+'`, `logged_model_name`): `noise_ratio=0,3 pooling=mean · seed 1`.
+
+Metrics: a trial's bookkeeping, the wall-clock timings and compute totals that no seed fixes (`BOOKKEEPING_METRICS`),
+is logged under `system/` (`mlflow_metric_key`), where MLflow's own system metrics are. MLflow 3.17's UI charts a
+run's unprefixed metrics on its "Model metrics" tab and the `system/` ones on its "System metrics" tab; the
+experiment's chart view puts every other prefix in a section of its own, sorted before the "Model metrics" section
+(its bundle's `getBaseChartAndSectionConfigs`), so `timing/...` would come first where `system/...` comes last. The
+learning curve (`sts_dev`, `train_loss`) and the selection metrics (`best_sts_dev`, `sts_test_at_best_dev`,
+`best_step`) keep their names. A configuration's statistics of a table metric are `<metric>_mean`, `_std`, `_n`,
+`_ci95_low` and `_ci95_high` (`statistic_key`).
+
+A one-letter axis gets a param with a descriptive name beside it, of the same value (`PARAM_ALIASES`), so that
+searching the runs list's columns, or choosing the axes of a parallel coordinates chart, finds what it means.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from sentsweep.trainables.compute import COMPUTE_METRICS, TIMING_METRICS
+
+BOOKKEEPING_PREFIX = "system/"
+# A sweep run's own bookkeeping: the driver's time writing to MLflow (sentsweep.tracking.writer).
+WRITE_SECONDS = "mlflow_write_seconds"
+BOOKKEEPING_METRICS = frozenset(TIMING_METRICS + COMPUTE_METRICS + (WRITE_SECONDS,))
+STATISTICS = ("mean", "std", "n", "ci95_low", "ci95_high")  # of a configuration's seeds, for each table metric
+# One-letter axes and the descriptive param logged beside them (the setting's help: UnsupervisedSettings.w).
+PARAM_ALIASES = {"w": "second_objective_weight"}
+SEED_SEPARATOR = " · seed "
+MAX_RUN_NAME = 250  # characters of a run name MLflow's stores keep
+# What a logged model's name may not hold (mlflow.utils.validation._validate_logged_model_name), and instead.
+LOGGED_MODEL_REFUSED = {".": ",", "/": "|", ":": "-", "%": " pct", '"': "", "'": ""}
+
+
+def mlflow_metric_key(name: str) -> str:
+    """The MLflow key of a reported metric: `system/<name>` for bookkeeping, else the name itself."""
+    return BOOKKEEPING_PREFIX + name if name in BOOKKEEPING_METRICS else name
+
+
+def statistic_key(metric: str, statistic: str) -> str:
+    """A configuration run's metric for a statistic (one of `STATISTICS`) of a table metric: best_sts_dev_mean."""
+    return f"{metric}_{statistic}"
+
+
+def value_text(value: Any) -> str:
+    """A value as a name shows it: as MLflow's param text, a long number cut to 4 significant digits."""
+    text = str(value)
+    try:
+        number = float(text)
+    except ValueError:
+        return text
+    return f"{number:.4g}" if len(text) > 8 else text
+
+
+def configuration_name(values: Mapping[str, Any]) -> str:
+    """`axis=value` for each axis of the configuration (in the stage's order; an axis a method has no value for,
+    None, left out): 'noise_ratio=0.3 pooling=mean'."""
+    return " ".join(f"{axis}={value_text(value)}" for axis, value in values.items() if value is not None)[:MAX_RUN_NAME]
+
+
+def trial_run_name(configuration: str, seed: Any) -> str:
+    return f"{configuration}{SEED_SEPARATOR}{seed}"[:MAX_RUN_NAME]
+
+
+def logged_model_name(run_name: str) -> str:
+    """A trial's model's name: its run's, with what MLflow refuses in a logged model's name replaced."""
+    for refused, instead in LOGGED_MODEL_REFUSED.items():
+        run_name = run_name.replace(refused, instead)
+    return run_name.strip() or "model"
+
+
+def with_aliases(params: Mapping[str, str]) -> dict[str, str]:
+    """`params` and, for each one-letter axis among them, its descriptive alias of the same value."""
+    return dict(params) | {alias: params[name] for name, alias in PARAM_ALIASES.items() if name in params}

@@ -1,0 +1,88 @@
+"""Saved views of a sweep's runs in MLflow 3.17's UI: what the link a sweep prints opens on.
+
+MLflow's runs page keeps its view (the search filter, the sort, the visible columns with their order and widths,
+the charts) in the browser. A saved view is that state stored as an experiment tag
+`mlflow.sharedViewState.<key>`, JSON {name, createdAt, updatedAt, state} (what the page's own "Save view" writes;
+its view menu lists them by name), and `?viewStateShareKey=<key>` opens the page on it. The state's keys are the
+page's own: the search facets `searchFilter`, `orderByKey`, `orderByAsc`, and the UI state `selectedColumns`,
+`columnOrder`, `columnWidths`, `runsHiddenMode`, `compareRunCharts`, `compareRunSections` (the UI bundle's lists
+of shareable keys; a column is `<type>.\\`<key>\\``, as the grid's column ids). A sweep saves two:
+
+- `<sweep run id>` (`configurations_view`), the answer: the sweep's configuration runs (filter
+  `tags.configuration_of`), sorted by the selection metric's mean, best first, showing their names, the selection
+  metric's mean, std and n, the other table metrics' means and the axes. Its chart view (`compareRunsMode=CHART`)
+  opens on parallel coordinates of the axes and the selection metric's mean, one line per configuration.
+- `<sweep run id>-seeds` (`seeds_view`): the sweep's trial runs under their configurations (filter
+  `tags.sweep_run_id`, sorted by start time: the page nests runs only when sorted so, and then fetches the parents
+  of the runs it found, the configuration runs), each configuration expandable to its seeds.
+
+The state cannot choose which runs are expanded (the page leaves `runsExpanded` out of a shared state).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+
+from sentsweep.tracking.names import PARAM_ALIASES, statistic_key
+
+VIEW_TAG_PREFIX = "mlflow.sharedViewState."  # MLflow's (its UI bundle's SHARED_VIEW_STATE prefix)
+RUN_NAME_COLUMN = "attributes.`Run Name`"
+TRAILING_COLUMNS = ["runDateAndNestInfo", "duration"]  # the grid's Created and Duration columns, moved after ours
+CHARTS_SECTION, METRICS_SECTION = "sentsweep-configurations", "sentsweep-model-metrics"
+
+
+def column(kind: str, key: str) -> str:
+    """A runs-grid column id: metrics.`best_sts_dev_mean`, params.`w`."""
+    return f"{kind}.`{key}`"
+
+
+def seeds_view_key(view_key: str) -> str:
+    return f"{view_key}-seeds"
+
+
+def configurations_view(sweep_run_id: str, selection_metric: str, metrics: list[str], axes: list[str]) -> dict:
+    """The page state of a sweep's configuration runs, best first (see the module docstring)."""
+    shown = [column("metrics", statistic_key(selection_metric, statistic)) for statistic in ("mean", "std", "n")]
+    shown += [column("metrics", statistic_key(metric, "mean")) for metric in metrics if metric != selection_metric]
+    params = axes + [PARAM_ALIASES[axis] for axis in axes if axis in PARAM_ALIASES]
+    shown += [column("params", axis) for axis in params]
+    # the axes as the tables name them (a configuration without one of them is left out of the chart by MLflow)
+    parallel = {"uuid": "sentsweep-parallel-coordinates", "type": "PARALLEL", "runsCountToCompare": 10,
+                "metricSectionId": CHARTS_SECTION, "deleted": False, "isGenerated": False, "showAllRuns": True,
+                "selectedParams": [axis for axis in axes if axis != "stage"],
+                "selectedMetrics": [statistic_key(selection_metric, "mean")]}
+    return {
+        "searchFilter": f"tags.configuration_of = '{sweep_run_id}'",
+        "orderByKey": column("metrics", statistic_key(selection_metric, "mean")), "orderByAsc": False,
+        "selectedColumns": shown, "columnOrder": [RUN_NAME_COLUMN, *shown, *TRAILING_COLUMNS],
+        "columnWidths": {RUN_NAME_COLUMN: 320} | {name: 170 for name in shown if name.startswith("metrics.")},
+        "runsHiddenMode": "SHOW_ALL",
+        # the parallel coordinates first, in a section of their own; the page adds a chart per metric below
+        "compareRunSections": [
+            {"uuid": CHARTS_SECTION, "name": "Configurations", "display": True, "isReordered": True,
+             "deleted": False, "isGenerated": False},
+            {"uuid": METRICS_SECTION, "name": "Model metrics", "display": True, "isReordered": False,
+             "deleted": False, "isGenerated": True}],
+        "compareRunCharts": [parallel],
+    }
+
+
+def seeds_view(sweep_run_id: str, selection_metric: str, axes: list[str]) -> dict:
+    """The page state of a sweep's configurations with their seeds, nested (see the module docstring)."""
+    shown = [column("metrics", statistic_key(selection_metric, "mean")), column("metrics", selection_metric),
+             *(column("params", axis) for axis in axes), column("params", "seed")]
+    return {
+        "searchFilter": f"tags.sweep_run_id = '{sweep_run_id}'",
+        "orderByKey": "attributes.start_time", "orderByAsc": False,
+        "selectedColumns": shown, "columnOrder": [RUN_NAME_COLUMN, *shown, *TRAILING_COLUMNS],
+        "columnWidths": {RUN_NAME_COLUMN: 380} | {name: 170 for name in shown if name.startswith("metrics.")},
+        "runsHiddenMode": "SHOW_ALL",
+    }
+
+
+def view_tag(key: str, name: str, state: dict, created_ms: int | None = None) -> tuple[str, str]:
+    """(experiment tag key, value) of a saved view."""
+    now = int(time.time() * 1000)
+    envelope = {"name": name, "createdAt": created_ms or now, "updatedAt": now, "state": json.dumps(state)}
+    return VIEW_TAG_PREFIX + key, json.dumps(envelope)

@@ -1,0 +1,193 @@
+"""A sweep's runs as a user sees them: MLflow 3.17's UI (`mlflow ui` on 127.0.0.1) in headless Chromium.
+
+The browser test (tests/test_sweep_end_to_end.py) and the screenshots of docs/mlflow.md are made by this code:
+
+    python -m tests.mlflow_ui docs/images      # make docs-screenshots: a quick nm_weight sweep, then its views
+
+`MlflowUi` serves a store; `open_printed_link` opens the link a sweep printed on it; `configuration_rows` reads the
+runs grid as displayed (each row's run name and cells, by the grid's row index); `sweep_run_page` opens a run's
+page. Reading and waiting only: the test clicks nothing. The screenshots click what a user would (the assistant
+panel's close button, a configuration's expander, a chart's full-screen button).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from tests.chromium import Chromium
+from tests.cluster_helpers import BIN, PROJECT, MlflowServer, wait_until
+
+SCREENSHOTS = ("printed-link", "configuration-seeds", "sweep-run", "parallel-coordinates")
+
+
+class MlflowUi(MlflowServer):
+    """`mlflow ui` over a sweep's tracking store, on 127.0.0.1 and a free port; a context that kills it at its end."""
+
+    def __init__(self, store_uri: str) -> None:
+        super().__init__(Path(tempfile.gettempdir()), backend_store=store_uri)
+
+    def start(self) -> None:
+        self.process = subprocess.Popen(
+            [str(BIN / "mlflow"), "ui", "--backend-store-uri", self.backend_store, "--host", "127.0.0.1", "--port",
+             str(self.port), "--workers", "1"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+            env=os.environ | {"MLFLOW_SERVER_ENABLE_JOB_EXECUTION": "false"})  # no GenAI job runner beside it
+        wait_until(self.healthy, 180, what="mlflow ui")
+
+    def __enter__(self) -> MlflowUi:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.kill()
+
+
+def printed_link(output: str) -> str:
+    """The link of a sweep's printed "MLflow: ..." line (for a SQLite store, the one after "then")."""
+    line = next(line for line in output.splitlines() if line.startswith("MLflow: "))
+    return line.split("then ")[-1].split("MLflow: ")[-1].strip()
+
+
+def open_printed_link(browser: Chromium, ui: MlflowUi, link: str) -> None:
+    """Open a printed link on `ui` (the link names port 5000, as `mlflow ui`'s instruction does)."""
+    browser.open(re.sub(r"^https?://[^/]+", ui.uri, link))
+
+
+# The runs grid as displayed: for each row index, its cells by column id (the pinned run-name column and the
+# scrolled columns are separate row elements of one index), the run name without its colour label.
+ROWS_SCRIPT = """(() => {
+  const rows = {};
+  for (const row of document.querySelectorAll('.ag-row[row-index]')) {
+    const cells = rows[row.getAttribute('row-index')] ||= {};
+    for (const cell of row.querySelectorAll('.ag-cell[col-id]')) {
+      cells[cell.getAttribute('col-id')] = cell.innerText.trim();
+    }
+  }
+  return Object.keys(rows).sort((a, b) => a - b).map(index => rows[index]);
+})()"""
+RUN_NAME = "attributes.`Run Name`"
+
+
+def configuration_rows(browser: Chromium, expected: int, timeout_s: float = 120.0) -> list[dict]:
+    """The runs grid's rows once it shows `expected` run names, each {column id: text}, `name` the run's name."""
+    browser.wait_for(f"(() => {{ const rows = {ROWS_SCRIPT}; return rows.length >= {expected} && "
+                     f"rows.every(row => row['{RUN_NAME}'] && Object.keys(row).length > 3); }})()",
+                     timeout_s, what=f"{expected} rows of runs with their cells")
+    rows = browser.evaluate(ROWS_SCRIPT)
+    return [row | {"name": row[RUN_NAME].splitlines()[-1].strip()} for row in rows]
+
+
+def sweep_run_page(browser: Chromium, ui: MlflowUi, experiment_id: str, run_id: str, expect: str,
+                   timeout_s: float = 120.0) -> str:
+    """Open a run's page; its text once it shows `expect`."""
+    browser.open(f"{ui.uri}/#/experiments/{experiment_id}/runs/{run_id}?workflowType=machine_learning")
+    return browser.wait_for(f"document.body.innerText.includes({expect!r}) && document.body.innerText",
+                            timeout_s, what=f"the run page showing {expect!r}")
+
+
+def close_assistant(browser: Chromium) -> None:
+    """Close MLflow's assistant panel (it opens itself on a first visit to a local server), as a user would."""
+    browser.evaluate("""(() => { for (const button of document.querySelectorAll('button[aria-label="Close"]')) {
+        if (button.closest('div') && document.body.innerText.includes('MLflow Assistant')) button.click(); } })()""")
+
+
+def click_text(browser: Chromium, selector: str, text: str) -> None:
+    browser.evaluate(f"""(() => {{ for (const element of document.querySelectorAll({selector!r})) {{
+        if (element.innerText.includes({text!r})) {{ element.click(); return true; }} }} return false; }})()""")
+
+
+def save_small(browser: Chromium, path: Path) -> Path:
+    """The viewport as a PNG of at most 64 colours (a UI's flat colours keep; the file is a fraction)."""
+    from PIL import Image
+
+    browser.screenshot(path)
+    with Image.open(path) as image:
+        image.convert("RGB").quantize(colors=64, method=Image.Quantize.MEDIANCUT).save(path, optimize=True)
+    return path
+
+
+def run_quick_sweep(name: str, folder: Path, *extra: str) -> tuple[str, str]:
+    """A sweep script's --quick run into `folder`; (store URI, printed output)."""
+    import importlib.util
+
+    import ray
+
+    path = PROJECT / "sweeps" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    uri = f"sqlite:///{folder / 'mlflow.db'}"
+    output = io.StringIO()
+    argv, sys.argv = sys.argv, [str(path)]  # the runs' source: the sweep script, as when it is run
+    try:
+        with contextlib.redirect_stdout(output):
+            code = module.run_sweep(module.DEFINITION, ["--quick", "--tracking-uri", uri, "--output-dir",
+                                                        str(folder / "out"), *extra])
+    finally:
+        sys.argv = argv
+        ray.shutdown()
+    if code != 0:
+        raise RuntimeError(f"{name} --quick exited with {code}:\n{output.getvalue()}")
+    return uri, output.getvalue()
+
+
+def screenshots(uri: str, output: str, folder: Path) -> list[Path]:
+    """The four views of docs/mlflow.md of the sweep that printed `output` into the store `uri`."""
+    from mlflow.tracking import MlflowClient
+
+    link = printed_link(output)
+    experiment_id = re.search(r"#/experiments/(\d+)/", link).group(1)
+    view = re.search(r"viewStateShareKey=([^&\s]+)", link).group(1)
+    client = MlflowClient(uri)
+    configurations = client.search_runs([experiment_id], f"tags.configuration_of = '{view}'")
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = [folder / f"mlflow-{name}.png" for name in SCREENSHOTS]
+    with MlflowUi(uri) as ui, Chromium(width=1440, height=860) as browser:
+        open_printed_link(browser, ui, link)
+        configuration_rows(browser, len(configurations))
+        close_assistant(browser)
+        time.sleep(1)  # the grid takes the room the panel left
+        save_small(browser, paths[0])
+        open_printed_link(browser, ui, link.replace(f"viewStateShareKey={view}", f"viewStateShareKey={view}-seeds"))
+        rows = configuration_rows(browser, len(configurations))
+        best = client.get_run(view).data.tags["best_configuration"]
+        index = next(index for index, row in enumerate(rows) if row["name"] == best)
+        browser.evaluate(f"document.querySelector('.ag-row[row-index=\"{index}\"] button').click()")  # its expander
+        configuration_rows(browser, len(configurations) + 2)  # its seeds are shown (at least 2)
+        save_small(browser, paths[1])
+        sweep_run_page(browser, ui, experiment_id, view, "Best on")
+        click_text(browser, "button, a, span", "Show more")  # the whole description
+        time.sleep(1)
+        save_small(browser, paths[2])
+        open_printed_link(browser, ui, link + "&compareRunsMode=CHART")
+        browser.wait_for("!!document.querySelector('.parcoords')", 120, what="the parallel coordinates chart")
+        browser.evaluate("""(() => { let card = [...document.querySelectorAll('div')].filter(element =>
+            element.innerText && element.innerText.startsWith('Parallel Coordinates')).pop();
+            for (let level = 0; level < 4; level++) card = card.parentElement;
+            card.querySelector('button').click(); })()""")  # the chart's full-screen button
+        time.sleep(2)
+        save_small(browser, paths[3])
+    return paths
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description="docs/mlflow.md's screenshots of a quick nm_weight sweep")
+    parser.add_argument("folder", type=Path)
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="sentsweep-screenshots-") as work:
+        uri, output = run_quick_sweep("nm_weight", Path(work))
+        for path in screenshots(uri, output, args.folder):
+            print(f"{path} ({path.stat().st_size // 1024} KiB)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

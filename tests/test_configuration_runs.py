@@ -1,0 +1,245 @@
+"""The configuration level of a sweep in MLflow, written by the sweep's tracker into a SQLite store (no Ray): three
+levels of runs named by what they are, configuration runs whose statistics follow the trials and end equal to the
+table's cells, the sweep's run leading with the answer, saved views that select and sort the configurations as the
+table does, and analysis that reads the trials as before."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+
+import pandas as pd
+import pytest
+from mlflow.tracking import MlflowClient
+
+import sentsweep.analysis.cli as analysis_cli
+from sentsweep.analysis.runs import fetch_trial_runs
+from sentsweep.analysis.tables import build_table, seed_statistics, to_frame, to_markdown
+from sentsweep.sweep.runner import SweepRunner
+from sentsweep.tracking.callback import SweepTracker
+from sentsweep.tracking.names import (
+    BOOKKEEPING_METRICS,
+    logged_model_name,
+    mlflow_metric_key,
+    statistic_key,
+)
+from sentsweep.tracking.sweep_run import SweepRecord
+from sentsweep.tracking.views import VIEW_TAG_PREFIX
+from sentsweep.trainables.compute import COMPUTE_METRICS, TIMING_METRICS
+from tests.cluster_helpers import PROJECT
+
+# noise_ratio x pooling, seeds 0-2: 0.3/mean best; 0.6/mean's seed 2 fails.
+SCORES = {(0.3, "mean"): [60.0, 61.0, 62.5], (0.6, "mean"): [58.0, 57.5, None], (0.3, "cls"): [40.0, 45.0, 42.0]}
+STAGE = "deletion_ratio x pooling"
+
+
+def trial(number: int, ratio: float, pooling: str, seed: int, score: float | None):
+    config = dict(method="tsdae", noise_ratio=ratio, pooling=pooling, seed=seed, lr=1e-3)
+    result = {"step": 10, "total_steps": 10, "best_step": 10, "seconds_per_step": 0.5}
+    if score is not None:
+        result |= {"best_sts_dev": score, "sts_test_at_best_dev": score - 2}
+    return SimpleNamespace(trial_id=f"t{number}", config=config, error_file=None, last_result=result,
+                           status="RUNNING")
+
+
+@pytest.fixture(scope="module")
+def logged(tmp_path_factory):
+    """A stage of SCORES logged as a sweep logs it, its statistics read after the first two seeds and at the end."""
+    folder = tmp_path_factory.mktemp("configurations")
+    store = f"sqlite:///{folder / 'mlflow.db'}"
+    argv, sys.argv = sys.argv, [str(PROJECT / "sweeps" / "tsdae_deletion.py")]
+    try:
+        tracker = SweepTracker(store, "configurations", "tsdae_deletion", folder / "out")
+    finally:
+        sys.argv = argv
+    tracker.begin_stage(["noise_ratio", "pooling"], ["sts_test_at_best_dev", "best_sts_dev"], "best_sts_dev",
+                        seed_statistics)
+    cells = [(ratio, pooling, seed, score) for (ratio, pooling), scores in SCORES.items()
+             for seed, score in enumerate(scores)]
+    trials = [trial(number, *cell) for number, cell in enumerate(cells)]
+    interim = None
+    for index, current in enumerate(trials):
+        tracker.on_trial_start(0, trials, current)
+        tracker.on_trial_result(0, trials, current, current.last_result)
+        if current.last_result.get("best_sts_dev") is None:
+            current.error_file = str(folder / "error.txt")
+            Path(current.error_file).write_text("Traceback ...\nValueError: the loss is nan")
+            tracker.on_trial_error(0, trials, current)
+            current.status = "ERROR"
+        else:
+            tracker.on_trial_complete(0, trials, current)
+            current.status = "TERMINATED"
+        if index == 1:  # two seeds of (0.3, mean) finished
+            tracker.writer.flush()
+            interim = configuration_runs(store, tracker.parent_run_id)["noise_ratio=0.3 pooling=mean"]
+    tracker.writer.flush()
+    runs = fetch_trial_runs(store, "configurations", tracker.parent_run_id)
+    table = build_table(runs, ["noise_ratio", "pooling"], ["sts_test_at_best_dev", "best_sts_dev"])
+    stage_end = SimpleNamespace(definition=SimpleNamespace(selection_metric="best_sts_dev"), race_counted=None,
+                                race_status={}, race_hashes={})
+    SweepRunner.log_configurations(stage_end, tracker, STAGE, table, runs, "", "")
+    assert tracker.finish()
+    return SimpleNamespace(store=store, tracker=tracker, table=table, runs=runs, interim=interim)
+
+
+def configuration_runs(store: str, sweep_run_id: str) -> dict:
+    client = MlflowClient(store)
+    experiment = client.get_experiment_by_name("configurations").experiment_id
+    return {run.info.run_name: run for run in client.search_runs(
+        [experiment], f"tags.configuration_of = '{sweep_run_id}'")}
+
+
+def test_three_levels_of_runs_named_by_what_they_are(logged):
+    client = MlflowClient(logged.store)
+    configurations = configuration_runs(logged.store, logged.tracker.parent_run_id)
+    assert set(configurations) == {"noise_ratio=0.3 pooling=mean", "noise_ratio=0.6 pooling=mean",
+                                   "noise_ratio=0.3 pooling=cls"}
+    for name, run in configurations.items():
+        assert run.data.tags["mlflow.parentRunId"] == logged.tracker.parent_run_id
+        assert run.info.status == "FINISHED"
+        assert run.data.params["noise_ratio"] in name and "seed" not in run.data.params
+    for _, row in logged.runs.iterrows():
+        run = client.get_run(row["run_id"])
+        parent = client.get_run(run.data.tags["mlflow.parentRunId"])
+        assert parent.data.tags["config_hash"] == row["config_hash"]
+        assert run.info.run_name == f"{parent.info.run_name} · seed {row['seed']}"
+        if row["status"] == "FINISHED":  # bookkeeping apart, under system/; the selection metrics by their names
+            assert "system/seconds_per_step" in run.data.metrics and "seconds_per_step" not in run.data.metrics
+            assert {"best_sts_dev", "best_step"} <= set(run.data.metrics)
+
+
+def test_statistics_follow_the_trials_and_end_equal_to_the_tables_cells(logged):
+    assert logged.interim.data.metrics["best_sts_dev_n"] == 2  # two of three seeds finished by then
+    assert logged.interim.data.metrics["best_sts_dev_mean"] == pytest.approx(60.5)
+    configurations = configuration_runs(logged.store, logged.tracker.parent_run_id)
+    for (row, metric), cell in logged.table.cells.items():
+        run = configurations[f"noise_ratio={row[0]} pooling={row[1]}"]
+        expected = seed_statistics(cell.values)
+        for statistic, value in expected.items():
+            logged_value = run.data.metrics[statistic_key(metric, statistic)]
+            assert (math.isnan(logged_value) and math.isnan(value)) or logged_value == pytest.approx(value, abs=1e-12)
+
+
+def test_standing_and_the_seeds_left_out_are_tags(logged):
+    configurations = configuration_runs(logged.store, logged.tracker.parent_run_id)
+    best, failed, worse = (configurations[name].data.tags for name in (
+        "noise_ratio=0.3 pooling=mean", "noise_ratio=0.6 pooling=mean", "noise_ratio=0.3 pooling=cls"))
+    assert best["standing"] == "best on best_sts_dev (mean over 3 seeds)"
+    assert failed["seeds_left_out"] == "seed 2: failed (ValueError: the loss is nan)"
+    assert best["seeds_left_out"] == "none"
+    group = logged.table.groups["best_sts_dev"].members[(0.3, "cls")]
+    in_words = "within the best's significance group" if group.in_best_group else "significantly worse than the best"
+    assert worse["standing"].startswith(f"{in_words} on best_sts_dev (Holm-adjusted p = "
+                                        f"{round(group.p_adjusted, 4)}, paired t over seeds")
+
+
+def test_the_sweep_run_leads_with_the_answer_and_carries_the_table(logged, tmp_path):
+    client = MlflowClient(logged.store)
+    sweep = client.get_run(logged.tracker.parent_run_id)
+    description = sweep.data.tags["mlflow.note.content"]
+    assert description.startswith(f"## {STAGE}\n\n{to_markdown(logged.table)}\n\n**Best on best_sts_dev** (mean over "
+                                  "3 seeds): **noise_ratio=0.3 pooling=mean**: best_sts_dev 61.17 ± 1.26")
+    assert sweep.data.tags["best_configuration"] == "noise_ratio=0.3 pooling=mean"
+    assert sweep.data.metrics["best_sts_dev_mean"] == pytest.approx(61.5 - 1 / 3)
+    path = client.download_artifacts(sweep.info.run_id, "tables/01-deletion_ratio_x_pooling.json", str(tmp_path))
+    artifact = json.loads(Path(path).read_text())
+    frame = pd.DataFrame(artifact["data"], columns=artifact["columns"])
+    expected = to_frame(logged.table)
+    assert frame[["noise_ratio", "pooling", "metric", "n"]].values.tolist() == \
+        expected[["noise_ratio", "pooling", "metric", "n"]].values.tolist()
+    assert frame["mean"].tolist() == pytest.approx(expected["mean"].tolist())
+    assert {"path": "tables/01-deletion_ratio_x_pooling.json", "type": "table"} in json.loads(
+        sweep.data.tags["mlflow.loggedArtifacts"])
+
+
+def test_the_saved_view_selects_the_configurations_and_sorts_them_as_the_table(logged):
+    """The printed link's view, as MLflow's runs page applies it: its search filter and sort, run by the store."""
+    client = MlflowClient(logged.store)
+    experiment = client.get_experiment_by_name("configurations")
+    envelope = json.loads(experiment.tags[VIEW_TAG_PREFIX + logged.tracker.view_key])
+    state = json.loads(envelope["state"])
+    found = client.search_runs([experiment.experiment_id], state["searchFilter"],
+                               order_by=[f"{state['orderByKey']} {'ASC' if state['orderByAsc'] else 'DESC'}"])
+    cells = logged.table.cells
+    ranked = sorted({row for row, _ in cells}, key=lambda row: -cells[(row, "best_sts_dev")].mean)
+    assert [run.info.run_name for run in found] == [f"noise_ratio={r} pooling={p}" for r, p in ranked]
+    assert "metrics.`best_sts_dev_mean`" in state["selectedColumns"]
+    assert state["compareRunCharts"][0]["selectedParams"] == ["noise_ratio", "pooling"]
+    assert shareable_keys() >= set(state)  # keys the installed UI takes from a shared view
+
+
+def shareable_keys() -> set[str]:
+    """The view state keys MLflow's installed UI takes from a saved view: its search facets and UI state lists."""
+    import mlflow
+
+    bundle = Path(mlflow.__file__).parent / "server" / "js" / "build" / "static" / "js"
+    text = "".join(path.read_text(encoding="utf-8", errors="replace") for path in bundle.glob("*.js"))
+    lists = re.findall(r'\["searchFilter","orderByKey",[^\]]*\]|\["selectedColumns",[^\]]*\]', text)
+    return {key for found in lists for key in json.loads(found)}
+
+
+def test_analysis_reads_the_trials_as_before(logged, capsys):
+    assert len(logged.runs) == 9 and logged.runs["status"].value_counts().to_dict() == {"FINISHED": 8, "FAILED": 1}
+    assert analysis_cli.main(["table", "--experiment", "configurations", "--tracking-uri", logged.store, "--rows",
+                              "noise_ratio", "pooling", "--metrics", "sts_test_at_best_dev", "best_sts_dev"]) == 0
+    assert to_markdown(logged.table) in capsys.readouterr().out
+
+
+def test_bookkeeping_metrics_are_logged_under_system_and_models_by_name():
+    assert BOOKKEEPING_METRICS == set(TIMING_METRICS) | set(COMPUTE_METRICS) | {"mlflow_write_seconds"}
+    assert {mlflow_metric_key(name) for name in BOOKKEEPING_METRICS} == {f"system/{n}" for n in BOOKKEEPING_METRICS}
+    assert mlflow_metric_key("best_sts_dev") == "best_sts_dev" and mlflow_metric_key("sts_dev") == "sts_dev"
+    from mlflow.utils.validation import _validate_logged_model_name
+
+    name = logged_model_name("noise_ratio=0.3 pooling=mean model=/data/m:1 · seed 1")
+    _validate_logged_model_name(name)  # MLflow accepts it
+    assert name == "noise_ratio=0,3 pooling=mean model=|data|m-1 · seed 1"
+
+
+def test_a_driver_that_ran_none_of_the_trials_sets_the_same_rows_on_the_same_runs(logged, tmp_path):
+    """An --extend whose trials had all finished before: its driver reopens the sweep's run and the configuration
+    runs (found by their tags), and writes the table's rows again, no operation refused."""
+    before = configuration_runs(logged.store, logged.tracker.parent_run_id)
+    argv, sys.argv = sys.argv, [str(PROJECT / "sweeps" / "tsdae_deletion.py")]
+    try:
+        extended = SweepTracker(logged.store, "configurations", "tsdae_deletion", tmp_path / "out", extend=True)
+    finally:
+        sys.argv = argv
+    assert extended.parent_run_id == logged.tracker.parent_run_id
+    extended.begin_stage(["noise_ratio", "pooling"], ["sts_test_at_best_dev", "best_sts_dev"], "best_sts_dev",
+                         seed_statistics)
+    stage_end = SimpleNamespace(definition=SimpleNamespace(selection_metric="best_sts_dev"), race_counted=None,
+                                race_status={}, race_hashes={})
+    SweepRunner.log_configurations(stage_end, extended, STAGE, logged.table, logged.runs, "", "")
+    assert extended.finish()
+    assert not list((tmp_path / "out").glob("*.rejected.jsonl"))
+    after = configuration_runs(logged.store, logged.tracker.parent_run_id)
+    assert {name: run.info.run_id for name, run in after.items()} == {
+        name: run.info.run_id for name, run in before.items()}
+    for name, run in after.items():
+        assert run.info.status == "FINISHED"
+        assert run.data.metrics == pytest.approx(before[name].data.metrics, nan_ok=True)
+
+
+def test_a_description_over_mlflows_tag_size_links_what_it_cuts_to_its_artifact():
+    """Each part is whole while the tag's size allows, the final stage's answer first; a part cut is its best
+    line and a link to the artifact that holds it whole."""
+    operations = []
+    writer = SimpleNamespace(submit=operations.append, experiment_id="7", parent_run_id="abc")
+    record = SweepRecord(writer, tag_limit=900)
+    cells = pd.DataFrame([{"x": 1, "metric": "m", "mean": 1.0, "std": 0.1, "n": 2, "ci95_low": None,
+                           "ci95_high": None, "best": True}])
+    record.log_stage("stage 1", "| x | m |\n|---|---|\n| 1 | 1.00 |\n" + "a" * 600, cells, ["x"], "m",
+                     reproduction="## Reproduction targets\n\n" + "r" * 100)
+    record.log_stage("stage 2", "| x | m |\n|---|---|\n| 1 | 1.00 |", cells, ["x"], "m")
+    description = operations[-1]["value"]
+    assert len(description) <= 900 and description == record.description()
+    final, earlier, targets = description.split("\n\n## ")
+    assert final.startswith("## stage 2\n\n| x | m |") and final.endswith("**x=1**: m 1.00 ± 0.10")  # whole
+    assert earlier == ("stage 1\n\n**Best on m** (mean over 2 seeds): **x=1**: m 1.00 ± 0.10\n\n(whole in the run's "
+                       "artifacts: [tables/01-stage_1.md](#/experiments/7/runs/abc/artifacts/tables/01-stage_1.md))")
+    assert targets == "Reproduction targets\n\n" + "r" * 100
