@@ -8,7 +8,9 @@ script, git commit, user) on every run, an experiment of kind "custom_model_deve
 on its runs, not on GenAI traces), each trial's data files as dataset inputs with content digests
 (`sentsweep.tracking.datasets`), the trial's `system/...` usage metrics as reported
 (`sentsweep.trainables.system_metrics`), and the sweep's tables as the parent run's description. The
-preparation cache entries a trial used are tags of its run (`cache_tags`).
+preparation cache entries a trial used are tags of its run (`cache_tags`). A trial's params are every setting it
+resolved to (`trial_params`); every run carries its provenance (`sentsweep.tracking.provenance`: sentsweep's
+version and commit, Python, the packages, and for a trial the node and devices it ran on, as it reported them).
 """
 
 from __future__ import annotations
@@ -27,9 +29,12 @@ from sentsweep.plugins import USER_CODE_KEY
 from sentsweep.preparation_cache import RESULT_KEY as CACHE_RESULT_KEY
 from sentsweep.random_seeds import TRIAL_INDEX_KEY, resolve_seed
 from sentsweep.tracking.datasets import trial_datasets
+from sentsweep.tracking.provenance import provenance_operations
 from sentsweep.tracking.store import PER_QUERY_ARTIFACT
 from sentsweep.tracking.writer import QueuedMlflowWriter
-from sentsweep.trainables.st_losses import is_st_method, loss_argument_defaults
+from sentsweep.trainables.environment import ENVIRONMENT_KEY, trial_environment
+from sentsweep.trainables.resolved_settings import config_settings, param_text
+from sentsweep.trainables.session import REPORTED_PARAMS_KEY, STEP_METRICS_KEY
 from sentsweep.version import code_version
 
 IGNORED_RESULT_KEYS = set(AUTO_RESULT_KEYS) | {"done", "trial_id", "experiment_tag", "should_checkpoint"}
@@ -60,13 +65,12 @@ def config_hash(config: dict) -> str:
 
 
 def trial_params(config: dict) -> dict:
-    """The config entries logged as MLflow params (the seed included); for a sentence-transformers loss as a
-    method, every constructor argument it is built with, its defaults included."""
-    params = {k: v for k, v in config.items() if k not in NON_PARAM_KEYS}
+    """The MLflow params of a trial: its config's entries (the seed included) and every setting it resolves to,
+    defaults included (`sentsweep.trainables.resolved_settings`: a data file the method does not read as none)."""
+    params = {k: v for k, v in config.items() if k not in NON_PARAM_KEYS} | config_settings(config)
     if params.get("w", 0) is None:  # a method of one objective, in a stage beside methods of two: it has no w
         del params["w"]
-    if is_st_method(config.get("method")):
-        params = loss_argument_defaults(config["method"]) | params
+    params = {k: v for k, v in params.items() if k not in NON_PARAM_KEYS}
     params["seed"] = resolve_seed(config)
     return params
 
@@ -146,6 +150,8 @@ class SweepTracker(Callback):
             tracking_uri, experiment_id, self.parent_run_id,
             Path(pending_dir) / f"mlflow-pending-{self.parent_run_id[:8]}.jsonl",
         )
+        for operation in provenance_operations(None, trial_environment()):  # the driver's code and environment
+            self.writer.submit(operation)
 
     def log_sweep_metrics(self, metrics: dict) -> None:
         """Metrics of the sweep as a whole (for example the untrained baseline), on the parent run."""
@@ -191,12 +197,16 @@ class SweepTracker(Callback):
                 "ray_trial_id": trial.trial_id,
                 "selected_on": selection_tag(config),
             } | ({"parent_model_run_id": config["parent_model_run_id"]} if config.get("parent_model_run_id") else {}),
-            "params": {k: json.dumps(v) if isinstance(v, (list, dict)) else str(v) for k, v in params.items()},
+            "params": {k: param_text(v) for k, v in params.items()},
             "config": json.loads(json.dumps(params, default=str)),
         })
-        datasets = trial_datasets(config)
+        self._log_datasets(trial.trial_id, params)
+
+    def _log_datasets(self, trial_id: str, params: dict) -> None:
+        """The data files among a trial's params as its dataset inputs (a file the trial does not read is none)."""
+        datasets = trial_datasets(params)
         if datasets:
-            self.writer.submit({"op": "inputs", "trial": trial.trial_id, "datasets": [
+            self.writer.submit({"op": "inputs", "trial": trial_id, "datasets": [
                 {"dataset": dataset.to_dictionary(), "context": context} for dataset, context in datasets]})
 
     def on_trial_result(self, iteration, trials, trial, result, **info):
@@ -210,7 +220,18 @@ class SweepTracker(Callback):
             and not isinstance(value, bool)
             and math.isfinite(value)
         ]
+        metrics += [(key, float(value), now, int(at)) for key, value, at in result.get(STEP_METRICS_KEY) or []]
         self.writer.submit({"op": "metrics", "trial": trial.trial_id, "metrics": metrics})
+        if result.get(ENVIRONMENT_KEY):  # the trial's first report: the node, devices and packages it runs with
+            for operation in provenance_operations(trial.trial_id, result[ENVIRONMENT_KEY]):
+                self.writer.submit(operation)
+        if result.get(REPORTED_PARAMS_KEY):  # settings only the trial knows (what a trainer script really used)
+            reported = result[REPORTED_PARAMS_KEY]
+            self.writer.submit({"op": "params", "trial": trial.trial_id,
+                                "params": {k: param_text(v) for k, v in reported.items()}})
+            self.writer.submit({"op": "artifact", "trial": trial.trial_id, "file": "reported_config.json",
+                                "content": json.loads(json.dumps(reported, default=str))})
+            self._log_datasets(trial.trial_id, reported)
         if result.get("per_query"):
             self.writer.submit({"op": "artifact", "trial": trial.trial_id, "file": PER_QUERY_ARTIFACT,
                                 "content": result["per_query"]})

@@ -1,8 +1,8 @@
 """Ordered, loss-free writes of trial results to MLflow, surviving a tracking server that goes away.
 
-Every write is an operation on a trial (create its run, log metrics, set a tag, store a JSON or text artifact,
-log its dataset inputs, terminate it), or with trial None on the sweep's parent run. Operations are applied in
-order; when the store cannot be reached they stay queued, mirrored to a JSON-lines file,
+Every write is an operation on a trial (create its run, log metrics or params, set a tag or several, store a JSON
+or text artifact, log its dataset inputs, terminate it), or with trial None on the sweep's parent run. Operations
+are applied in order; when the store cannot be reached they stay queued, mirrored to a JSON-lines file,
 and are retried on later writes (at most every `retry_interval_s`) and at the end of the sweep. Whatever is
 still queued then can be replayed later:
 
@@ -131,7 +131,7 @@ class QueuedMlflowWriter:
         return self._run_ids.get(trial_id)
 
     def _apply(self, operation: dict) -> None:
-        from mlflow.entities import Dataset, DatasetInput, InputTag, Metric, Param
+        from mlflow.entities import Dataset, DatasetInput, InputTag, Metric, RunTag
         from mlflow.utils.mlflow_tags import MLFLOW_DATASET_CONTEXT
 
         kind, trial_id = operation["op"], operation["trial"]
@@ -145,14 +145,18 @@ class QueuedMlflowWriter:
             # Also for a run that exists: creating a run, logging its params and its config are separate writes,
             # and a driver killed (or a store lost) between them leaves the run without them until this create is
             # applied again. (MLflow accepts a param logged again with the value it has.)
-            self.client.log_batch(run_id, params=[Param(k, v) for k, v in operation["params"].items()])
+            self._log_params(run_id, operation["params"])
             self.client.log_dict(run_id, operation["config"], "config.json")
         elif run_id is None:
             raise KeyError(f"no MLflow run for trial {trial_id}")
         elif kind == "metrics":
             self.client.log_batch(run_id, metrics=[Metric(*m) for m in operation["metrics"]])
+        elif kind == "params":  # what a trial reports it used (a trainer script's arguments)
+            self._log_params(run_id, operation["params"])
         elif kind == "tag":
             self.client.set_tag(run_id, operation["key"], operation["value"])
+        elif kind == "tags":
+            self.client.log_batch(run_id, tags=[RunTag(k, v) for k, v in operation["tags"].items()])
         elif kind == "artifact":
             self.client.log_dict(run_id, operation["content"], operation["file"])
         elif kind == "text":
@@ -166,6 +170,16 @@ class QueuedMlflowWriter:
             self.client.set_terminated(run_id, status=operation["status"])
         else:
             raise ValueError(f"unknown operation {kind!r}")
+
+
+    def _log_params(self, run_id: str, params: dict[str, str]) -> None:
+        """`params` in batches of MLflow's most per request (a trial may have more)."""
+        from mlflow.entities import Param
+        from mlflow.utils.validation import MAX_PARAMS_TAGS_PER_BATCH
+
+        items = [Param(key, value) for key, value in params.items()]
+        for start in range(0, len(items), MAX_PARAMS_TAGS_PER_BATCH):
+            self.client.log_batch(run_id, params=items[start:start + MAX_PARAMS_TAGS_PER_BATCH])
 
 
 def replay(pending_file: str | Path, tracking_uri: str | None = None) -> int:
