@@ -33,7 +33,7 @@ from sentsweep.tracking.provenance import provenance_operations
 from sentsweep.tracking.store import PER_QUERY_ARTIFACT
 from sentsweep.tracking.writer import QueuedMlflowWriter
 from sentsweep.trainables.environment import ENVIRONMENT_KEY, trial_environment
-from sentsweep.trainables.resolved_settings import config_settings, param_text
+from sentsweep.trainables.resolved_settings import config_settings, param_text, reported_by_trial
 from sentsweep.trainables.session import REPORTED_PARAMS_KEY, STEP_METRICS_KEY
 from sentsweep.version import code_version
 
@@ -67,7 +67,8 @@ def config_hash(config: dict) -> str:
 def trial_params(config: dict) -> dict:
     """The MLflow params of a trial: its config's entries (the seed included) and every setting it resolves to,
     defaults included (`sentsweep.trainables.resolved_settings`: a data file the method does not read as none)."""
-    params = {k: v for k, v in config.items() if k not in NON_PARAM_KEYS} | config_settings(config)
+    reported = reported_by_trial(config)  # what a trainer script really used comes with its first result
+    params = {k: v for k, v in config.items() if k not in NON_PARAM_KEYS | reported} | config_settings(config)
     if params.get("w", 0) is None:  # a method of one objective, in a stage beside methods of two: it has no w
         del params["w"]
     params = {k: v for k, v in params.items() if k not in NON_PARAM_KEYS}

@@ -26,7 +26,7 @@ from typing import Any
 from sentsweep.errors import InputError
 from sentsweep.settings import Settings
 from sentsweep.trainables.catalog import get_method, resolve_trial
-from sentsweep.trainables.settings import Method, Trial
+from sentsweep.trainables.settings import Method, TrainingSettings, Trial
 
 # MLflow's longest param value (mlflow.utils.validation.MAX_PARAM_VAL_LENGTH); kept here so that a trial's worker
 # needs no MLflow import
@@ -55,6 +55,16 @@ def resolved_settings(trial: Trial, method: Method | None = None) -> dict[str, A
             key = field.name if field.name not in values or values[field.name] == value else f"{label}.{field.name}"
             values[key] = value
     return values
+
+
+def reported_by_trial(config: Mapping) -> set[str]:
+    """The settings of the trial `config` that the trial itself reports (a trainer script's training settings), so
+    that no other value of them is logged first."""
+    try:
+        method = get_method(config.get("method"))
+    except InputError:
+        return set()
+    return set(TrainingSettings.field_names()) if method.own_trainer else set()
 
 
 def config_settings(config: Mapping) -> dict[str, Any]:
