@@ -42,6 +42,7 @@ from sentsweep.sweep.options import SweepOptions, parse_assignments
 from sentsweep.sweep.param_spaces import values_to_validate
 from sentsweep.sweep.progress import library_output
 from sentsweep.sweep.protocol import with_method_settings
+from sentsweep.sweep.ray_connection import check_ray_cluster
 from sentsweep.tasks import build_tasks, parse_task_specs
 from sentsweep.tracking.models import check_model_uri, is_model_uri, materialize_model
 from sentsweep.tracking.store import check_tracking_reachable, resolve_tracking_uri
@@ -333,6 +334,7 @@ def launch(definition: SweepDefinition, options: SweepOptions) -> int:
     check_overrides_used(parse_assignments(options.assignments), methods)
     tracking_uri = resolve_tracking_uri(options.tracking_uri)
     check_tracking_reachable(tracking_uri)
+    check_ray_cluster()  # a cluster to join that is down, wants a token, or runs other versions: one line, now
     resolve_hub_models(resolved)  # hub names: local folders from here on, the driver's and every trial's
     if is_model_uri(constants.get("model")):  # a run or registered version that does not exist fails here
         constants["parent_model_run_id"] = check_model_uri(tracking_uri, constants["model"])
