@@ -40,7 +40,7 @@ from sentsweep.version import code_version
 IGNORED_RESULT_KEYS = set(AUTO_RESULT_KEYS) | {"done", "trial_id", "experiment_tag", "should_checkpoint"}
 # Config entries that are bookkeeping, not hyperparameters (the parent model's run becomes a tag, lineage; the
 # preparation cache's folder changes no result, and the entries a trial used become tags; the researcher's own
-# modules become part of the run's code version).
+# modules become part of the run's code version). A setting among them is still a param, as every resolved setting.
 NON_PARAM_KEYS = {TRIAL_INDEX_KEY, "seeds", "parent_model_run_id", "__point__", "preparation_cache", USER_CODE_KEY}
 # Params that do not change what a configuration is: whether its model is kept.
 UNHASHED_PARAMS = {"keep_model"}
@@ -71,7 +71,6 @@ def trial_params(config: dict) -> dict:
     params = {k: v for k, v in config.items() if k not in NON_PARAM_KEYS | reported} | config_settings(config)
     if params.get("w", 0) is None:  # a method of one objective, in a stage beside methods of two: it has no w
         del params["w"]
-    params = {k: v for k, v in params.items() if k not in NON_PARAM_KEYS}
     params["seed"] = resolve_seed(config)
     return params
 

@@ -192,8 +192,9 @@ def unread_data(trial: Trial) -> tuple[str, ...]:
 
 
 def loss_arguments(trial: Trial) -> dict:
-    """The loss's constructor arguments the trial sets (every field of its settings but sentsweep's own)."""
-    own = {field.name for field in dataclasses.fields(StLossSettings)}
+    """The loss's constructor arguments the trial sets (every field of its settings but sentsweep's own: those of
+    `StLossSettings` and the positives' threshold)."""
+    own = {field.name for field in dataclasses.fields(StLossSettings)} | {"positive_threshold"}
     return {field.name: getattr(trial.settings, field.name) for field in dataclasses.fields(trial.settings)
             if field.name not in own}
 
