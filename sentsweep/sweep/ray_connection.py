@@ -86,8 +86,7 @@ def check_ray_cluster() -> None:
                                                                    timeout=CONNECT_TIMEOUT_S)
     except AuthenticationError:
         raise InputError(f"the Ray cluster at {where(address)} refused this driver: it runs with token "
-                         f"authentication and this process has {'another' if token_configured() else 'no'} token; "
-                         f"{TOKEN_FIX}") from None
+                         f"authentication, and this driver has no token or another one; {TOKEN_FIX}") from None
     except Exception as error:  # noqa: BLE001 - a GCS that answers TCP but not Ray: say what it said, in one line
         raise InputError(f"the Ray cluster at {where(address)} did not answer as a Ray head: "
                          f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}") from None
@@ -114,8 +113,3 @@ def native_stderr_silenced():
     finally:
         os.dup2(saved, 2)
         os.close(saved)
-
-
-def token_configured() -> bool:
-    """Whether this process names a Ray token at all (RAY_AUTH_MODE=token with a token to read)."""
-    return os.environ.get("RAY_AUTH_MODE") == "token"
