@@ -308,6 +308,8 @@ def test_a_sweep_outside_the_repository_records_the_code_the_packages_and_the_no
     sweep_file = folder / "own_sweep.py"
     sweep_file.write_text(SWEEP_OF_ONE_S_OWN)
     uri = sqlite_store(folder)
+    commit = subprocess.run(["git", "-C", str(PROJECT), "rev-parse", "HEAD"], capture_output=True, text=True,
+                            check=True).stdout.strip()  # the checkout of the installed package, as the sweeps ran
     command = [sys.executable, str(sweep_file), "--quick", "--tracking-uri", uri]
     first = subprocess.run(command, cwd=folder, capture_output=True, text=True, timeout=900, env=RAY_ENV)
     assert first.returncode == 0, first.stdout[-3000:] + first.stderr[-3000:]
@@ -320,8 +322,6 @@ def test_a_sweep_outside_the_repository_records_the_code_the_packages_and_the_no
     experiment = client.get_experiment_by_name("own_sweep").experiment_id
     trials = client.search_runs([experiment], "tags.ray_trial_id != ''", order_by=["attributes.start_time ASC"])
     assert len(trials) == 2
-    commit = subprocess.run(["git", "-C", str(PROJECT), "rev-parse", "HEAD"], capture_output=True, text=True,
-                            check=True).stdout.strip()
     for run in trials:
         tags = run.data.tags
         assert tags["sentsweep.commit"] == commit and tags["sentsweep.dirty"] in ("true", "false")
