@@ -130,6 +130,14 @@ def test_a_sentence_transformers_loss_logs_its_arguments_its_input_kind_and_no_c
     assert inputs == {"sts-train.csv", "sts-dev.csv", "sts-test.csv"}  # what the trial reads, no corpus.txt
 
 
+def test_a_method_that_has_no_corpus_setting_records_no_corpus():
+    from sentsweep.tracking.datasets import trial_datasets
+
+    params = trial_params(SHARED_INPUTS | {"method": "bm25"})  # a sweep's config names the corpus; BM25 reads none
+    assert "corpus" not in params and params["bm25_variant"] == "okapi"
+    assert {dataset.name for dataset, _ in trial_datasets(params)} == {"sts-dev.csv", "sts-test.csv"}
+
+
 def test_an_objective_of_one_s_own_logs_its_settings_and_a_changed_default_shows(tracker, tiny_model_dir,
                                                                                   own_registries):
     load_user_file(RECIPE_A)

@@ -28,7 +28,7 @@ from ray.tune.result import AUTO_RESULT_KEYS
 from sentsweep.plugins import USER_CODE_KEY
 from sentsweep.preparation_cache import RESULT_KEY as CACHE_RESULT_KEY
 from sentsweep.random_seeds import TRIAL_INDEX_KEY, resolve_seed
-from sentsweep.tracking.datasets import trial_datasets
+from sentsweep.tracking.datasets import DATA_FILE_CONTEXTS, trial_datasets
 from sentsweep.tracking.provenance import provenance_operations
 from sentsweep.tracking.store import PER_QUERY_ARTIFACT
 from sentsweep.tracking.writer import QueuedMlflowWriter
@@ -68,7 +68,10 @@ def trial_params(config: dict) -> dict:
     """The MLflow params of a trial: its config's entries (the seed included) and every setting it resolves to,
     defaults included (`sentsweep.trainables.resolved_settings`: a data file the method does not read as none)."""
     reported = reported_by_trial(config)  # what a trainer script really used comes with its first result
-    params = {k: v for k, v in config.items() if k not in NON_PARAM_KEYS | reported} | config_settings(config)
+    settings = config_settings(config)
+    # a data file that is no setting of the trial's method (a corpus beside BM25) is not its data: no param, no input
+    unread = {key for key in DATA_FILE_CONTEXTS if key not in settings} if settings else set()
+    params = {k: v for k, v in config.items() if k not in NON_PARAM_KEYS | reported | unread} | settings
     if params.get("w", 0) is None:  # a method of one objective, in a stage beside methods of two: it has no w
         del params["w"]
     params["seed"] = resolve_seed(config)
