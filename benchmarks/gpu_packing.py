@@ -110,6 +110,7 @@ def probe_prediction(model: str):
 def sweep_trials_per_hour(fraction: float, model: str, folder: Path) -> tuple[float, GpuUsage, str]:
     """(trials per hour, GPU usage, the launcher's GPU packing line) of the TRIALS-seed sweep at `fraction` GPU
     per trial."""
+    from sentsweep.demo_data import CORPUS_FILE, DEMO_DIR
     from sentsweep.sweep import Stage, SweepDefinition, run_sweep
     from sentsweep.sweep.protocol import project_protocol
 
@@ -122,7 +123,9 @@ def sweep_trials_per_hour(fraction: float, model: str, folder: Path) -> tuple[fl
     start = time.perf_counter()
     output = io.StringIO()
     with contextlib.redirect_stdout(output):
+        # the demo data, named: it stands in for data not given in a --quick run only
         code = run_sweep(definition, ["--model", model, "--tracking-uri", f"sqlite:///{folder / 'mlflow.db'}",
+                                      "--corpus", str(CORPUS_FILE), "--sts-dir", str(DEMO_DIR),
                                       "--output-dir", str(folder / f"out-{fraction}"),
                                       "--gpus-per-trial", str(fraction), "--cpus-per-trial", str(cpus)])
     seconds = time.perf_counter() - start

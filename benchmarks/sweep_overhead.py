@@ -31,7 +31,7 @@ def run(trial_seconds: float = 60.0) -> list[Result]:
     import ray
 
     from sentsweep.data import read_corpus
-    from sentsweep.demo_data import CORPUS_FILE
+    from sentsweep.demo_data import CORPUS_FILE, DEMO_DIR
     from sentsweep.models import build_tiny_model
     from sentsweep.sweep import Stage, SweepDefinition, run_sweep
     from sentsweep.sweep.launcher import read_corpus_pairs_text
@@ -57,7 +57,9 @@ def run(trial_seconds: float = 60.0) -> list[Result]:
                                      stages=[Stage("seeds", lambda args: {})])
         start = time.perf_counter()
         with contextlib.redirect_stdout(io.StringIO()):
+            # the demo data, named: it stands in for data not given in a --quick run only
             code = run_sweep(definition, ["--model", model, "--tracking-uri", f"sqlite:///{folder / 'mlflow.db'}",
+                                          "--corpus", str(CORPUS_FILE), "--sts-dir", str(DEMO_DIR),
                                           "--output-dir", str(folder / "out"), "--cpus-per-trial", "2"])
         tuned = time.perf_counter() - start
         ray.shutdown()

@@ -2,8 +2,11 @@
 
 The function below is a training script as sentence-transformers' documentation writes one (a model, a dataset,
 a loss, an evaluator, training arguments, `trainer.train()`), with three changes: it takes `run`, reads the
-seed and the shared settings from it, and passes `run.callback` to the trainer. sentsweep then runs it over
-seeds and CoSENT's scale, selects each trial's checkpoint on the sweep's STS dev split and reports test there.
+seed and the shared settings from it, and passes `run.callback` and `run.evaluator` (the sweep's STS dev split, so
+that each evaluation step scores dev once) to the trainer. sentsweep then runs it over seeds and CoSENT's scale,
+selects each trial's checkpoint on the sweep's STS dev split and reports test there. Each trial's MLflow run holds
+what the trainer really used: its arguments (`trainer.*` params), the model's own max_seq_length (this script
+keeps the model's), and the trainer's loss by step.
 
     python trainer_script.py --dry-run
     python trainer_script.py --quick
@@ -17,7 +20,6 @@ from dataclasses import dataclass
 
 from datasets import Dataset
 from sentence_transformers import SentenceTransformer, SentenceTransformerTrainer, SentenceTransformerTrainingArguments
-from sentence_transformers.sentence_transformer.evaluation import EmbeddingSimilarityEvaluator
 from sentence_transformers.sentence_transformer.losses import CoSENTLoss
 
 from sentsweep.data import read_scored_pairs
@@ -47,17 +49,14 @@ def to_dataset(path: str, split: str) -> Dataset:
 def train_cosent(run: TrainerRun) -> None:
     model = SentenceTransformer(run.training.model, device="cpu")
     train_dataset = to_dataset(run.settings.train_file, "train")
-    dev_dataset = to_dataset(run.evaluation.dev_file, "dev")
     loss = CoSENTLoss(model, scale=run.settings.scale)
-    evaluator = EmbeddingSimilarityEvaluator(dev_dataset["sentence1"], dev_dataset["sentence2"], dev_dataset["score"],
-                                             name="sts-dev")
     args = SentenceTransformerTrainingArguments(
         output_dir=run.output_dir, seed=run.seed, max_steps=run.training.max_steps,
         per_device_train_batch_size=run.training.batch_size, learning_rate=run.training.lr,
-        eval_strategy="steps", eval_steps=run.training.eval_steps, save_strategy="no", report_to="none",
-        use_cpu=True, disable_tqdm=True)
-    trainer = SentenceTransformerTrainer(model=model, args=args, train_dataset=train_dataset, eval_dataset=dev_dataset,
-                                         loss=loss, evaluator=evaluator, callbacks=[run.callback])
+        eval_strategy="steps", eval_steps=run.training.eval_steps, logging_steps=5, save_strategy="no",
+        report_to="none", use_cpu=True, disable_tqdm=True)
+    trainer = SentenceTransformerTrainer(model=model, args=args, train_dataset=train_dataset, loss=loss,
+                                         evaluator=run.evaluator, callbacks=[run.callback])
     trainer.train()
 
 

@@ -95,8 +95,8 @@ def import_plugin(name_or_path: str) -> ModuleType:
 
 def _import_failure(what: str, error: BaseException) -> InputError:
     """An import's error as one line: the file and line in the researcher's code where it happened, and why."""
-    if isinstance(error, InputError):
-        return InputError(f"{what}: {error}")
+    if isinstance(error, InputError):  # as raised, where it names the file (a colliding name does)
+        return error if Path(what).name in str(error) else InputError(f"{what}: {error}")
     if isinstance(error, SyntaxError):
         return InputError(f"{error.filename}, line {error.lineno}: {type(error).__name__}: {error.msg}")
     where = place_in_own_code(error)

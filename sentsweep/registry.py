@@ -9,6 +9,7 @@ from __future__ import annotations
 import difflib
 import sys
 from collections.abc import Iterable
+from pathlib import Path
 from typing import ClassVar, Generic, TypeVar
 
 from sentsweep.errors import InputError
@@ -31,11 +32,20 @@ def unknown_name(kind: str, name: str, known: Iterable[str]) -> InputError:
 
 
 def describe_origin(module: str) -> str:
-    """A module as a person knows it: 'sentsweep (built-in, sentsweep.tasks.sts)' or the file of their own."""
+    """A module as a person knows it: 'sentsweep (built-in, sentsweep.tasks.sts)' or the file of their own (a file
+    run as `python FILE.py`, the `__main__` module, under its file name, as `sentsweep run FILE.py` imports it)."""
     if module == "sentsweep" or module.startswith("sentsweep."):
         return f"sentsweep (built-in, {module})"
     file = getattr(sys.modules.get(module), "__file__", None)
-    return f"{file} (module {module})" if file else f"module {module}"
+    name = Path(file).stem if module == "__main__" and file else module
+    return f"{file} (module {name})" if file else f"module {module}"
+
+
+def exit_with(error: InputError) -> None:
+    """End the program as every entry point ends on bad input: `error: <the one line>` and exit code 2. For an
+    error in a file run as `python FILE.py`, which no entry point of sentsweep catches (it runs before one)."""
+    print(f"error: {error}", file=sys.stderr)
+    raise SystemExit(2)
 
 
 class Registry(Generic[Entry]):
@@ -55,8 +65,11 @@ class Registry(Generic[Entry]):
         `__module__`. A name registered before is refused, naming both origins."""
         origin = origin or getattr(entry, "__module__", None) or "an unknown module"
         if name in self._entries:
-            raise InputError(f"{self.kind} {name!r} of {describe_origin(origin)} collides with the {self.kind} "
-                             f"{name!r} of {describe_origin(self._origins[name])}; give it another name")
+            collision = InputError(f"{self.kind} {name!r} of {describe_origin(origin)} collides with the {self.kind} "
+                                   f"{name!r} of {describe_origin(self._origins[name])}; give it another name")
+            if origin == "__main__":  # `python FILE.py`, at its import: no entry point of sentsweep runs yet
+                exit_with(collision)
+            raise collision
         self._entries[name] = entry
         self._origins[name] = origin
         return entry

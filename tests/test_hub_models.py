@@ -54,6 +54,7 @@ def test_a_hub_model_that_cannot_be_had_fails_before_ray_starts_in_one_line(tmp_
     started = time.monotonic()
     completed = subprocess.run(
         [sys.executable, "sweeps/tsdae_deletion.py", "--model", "bert-base-uncasd", "--max-steps", "1",
+         "--corpus", "sentsweep/demo_data/corpus.txt", "--sts-dir", "sentsweep/demo_data",  # data, named: a real run
          "--output-dir", str(tmp_path / "out"), "--tracking-uri", f"sqlite:///{tmp_path / 'mlflow.db'}"],
         cwd=ROOT, env=without_hub(HF_HUB_CACHE=str(tmp_path / "hub")), capture_output=True, text=True, timeout=300)
     elapsed = time.monotonic() - started

@@ -108,9 +108,11 @@ def test_recipe_e_a_trainer_script_swept_over_seeds_and_an_argument_reports_each
     assert len(runs) == 4 and set(runs["status"]) == {"FINISHED"}  # 2 scales x 2 seeds
     client = MlflowClient(uri)
     for run_id in runs["run_id"]:
-        # the untrained model, then each of the trainer's evaluations (eval_steps 10 of 20 steps)
+        # the untrained model, then each of the trainer's evaluations (eval_steps 10 of 20 steps), and the trainer's
+        # own loss at each of its logging steps (5)
         assert [m.step for m in client.get_metric_history(run_id, "sts_dev")] == [0, 10, 20]
-        assert [m.step for m in client.get_metric_history(run_id, "eval_sts-dev_spearman_cosine")] == [10, 20]
+        assert [m.step for m in client.get_metric_history(run_id, "loss")] == [5, 10, 15, 20]
+        assert client.get_run(run_id).data.params["trainer.logging_steps"] == "5"
     assert set(runs["seed"]) == {"0", "1"}
 
 

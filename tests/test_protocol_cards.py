@@ -240,8 +240,10 @@ def test_sample_sizes_above_the_corpus_cannot_run_and_small_ones_batch_the_whole
 def test_labelled_pairs_are_not_counted_against_the_unlabelled_corpus(tmp_path, monkeypatch):
     """labelled_after_pretraining's SBERT sample sizes count pairs of its training file (002 §6, Figure 2), not
     sentences of the pre-training corpus: 10,000 labelled pairs beside a 400-sentence demo corpus can run."""
+    from sentsweep.demo_data import CORPUS_FILE
+
     monkeypatch.chdir(tmp_path)
-    code, card, err = dry_run("labelled_after_pretraining")
+    code, card, err = dry_run("labelled_after_pretraining", "--corpus", str(CORPUS_FILE))
     assert code == 0, err
     assert row(card, "3 supervised_from_scratch", "sample_size", "100, 1000, 10,000")
     assert "Cannot run as given" not in card

@@ -33,6 +33,7 @@ from pathlib import Path
 
 from sentsweep.analysis.reproduction import PublishedValue
 from sentsweep.data import read_corpus
+from sentsweep.demo_data import CORPUS_FILE
 from sentsweep.errors import InputError
 from sentsweep.references import THESIS_MALMBERG_2021
 from sentsweep.settings import cited, project_choice
@@ -140,7 +141,8 @@ def quick_squad(constants: dict, output_dir: Path) -> dict:
     tasks = dict(constants.get("eval_tasks") or {})
     if TASK not in tasks:
         output_dir.mkdir(parents=True, exist_ok=True)
-        tasks[TASK] = str(demo_squad_file(read_corpus(constants["corpus"]), output_dir / "demo-squad.json").resolve())
+        sentences = read_corpus(constants.get("corpus") or CORPUS_FILE)
+        tasks[TASK] = str(demo_squad_file(sentences, output_dir / "demo-squad.json").resolve())
     return {"eval_tasks": tasks}
 
 

@@ -33,6 +33,7 @@ from pathlib import Path
 
 from sentsweep.analysis.reproduction import PublishedValue
 from sentsweep.data import read_corpus
+from sentsweep.demo_data import CORPUS_FILE
 from sentsweep.errors import InputError
 from sentsweep.experiments.protocols.supervised import FINE_TUNING, QUICK, REIML_5_1, REIML_SELECTION, STUDENT_LOSS
 from sentsweep.references import THESIS_REIML_2023
@@ -142,6 +143,8 @@ def check_topic_data(options: TopicDistillationOptions, constants: dict) -> None
         return
     if "topic_corpus" not in constants:
         raise InputError("--topic-corpus is required: the topic-labelled sentences every stage trains on")
+    if "corpus" not in constants:
+        raise InputError("--corpus is required: stage 'original' trains on the sentences of --topic-corpus in it")
     topic_sentences = set(read_topic_table(constants["topic_corpus"]).sentences)
     missing = topic_sentences - set(read_corpus(constants["corpus"]))
     if missing:
@@ -151,7 +154,7 @@ def check_topic_data(options: TopicDistillationOptions, constants: dict) -> None
 
 def quick_topics(constants: dict, output_dir: Path) -> dict:
     """--quick: a two-topic file from the demo corpus (even / odd lines) and its `topics` task folders."""
-    sentences = read_corpus(constants["corpus"])
+    sentences = read_corpus(constants.get("corpus") or CORPUS_FILE)
     lines = "".join(f"topic{index % 2}\t{sentence}\n" for index, sentence in enumerate(sentences))
     folder = output_dir / "demo-topics"
     folder.mkdir(parents=True, exist_ok=True)

@@ -20,6 +20,7 @@ from collections.abc import Iterable
 from sentsweep.models import replaced_modules
 from sentsweep.settings import Source
 from sentsweep.sweep.data_sizes import training_sentences, whole_corpus_batches
+from sentsweep.sweep.demo_stand_ins import evaluation_data_given
 from sentsweep.sweep.gpu_estimate import NOT_COUNTED, GpuEstimate, estimate_gpu_hours
 from sentsweep.sweep.gpu_packing import CUDA_CONTEXT_BYTES, MEMORY_MARGIN, GiB, probe_key
 from sentsweep.sweep.options import SweepOptions
@@ -109,7 +110,8 @@ def protocol_card(definition, options: SweepOptions, resolved, stages: list[tupl
     lines += [f"**Seeds:** {', '.join(map(str, resolved.seeds))} ({seeds_source})", "",
               f"**Trials:** {' + '.join(str(n) for n in per_stage)} grid point{'s' if sum(per_stage) != 1 else ''} x "
               f"{len(resolved.seeds)} seed{'s' if len(resolved.seeds) != 1 else ''} = {trials}",
-              "", f"**Training steps in all:** {steps:,} (corpus: {resolved.corpus_size:,} sentences)",
+              "", f"**Training steps in all:** {steps:,} (" + (f"corpus: {resolved.corpus_size:,} sentences)"
+                                                                if "corpus" in resolved.constants else "no corpus)"),
               "", f"**Compute in all:** {trials} trials, {steps:,} training steps, " + (
                   f"about {estimate.value} GPU-hours of steps ({NOT_COUNTED}; see 'estimated GPU-hours')"
                   if estimate.gpu_hours else f"no GPU-hours ({estimate.source})" if estimate.gpu_hours == 0 else
@@ -260,12 +262,24 @@ def _source(name: str, default_source: Source, protocol, given: set[str], option
     if options.quick and name in protocol.quick:
         return "--quick (the project's tiny run)"
     if name in DATA_OPTIONS:
-        return DATA_OPTIONS[name] if name != "model" or options.model else "--model (--quick: the tiny random BERT)"
+        return data_source(name, options)
     if name in experiment_option_names(options):  # SweepDefinition.settings_from_options
         return f"--{name.replace('_', '-')}"
     if name in protocol.settings:
         return str(protocol.settings[name].source)
     return f"default: {default_source}"
+
+
+def data_source(name: str, options: SweepOptions) -> str:
+    """Where a data setting comes from: the option that gave it, or the demo file standing in for it
+    (`sentsweep.sweep.demo_stand_ins`)."""
+    if name == "model" and not options.model:
+        return "--model (--quick: the tiny random BERT)"
+    if name == "corpus" and not options.corpus:
+        return "the shipped demo corpus (--quick without --corpus)"
+    if name in ("dev_file", "test_file", "eval_format", "train_file") and not evaluation_data_given(options):
+        return "the shipped demo STS pairs (--quick without --sts-dir)"
+    return DATA_OPTIONS[name]
 
 
 def experiment_option_names(options: SweepOptions) -> set[str]:

@@ -41,8 +41,10 @@ def grid_stages(stages: list[tuple[str, dict]]) -> list[tuple[str, dict]]:
 
 
 def sample_size_problems(resolved: ResolvedSweep, stages: list[tuple[str, dict]]) -> list[str]:
-    """One line per `sample_size` above the sentences its trials could train on."""
+    """One line per `sample_size` above the sentences its trials could train on (none without a corpus)."""
     problems = {}
+    if "corpus" not in resolved.constants:
+        return []
     for _, config in trial_configs(resolved, grid_stages(stages)):
         if not trains_on_corpus(config):
             continue
@@ -60,6 +62,8 @@ def whole_corpus_batches(resolved: ResolvedSweep, stages: list[tuple[str, dict]]
     """One line per method and size whose batch is larger than its training sentences: each of its steps is
     those sentences once."""
     lines = {}
+    if "corpus" not in resolved.constants:
+        return []
     for _, config in trial_configs(resolved, grid_stages(stages)):
         if not trains_on_corpus(config):
             continue

@@ -263,11 +263,13 @@ def probe_trial_config(config: Mapping, folder: Path) -> dict:
     needed = config["batch_size"] * steps
     if config.get("select_checkpoint") == "validation_loss" and not config.get("validation_file"):
         needed += config.get("validation_size", setting_default("validation_size"))
-    corpus = sorted(read_corpus(config["corpus"]), key=len, reverse=True)[:needed]
-    (folder / "corpus.txt").write_text("\n".join(corpus) + "\n", encoding="utf-8")
+    if config.get("corpus"):  # (a sweep of methods that read no corpus has none)
+        corpus = sorted(read_corpus(config["corpus"]), key=len, reverse=True)[:needed]
+        (folder / "corpus.txt").write_text("\n".join(corpus) + "\n", encoding="utf-8")
+        config["corpus"] = str(folder / "corpus.txt")
     if config.get("select_checkpoint") == "best_task_dev":
         config["select_checkpoint"] = "best_sts_dev"
-    return config | {"corpus": str(folder / "corpus.txt"), "seed": config.get("seed", 0), "max_steps": steps,
+    return config | {"seed": config.get("seed", 0), "max_steps": steps,
                      "epochs": None, "eval_steps": steps, "keep_model": False, "eval_tasks": None}
 
 

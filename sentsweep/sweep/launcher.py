@@ -30,11 +30,19 @@ from sentsweep.sweep.card import protocol_card
 from sentsweep.sweep.cluster import check_resource_options
 from sentsweep.sweep.data_sizes import sample_size_problems
 from sentsweep.sweep.definition import ResolvedSweep, SweepDefinition
+from sentsweep.sweep.demo_stand_ins import (
+    check_data_given,
+    corpus_given,
+    demo_data_serves,
+    missing_corpus_problem,
+    missing_evaluation_data_problem,
+)
 from sentsweep.sweep.first_step import check_own_methods_start
 from sentsweep.sweep.options import SweepOptions, parse_assignments
 from sentsweep.sweep.param_spaces import values_to_validate
 from sentsweep.sweep.progress import library_output
 from sentsweep.sweep.protocol import with_method_settings
+from sentsweep.sweep.ray_connection import check_ray_cluster
 from sentsweep.tasks import build_tasks, parse_task_specs
 from sentsweep.tasks.mteb_tasks import MTEB_PREFIX, is_mteb_name, published_main_scores, untrained_scores
 from sentsweep.tracking.models import check_model_uri, is_model_uri, materialize_model
@@ -68,9 +76,14 @@ def resolve_settings(definition: SweepDefinition, options: SweepOptions) -> Reso
     check_resource_options(options)  # the cluster's own resources are checked once Ray is up (SweepRunner.run)
     check_budget_options(options.time_budget, options.gpu_hours, options.gpus_per_trial)
 
-    corpus = Path(options.corpus or CORPUS_FILE).resolve()
-    corpus_size = len(read_corpus(corpus))
-    constants["corpus"] = str(corpus)
+    # --corpus, else --quick's demo corpus, else the protocol's own; with none, no method of the sweep may read one
+    # (checked once they are: `check_data_given`)
+    corpus_file = options.corpus or (CORPUS_FILE if demo_data_serves(options) else constants.get("corpus"))
+    corpus_size = 0
+    if corpus_file:
+        corpus = Path(corpus_file).resolve()
+        corpus_size = len(read_corpus(corpus))
+        constants["corpus"] = str(corpus)
     if options.sick_file:
         sick = str(Path(options.sick_file).resolve())
         constants.update(eval_format="sick", dev_file=sick, test_file=sick)
@@ -202,8 +215,8 @@ def validate_axes(resolved: ResolvedSweep, stages: list[tuple[str, dict]]) -> di
 def validation_split_problem(resolved: ResolvedSweep) -> str | None:
     """What is wrong with holding validation sentences out of the corpus, if anything."""
     constants, corpus_size = resolved.constants, resolved.corpus_size
-    if constants.get("select_checkpoint") != "validation_loss":
-        return None
+    if constants.get("select_checkpoint") != "validation_loss" or "corpus" not in constants:
+        return None  # (a sweep without a corpus is refused where a method reads one: check_data_given)
     if constants.get("validation_file"):
         read_corpus(constants["validation_file"])  # a missing or empty file fails here, naming itself
         return None
@@ -297,7 +310,7 @@ def read_corpus_pairs_text() -> list[str]:
 def prepare_quick_models(definition: SweepDefinition, constants: dict, options: SweepOptions) -> None:
     """Without --model, the tiny random BERT; then whatever else the sweep's --quick mode needs (once)."""
     if "model" not in constants:
-        constants["model"] = str(_tiny_model(Path(options.output_dir), Path(constants["corpus"])))
+        constants["model"] = str(_tiny_model(Path(options.output_dir), Path(constants.get("corpus") or CORPUS_FILE)))
     if options.quick and definition.quick_setup is not None:
         constants.update(definition.quick_setup(constants, Path(options.output_dir)))
 
@@ -319,11 +332,15 @@ def launch(definition: SweepDefinition, options: SweepOptions) -> int:
         problems = [problem] if (problem := validation_split_problem(resolved)) else []
         problems += sample_size_problems(resolved, stages)
         try:
-            validate_axes(resolved, stages)
+            points = validate_axes(resolved, stages)
+            given = corpus_given(options, definition.protocol.constants())
+            problems += [problem] if (problem := missing_corpus_problem(given, points, options)) else []
         except InputError as error:
             problems.append(str(error))
         print(protocol_card(definition, options, resolved, stages, probed_model(resolved, options), problems))
         return 0
+    if problem := missing_evaluation_data_problem(options):  # the demo's pairs serve --quick only
+        raise InputError(problem)
     if "method" in constants:  # a sweep of one method; the trials of a method axis are checked by validate_axes
         TrainingSettings.from_config(with_method_settings({"model": TINY_MODEL_PENDING} | constants,
                                                           resolved.method_settings))
@@ -333,9 +350,12 @@ def launch(definition: SweepDefinition, options: SweepOptions) -> int:
     if options.quick and definition.quick_setup is not None:
         prepare_quick_models(definition, constants, options)  # the checks below need the tiny models it builds
     methods = validate_axes(resolved, stages)
+    # the demo corpus stands in for --corpus in the demo only
+    check_data_given(corpus_given(options, definition.protocol.constants()), methods, options)
     check_overrides_used(parse_assignments(options.assignments), methods)
     tracking_uri = resolve_tracking_uri(options.tracking_uri)
     check_tracking_reachable(tracking_uri)
+    check_ray_cluster()  # a cluster to join that is down, wants a token, or runs other versions: one line, now
     resolve_hub_models(resolved)  # hub names: local folders from here on, the driver's and every trial's
     if is_model_uri(constants.get("model")):  # a run or registered version that does not exist fails here
         constants["parent_model_run_id"] = check_model_uri(tracking_uri, constants["model"])
@@ -343,7 +363,8 @@ def launch(definition: SweepDefinition, options: SweepOptions) -> int:
                                                    Path(options.output_dir, "models")))
     prepare_quick_models(definition, constants, options)  # --quick without --model: every check passed, build now
     # a method of one's own takes one step on a tiny model before a cluster's hours go to it
-    check_own_methods_start(methods, lambda: _tiny_model(Path(options.output_dir), Path(constants["corpus"])))
+    check_own_methods_start(methods, lambda: _tiny_model(Path(options.output_dir),
+                                                         Path(constants.get("corpus") or CORPUS_FILE)))
 
     # lazy: the runner (Ray Tune's run, the MLflow tracker, the tables) loads only once a sweep really runs; a dry
     # run returns before it (its checks and card import torch and Ray Tune's search spaces all the same)

@@ -79,7 +79,8 @@ class SweepOptions:
                            "and exit without training", False)
     model: str | None = option("Hugging Face model name, local folder, or MLflow model URI (runs:/<run id>/model, "
                                "models:/<name>/<version>; default with --quick: a tiny BERT)")
-    corpus: str | None = option("training sentences, one per line (default: the shipped demo corpus)")
+    corpus: str | None = option("training sentences, one per line (required where a method reads a corpus; "
+                                "--quick without evaluation data: the shipped demo corpus)")
     sts_dir: str | None = option("folder with sts-dev.csv and sts-test.csv (STS benchmark format)",
                                  group="evaluation data")
     sick_file: str | None = option("SICK: SICK.txt (its SemEval_set column: dev and test) or the SemEval 2014 "

@@ -11,7 +11,9 @@ on its runs, not on GenAI traces), each trial's data files as dataset inputs wit
 the sweep's tables as the parent run's description (`sentsweep.tracking.sweep_run`). A trial's run is a child of
 its configuration's run (`sentsweep.tracking.configurations`), named by its configuration and seed; the link a
 sweep prints opens on its configurations, best first (`sentsweep.tracking.views`). The preparation cache entries a
-trial used are tags of its run (`cache_tags`).
+trial used are tags of its run (`cache_tags`). A trial's params are every setting it resolved to
+(`trial_params`); every run carries its provenance (`sentsweep.tracking.provenance`: sentsweep's version and
+commit, Python, the packages, and for a trial the node and devices it ran on, as it reported them).
 """
 
 from __future__ import annotations
@@ -29,19 +31,22 @@ from sentsweep.plugins import USER_CODE_KEY
 from sentsweep.preparation_cache import RESULT_KEY as CACHE_RESULT_KEY
 from sentsweep.random_seeds import TRIAL_INDEX_KEY, resolve_seed
 from sentsweep.tracking.configurations import CONFIGURATION_OF_TAG, ConfigurationRuns
-from sentsweep.tracking.datasets import trial_datasets
+from sentsweep.tracking.datasets import DATA_FILE_CONTEXTS, trial_datasets
 from sentsweep.tracking.names import mlflow_metric_key
+from sentsweep.tracking.provenance import provenance_operations
 from sentsweep.tracking.store import PER_QUERY_ARTIFACT
 from sentsweep.tracking.sweep_run import SweepRecord
 from sentsweep.tracking.views import configurations_view, seeds_view, seeds_view_key, view_tag
 from sentsweep.tracking.writer import QueuedMlflowWriter
-from sentsweep.trainables.st_losses import is_st_method, loss_argument_defaults
+from sentsweep.trainables.environment import ENVIRONMENT_KEY, trial_environment
+from sentsweep.trainables.resolved_settings import config_settings, param_text, reported_by_trial
+from sentsweep.trainables.session import REPORTED_PARAMS_KEY, STEP_METRICS_KEY
 from sentsweep.version import code_version
 
 IGNORED_RESULT_KEYS = set(AUTO_RESULT_KEYS) | {"done", "trial_id", "experiment_tag", "should_checkpoint"}
 # Config entries that are bookkeeping, not hyperparameters (the parent model's run becomes a tag, lineage; the
 # preparation cache's folder changes no result, and the entries a trial used become tags; the researcher's own
-# modules become part of the run's code version).
+# modules become part of the run's code version). A setting among them is still a param, as every resolved setting.
 NON_PARAM_KEYS = {TRIAL_INDEX_KEY, "seeds", "parent_model_run_id", "__point__", "preparation_cache", USER_CODE_KEY}
 # Params that do not change what a configuration is: whether its model is kept.
 UNHASHED_PARAMS = {"keep_model"}
@@ -69,20 +74,23 @@ def per_seed_keys(config: dict) -> set[str]:
 
 
 def trial_params(config: dict) -> dict:
-    """The config entries logged as MLflow params (the seed included); for a sentence-transformers loss as a
-    method, every constructor argument it is built with, its defaults included."""
-    params = {k: v for k, v in config.items() if k not in NON_PARAM_KEYS}
+    """The MLflow params of a trial: its config's entries (the seed included) and every setting it resolves to,
+    defaults included (`sentsweep.trainables.resolved_settings`: a data file the method does not read as none)."""
+    reported = reported_by_trial(config)  # what a trainer script really used comes with its first result
+    settings = config_settings(config)
+    # a data file that is no setting of the trial's method (a corpus beside BM25) is not its data: no param, no input
+    unread = {key for key in DATA_FILE_CONTEXTS if key not in settings} if settings else set()
+    params = {k: v for k, v in config.items() if k not in NON_PARAM_KEYS | reported | unread} | settings
     if params.get("w", 0) is None:  # a method of one objective, in a stage beside methods of two: it has no w
         del params["w"]
-    if is_st_method(config.get("method")):
-        params = loss_argument_defaults(config["method"]) | params
     params["seed"] = resolve_seed(config)
     return params
 
 
 def _param_texts(params: dict) -> dict[str, str]:
-    """Params as MLflow keeps them: JSON for a list or a mapping, else the text."""
-    return {k: json.dumps(v) if isinstance(v, (list, dict)) else str(v) for k, v in params.items()}
+    """Params as MLflow keeps them (`param_text`: JSON for a list or a mapping, else the text, cut at MLflow's
+    length)."""
+    return {k: param_text(v) for k, v in params.items()}
 
 
 def with_user_code(version: str, user_code: list[dict] | None) -> str:
@@ -159,6 +167,8 @@ class SweepTracker(Callback):
             tracking_uri, experiment_id, self.parent_run_id,
             Path(pending_dir) / f"mlflow-pending-{self.parent_run_id[:8]}.jsonl",
         )
+        for operation in provenance_operations(None, trial_environment()):  # the driver's code and environment
+            self.writer.submit(operation)
         self.configurations = ConfigurationRuns(self.writer, self.source_tags | {
             "sweep": sweep_name, "code_version": self.version})
         self.record = SweepRecord(self.writer, unfinished[0].data.params if unfinished else {})
@@ -217,9 +227,13 @@ class SweepTracker(Callback):
             "config": json.loads(json.dumps(params, default=str)),
         })
         self.configurations.trial_nested(trial.trial_id)
-        datasets = trial_datasets(config)
+        self._log_datasets(trial.trial_id, params)
+
+    def _log_datasets(self, trial_id: str, params: dict) -> None:
+        """The data files among a trial's params as its dataset inputs (a file the trial does not read is none)."""
+        datasets = trial_datasets(params)
         if datasets:
-            self.writer.submit({"op": "inputs", "trial": trial.trial_id, "datasets": [
+            self.writer.submit({"op": "inputs", "trial": trial_id, "datasets": [
                 {"dataset": dataset.to_dictionary(), "context": context} for dataset, context in datasets]})
 
     def on_trial_result(self, iteration, trials, trial, result, **info):
@@ -233,7 +247,18 @@ class SweepTracker(Callback):
             and not isinstance(value, bool)
             and math.isfinite(value)
         ]
+        metrics += [(key, float(value), now, int(at)) for key, value, at in result.get(STEP_METRICS_KEY) or []]
         self.writer.submit({"op": "metrics", "trial": trial.trial_id, "metrics": metrics})
+        if result.get(ENVIRONMENT_KEY):  # the trial's first report: the node, devices and packages it runs with
+            for operation in provenance_operations(trial.trial_id, result[ENVIRONMENT_KEY]):
+                self.writer.submit(operation)
+        if result.get(REPORTED_PARAMS_KEY):  # settings only the trial knows (what a trainer script really used)
+            reported = result[REPORTED_PARAMS_KEY]
+            self.writer.submit({"op": "params", "trial": trial.trial_id,
+                                "params": {k: param_text(v) for k, v in reported.items()}})
+            self.writer.submit({"op": "artifact", "trial": trial.trial_id, "file": "reported_config.json",
+                                "content": json.loads(json.dumps(reported, default=str))})
+            self._log_datasets(trial.trial_id, reported)
         if result.get("per_query"):
             self.writer.submit({"op": "artifact", "trial": trial.trial_id, "file": PER_QUERY_ARTIFACT,
                                 "content": result["per_query"]})

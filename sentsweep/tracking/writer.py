@@ -1,7 +1,7 @@
 """Ordered, loss-free writes of trial results to MLflow, surviving a tracking server that goes away.
 
-Every write is an operation on a trial (create its run, log metrics, set a tag, store a JSON or text artifact,
-log its dataset inputs, terminate it), with trial None on the sweep's parent run, or with trial
+Every write is an operation on a trial (create its run, log metrics or params, set a tag or several, store a JSON
+or text artifact, log its dataset inputs, terminate it), with trial None on the sweep's parent run, or with trial
 {"configuration": config hash} on a configuration's run (`sentsweep.tracking.configurations`; created by a
 "create" op like a trial's, and found again by its tags `configuration_of` and `config_hash`). A trial's "create"
 or "nest" op may name its parent run the same way. Operations are applied in
@@ -152,7 +152,7 @@ class QueuedMlflowWriter:
         return parent
 
     def _apply(self, operation: dict) -> None:
-        from mlflow.entities import Dataset, DatasetInput, InputTag, Metric, Param
+        from mlflow.entities import Dataset, DatasetInput, InputTag, Metric, RunTag
         from mlflow.utils.mlflow_tags import MLFLOW_DATASET_CONTEXT
 
         kind, trial_id = operation["op"], operation["trial"]
@@ -170,7 +170,7 @@ class QueuedMlflowWriter:
             # Also for a run that exists: creating a run, logging its params and its config are separate writes,
             # and a driver killed (or a store lost) between them leaves the run without them until this create is
             # applied again. (MLflow accepts a param logged again with the value it has.)
-            self.client.log_batch(run_id, params=[Param(k, v) for k, v in operation["params"].items()])
+            self._log_params(run_id, operation["params"])
             if "config" in operation:
                 self.client.log_dict(run_id, operation["config"], "config.json")
         elif kind == "experiment_tag":  # of the sweep's experiment, e.g. a saved view of its runs list
@@ -181,7 +181,7 @@ class QueuedMlflowWriter:
             self.client.set_tag(run_id, "mlflow.parentRunId", self._parent_run_id(operation))
             self.client.update_run(run_id, name=operation["name"])
         elif kind == "params":  # MLflow refuses a param logged again with another value: see the op's maker
-            self.client.log_batch(run_id, params=[Param(k, v) for k, v in operation["params"].items()])
+            self._log_params(run_id, operation["params"])
         elif kind == "table":  # a table artifact as MLflow's log_table writes it, replacing one of that name
             self.client.log_text(run_id, operation["content"], operation["file"])
             logged = json.loads(self.client.get_run(run_id).data.tags.get(LOGGED_ARTIFACTS_TAG, "[]"))
@@ -192,6 +192,8 @@ class QueuedMlflowWriter:
             self.client.log_batch(run_id, metrics=[Metric(*m) for m in operation["metrics"]])
         elif kind == "tag":
             self.client.set_tag(run_id, operation["key"], operation["value"])
+        elif kind == "tags":
+            self.client.log_batch(run_id, tags=[RunTag(k, v) for k, v in operation["tags"].items()])
         elif kind == "artifact":
             self.client.log_dict(run_id, operation["content"], operation["file"])
         elif kind == "text":
@@ -205,6 +207,16 @@ class QueuedMlflowWriter:
             self.client.set_terminated(run_id, status=operation["status"])
         else:
             raise ValueError(f"unknown operation {kind!r}")
+
+
+    def _log_params(self, run_id: str, params: dict[str, str]) -> None:
+        """`params` in batches of MLflow's most per request (a trial may have more)."""
+        from mlflow.entities import Param
+        from mlflow.utils.validation import MAX_PARAMS_TAGS_PER_BATCH
+
+        items = [Param(key, value) for key, value in params.items()]
+        for start in range(0, len(items), MAX_PARAMS_TAGS_PER_BATCH):
+            self.client.log_batch(run_id, params=items[start:start + MAX_PARAMS_TAGS_PER_BATCH])
 
 
 def _cache_key(address: str | dict) -> str:

@@ -249,7 +249,7 @@ def build_augsbert(trial: Trial, agreement: TeacherAgreementSession | None = Non
         topics = read_topic_table(settings.topic_corpus)
         sentences = topics.sentences
     else:
-        sentences = read_corpus(training.corpus)
+        sentences = read_corpus(training.corpus_file())
     # pairs are drawn between the sentences; the topic prompts are then given to each sentence of a pair
     pairs = silver_candidates(trial, sentences, rng)
     prompted = topics.prompted() if topics else sentences
@@ -385,5 +385,10 @@ def run_augsbert(trial: Trial, session=None):
     agreement = TeacherAgreementSession(session or TuneSession())
     return run_trial(trial, lambda typed: build_augsbert(typed, agreement), agreement)
 
+def augsbert_unread_data(trial: Trial) -> tuple[str, ...]:
+    """The corpus gives the silver sentences of setting 'domain' without a topic_corpus only (`build_augsbert`)."""
+    return ("corpus",) if trial.settings.setting == "semi" or trial.settings.topic_corpus else ()
+
+
 AUGSBERT_METHOD = Method("augsbert", AugsbertSettings, run_augsbert, AUGMENTED_SBERT, check=check_augsbert,
-                         cached_stages=AUGSBERT_STAGES)
+                         cached_stages=AUGSBERT_STAGES, unread_data=augsbert_unread_data)

@@ -10,6 +10,7 @@ anything is loaded.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 
 from sentsweep.errors import InputError
@@ -99,7 +100,21 @@ def resolve_trial(config: Mapping) -> Trial:
         raise InputError(f"select_checkpoint='validation_loss' needs an unsupervised method (its loss on held-out "
                          f"corpus sentences); method {method.name!r} is not one")
     method.check(trial)
-    return trial
+    return without_unread_data(trial, method.unread_data(trial))
+
+
+def without_unread_data(trial: Trial, unread: tuple[str, ...]) -> Trial:
+    """`trial` with the data settings `unread` (a method's `unread_data`) set to none in every group that has them."""
+    if not unread:
+        return trial
+
+    def cleared(group: Settings | None):
+        names = {name: None for name in unread if group is not None and name in group.field_names()}
+        return dataclasses.replace(group, **names) if names else group
+
+    return dataclasses.replace(trial, evaluation=cleared(trial.evaluation), training=cleared(trial.training),
+                               settings=cleared(trial.settings),
+                               objectives={name: cleared(group) for name, group in trial.objectives.items()})
 
 
 def validate_config(config: Mapping) -> Trial:

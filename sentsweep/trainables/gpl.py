@@ -179,7 +179,7 @@ def build_gpl(trial: Trial) -> TrainingSetup:
     preparation_seed = seed if settings.preparation_seed is None else settings.preparation_seed
     device = "cuda" if torch.cuda.is_available() else "cpu"
     cache = PreparationCache(training.preparation_cache)
-    passages = sample_corpus(read_corpus(training.corpus), training.sample_size, preparation_seed)
+    passages = sample_corpus(read_corpus(training.corpus_file()), training.sample_size, preparation_seed)
 
     generated = cache.get_or_compute(GPL_QUERIES, lambda: {
         "generator": source_digest(settings.generator), "passages": value_digest(passages),

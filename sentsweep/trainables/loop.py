@@ -265,7 +265,7 @@ def run_trial(trial: Trial, build_setup: Callable[[Trial], TrainingSetup], sessi
     if setup.examples is not None:
         corpus = setup.examples
     else:
-        corpus = read_corpus(training.corpus)
+        corpus = read_corpus(training.corpus_file())
         if by_validation_loss and evaluation.validation_file:
             validation = read_corpus(evaluation.validation_file)
         elif by_validation_loss:

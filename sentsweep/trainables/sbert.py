@@ -145,8 +145,14 @@ def build_sbert_nli(trial: Trial) -> TrainingSetup:
                                 dropout=training.dropout)
     return multiple_negatives_setup(model, triplets, settings.mnrl_scale, {"nli_triplets": len(triplets)})
 
+def reads_no_corpus(trial: Trial) -> tuple[str, ...]:
+    """A method trained on labelled pairs (or NLI triplets) alone: the corpus is not its data."""
+    return ("corpus",)
+
+
 SBERT_METHODS = (
-    Method("sbert", SbertSettings, lambda trial, session: run_trial(trial, build_sbert, session), SBERT),
+    Method("sbert", SbertSettings, lambda trial, session: run_trial(trial, build_sbert, session), SBERT,
+           unread_data=reads_no_corpus),
     Method("sbert_nli", NliSbertSettings, lambda trial, session: run_trial(trial, build_sbert_nli, session), SBERT,
-           check=check_sbert_nli),
+           check=check_sbert_nli, unread_data=reads_no_corpus),
 )

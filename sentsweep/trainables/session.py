@@ -2,18 +2,28 @@
 
 A report to Ray Tune also carries the trial process's machine usage since the previous report
 (`system_metrics`) and the trial's compute so far (`compute`: CPU, GPU and wall seconds over all its attempts),
-which the driver logs to the trial's MLflow run with its other metrics.
+which the driver logs to the trial's MLflow run with its other metrics; the first report of each attempt also
+carries the environment the trial runs in (`environment`: its node, devices, Python and packages), which the
+driver makes the run's provenance tags.
 """
 
 from __future__ import annotations
 
+import json
 import shutil
 import tempfile
 import weakref
 from pathlib import Path
 
 from sentsweep.trainables.compute import ComputeMeter, read_compute, write_compute
+from sentsweep.trainables.environment import ENVIRONMENT_KEY, trial_environment
 from sentsweep.trainables.system_metrics import process_sampler
+
+# What else a report may carry, for the driver to log (sentsweep.tracking.callback): settings only the trial knows,
+# {key: value}, as MLflow params (what a trainer script's trainer really used); metrics logged at steps of their
+# own, [(key, value, step)] (a trainer's own loss, logged every few steps between two evaluations).
+REPORTED_PARAMS_KEY = "reported_params"
+STEP_METRICS_KEY = "metrics_by_step"
 
 
 def trial_gpu_fraction() -> float:
@@ -31,6 +41,7 @@ class TuneSession:
         self._system_metrics = process_sampler()
         self._system_metrics.new_window()  # a process running trials one after another: this trial's usage only
         self._compute = ComputeMeter(trial_gpu_fraction())
+        self._environment_reported = False
 
     def latest_checkpoint_dir(self):
         from ray import tune
@@ -48,7 +59,10 @@ class TuneSession:
         compute = self._compute.total()
         write_compute(checkpoint_dir, compute)
         checkpoint = tune.Checkpoint.from_directory(str(checkpoint_dir))
-        tune.report(metrics | self._system_metrics.take() | compute.as_metrics(), checkpoint=checkpoint)
+        # as JSON text: one entry in Ray Tune's result files, not a column per package
+        environment = {} if self._environment_reported else {ENVIRONMENT_KEY: json.dumps(trial_environment())}
+        self._environment_reported = True
+        tune.report(metrics | self._system_metrics.take() | compute.as_metrics() | environment, checkpoint=checkpoint)
 
 
 class LocalSession:

@@ -41,10 +41,11 @@ class TrainingSettings(Settings):
     """
 
     model: str = setting(help="Hugging Face model name or local folder to start from", source=required_input())
-    corpus: str = setting(help="training sentences, one per line", source=required_input())
     lr: float = setting(help="peak learning rate (reached after the warm-up)", source=required_input(), gt=0)
     batch_size: int = setting(help="training examples per step", source=required_input(), ge=1)
     max_seq_length: int = setting(help="tokens per text; longer texts are truncated", source=required_input(), ge=1)
+    corpus: str | None = setting(None, "training sentences, one per line (none: the sweep gives no corpus, which "
+                                 "only a method that reads none may run without)", required_input())
     max_steps: int | None = setting(
         None, "optimisation steps of the trial (with epochs: at most this many)", project_choice(), ge=1)
     epochs: int | None = setting(
@@ -87,6 +88,12 @@ class TrainingSettings(Settings):
             raise InputError("the trial needs max_steps or epochs (or both: whichever ends first)")
         if self.warmup_steps and self.warmup_ratio:
             raise InputError(f"warmup_steps={self.warmup_steps} and warmup_ratio={self.warmup_ratio}: give one")
+
+    def corpus_file(self) -> str:
+        """The corpus, for a method that reads it; an `InputError` where the sweep gives none."""
+        if self.corpus is None:
+            raise InputError("the method trains on a corpus, and the sweep gives none: --corpus FILE")
+        return self.corpus
 
     def steps_per_epoch(self, examples: int) -> int:
         return max(1, math.ceil(examples / self.batch_size))
@@ -179,11 +186,24 @@ class Method:
     objectives: Mapping[str, type[Settings]] = field(default_factory=dict)
     cached_stages: tuple[Stage, ...] = ()
     citation: str = ""  # the work as BibTeX, where the method has its own (a sentence-transformers loss)
+    # The data settings a trial of this method is given but does not read (a method of labelled pairs reads no
+    # corpus): `resolve_trial` sets them to none, so that they are neither read nor recorded as the trial's inputs.
+    unread_data: Callable[[Trial], tuple[str, ...]] = lambda trial: ()
+    # A trainer script of one's own (sentsweep.trainables.trainer_script): its own trainer, not the shared loop,
+    # decides what of `TrainingSettings` it uses, and the trial reports what it really used.
+    own_trainer: bool = False
 
     def settings_groups(self) -> list[type[Settings]]:
         """Every settings class a trial of this method reads."""
         groups = [EvaluationSettings, self.settings, *self.objectives.values()]
         return ([TrainingSettings] if self.trains else []) + groups
+
+    def reads_corpus(self, trial: Trial) -> bool:
+        """Whether a trial of this method reads the corpus (`TrainingSettings.corpus`, or a setting of its own of
+        that name, as TF-IDF's vocabulary). A trainer script reads it only where its script asks `run.training`."""
+        if self.own_trainer or "corpus" in self.unread_data(trial):
+            return False
+        return self.trains or "corpus" in self.settings.field_names()
 
     def setting_names(self) -> set[str]:
         return {name for group in self.settings_groups() for name in group.field_names()}

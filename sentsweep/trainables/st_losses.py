@@ -12,12 +12,17 @@ feeds each kind from the sweep's data (`st_inputs`, among those the loss takes, 
 
 - `pairs_with_scores`: (sentence1, sentence2) and the gold score / score_max, from the labelled pairs
   (`train_file`): CoSENTLoss, AnglELoss, CosineSimilarityLoss;
-- `pairs`: (anchor, positive) from the labelled pairs, the batch's other positives as negatives;
+- `pairs`: (anchor, positive) from the labelled pairs, the batch's other positives as negatives. Of scored pairs
+  (STS-B's 0-5) only those with score / score_max >= `positive_threshold` are positives (the metric
+  `positive_pairs` counts them); relevant pairs without scores (USEB's train.org / train.para) are all positives,
+  and the threshold is refused there (`positive_threshold=null`);
 - `sentence_twice`: (x, x) for each corpus sentence, the two copies differing by dropout: MNRL so is unsupervised
   SimCSE, ContrastiveTensionLossInBatchNegatives is CT with in-batch negatives.
 
-A loss sentsweep has no input kind for is refused, naming it and those it knows. The method's reference is the
-loss's own `citation` (BibTeX), which the protocol card prints.
+The kind a trial is fed is its `st_inputs` setting (the loss's first kind unless set), logged as an MLflow param
+with every other. An argument with a natural range (`ARGUMENT_RANGES`: a scale or temperature > 0, ...) is
+checked as any setting's range is. A loss sentsweep has no input kind for is refused, naming it and those it knows.
+The method's reference is the loss's own `citation` (BibTeX), which the protocol card prints.
 """
 
 from __future__ import annotations
@@ -25,15 +30,17 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import re
+from pathlib import Path
 from types import SimpleNamespace
 
 import torch
 
+from sentsweep.data import ScoredPairs, is_useb_training_folder
 from sentsweep.errors import InputError
 from sentsweep.models import load_sentence_model, preprocess_on_device
 from sentsweep.references import Reference
 from sentsweep.registry import closest
-from sentsweep.settings import Settings, cited, required_input, setting
+from sentsweep.settings import Settings, cited, project_choice, required_input, setting
 from sentsweep.trainables.loop import TrainingSetup, run_trial
 from sentsweep.trainables.sbert import gold_pairs
 from sentsweep.trainables.settings import Method, Trial
@@ -52,6 +59,16 @@ LOSS_INPUTS: dict[str, tuple[str, ...]] = {
 INPUT_COLUMNS = {"pairs_with_scores": "(sentence1, sentence2, score) of the labelled pairs (train_file)",
                  "pairs": "(anchor, positive) of the labelled pairs (train_file)",
                  "sentence_twice": "(sentence, sentence) of the corpus"}
+# The range of a loss argument by its name, where the argument's meaning gives one (sentence-transformers'
+# docstrings: "scale = 1 / temperature", a similarity multiplied by the scale; "hardness_strength ... Must be
+# non-negative"; a margin is a distance; a mini-batch holds examples).
+ARGUMENT_RANGES: dict[str, dict[str, float]] = {
+    "scale": {"gt": 0}, "temperature": {"gt": 0}, "margin": {"gt": 0}, "hardness_strength": {"ge": 0},
+    "mini_batch_size": {"ge": 1},
+}
+POSITIVE_THRESHOLD = project_choice(
+    "a scored pair is an (anchor, positive) pair at score / score_max >= 0.8: 4 and above on STS-B's 0-5, the "
+    "pairs its annotators judged equivalent or mostly so; the low-scored pairs are unrelated sentences, no positives")
 SENTENCE_TRANSFORMERS = Reference("sentence-transformers", "UKPLab", "sentence-transformers (the library)", None,
                                   "https://www.sbert.net")
 
@@ -139,7 +156,15 @@ def st_method(method: str) -> Method:
         return _BUILT[method]
     name = method[len(PREFIX):]
     cls = loss_class(name)
-    fields = []
+    kinds = LOSS_INPUTS[name]
+    # sentsweep's own settings whose default depends on the loss: the kind it is fed, the positives' threshold
+    fields = [("st_inputs", str, setting(kinds[0], "what the loss is fed (sentsweep.trainables.st_losses): "
+                                         f"{' or '.join(kinds)}", cited(SENTENCE_TRANSFORMERS, f"{name}'s Inputs table",
+                                                                        f"first: {kinds[0]}")))]
+    if "pairs" in kinds:
+        fields.append(("positive_threshold", float | None, setting(
+            0.8, "st_inputs=pairs: a scored pair is a positive at score / score_max >= it (none: every pair is, "
+            "for relevant pairs without scores)", POSITIVE_THRESHOLD, ge=0, le=1)))
     for argument in _arguments(cls):
         default = argument.default
         if isinstance(default, bool) or type(default) in (int, float, str):
@@ -147,42 +172,74 @@ def st_method(method: str) -> Method:
             source = cited(SENTENCE_TRANSFORMERS, f"{name}.__init__", f"default {argument.name}={default!r}")
             choices = _literal_choices(argument.annotation) if kind is str else ()
             fields.append((argument.name, kind, setting(default, f"{name}'s argument {argument.name}", source,
-                                                        choices=choices)))
-    settings = dataclasses.make_dataclass(f"{name}Settings", fields, bases=(StLossSettings,), frozen=True)
+                                                        choices=choices, **ARGUMENT_RANGES.get(argument.name, {}))))
+    settings = dataclasses.make_dataclass(f"{name}Settings", fields, bases=(StLossSettings,), frozen=True,
+                                          namespace={"__post_init__": _threshold_of_pairs_only})
     return _BUILT.setdefault(method, Method(method, settings, run_st_loss, _reference(name, citation(cls)),
-                                            check=check_st_inputs, citation=citation(cls)))
+                                            check=check_st_inputs, citation=citation(cls), unread_data=unread_data))
 
 
-def loss_argument_defaults(method: str) -> dict:
-    """{argument: default} of the loss's constructor arguments that are settings of method `method`."""
-    own = {field.name for field in dataclasses.fields(StLossSettings)}
-    return {field.name: field.default for field in dataclasses.fields(st_method(method).settings)
-            if field.name not in own}
+def _threshold_of_pairs_only(settings: StLossSettings) -> None:
+    """The positives' threshold applies to st_inputs=pairs only: none for any other kind (no param of a value the
+    trial does not use)."""
+    if settings.st_inputs != "pairs" and getattr(settings, "positive_threshold", None) is not None:
+        object.__setattr__(settings, "positive_threshold", None)
+
+
+def unread_data(trial: Trial) -> tuple[str, ...]:
+    """(x, x) of the corpus reads no labelled pairs; pairs read no corpus."""
+    return ("train_file",) if trial.settings.st_inputs == "sentence_twice" else ("corpus",)
 
 
 def loss_arguments(trial: Trial) -> dict:
-    """The loss's constructor arguments the trial sets (every field of its settings but sentsweep's own)."""
-    own = {field.name for field in dataclasses.fields(StLossSettings)}
+    """The loss's constructor arguments the trial sets (every field of its settings but sentsweep's own: those of
+    `StLossSettings` and the positives' threshold)."""
+    own = {field.name for field in dataclasses.fields(StLossSettings)} | {"positive_threshold"}
     return {field.name: getattr(trial.settings, field.name) for field in dataclasses.fields(trial.settings)
             if field.name not in own}
 
 
-def inputs_of(trial: Trial) -> str:
-    name = trial.method[len(PREFIX):]
-    return trial.settings.st_inputs or LOSS_INPUTS[name][0]
-
-
 def check_st_inputs(trial: Trial) -> None:
-    """The inputs asked for are the loss's, and the sweep's data has them (labelled pairs where it reads pairs)."""
-    name, kind = trial.method[len(PREFIX):], inputs_of(trial)
+    """The inputs asked for are the loss's, and the sweep's data has them (labelled pairs where it reads pairs);
+    a positives' threshold only where the pairs have scores."""
+    name, kind, settings = trial.method[len(PREFIX):], trial.settings.st_inputs, trial.settings
     if kind not in LOSS_INPUTS[name]:
         raise InputError(f"method {trial.method}: st_inputs={kind!r} is not what the loss reads: "
                          + "; ".join(f"{option}: {INPUT_COLUMNS[option]}" for option in LOSS_INPUTS[name]))
-    if kind != "sentence_twice" and not trial.settings.train_file:
+    if kind != "sentence_twice" and not settings.train_file:
         raise InputError(f"method {trial.method} reads {INPUT_COLUMNS[kind]}, which this sweep does not give (no "
                          "train_file: a sweep over labelled pairs, or --set train_file=...)"
                          + ("; it can also read (sentence, sentence) of the corpus: --set st_inputs=sentence_twice"
                             if "sentence_twice" in LOSS_INPUTS[name] else ""))
+    threshold = getattr(settings, "positive_threshold", None)  # a setting of the losses that read pairs
+    if kind == "pairs" and threshold is not None and unscored_pairs(settings.train_file):
+        raise InputError(f"method {trial.method}: train_file={settings.train_file!r} holds relevant pairs without "
+                         f"scores, every one a positive: positive_threshold={threshold} has nothing "
+                         "to compare; --set positive_threshold=null")
+
+
+def unscored_pairs(path: str) -> bool:
+    """Relevant pairs without scores: a USEB training folder of train.org / train.para (`read_useb_training_pairs`
+    gives each the score 1)."""
+    return is_useb_training_folder(path) and not (Path(path) / "train.s1").is_file()
+
+
+def positives(trial: Trial, pairs: ScoredPairs) -> list[tuple[str, str, float]]:
+    """(anchor, positive, score / score_max) of the pairs the loss takes: all of them, or for st_inputs=pairs with
+    a threshold those at score / score_max >= it; an `InputError` when fewer than two are left (no in-batch
+    negative)."""
+    settings = trial.settings
+    threshold = getattr(settings, "positive_threshold", None)
+    examples = [(a, b, score / settings.score_max) for a, b, score in zip(pairs.sentences1, pairs.sentences2,
+                                                                           pairs.scores)]
+    if settings.st_inputs != "pairs" or threshold is None:
+        return examples
+    kept = [example for example in examples if example[2] >= threshold]
+    if len(kept) < 2:
+        raise InputError(f"method {trial.method}: {len(kept)} of the {len(examples)} pairs of {pairs.source} reach "
+                         f"positive_threshold={threshold} (score / score_max, score_max={settings.score_max}); "
+                         "the loss needs two at least")
+    return kept
 
 
 def run_st_loss(trial: Trial, session) -> None:
@@ -196,7 +253,7 @@ def build_st_loss(trial: Trial):
     model = load_sentence_model(training.model, settings.pooling, training.max_seq_length, device=device,
                                 dropout=training.dropout)
     loss = loss_class(trial.method[len(PREFIX):])(model, **loss_arguments(trial)).to(device)
-    kind = inputs_of(trial)
+    kind = settings.st_inputs
     if kind == "sentence_twice":
         def batch_loss(sentences, rng):
             features = preprocess_on_device(model, sentences)
@@ -204,8 +261,7 @@ def build_st_loss(trial: Trial):
 
         return TrainingSetup(model=model, module=loss, batch_loss=batch_loss)
     pairs = gold_pairs(trial)
-    examples = [(a, b, score / settings.score_max) for a, b, score in zip(pairs.sentences1, pairs.sentences2,
-                                                                           pairs.scores)]
+    examples = positives(trial, pairs)
 
     def batch_loss(batch, rng):
         first = preprocess_on_device(model, [example[0] for example in batch])
@@ -214,6 +270,6 @@ def build_st_loss(trial: Trial):
                   if kind == "pairs_with_scores" else None)
         return loss([first, second], labels)
 
-    return TrainingSetup(model=model, module=loss, batch_loss=batch_loss, examples=examples,
-                         metrics={"gold_pairs": len(examples)})
+    counts = {"gold_pairs": len(pairs)} | ({"positive_pairs": len(examples)} if kind == "pairs" else {})
+    return TrainingSetup(model=model, module=loss, batch_loss=batch_loss, examples=examples, metrics=counts)
 

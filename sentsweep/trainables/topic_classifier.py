@@ -81,4 +81,5 @@ def build_topic_classifier(trial: Trial) -> TrainingSetup:
 
 TOPIC_CLASSIFIER_METHOD = Method("topic_classifier", TopicClassifierSettings,
                                  lambda trial, session: run_trial(trial, build_topic_classifier, session),
-                                 THESIS_REIML_2023, check=check_topic_classifier)
+                                 THESIS_REIML_2023, check=check_topic_classifier,
+                                 unread_data=lambda trial: ("corpus",))  # it reads topic_corpus

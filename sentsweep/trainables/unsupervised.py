@@ -38,7 +38,7 @@ def build_unsupervised(trial: Trial) -> TrainingSetup:
     model = load_sentence_model(training.model, trial.settings.pooling, training.max_seq_length, device=device,
                                 dropout=dropout)
     noise_types = {getattr(settings, "noise_type", None) for settings in trial.objectives.values()}
-    vocabulary = corpus_vocabulary(read_corpus(training.corpus)) if noise_types & {"insert", "replace"} else ()
+    vocabulary = corpus_vocabulary(read_corpus(training.corpus_file())) if noise_types & {"insert", "replace"} else ()
     source = check_model_source(training.model)
     objectives = [spec.build(model, trial.objectives[spec.name], source, vocabulary) for spec in specs]
     weights = [1.0] + ([trial.settings.w] if len(specs) == 2 else [])
