@@ -21,3 +21,21 @@ def code_version(directory: str | Path | None = None) -> str:
         return f"sentsweep {metadata.version('sentsweep')}"
     except metadata.PackageNotFoundError:
         return "unknown"
+
+
+def version_line() -> str:
+    """`sentsweep --version`: the installed version and, for a git checkout (an editable install), the commit of the
+    code ('sentsweep 0.1.0 (commit 3f2a1bc)'; '-dirty' with uncommitted changes)."""
+    try:
+        version = metadata.version("sentsweep")
+    except metadata.PackageNotFoundError:
+        version = "(not installed)"
+    package = Path(__file__).resolve().parent
+    try:
+        run = dict(cwd=package, capture_output=True, text=True, check=True)
+        top = Path(subprocess.run(["git", "rev-parse", "--show-toplevel"], **run).stdout.strip())
+    except (OSError, subprocess.CalledProcessError):
+        return f"sentsweep {version}"
+    if top != package.parent:  # the package inside some other repository (a vendored copy): no commit of its own
+        return f"sentsweep {version}"
+    return f"sentsweep {version} (commit {code_version(package)})"

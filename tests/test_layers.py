@@ -35,7 +35,8 @@ ROOT = "sentsweep"
 # itself, which stands for the package's own __init__ only.
 LAYERS: list[tuple[str, list[str]]] = [
     ("foundation", ["sentsweep.errors", "sentsweep.faults", "sentsweep.plugins", "sentsweep.references",
-                    "sentsweep.settings", "sentsweep.registry", "sentsweep.storage", "sentsweep.version"]),
+                    "sentsweep.settings", "sentsweep.registry", "sentsweep.storage", "sentsweep.terminal",
+                    "sentsweep.version"]),
     ("data", ["sentsweep.random_seeds", "sentsweep.data", "sentsweep.demo_data", "sentsweep.noise",
               "sentsweep.topics"]),
     ("modelling", ["sentsweep.models", "sentsweep.hub", "sentsweep.encoding", "sentsweep.bm25_index",
