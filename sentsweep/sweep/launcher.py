@@ -33,9 +33,9 @@ from sentsweep.sweep.definition import ResolvedSweep, SweepDefinition
 from sentsweep.sweep.first_step import check_own_methods_start
 from sentsweep.sweep.options import SweepOptions, parse_assignments
 from sentsweep.sweep.param_spaces import values_to_validate
-from sentsweep.sweep.progress import library_output
 from sentsweep.sweep.protocol import with_method_settings
 from sentsweep.tasks import build_tasks, parse_task_specs
+from sentsweep.terminal import say
 from sentsweep.tracking.models import check_model_uri, is_model_uri, materialize_model
 from sentsweep.tracking.store import check_tracking_reachable, resolve_tracking_uri
 from sentsweep.trainables.catalog import check_keys, get_method, setting_default, validate_config
@@ -329,12 +329,9 @@ def launch(definition: SweepDefinition, options: SweepOptions) -> int:
     from sentsweep.sweep.runner import SweepRunner, baseline_scores
 
     baseline = baseline_scores(constants)
-    print(
-        f"untrained model {constants['model']}: STS dev {baseline['untrained_sts_dev']:.2f}, "
-        f"test {baseline['untrained_sts_test']:.2f} (Spearman x 100 of cosine)"
-    )
-    with library_output(options.verbose):
-        return SweepRunner(definition, options, tracking_uri, resolved).run(stages, baseline)
+    say(f"untrained model {constants['model']}: STS dev {baseline['untrained_sts_dev']:.2f}, "
+        f"test {baseline['untrained_sts_test']:.2f} (Spearman x 100 of cosine)")
+    return SweepRunner(definition, options, tracking_uri, resolved).run(stages, baseline)
 
 
 def probed_model(resolved: ResolvedSweep, options: SweepOptions) -> str:
