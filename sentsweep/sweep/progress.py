@@ -76,6 +76,9 @@ QUIET_LOGGERS = {
     # "Creating initial MLflow database tables..." and alembic's migration lines as a new SQLite store is made
     "mlflow.store.db.utils": logging.WARNING,
     "alembic": logging.WARNING,
+    # "The `process_trial_result` operation took 0.54 s, which may be a performance bottleneck", Ray Tune timing
+    # its own loop (ray/tune/utils/util.py, warn_if_slow): on a busy machine, several lines at a time
+    "ray.tune.utils.util": logging.ERROR,
 }
 
 
