@@ -226,17 +226,18 @@ def reproduction_markdown(checks: Sequence[TargetCheck], digits: int = 2, every_
         lines.append(f"| {target.cell_label()} | {target.metric} | {check.n} | {mean_std} | {interval} | "
                      f"{target.value:.{digits}f}{runs} | {target.source} | {check.verdict} |")
     if not shown:
-        lines = lines[:2]  # no cell of any target was measured: no table
+        lines = lines[:1]  # no cell of any target was measured: no table
     counts = {verdict: sum(check.verdict == verdict for check in checks) for verdict in VERDICTS}
     lines += ["", f"{len(checks)} published values: " + ", ".join(f"{verdict} {count}" for verdict, count
                                                                   in counts.items() if count) + "."]
     if not every_target:
         lines += unmeasured_lines(checks, digits)
-    lines += ["",
-              f"Interval: where the published value falls with probability {percent} if it comes from the cell's "
-              f"distribution, mean ± t(n−1) · std · √(1/n + 1/m), m the runs the published value averages (none "
-              f"given: the published value as exact, √(1/n)); it assumes the paper's seed spread equals ours. At "
-              f"{percent}, about {100 * (1 - level):g} targets in 100 fall outside by chance."]
+    if any(not math.isnan(check.low) for check in checks):  # the interval, where a verdict rests on one
+        lines += ["",
+                  f"Interval: where the published value falls with probability {percent} if it comes from the cell's "
+                  f"distribution, mean ± t(n−1) · std · √(1/n + 1/m), m the runs the published value averages (none "
+                  f"given: the published value as exact, √(1/n)); it assumes the paper's seed spread equals ours. At "
+                  f"{percent}, about {100 * (1 - level):g} targets in 100 fall outside by chance."]
     notes = [f"- {check.target.cell_label()}: {check.target.note}" for check in checks
              if check.target.note and (every_target or check.verdict not in UNMEASURED)]
     if notes:
