@@ -30,7 +30,7 @@ def test_analyze_report_on_a_quick_nm_weight_sweep_accounts_for_every_trial_run(
         ray.shutdown()
     printed = capsys.readouterr().out
     assert code == 0, printed
-    line = ("Reproduction targets: 4 of the sweep's 44 are cells of this stage; 0 measured; 4 need metrics this run "
+    line = ("Reproduction targets: 8 of the sweep's 44 are cells of this stage; 0 measured; 8 need metrics this run "
             "did not evaluate (askubuntu_map, cqadupstack_map_at_100, twitterpara_ap, scidocs_map; add them with "
             "--eval-task NAME=PATH: askubuntu, cqadupstack, twitterpara, scidocs).")
     assert printed.count(line) == 2  # once per stage, under its table
