@@ -16,12 +16,11 @@ Each sub-command's own options: `sentsweep <command> --help`.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 
 from sentsweep.errors import InputError
 from sentsweep.registry import unknown_name
-from sentsweep.terminal import terminal_columns, wrap_paragraph
+from sentsweep.terminal import closed_pipe, terminal_columns, wrap_paragraph
 from sentsweep.version import version_line
 
 COMMANDS = {
@@ -56,13 +55,7 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout.flush()  # here, not at exit: a closed pipe is then met where it is handled
         return code
     except BrokenPipeError:
-        # Python's advice for a closed pipe: point stdout at devnull, so the interpreter's own flush at exit finds
-        # nothing to write, and end with the shell's code for SIGPIPE
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return PIPE_CLOSED_EXIT_CODE
-
-
-PIPE_CLOSED_EXIT_CODE = 141  # 128 + SIGPIPE, the code a shell reports for a command ended by a closed pipe
+        return closed_pipe()
 
 
 def dispatch(argv: list[str]) -> int:

@@ -107,6 +107,17 @@ def fit_markdown(text: str, width: int | None, table_keys: int = 1) -> str:
     return "\n".join(out)
 
 
+PIPE_CLOSED_EXIT_CODE = 141  # 128 + SIGPIPE, the code a shell reports for a command ended by a closed pipe
+
+
+def closed_pipe() -> int:
+    """What a command does when the reader of its output has gone (`sentsweep list | head -2`): as Python's docs
+    advise, standard output pointed at devnull (the interpreter's own flush at exit then finds nothing to write), and
+    the shell's code for SIGPIPE returned, to end quietly as a shell tool does."""
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    return PIPE_CLOSED_EXIT_CODE
+
+
 def say(text: str, stream: TextIO | None = None, table_keys: int = 1) -> None:
     """Print `text` (Markdown: paragraphs, lists, tables) to `stream` (standard output) fitted to its terminal."""
     stream = stream or sys.stdout

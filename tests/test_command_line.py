@@ -11,10 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from sentsweep.cli import COMMANDS, PIPE_CLOSED_EXIT_CODE, main
+from sentsweep.cli import COMMANDS, main
 from sentsweep.experiments import experiment_names, get_experiment
 from sentsweep.sweep.option_groups import EXPERIMENT_GROUP, GROUP_OF, SHARED_GROUPS, UNGROUPED, examples_epilog
 from sentsweep.sweep.options import SweepOptions, build_options_parser
+from sentsweep.terminal import PIPE_CLOSED_EXIT_CODE
 
 ROOT = Path(__file__).resolve().parents[1]
 MODULE_PATH = re.compile(r"\bsentsweep\.[a-z_]+")
@@ -112,13 +113,15 @@ def test_sentsweep_list_explains_its_source_codes(capsys):
     assert "Johanna Reiml (2023)" in key and "[project]  the project's own experiment" in key
 
 
-def test_a_closed_pipe_ends_a_command_quietly():
+@pytest.mark.parametrize("command", [["-m", "sentsweep", "list"], ["sweeps/tsdae_deletion.py", "--dry-run"]],
+                         ids=["sentsweep list", "a sweep's --dry-run"])
+def test_a_closed_pipe_ends_a_command_quietly(command):
     """`sentsweep list | head -2`: the reader is gone before the command writes; no traceback, the code of SIGPIPE."""
     read_end, write_end = os.pipe()
     os.close(read_end)
     try:
-        done = subprocess.run([sys.executable, "-m", "sentsweep", "list"], stdout=write_end, stderr=subprocess.PIPE,
-                              text=True, cwd=ROOT, timeout=120)
+        done = subprocess.run([sys.executable, *command], stdout=write_end, stderr=subprocess.PIPE, text=True,
+                              cwd=ROOT, timeout=300, env=os.environ | {"PYTHONPATH": str(ROOT)})
     finally:
         os.close(write_end)
     assert done.stderr == "" and done.returncode == PIPE_CLOSED_EXIT_CODE

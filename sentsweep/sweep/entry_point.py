@@ -12,6 +12,7 @@ from sentsweep.plugins import import_plugin
 from sentsweep.sweep.definition import SweepDefinition
 from sentsweep.sweep.option_groups import examples_epilog
 from sentsweep.sweep.options import parse_options
+from sentsweep.terminal import closed_pipe
 
 
 def run_sweep(definition: SweepDefinition, argv=None, prog: str | None = None) -> int:
@@ -28,7 +29,11 @@ def run_sweep(definition: SweepDefinition, argv=None, prog: str | None = None) -
         from sentsweep.sweep.progress import library_output  # lazy: imports Ray Tune, as above
 
         with library_output(options.verbose):  # the libraries' start-up chatter hidden from here on (--verbose: not)
-            return launch(definition, options)
+            code = launch(definition, options)
+        sys.stdout.flush()  # here, not at exit: a closed pipe (`--dry-run | head`) is met where it is handled
+        return code
+    except BrokenPipeError:
+        return closed_pipe()
     except InputError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
