@@ -47,6 +47,7 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("trainables", ["sentsweep.trainables"]),
     ("tracking", ["sentsweep.tracking"]),
     ("analysis", ["sentsweep.analysis"]),
+    ("search spaces", ["sentsweep.search_spaces"]),
     ("sweep launcher", ["sentsweep.sweep"]),
     ("experiments", ["sentsweep.experiments"]),
     ("entry points", ["sentsweep.cli", "sentsweep.__main__", "sentsweep.evaluate", ROOT]),

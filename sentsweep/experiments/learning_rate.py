@@ -10,7 +10,8 @@ App. B), the axis being its initial rate.
 
 from dataclasses import dataclass
 
-from sentsweep.experiments.protocols.contrastive import LEARNING_RATE_PROTOCOL, learning_rate_ranges
+from sentsweep.experiments.protocols.contrastive import LEARNING_RATE_PROTOCOL
+from sentsweep.search_spaces.ranges import learning_rate_ranges
 from sentsweep.sweep import Stage, SweepDefinition
 from sentsweep.sweep.options import SweepOptions, option
 

@@ -10,8 +10,9 @@ SimCSE for 1 and 3 epochs and each auto-encoder alone (stages 1 and 2), then the
 from dataclasses import dataclass
 
 from sentsweep.experiments._wang_published import quora_targets
-from sentsweep.experiments.protocols.contrastive import MULTITASK_PROTOCOL, weight_ranges
+from sentsweep.experiments.protocols.contrastive import MULTITASK_PROTOCOL
 from sentsweep.references import THESIS_WANG_2022
+from sentsweep.search_spaces.ranges import weight_ranges
 from sentsweep.sweep import Stage, SweepDefinition
 from sentsweep.sweep.options import SweepOptions, option
 

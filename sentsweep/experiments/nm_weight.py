@@ -14,8 +14,9 @@ evaluated after each epoch and reports its best dev epoch (§5.1).
 from dataclasses import dataclass
 
 from sentsweep.experiments._reiml_published import noise_matching_targets
-from sentsweep.experiments.protocols.contrastive import NM_PROTOCOL, weight_ranges
+from sentsweep.experiments.protocols.contrastive import NM_PROTOCOL
 from sentsweep.references import THESIS_REIML_2023
+from sentsweep.search_spaces.ranges import weight_ranges
 from sentsweep.sweep import Stage, SweepDefinition
 from sentsweep.sweep.options import SweepOptions, option
 

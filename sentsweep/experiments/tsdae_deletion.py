@@ -9,8 +9,9 @@
 from dataclasses import dataclass, replace
 
 from sentsweep.experiments._tsdae_published import pooling_targets, ratio_targets
-from sentsweep.experiments.protocols.tsdae import QUICK_GRIDS, SEARCH_PROTOCOL, deletion_pooling_ranges
+from sentsweep.experiments.protocols.tsdae import QUICK_GRIDS, SEARCH_PROTOCOL
 from sentsweep.references import TSDAE
+from sentsweep.search_spaces.ranges import deletion_pooling_ranges
 from sentsweep.sweep import Stage, SweepDefinition
 from sentsweep.sweep.options import SweepOptions, option
 

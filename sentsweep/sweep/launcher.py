@@ -25,6 +25,7 @@ from sentsweep.models import build_tiny_model, check_model_source
 from sentsweep.plugins import USER_CODE_KEY, user_modules
 from sentsweep.preparation_cache import cache_folder
 from sentsweep.random_seeds import parse_seeds
+from sentsweep.search_spaces.param_spaces import added_axes, values_to_validate
 from sentsweep.sweep.budget import check_budget_options
 from sentsweep.sweep.card import protocol_card
 from sentsweep.sweep.cluster import check_resource_options
@@ -32,7 +33,6 @@ from sentsweep.sweep.data_sizes import sample_size_problems
 from sentsweep.sweep.definition import ResolvedSweep, SweepDefinition
 from sentsweep.sweep.first_step import check_own_methods_start
 from sentsweep.sweep.options import SweepOptions, parse_assignments
-from sentsweep.sweep.param_spaces import values_to_validate
 from sentsweep.sweep.protocol import with_method_settings
 from sentsweep.tasks import build_tasks, parse_task_specs
 from sentsweep.terminal import say
@@ -155,8 +155,7 @@ def stage_axes(definition: SweepDefinition, options: SweepOptions) -> list[tuple
         stages = [("optuna", definition.sampled_axes(options))]
     else:
         stages = [(stage.name, axes) for stage in definition.stages if (axes := stage.axes(options)) is not None]
-    shared = {name: list(values) for name, values in (("sample_size", options.sample_sizes),
-                                                       ("batch_size", options.batch_sizes)) if values}
+    shared = added_axes(options.sample_sizes, options.batch_sizes)
     return [(name, {axis: list(values) if isinstance(values, tuple) else values for axis, values in axes.items()}
              | shared) for name, axes in stages]
 

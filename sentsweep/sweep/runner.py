@@ -27,17 +27,17 @@ from sentsweep.data import read_scored_pairs
 from sentsweep.faults import FAULT_ENV, fault_point
 from sentsweep.models import load_sentence_model
 from sentsweep.plugins import USER_CODE_KEY
-from sentsweep.sweep.budget import BudgetSpent, SweepBudget, budget_watch
-from sentsweep.sweep.cluster import PendingTimeout, cluster_nodes, pending_watch, trial_slots
-from sentsweep.sweep.definition import ResolvedSweep, Stage, SweepDefinition
-from sentsweep.sweep.models_kept import KeptModels, MissingModels
-from sentsweep.sweep.options import SweepOptions
-from sentsweep.sweep.param_spaces import (
+from sentsweep.search_spaces.param_spaces import (
     grid_param_space,
     grid_points,
     points_param_space,
     sampled_param_space,
 )
+from sentsweep.sweep.budget import BudgetSpent, SweepBudget, budget_watch
+from sentsweep.sweep.cluster import PendingTimeout, cluster_nodes, pending_watch, trial_slots
+from sentsweep.sweep.definition import ResolvedSweep, Stage, SweepDefinition
+from sentsweep.sweep.models_kept import KeptModels, MissingModels
+from sentsweep.sweep.options import SweepOptions
 from sentsweep.sweep.progress import SweepProgress, ray_logging_level, tune_verbosity
 from sentsweep.sweep.resources import check_resources
 from sentsweep.sweep.target_list import TargetList
