@@ -20,7 +20,7 @@ import sys
 
 from sentsweep.errors import InputError
 from sentsweep.registry import unknown_name
-from sentsweep.terminal import closed_pipe, terminal_columns, wrap_paragraph
+from sentsweep.terminal import HelpFormatter, closed_pipe, terminal_columns, wrap_paragraph
 from sentsweep.version import version_line
 
 COMMANDS = {
@@ -38,7 +38,7 @@ COMMANDS = {
 def build_parser() -> argparse.ArgumentParser:
     """The top-level parser, for `sentsweep --help` and `--version`; each sub-command parses its own options."""
     parser = argparse.ArgumentParser(prog="sentsweep", description=__doc__.splitlines()[0],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter,
+                                     formatter_class=HelpFormatter,
                                      epilog="examples:\n" + "\n".join(__doc__.splitlines()[2:11]))
     parser.add_argument("--version", action="version", version=version_line())
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")

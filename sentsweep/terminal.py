@@ -10,6 +10,7 @@ the rows' leading key columns, as pandas prints a wide frame.
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 import textwrap
@@ -105,6 +106,51 @@ def fit_markdown(text: str, width: int | None, table_keys: int = 1) -> str:
             out.append(line)
         index += 1
     return "\n".join(out)
+
+
+class HelpFormatter(argparse.HelpFormatter):
+    """`--help` fitted to the terminal, as argparse sizes it: text wrapped at spaces (never inside a hyphenated
+    path); an indented line of the description or the examples (a command) kept as written, or continued with a
+    backslash where it is too long, a trailing `# comment` of it put on the line above."""
+
+    def __init__(self, prog: str) -> None:
+        super().__init__(prog, max_help_position=30)
+
+    def _split_lines(self, text: str, width: int) -> list[str]:
+        return textwrap.wrap(" ".join(text.split()), width, break_long_words=False, break_on_hyphens=False)
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        lines = []
+        for line in text.splitlines():
+            margin = line[:len(line) - len(line.lstrip())]
+            command, _, comment = line.strip().partition("  # ")
+            if margin and comment and len(line) > width:  # `command   # what it does`, too long: the comment above
+                lines += [f"{margin}# {comment.strip()}", margin + command.strip()]
+            else:
+                lines.append(line)
+        out = []
+        for line in lines:
+            margin = line[:len(line) - len(line.lstrip())]
+            if line.lstrip().startswith("#"):  # an example's comment
+                out += textwrap.wrap(line.lstrip()[1:].strip(), width, initial_indent=margin + "# ",
+                                     subsequent_indent=margin + "# ", break_on_hyphens=False)
+            elif margin:  # an example's command
+                out += continued_command(line, width)
+            else:
+                out += textwrap.wrap(line, width, break_on_hyphens=False) or [""]
+        return "\n".join(indent + line for line in out)
+
+
+def continued_command(line: str, width: int) -> list[str]:
+    """An indented command line in lines of at most `width` columns, each but the last ending in a backslash (one
+    that ends in a backslash already continues as it is; a word longer than the line stays whole)."""
+    if len(line) <= width:
+        return [line]
+    margin = " " * (len(line) - len(line.lstrip()))
+    text, continued = (line.strip()[:-1].rstrip(), True) if line.rstrip().endswith("\\") else (line.strip(), False)
+    wrapped = textwrap.wrap(text, width - len(margin) - 6, break_long_words=False, break_on_hyphens=False)
+    return [margin + ("    " if index else "") + part + (" \\" if index < len(wrapped) - 1 or continued else "")
+            for index, part in enumerate(wrapped)]
 
 
 PIPE_CLOSED_EXIT_CODE = 141  # 128 + SIGPIPE, the code a shell reports for a command ended by a closed pipe

@@ -72,6 +72,15 @@ def test_nm_weights_help_reads_its_own_options_first_and_shows_defaults():
                for flag in groups["search, racing and stopping"])
 
 
+@pytest.mark.parametrize("argv", [["--help"], ["analyze", "--help"], ["run", "nm_weight", "--help"]])
+def test_the_top_level_helps_fit_80_columns_with_their_examples(argv, capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "80")
+    with pytest.raises(SystemExit):
+        main(argv)
+    out = capsys.readouterr().out
+    assert "examples:" in out and max(map(len, out.splitlines())) <= 80
+
+
 def test_version_names_the_package_and_its_commit(capsys):
     with pytest.raises(SystemExit) as stop:
         main(["--version"])
@@ -82,12 +91,14 @@ def test_version_names_the_package_and_its_commit(capsys):
 
 
 @pytest.mark.parametrize("command", list(COMMANDS))
-def test_every_sub_command_honours_help_and_refuses_an_unknown_argument(command, capsys):
+def test_every_sub_command_honours_help_and_refuses_an_unknown_argument(command, capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "80")
     with pytest.raises(SystemExit) as stop:
         main([command, "--help"])
     assert stop.value.code == 0
     out = capsys.readouterr().out
     assert out.startswith(f"usage: sentsweep {command}"), out[:200]
+    assert max(map(len, out.splitlines())) <= 80  # fitted to the terminal
     with pytest.raises(SystemExit) as stop:
         main([command, "--bogus"])
     assert stop.value.code == 2

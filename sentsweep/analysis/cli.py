@@ -1,18 +1,21 @@
 """`sentsweep analyze` (or `python -m sentsweep.analysis`): comparison tables and plots of sweeps logged in MLflow.
 
-    sentsweep analyze table --experiment nm_weight --rows method pooling --columns w \\
-        --metrics sts_test_at_best_dev --latex table.tex --csv table.csv
-    sentsweep analyze table --experiment tsdae_deletion --rows noise_ratio pooling --compute
-    sentsweep analyze table --experiment nm_weight --rows method --metrics squad_top1 askubuntu_map \\
-        --per-query --alpha 0.01 --correction bonferroni
-    sentsweep analyze compare --experiment nm_weight --metric sts_test_at_best_dev \\
+    sentsweep analyze table --experiment nm_weight --rows method pooling \\
+        --columns w --metrics sts_test_at_best_dev --latex t.tex --csv t.csv
+    sentsweep analyze table --experiment tsdae_deletion \\
+        --rows noise_ratio pooling --compute
+    sentsweep analyze table --experiment nm_weight --rows method \\
+        --metrics squad_top1 askubuntu_map --per-query --alpha 0.01
+    sentsweep analyze compare --experiment nm_weight \\
         --first method=mlm+nm w=0.1 --second method=tsdae+nm w=0.1
-    sentsweep analyze compare --experiment nm_weight --metric askubuntu_ap --per-query \\
-        --first method=mlm+nm --second method=tsdae+nm
-    sentsweep analyze suite --experiment tsdae_main --rows method --suite useb --items
-    sentsweep analyze plot --experiment sample_size --x sample_size --lines method --log-x --output plot.png
-    sentsweep analyze report --experiment nm_weight --rows method pooling --columns w \\
-        --lines method pooling --log-x --output report.md
+    sentsweep analyze compare --experiment nm_weight --per-query \\
+        --metric askubuntu_ap --first method=mlm+nm --second method=tsdae+nm
+    sentsweep analyze suite --experiment tsdae_main --rows method \\
+        --suite useb --items
+    sentsweep analyze plot --experiment sample_size --x sample_size \\
+        --lines method --log-x --output plot.png
+    sentsweep analyze report --experiment nm_weight --rows method pooling \\
+        --columns w --lines method pooling --log-x --output report.md
 
 Runs are those of the experiment's latest sweep unless --sweep-run-id or --all-sweeps says otherwise. In a table
 the best per column is in bold and the others of its best group (not significantly worse than the best: all pairs
@@ -35,6 +38,7 @@ from sentsweep.analysis.runs import fetch_sweep_runs, latest_sweep_run_id, per_q
 from sentsweep.analysis.significance import CORRECTIONS, compare, paired_items_test
 from sentsweep.analysis.tables import build_table, per_query_name, to_frame, to_latex, to_markdown
 from sentsweep.errors import InputError
+from sentsweep.terminal import HelpFormatter
 from sentsweep.tracking.store import resolve_tracking_uri
 
 DEFAULT_METRICS = ["sts_test_at_best_dev", "best_sts_dev"]
@@ -58,8 +62,7 @@ def _significance(parser: argparse.ArgumentParser) -> None:
 
 def parse_args(argv=None, prog: str = "sentsweep analyze") -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog=prog, description=__doc__.splitlines()[0],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter,
-                                     epilog="examples:\n" + __doc__.split("\n\n")[1])
+                                     formatter_class=HelpFormatter, epilog="examples:\n" + __doc__.split("\n\n")[1])
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     table = commands.add_parser("table", help="mean ± std over seeds, best and its group marked (Markdown, LaTeX, CSV)")

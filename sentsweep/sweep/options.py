@@ -23,7 +23,6 @@ import argparse
 import dataclasses
 import json
 import math
-import textwrap
 import types
 import typing
 from dataclasses import dataclass, field
@@ -34,6 +33,7 @@ from sentsweep.analysis.racing import RACE_ALPHA, TEST_OPTIONS
 from sentsweep.analysis.significance import CORRECTIONS
 from sentsweep.errors import InputError
 from sentsweep.sweep.option_groups import GROUP_OF, group_line, group_of, group_order
+from sentsweep.terminal import HelpFormatter
 
 GPUS_AUTO = "auto"
 DEFAULT_OUTPUT_DIR = "sweep_outputs"
@@ -201,7 +201,7 @@ def build_options_parser(cls: type[SweepOptions], prog: str | None = None, descr
     """The argparse parser of an options class (see the module docstring): its options in the argument groups of
     `sentsweep.sweep.option_groups` (the experiment's own first), every default shown."""
     parser = argparse.ArgumentParser(prog=prog, description=description, epilog=epilog, usage="%(prog)s [options]",
-                                     formatter_class=OptionsHelpFormatter)
+                                     formatter_class=HelpFormatter)
     shared = {spec.name for spec in dataclasses.fields(SweepOptions)}
     sections = {title: parser.add_argument_group(title, group_line(title)) for title in group_order()}
     exclusive: dict[str, argparse._MutuallyExclusiveGroup] = {}
@@ -217,41 +217,6 @@ def build_options_parser(cls: type[SweepOptions], prog: str | None = None, descr
         target = section if group is None else exclusive[group]
         target.add_argument(flag_of(spec), dest=spec.name, **_argument_of(spec, hints[spec.name]))
     return parser
-
-
-class OptionsHelpFormatter(argparse.HelpFormatter):
-    """A sweep script's --help, fitted to the terminal: text wrapped at spaces (never inside a hyphenated path), an
-    indented line (an example's command) kept as written, or continued with a backslash where it is too long."""
-
-    def __init__(self, prog: str) -> None:
-        super().__init__(prog, max_help_position=30)
-
-    def _split_lines(self, text: str, width: int) -> list[str]:
-        return textwrap.wrap(" ".join(text.split()), width, break_long_words=False, break_on_hyphens=False)
-
-    def _fill_text(self, text: str, width: int, indent: str) -> str:
-        lines = []
-        for line in text.splitlines():
-            if line.lstrip().startswith("#"):  # an example's comment
-                margin = line[:len(line) - len(line.lstrip())] + "# "
-                lines += textwrap.wrap(line.lstrip()[1:].strip(), width, initial_indent=margin,
-                                       subsequent_indent=margin, break_on_hyphens=False)
-            elif line.startswith(" "):  # an example's command
-                lines += continued_command(line, width)
-            else:
-                lines += textwrap.wrap(line, width, break_on_hyphens=False) or [""]
-        return "\n".join(indent + line for line in lines)
-
-
-def continued_command(line: str, width: int) -> list[str]:
-    """An indented command line in lines of at most `width` columns, each but the last ending in a backslash (a
-    word longer than the line stays whole)."""
-    if len(line) <= width:
-        return [line]
-    margin = " " * (len(line) - len(line.lstrip()))
-    wrapped = textwrap.wrap(line.strip(), width - len(margin) - 6, break_long_words=False, break_on_hyphens=False)
-    return [margin + ("    " if index else "") + part + (" \\" if index < len(wrapped) - 1 else "")
-            for index, part in enumerate(wrapped)]
 
 
 def parse_options(cls: type[Options], argv=None, prog: str | None = None, description: str | None = None,
