@@ -38,12 +38,11 @@ docs: $(STAMP)
 fault-matrix: $(STAMP)
 	SENTSWEEP_FAULT_MATRIX=all $(PY) -m pytest -v tests/test_fault_matrix.py
 
-# The example report under docs/: a quick NM-weight sweep, then its table and plot.
+# The example report under docs/: a quick NM-weight sweep, its runs kept in docs/example_report_runs.csv, then the
+# report, as `sentsweep analyze report` writes it (tests/test_example_report.py writes it again from the CSV and
+# compares: without --rerun, `$(PY) scripts/example_report.py` takes seconds).
 report: $(STAMP)
-	mkdir -p sweep_outputs
-	$(PY) sweeps/nm_weight.py --quick --tracking-uri sqlite:///sweep_outputs/report.db
-	$(VENV)/bin/sentsweep analyze report --experiment nm_weight --tracking-uri sqlite:///sweep_outputs/report.db \
-		--rows method pooling --columns w --lines method pooling --log-x --output docs/example_report.md
+	$(PY) scripts/example_report.py --rerun
 
 # docs/mlflow.md's screenshots: a quick nm_weight sweep in a temporary store, its views in MLflow's UI (`mlflow ui`)
 # taken in Debian's headless Chromium by the browser test's code (tests/mlflow_ui.py).

@@ -20,6 +20,8 @@ import sys
 
 from sentsweep.errors import InputError
 from sentsweep.registry import unknown_name
+from sentsweep.terminal import HelpFormatter, closed_pipe, terminal_columns, wrap_paragraph
+from sentsweep.version import version_line
 
 COMMANDS = {
     "list": "list the experiments",
@@ -34,10 +36,11 @@ COMMANDS = {
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The top-level parser, for `sentsweep --help`; each sub-command parses its own options."""
+    """The top-level parser, for `sentsweep --help` and `--version`; each sub-command parses its own options."""
     parser = argparse.ArgumentParser(prog="sentsweep", description=__doc__.splitlines()[0],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter,
-                                     epilog="\n".join(__doc__.splitlines()[2:11]))
+                                     formatter_class=HelpFormatter,
+                                     epilog="examples:\n" + "\n".join(__doc__.splitlines()[2:11]))
+    parser.add_argument("--version", action="version", version=version_line())
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, help_text in COMMANDS.items():
         commands.add_parser(name, help=help_text)
@@ -45,10 +48,23 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else list(argv)
-    if not argv or argv[0] in ("-h", "--help"):
-        build_parser().print_help()
-        return 0 if argv else 2
+    """`sentsweep ...`; returns the exit code. A reader that closes the pipe early (`sentsweep list | head -2`) ends
+    the command quietly, as a shell tool does."""
+    try:
+        code = dispatch(sys.argv[1:] if argv is None else list(argv))
+        sys.stdout.flush()  # here, not at exit: a closed pipe is then met where it is handled
+        return code
+    except BrokenPipeError:
+        return closed_pipe()
+
+
+def dispatch(argv: list[str]) -> int:
+    if not argv or argv[0] in ("-h", "--help", "--version"):
+        parser = build_parser()
+        if not argv:
+            parser.print_help()
+            return 2
+        parser.parse_args(argv[:1])  # prints the help or the version, and exits 0
     command, rest = argv[0], argv[1:]
     if command not in COMMANDS:
         print(f"error: {unknown_name('command', command, COMMANDS)}", file=sys.stderr)
@@ -78,17 +94,60 @@ def main(argv: list[str] | None = None) -> int:
         from sentsweep.preparation_cache.maintenance import main as cache  # lazy: see above
 
         return cache(rest, prog="sentsweep cache")
+    if command == "list":
+        argparse.ArgumentParser(prog="sentsweep list", description=COMMANDS["list"] + ": " + LIST_DESCRIPTION,
+                                ).parse_args(rest)
+        print_experiments()
+        return 0
+    return run_command(rest)
+
+
+LIST_DESCRIPTION = ("one line each: its name, in brackets the seed document whose tables it re-runs (or [project], "
+                    "the project's own), and what it runs; a key to the brackets follows the list")
+
+
+def print_experiments() -> None:
+    """`sentsweep list`: one line per experiment, then what its source codes stand for. On a terminal the lines are
+    wrapped to its width; into a pipe each experiment stays on one line (for grep; `sentsweep.terminal`)."""
     from sentsweep.experiments import experiment_names, get_experiment  # lazy: see above
 
-    if command == "list":
-        for name in experiment_names():
-            definition = get_experiment(name)
-            source = definition.reference.label if definition.reference else "project"
-            print(f"{name:24} [{source:7}] {definition.description}")
-        return 0
-    if not rest or rest[0] in ("-h", "--help"):
-        print("usage: sentsweep run NAME [options]; NAME is one of: " + ", ".join(experiment_names()))
-        return 0 if rest else 2
+    width = terminal_columns()
+    definitions = {name: get_experiment(name) for name in experiment_names()}
+    sources = {}
+    for definition in definitions.values():
+        reference = definition.reference
+        sources[reference.label if reference else PROJECT_SOURCE] = str(reference) if reference else PROJECT_SOURCE_LINE
+    names = max(map(len, definitions)) + 2
+    codes = max(len(f"[{source}]") for source in sources) + 2
+    for name, definition in definitions.items():
+        source = definition.reference.label if definition.reference else PROJECT_SOURCE
+        line = f"{name:{names}}{f'[{source}]':{codes}}{definition.description}"
+        print(wrap_paragraph(line, width, subsequent=" " * (names + codes)) if width else line)
+    print("\nSources:")
+    for source in sorted(sources, key=lambda code: (code == PROJECT_SOURCE, code)):
+        line = f"{f'[{source}]':{codes}}{sources[source]}"
+        print(wrap_paragraph(line, width, subsequent=" " * codes) if width else line)
+    usage = ("Run one: `python sweeps/NAME.py` or `sentsweep run NAME` (--dry-run: its protocol card, every value "
+             "with its source; --help: its options).")
+    print("\n" + (wrap_paragraph(usage, width) if width else usage))
+
+
+PROJECT_SOURCE = "project"
+PROJECT_SOURCE_LINE = "the project's own experiment: it re-runs no table of a seed document"
+
+
+def run_command(rest: list[str]) -> int:
+    """`sentsweep run NAME [options]` (NAME an experiment, or a sweep file of one's own)."""
+    from sentsweep.experiments import experiment_names, get_experiment  # lazy: see above
+
+    if not rest or rest[0].startswith("-"):
+        parser = argparse.ArgumentParser(
+            prog="sentsweep run", usage="sentsweep run NAME [options]",
+            description="run an experiment by name (or a sweep file of your own: sentsweep run my_sweep.py); "
+                        "NAME is one of: " + ", ".join(experiment_names()),
+            epilog="each experiment's options: sentsweep run NAME --help")
+        parser.add_argument("name", metavar="NAME")
+        parser.parse_args(rest)  # --help: the help, exit 0; no NAME or an unknown option: the usage, exit 2
     from sentsweep.sweep import run_sweep  # lazy: see above
 
     try:

@@ -26,7 +26,8 @@ def main(argv=None, prog: str = "python -m sentsweep.evaluate") -> int:
     parser.add_argument("--sts-dir", help="folder with sts-dev.csv and sts-test.csv (scores dev and test)")
     parser.add_argument("--task", action="append", default=[], metavar="NAME=PATH",
                         help="an evaluation task, scored on its test split (repeatable; see sentsweep.tasks)")
-    parser.add_argument("--pooling", choices=POOLING_MODES, help="re-pool the last layer (default: as released)")
+    parser.add_argument("--pooling", choices=POOLING_MODES, metavar="POOLING",
+                        help=f"re-pool the last layer: {', '.join(POOLING_MODES)} (default: as released)")
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--max-seq-length", type=int, default=256)
     args = parser.parse_args(argv)

@@ -97,3 +97,10 @@ def sentsweep_code() -> CodeVersion:
 def code_version() -> str:
     """The running sentsweep's `CodeVersion.label`."""
     return sentsweep_code().label()
+
+
+def version_line() -> str:
+    """`sentsweep --version`: the installed version and the commit of the code ('sentsweep 0.1.0 (commit 3f2a1bc)';
+    '-dirty' with uncommitted changes; `code_version`'s words where no commit is known)."""
+    code = sentsweep_code()
+    return f"sentsweep {code.version} (commit {code.label()})" if code.commit else code.label()

@@ -1,6 +1,7 @@
 """Analysis on runs logged straight into a SQLite MLflow store: cells, tests, markers, exclusions, plots."""
 
 import numpy as np
+import pandas as pd
 import pytest
 from mlflow.entities import Metric, Param
 from mlflow.tracking import MlflowClient
@@ -269,3 +270,40 @@ def test_a_missing_artifact_reads_as_none_and_an_unreadable_one_names_mlflows_er
     with pytest.raises(InputError, match=rf"cannot read per_query.json of run {run_id} from MLflow at "
                                          r"http://127.0.0.1:9: .*Max retries exceeded"):
         run_artifact_text("http://127.0.0.1:9", run_id, "per_query.json")
+
+
+def test_a_report_accounts_for_every_run_shown_or_left_out_with_its_reason(runs, tmp_path):
+    """Stage 1 of NM runs methods without w: they are a column of their own ("no w") and dashed lines, not dropped;
+    a seed a race ran ahead and did not count is left out with that reason, as are failed and stopped runs."""
+    from sentsweep.analysis.plots import metric_figure
+    from sentsweep.analysis.report import ReportRequest, run_account, write_report
+
+    _, frame = runs
+    finished = frame[frame["status"] == "FINISHED"]
+    ahead = finished.iloc[[0]].assign(run_id="ahead", seed="7", race_not_counted="a seed run ahead")
+    stage_1 = finished.iloc[[0, 1]].assign(run_id=["s0", "s1"], seed=["0", "1"], **{
+        "params.method": "simcse", "params.w": None, "params.stage": "Table 6.10 rows",
+        "metrics.sts_test_at_best_dev": [60.0, 62.0]})
+    frame = pd.concat([frame, ahead, stage_1], ignore_index=True)
+    account = run_account(frame, "sts_test_at_best_dev", "w")
+    assert account.total == len(frame) == 17
+    assert (account.in_table, account.unset, account.unset_stages) == (13, 2, ("Table 6.10 rows",))
+    assert account.left_out == {"failed": 1, "not counted by the race": 1, "replaced by a finished rerun": 1,
+                                "stopped early": 1}
+    table = build_table(frame, ["method"], ["sts_test_at_best_dev"], column_param="w")
+    assert table.columns == [0.01, 0.1, "no w"]
+    assert table.cells[(("simcse",), "no w")].by_seed == {"0": 60.0, "1": 62.0}
+    assert sum(cell.n for cell in table.cells.values()) == account.in_table
+    markdown = to_markdown(table)
+    assert "| simcse | – | – | **61.00 ± 1.41** (n=2) |" in markdown
+    assert "Runs left out: 1 failed, 1 not counted by the race, 1 replaced by a finished rerun, 1 stopped early." \
+        in markdown and '2 without w in column "no w"' in markdown
+    request = ReportRequest(experiment="nm_weight", rows=("method",), columns="w", metric="sts_test_at_best_dev",
+                            lines=("method",), output=str(tmp_path / "report.md"))
+    text = write_report(frame, request).read_text(encoding="utf-8")
+    assert ("from 17 trial runs in MLflow (experiment `nm_weight`): 13 in the table, 2 of them without w (stage "
+            "'Table 6.10 rows'): the column \"no w\" and dashed lines in the plot; left out: 1 failed, 1 not counted "
+            "by the race, 1 replaced by a finished rerun, 1 stopped early.") in " ".join(text.split())
+    figure = metric_figure(frame, "w", "sts_test_at_best_dev", ["method"])
+    assert sorted(figure.legends[0].get_texts()[i].get_text() for i in range(3)) == [
+        "mlm+nm", "simcse (no w)", "tsdae+nm"]

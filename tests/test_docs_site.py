@@ -38,13 +38,73 @@ def test_the_readme_is_at_most_12_kib():
     assert size <= README_LIMIT_BYTES, f"README.md is {size} bytes; move detail into a docs/ page"
 
 
-def test_the_strict_build_succeeds_with_the_readme_as_home_and_its_docs_links_rewritten(tmp_path):
-    built = build_site(ROOT, tmp_path / "site")
+@pytest.fixture(scope="module")
+def site(tmp_path_factory) -> Path:
+    """The site as `make docs` builds it (strictly), once for the tests that read it."""
+    folder = tmp_path_factory.mktemp("site")
+    built = build_site(ROOT, folder)
     assert built.returncode == 0, built.stderr
-    home = (tmp_path / "site" / "index.html").read_text(encoding="utf-8")
+    return folder
+
+
+def test_the_strict_build_succeeds_with_the_readme_as_home_and_its_docs_links_rewritten(site):
+    home = (site / "index.html").read_text(encoding="utf-8")
     assert "The two commands" in home
     assert 'href="analysis/"' in home  # README's docs/analysis.md, as the site serves it
-    assert (tmp_path / "site" / "fault_tolerance" / "index.html").exists()
+    assert (site / "fault_tolerance" / "index.html").exists()
+
+
+# What a page fetches by itself: the src of scripts, images, frames and media, a <link>'s href (style sheets, icons,
+# preloads, fonts), and url(...) / @import in style sheets and style attributes. Links a reader follows (<a href>) are
+# not assets.
+ASSET_REFERENCES = [
+    re.compile(r"<(?:script|img|iframe|source|audio|video|embed|track)\b[^>]*?\bsrc\s*=\s*[\"']?((?:https?:)?//[^\"'\s>]+)",
+               re.I),
+    re.compile(r"<link\b[^>]*?\bhref\s*=\s*[\"']?((?:https?:)?//[^\"'\s>]+)", re.I),
+    re.compile(r"url\(\s*[\"']?((?:https?:)?//[^\"')\s]+)", re.I),
+    re.compile(r"@import\s+[\"']((?:https?:)?//[^\"']+)", re.I),
+]
+
+
+def external_assets(text: str) -> list[str]:
+    return [match for pattern in ASSET_REFERENCES for match in pattern.findall(text)]
+
+
+def test_the_asset_check_finds_what_a_page_would_fetch_from_elsewhere():
+    page = ('<link rel="stylesheet" href="https://fonts.googleapis.com/css?family=Roboto">'
+            '<script src="//cdn.example.org/x.js"></script><img alt="" src="images/a.png">'
+            '<a href="https://arxiv.org/abs/2104.06979">TSDAE</a><style>b{background:url("http://x/y.png")}</style>')
+    assert external_assets(page) == ["//cdn.example.org/x.js", "https://fonts.googleapis.com/css?family=Roboto",
+                                     "http://x/y.png"]
+
+
+def test_the_site_serves_every_asset_itself_so_it_works_offline(site):
+    """No page or style sheet of the built site fetches anything from another host (fonts, scripts, highlighting):
+    the site works offline and makes no request elsewhere."""
+    found = {}
+    for path in [*site.rglob("*.html"), *site.rglob("*.css")]:
+        references = external_assets(path.read_text(encoding="utf-8", errors="replace"))
+        if references:
+            found[str(path.relative_to(site))] = references
+    assert found == {}
+    assert len(list(site.rglob("*.html"))) > 15
+    # the theme's script fetches two things from unpkg.com, only when a page needs them: Mermaid for a diagram
+    # (none here) and a ResizeObserver polyfill for browsers without one (every current browser has it)
+    assert not [path for path in site.rglob("*.html") if 'class="mermaid"' in path.read_text(encoding="utf-8")]
+
+
+def test_the_theme_has_a_navigation_tree_copy_buttons_and_a_dark_mode(site):
+    page = (site / "analysis" / "index.html").read_text(encoding="utf-8")
+    assert 'class="md-nav' in page and "Results" in page  # Material's navigation, with its sections
+    assert "content.code.copy" in page  # a copy button on each code block
+    assert 'data-md-color-scheme="slate"' in page  # the dark palette, one toggle away
+
+
+def test_the_readmes_tables_are_tables_on_the_home_page(site):
+    home = (site / "index.html").read_text(encoding="utf-8")
+    tables = re.findall(r"<table>.*?</table>", home, re.S)
+    assert any("noise_ratio" in table and "sts_test_at_best_dev" in table for table in tables)
+    assert "| noise_ratio |" not in home  # no table left as text in a code block
 
 
 @pytest.mark.parametrize("breakage, named", [

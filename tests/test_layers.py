@@ -20,6 +20,7 @@ import importlib.util
 import io
 import os
 import pkgutil
+import re
 import subprocess
 import sys
 import textwrap
@@ -35,7 +36,8 @@ ROOT = "sentsweep"
 # itself, which stands for the package's own __init__ only.
 LAYERS: list[tuple[str, list[str]]] = [
     ("foundation", ["sentsweep.errors", "sentsweep.faults", "sentsweep.plugins", "sentsweep.references",
-                    "sentsweep.settings", "sentsweep.registry", "sentsweep.storage", "sentsweep.version"]),
+                    "sentsweep.settings", "sentsweep.registry", "sentsweep.storage", "sentsweep.terminal",
+                    "sentsweep.version"]),
     ("data", ["sentsweep.random_seeds", "sentsweep.data", "sentsweep.demo_data", "sentsweep.noise",
               "sentsweep.topics"]),
     ("modelling", ["sentsweep.models", "sentsweep.hub", "sentsweep.encoding", "sentsweep.bm25_index",
@@ -46,6 +48,7 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("trainables", ["sentsweep.trainables"]),
     ("tracking", ["sentsweep.tracking"]),
     ("analysis", ["sentsweep.analysis"]),
+    ("search spaces", ["sentsweep.search_spaces"]),
     ("sweep launcher", ["sentsweep.sweep"]),
     ("experiments", ["sentsweep.experiments"]),
     ("entry points", ["sentsweep.cli", "sentsweep.__main__", "sentsweep.evaluate", ROOT]),
@@ -522,3 +525,18 @@ def test_relative_imports_resolve():
     assert found[0].targets == ("sentsweep.tasks.common",)
     assert found[2].targets == ("sentsweep.errors",)
     assert _imports_in_source("sentsweep.tasks", True, "from .sts import y\n")[0].named == ("sentsweep.tasks.sts",)
+
+
+def test_the_layout_maps_each_name_of_the_design_to_code_that_exists():
+    """docs/layout.md gives each folder the design names (sweeps, trainables, search_spaces, analysis, tests) a row
+    whose paths exist."""
+    root = Path(__file__).resolve().parents[1]
+    text = (root / "docs" / "layout.md").read_text(encoding="utf-8")
+    section = text.split("The design's names", 1)[1].split("\n\n", 2)[1]
+    rows = {cells[0].strip("` "): cells[2] for cells in
+            (line.strip("|").split(" | ") for line in section.splitlines()[2:])}
+    assert list(rows) == ["sweeps", "trainables", "search_spaces", "analysis", "tests"]
+    for name, where in rows.items():
+        paths = [path.replace("<name>", "nm_weight") for path in re.findall(r"`([\w/<>.-]+/(?:[\w<>.-]+)?)`", where)]
+        assert paths, name
+        assert all((root / path).exists() for path in paths), (name, [p for p in paths if not (root / p).exists()])

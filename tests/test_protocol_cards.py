@@ -11,8 +11,8 @@ import ray
 from ray.tune.search.variant_generator import generate_variants
 
 from sentsweep.experiments import experiment_names, get_experiment
+from sentsweep.search_spaces.param_spaces import grid_param_space
 from sentsweep.sweep import run_sweep
-from sentsweep.sweep.param_spaces import grid_param_space
 from sentsweep.sweep.trials import settings_by_method
 
 

@@ -12,6 +12,7 @@ from scipy import stats
 
 from sentsweep.analysis.report import ReportRequest, write_report
 from sentsweep.analysis.reproduction import (
+    NOT_EVALUATED,
     NOT_RUN,
     OUTSIDE,
     TOO_FEW,
@@ -22,12 +23,14 @@ from sentsweep.analysis.reproduction import (
     reproduction_markdown,
     reproduction_section,
     targets_from_json,
+    targets_line,
     targets_to_json,
 )
 from sentsweep.experiments import experiment_names, get_experiment
 from sentsweep.experiments._without_targets import WITHOUT_TARGETS
 from sentsweep.sweep.definition import target_problems
 from sentsweep.sweep.launcher import stage_axes
+from sentsweep.sweep.target_list import TARGET_LIST_ARTIFACT, TargetList, eval_task_of
 
 # 002 (TSDAE, Wang et al. 2021) App. A, Table 6 "Results with different noise ratio": deletion, CLS pooling,
 # untied, best STS benchmark dev Spearman x 100 over evaluations every 1.5K of 30K steps, mean of 5 seeds.
@@ -127,6 +130,48 @@ def test_a_stage_checks_only_its_own_targets():
     assert reproduction_section(FRAME, staged[:2], stage="tie_decoder") == ""
 
 
+def test_a_target_whose_metric_no_run_evaluated_is_told_apart_from_a_cell_not_run():
+    """--quick evaluates no USEB task: its targets need a metric the runs lack, which says nothing of their cells."""
+    task = PublishedValue({"noise_ratio": 0.6, "pooling": "cls"}, "askubuntu_map", 57.4, "000 Table 6.10")
+    failed = target(0.6, "max", 78.17)  # the metric exists; the cell's one run failed
+    assert [check.verdict for check in check_targets(FRAME, [task, failed])] == [NOT_EVALUATED, NOT_RUN]
+
+
+def test_the_stage_line_counts_the_targets_and_names_the_metrics_and_the_options_that_add_them():
+    targets = [target(0.6, "cls", 78.77), target(0.6, "mean", 78.84), target(0.3, "cls", 77.75),
+               target(0.6, "max", 78.17),
+               PublishedValue({"noise_ratio": 0.6, "pooling": "cls"}, "askubuntu_map", 57.4, "x"),
+               PublishedValue({"noise_ratio": 0.6, "pooling": "cls"}, "cqadupstack_map_at_100", 11.9, "x")]
+    line = targets_line(check_targets(FRAME, targets), 44, eval_task_of)
+    assert line == ("Reproduction targets: 6 of the sweep's 44 are cells of this stage; 3 measured (1 reproduced, "
+                    "1 outside, 1 on one seed); 2 need metrics this run did not evaluate (askubuntu_map, "
+                    "cqadupstack_map_at_100; add them with --eval-task NAME=PATH: askubuntu, cqadupstack); "
+                    "1 of cells that did not run.")
+    assert eval_task_of("sts12_spearman") == "sts12" and eval_task_of("best_sts_dev") is None
+
+
+def test_the_target_list_has_every_target_with_its_metric_in_a_file_and_an_artifact(tmp_path):
+    """tsdae_deletion's 11 targets against the quick grid (ratios 0.3 and 0.6, mean and max pooling): 2 are its
+    cells, 9 (CLS) are cells no stage of the run holds; the list names every one, with its metric."""
+    logged = {}
+    path = tmp_path / "tsdae_deletion-1a2b3c4d-reproduction_targets.md"
+    listing = TargetList(get_experiment("tsdae_deletion").published, 0.95, path,
+                         lambda name, text: logged.update({name: text}))
+    axes = {"noise_ratio": [0.3, 0.6], "pooling": ["mean", "max"]}
+    line = listing.stage_line("tsdae_deletion", FRAME, None, axes, {"noise_type": "delete", "tie_decoder": False})
+    assert line == ("Reproduction targets: 2 of the sweep's 11 are cells of this stage; 1 measured (0 reproduced, "
+                    f"1 outside); 1 of cells that did not run. Every target: {path}")
+    text = path.read_text(encoding="utf-8")
+    assert logged == {TARGET_LIST_ARTIFACT: text}
+    assert text.count("| best_sts_dev |") == 11  # a row per target, each naming its metric
+    assert "| noise_ratio=0.6, pooling=max, noise_type=delete, tie_decoder=false | best_sts_dev | 0 | – | – | " \
+           "78.17 (mean of 5 runs) | 002 App. A, Table 7 | not run |" in text
+    assert "## Cells no stage of this run holds (9)" in text
+    # a fixed setting at another value rules a stage out as an axis does
+    assert listing.stage_line("tied", FRAME, None, axes, {"noise_type": "delete", "tie_decoder": True}).startswith(
+        "Reproduction targets: none of the sweep's 11 is a cell of this stage.")
+
+
 def test_tsdae_deletion_declares_table_6_and_table_7_exactly():
     published = get_experiment("tsdae_deletion").published
     by_cell = {(t.params["noise_ratio"], t.params["pooling"]): t for t in published}
@@ -202,7 +247,8 @@ def test_report_has_the_reproduction_section(tmp_path):
     assert "noise_ratio=0.6, pooling=max, noise_type=delete, tie_decoder=false (78.17, 002 App. A, Table 7)" in section
     assert "| not run |" not in section  # named in one line, not as rows
     assert "| 77.75 (mean of 5 runs) | 002 App. A, Table 6 | n < 2 (no interval) |" in section
-    assert "11 published values: within 1, outside 1, not run 8, n < 2 (no interval) 1." in section
+    assert "11 published values: within 1, outside 1, n < 2 (no interval) 1, not run 8." in section
+    assert "Cells not run (best_sts_dev): noise_ratio=0.1, pooling=cls," in section  # each named with its metric
     assert "Table 5 scores the same configuration (delete 0.3, CLS, untied) 78.33" in section
     assert "eval_format not logged (paper: stsb)" in section  # the frame logs no eval_format
     assert [c.verdict for c in inside].count(WITHIN) == 1

@@ -1,18 +1,21 @@
 """`sentsweep analyze` (or `python -m sentsweep.analysis`): comparison tables and plots of sweeps logged in MLflow.
 
-    sentsweep analyze table --experiment nm_weight --rows method pooling --columns w \\
-        --metrics sts_test_at_best_dev --latex table.tex --csv table.csv
-    sentsweep analyze table --experiment tsdae_deletion --rows noise_ratio pooling --compute
-    sentsweep analyze table --experiment nm_weight --rows method --metrics squad_top1 askubuntu_map \\
-        --per-query --alpha 0.01 --correction bonferroni
-    sentsweep analyze compare --experiment nm_weight --metric sts_test_at_best_dev \\
+    sentsweep analyze table --experiment nm_weight --rows method pooling \\
+        --columns w --metrics sts_test_at_best_dev --latex t.tex --csv t.csv
+    sentsweep analyze table --experiment tsdae_deletion \\
+        --rows noise_ratio pooling --compute
+    sentsweep analyze table --experiment nm_weight --rows method \\
+        --metrics squad_top1 askubuntu_map --per-query --alpha 0.01
+    sentsweep analyze compare --experiment nm_weight \\
         --first method=mlm+nm w=0.1 --second method=tsdae+nm w=0.1
-    sentsweep analyze compare --experiment nm_weight --metric squad_top1 --per-query \
-        --first method=mlm+nm --second method=tsdae+nm
-    sentsweep analyze suite --experiment tsdae_useb --rows method --suite useb --items
-    sentsweep analyze plot --experiment sample_size --x sample_size --lines method --log-x --output plot.png
-    sentsweep analyze report --experiment nm_weight --rows method pooling --columns w --lines method \
-        --log-x --output docs/example_report.md
+    sentsweep analyze compare --experiment nm_weight --per-query \\
+        --metric askubuntu_ap --first method=mlm+nm --second method=tsdae+nm
+    sentsweep analyze suite --experiment tsdae_main --rows method \\
+        --suite useb --items
+    sentsweep analyze plot --experiment sample_size --x sample_size \\
+        --lines method --log-x --output plot.png
+    sentsweep analyze report --experiment nm_weight --rows method pooling \\
+        --columns w --lines method pooling --log-x --output report.md
 
 Runs are those of the experiment's latest sweep unless --sweep-run-id or --all-sweeps says otherwise. In a table
 the best per column is in bold and the others of its best group (not significantly worse than the best: all pairs
@@ -35,6 +38,7 @@ from sentsweep.analysis.runs import fetch_sweep_runs, latest_sweep_run_id, per_q
 from sentsweep.analysis.significance import CORRECTIONS, compare, paired_items_test
 from sentsweep.analysis.tables import build_table, per_query_name, to_frame, to_latex, to_markdown
 from sentsweep.errors import InputError
+from sentsweep.terminal import HelpFormatter
 from sentsweep.tracking.store import resolve_tracking_uri
 
 DEFAULT_METRICS = ["sts_test_at_best_dev", "best_sts_dev"]
@@ -57,15 +61,19 @@ def _significance(parser: argparse.ArgumentParser) -> None:
 
 
 def parse_args(argv=None, prog: str = "sentsweep analyze") -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog=prog, description=__doc__.splitlines()[0])
-    commands = parser.add_subparsers(dest="command", required=True)
+    parser = argparse.ArgumentParser(prog=prog, description=__doc__.splitlines()[0],
+                                     formatter_class=HelpFormatter, epilog="examples:\n" + __doc__.split("\n\n")[1])
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     table = commands.add_parser("table", help="mean ± std over seeds, best and its group marked (Markdown, LaTeX, CSV)")
     _common(table)
-    table.add_argument("--rows", nargs="+", required=True, help="params that define a row")
-    table.add_argument("--columns", default=None, help="a param whose values become columns (one metric)")
-    table.add_argument("--metrics", nargs="+", default=DEFAULT_METRICS)
-    table.add_argument("--lower-is-better", action="store_true")
+    table.add_argument("--rows", nargs="+", required=True, metavar="PARAM",
+                       help="params whose values make a row (e.g. method pooling)")
+    table.add_argument("--columns", default=None, metavar="PARAM",
+                       help="a param whose values become the columns, of one metric (default: a column per metric)")
+    table.add_argument("--metrics", nargs="+", default=DEFAULT_METRICS, metavar="METRIC",
+                       help=f"metrics of the columns (default: {' '.join(DEFAULT_METRICS)})")
+    table.add_argument("--lower-is-better", action="store_true", help="the best is the lowest mean (a loss)")
     table.add_argument("--csv", help="write every cell with its bootstrap CI, p-values against the best, group "
                        "membership and selected steps to this CSV")
     table.add_argument("--latex", help="write a booktabs LaTeX table to this file")
@@ -79,7 +87,8 @@ def parse_args(argv=None, prog: str = "sentsweep analyze") -> argparse.Namespace
 
     comparison = commands.add_parser("compare", help="t-test of two configurations over seeds")
     _common(comparison)
-    comparison.add_argument("--metric", default=DEFAULT_METRICS[0])
+    comparison.add_argument("--metric", default=DEFAULT_METRICS[0],
+                            help=f"the metric compared (default: {DEFAULT_METRICS[0]})")
     comparison.add_argument("--first", nargs="+", required=True, help="param=value ... of the first config")
     comparison.add_argument("--second", nargs="+", required=True, help="param=value ... of the second config")
     comparison.add_argument("--per-query", action="store_true",
@@ -88,19 +97,25 @@ def parse_args(argv=None, prog: str = "sentsweep analyze") -> argparse.Namespace
 
     plot = commands.add_parser("plot", help="metric vs a param, mean ± std band, one line per group")
     _common(plot)
-    plot.add_argument("--x", required=True)
-    plot.add_argument("--metric", default=DEFAULT_METRICS[0])
-    plot.add_argument("--lines", nargs="+", default=None, help="params that separate the lines (e.g. method)")
-    plot.add_argument("--log-x", action="store_true")
+    plot.add_argument("--x", required=True, metavar="PARAM", help="the swept param on the x axis (e.g. w)")
+    plot.add_argument("--metric", default=DEFAULT_METRICS[0],
+                      help=f"the metric on the y axis (default: {DEFAULT_METRICS[0]})")
+    plot.add_argument("--lines", nargs="+", default=None, metavar="PARAM",
+                      help="params that separate the lines (e.g. method; default: one line)")
+    plot.add_argument("--log-x", action="store_true", help="a logarithmic x axis (base 2 for sample_size)")
     plot.add_argument("--output", required=True, help="PNG path; a PDF is written beside it")
 
     report = commands.add_parser("report", help="a Markdown report: the table, a plot, the LaTeX source")
     _common(report)
-    report.add_argument("--rows", nargs="+", required=True)
-    report.add_argument("--columns", required=True, help="the swept param (columns of the table, x of the plot)")
-    report.add_argument("--metric", default=DEFAULT_METRICS[0])
-    report.add_argument("--lines", nargs="+", default=None, help="params that separate the plot's lines")
-    report.add_argument("--log-x", action="store_true")
+    report.add_argument("--rows", nargs="+", required=True, metavar="PARAM",
+                        help="params whose values make a row of the table (e.g. method pooling)")
+    report.add_argument("--columns", required=True, metavar="PARAM",
+                        help="the swept param (columns of the table, x of the plot)")
+    report.add_argument("--metric", default=DEFAULT_METRICS[0],
+                        help=f"the metric of the table and the plot (default: {DEFAULT_METRICS[0]})")
+    report.add_argument("--lines", nargs="+", default=None, metavar="PARAM",
+                        help="params that separate the plot's lines (default: one line)")
+    report.add_argument("--log-x", action="store_true", help="a logarithmic x axis (base 2 for sample_size)")
     report.add_argument("--output", required=True, help="the report's Markdown path; the plot goes beside it")
     _significance(report)
     suite_parser = commands.add_parser(
@@ -114,10 +129,12 @@ def parse_args(argv=None, prog: str = "sentsweep analyze") -> argparse.Namespace
     which.add_argument("--metrics", nargs="+", help="an explicit suite: the metrics of its tasks")
     suite_parser.add_argument("--items", action="store_true",
                               help="also resample queries, for the tasks whose runs stored per-query outcomes")
-    suite_parser.add_argument("--resamples", type=int, default=suite.DEFAULT_RESAMPLES)
-    suite_parser.add_argument("--confidence", type=float, default=0.95)
+    suite_parser.add_argument("--resamples", type=int, default=suite.DEFAULT_RESAMPLES,
+                              help=f"bootstrap resamples (default: {suite.DEFAULT_RESAMPLES})")
+    suite_parser.add_argument("--confidence", type=float, default=0.95,
+                              help="level of the intervals (default: 0.95)")
     suite_parser.add_argument("--bootstrap-seed", type=int, default=0, help="seed of the bootstrap's random draws")
-    suite_parser.add_argument("--lower-is-better", action="store_true")
+    suite_parser.add_argument("--lower-is-better", action="store_true", help="the best is the lowest mean")
     suite_parser.add_argument("--csv", help="write one line per configuration (CI, ranks, task means) to this CSV")
     return parser.parse_args(argv)
 

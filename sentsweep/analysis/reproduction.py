@@ -27,8 +27,9 @@ Assumptions: the paper's seed-to-seed spread equals ours (its App. A tables give
 normal, and the published value's rounding (to 2 decimals) is negligible. With many targets at 95%, about one in
 20 falls outside by chance even when the setup reproduces the paper's.
 
-Verdicts: "within" (P in the closed interval), "outside", "not run" (no finished run of the cell has the metric),
-"n < 2 (no interval)" (a single seed: no std). Where the runs' logged settings differ from the paper's
+Verdicts: "within" (P in the closed interval: reproduced), "outside", "metric not evaluated" (no finished run of
+the sweep has the target's metric: a task it was not given), "not run" (runs have the metric, no finished run of the
+cell does), "n < 2 (no interval)" (a single seed: no std). Where the runs' logged settings differ from the paper's
 (`PublishedValue.setting`; `model` compared by its last path component, so a local folder named
 bert-base-uncased is the paper's), the section lists the differences: a miss is then expected.
 
@@ -51,6 +52,8 @@ import pandas as pd
 from sentsweep.settings import Source
 
 WITHIN, OUTSIDE, NOT_RUN, TOO_FEW = "within", "outside", "not run", "n < 2 (no interval)"
+NOT_EVALUATED = "metric not evaluated"
+VERDICTS = (WITHIN, OUTSIDE, TOO_FEW, NOT_EVALUATED, NOT_RUN)  # in the order the counts are given
 STAGE_PARAM = "stage"  # the param a multi-stage sweep's trials log their stage's name in
 
 
@@ -161,6 +164,9 @@ def check_target(runs: pd.DataFrame, target: PublishedValue, level: float = 0.95
     for name, value in target.params.items():
         column = f"params.{name}"
         selected &= _matches(runs[column], value) if column in runs else False
+    finished = runs[runs["status"] == "FINISHED"] if "status" in runs else runs
+    if metric not in finished or not finished[metric].notna().any():  # a task the sweep was not given
+        return TargetCheck(target, {}, math.nan, math.nan, NOT_EVALUATED, level)
     cell_runs = runs[selected]
     if metric in cell_runs:
         cell_runs = cell_runs[cell_runs[metric].notna()]
@@ -193,20 +199,24 @@ def _number(value: float, digits: int) -> str:
     return "–" if math.isnan(value) else f"{value:.{digits}f}"
 
 
-def reproduction_markdown(checks: Sequence[TargetCheck], digits: int = 2) -> str:
-    """The "Reproduction targets" section: one line per target whose cell ran (the others named in one line: a
-    sweep over part of the paper's grid leaves most targets unrun), then the counts, the interval's definition and
-    the runs' settings that differ from the paper's."""
+UNMEASURED = (NOT_EVALUATED, NOT_RUN)
+
+
+def reproduction_markdown(checks: Sequence[TargetCheck], digits: int = 2, every_target: bool = False,
+                          heading: str = "## Reproduction targets") -> str:
+    """The "Reproduction targets" section: a row per target measured (a cell that ran, with the metric), then the
+    others by metric in a few lines (a sweep over part of the paper's grid, or without the paper's tasks, leaves
+    most targets unmeasured), the counts, the interval's definition and the runs' settings that differ from the
+    paper's. `every_target`: a row for every target, the unmeasured too (the full list of a sweep's targets)."""
     if not checks:
         return ""
     level = checks[0].level
     percent = f"{100 * level:g}%"
-    lines = ["## Reproduction targets", "",
+    lines = [heading, "",
              f"| cell | metric | n | mean ± std | {percent} interval | published | source | verdict |",
              "|---|---|---|---|---|---|---|---|"]
-    for check in checks:
-        if check.verdict == NOT_RUN:
-            continue
+    shown = [check for check in checks if every_target or check.verdict not in UNMEASURED]
+    for check in shown:
         target = check.target
         mean_std = "–" if not check.n else (
             f"{check.mean:.{digits}f} ± {'n/a' if math.isnan(check.std) else f'{check.std:.{digits}f}'}")
@@ -215,25 +225,23 @@ def reproduction_markdown(checks: Sequence[TargetCheck], digits: int = 2) -> str
             " (one run)" if target.runs == 1 else "")
         lines.append(f"| {target.cell_label()} | {target.metric} | {check.n} | {mean_std} | {interval} | "
                      f"{target.value:.{digits}f}{runs} | {target.source} | {check.verdict} |")
-    counts = {verdict: sum(check.verdict == verdict for check in checks)
-              for verdict in (WITHIN, OUTSIDE, NOT_RUN, TOO_FEW)}
-    not_run = [check.target for check in checks if check.verdict == NOT_RUN]
-    if len(not_run) == len(checks):
-        lines = lines[:2]  # no cell of any target ran: no table
+    if not shown:
+        lines = lines[:1]  # no cell of any target was measured: no table
+    counts = {verdict: sum(check.verdict == verdict for check in checks) for verdict in VERDICTS}
     lines += ["", f"{len(checks)} published values: " + ", ".join(f"{verdict} {count}" for verdict, count
                                                                   in counts.items() if count) + "."]
-    if not_run:
-        lines.append("Not run by this sweep: " + "; ".join(
-            f"{target.cell_label()} ({target.value:.{digits}f}, {target.source})" for target in not_run) + ".")
-    lines += ["",
-              f"Interval: where the published value falls with probability {percent} if it comes from the cell's "
-              f"distribution, mean ± t(n−1) · std · √(1/n + 1/m), m the runs the published value averages (none "
-              f"given: the published value as exact, √(1/n)); it assumes the paper's seed spread equals ours. At "
-              f"{percent}, about {100 * (1 - level):g} targets in 100 fall outside by chance."]
+    if not every_target:
+        lines += unmeasured_lines(checks, digits)
+    if any(not math.isnan(check.low) for check in checks):  # the interval, where a verdict rests on one
+        lines += ["",
+                  f"Interval: where the published value falls with probability {percent} if it comes from the cell's "
+                  f"distribution, mean ± t(n−1) · std · √(1/n + 1/m), m the runs the published value averages (none "
+                  f"given: the published value as exact, √(1/n)); it assumes the paper's seed spread equals ours. At "
+                  f"{percent}, about {100 * (1 - level):g} targets in 100 fall outside by chance."]
     notes = [f"- {check.target.cell_label()}: {check.target.note}" for check in checks
-             if check.target.note and check.verdict != NOT_RUN]
+             if check.target.note and (every_target or check.verdict not in UNMEASURED)]
     if notes:
-        lines += ["", "Notes:", *notes]
+        lines += ["", "Notes:", *dict.fromkeys(notes)]
     differences = {}
     for check in checks:
         for difference in check.differences:
@@ -244,6 +252,52 @@ def reproduction_markdown(checks: Sequence[TargetCheck], digits: int = 2) -> str
         lines += [f"- {difference} ({len(cells)} of {len(checks)} targets)" for difference, cells in
                   differences.items()]
     return "\n".join(lines)
+
+
+def unmeasured_lines(checks: Sequence[TargetCheck], digits: int = 2) -> list[str]:
+    """The targets not measured, by metric: those of metrics no run evaluated counted, the cells not run named."""
+    lines = []
+    by_metric = _by_metric(check for check in checks if check.verdict == NOT_EVALUATED)
+    if by_metric:
+        lines.append(f"Metrics these runs did not evaluate ({sum(map(len, by_metric.values()))} targets): "
+                     + ", ".join(f"{metric} ({len(found)})" for metric, found in by_metric.items()) + ".")
+    for metric, found in _by_metric(check for check in checks if check.verdict == NOT_RUN).items():
+        lines.append(f"Cells not run ({metric}): " + "; ".join(
+            f"{check.target.cell_label()} ({check.target.value:.{digits}f}, {check.target.source})"
+            for check in found) + ".")
+    return [""] + lines if lines else []
+
+
+def _by_metric(checks) -> dict[str, list[TargetCheck]]:
+    found: dict[str, list[TargetCheck]] = {}
+    for check in checks:
+        found.setdefault(check.target.metric, []).append(check)
+    return found
+
+
+def targets_line(checks: Sequence[TargetCheck], declared: int, task_of_metric=None) -> str:
+    """One line on the targets `checks` (of a stage) out of the sweep's `declared`: how many were measured, reproduced
+    (within their interval) and outside; how many need metrics the runs did not evaluate, naming them and, where
+    `task_of_metric(metric)` knows the evaluation task that gives one, the option that adds it; how many are cells
+    that did not run; the runs' settings that differ from the paper's."""
+    counts = {verdict: sum(check.verdict == verdict for check in checks) for verdict in VERDICTS}
+    measured = counts[WITHIN] + counts[OUTSIDE] + counts[TOO_FEW]
+    of = f" of the sweep's {declared} are" if declared != len(checks) else " are"
+    parts = [f"{len(checks)}{of} cells of this stage", f"{measured} measured" + (
+        f" ({counts[WITHIN]} reproduced, {counts[OUTSIDE]} outside"
+        + (f", {counts[TOO_FEW]} on one seed" if counts[TOO_FEW] else "") + ")" if measured else "")]
+    missing = list(_by_metric(check for check in checks if check.verdict == NOT_EVALUATED))
+    if missing:
+        tasks = list(dict.fromkeys(filter(None, map(task_of_metric, missing)))) if task_of_metric else []
+        parts.append(f"{counts[NOT_EVALUATED]} need metrics this run did not evaluate ({', '.join(missing)}"
+                     + (f"; add them with --eval-task NAME=PATH: {', '.join(tasks)}" if tasks else "") + ")")
+    if counts[NOT_RUN]:
+        parts.append(f"{counts[NOT_RUN]} of cells that did not run")
+    differ = sorted({difference.split(" ", 1)[0] for check in checks for difference in check.differences
+                     if " not logged " not in difference})
+    if differ:
+        parts.append(f"the runs' {', '.join(differ)} differ from the paper's (a miss is expected)")
+    return "Reproduction targets: " + "; ".join(parts) + "."
 
 
 def reproduction_section(runs: pd.DataFrame, targets: Sequence[PublishedValue], level: float = 0.95,

@@ -11,6 +11,10 @@ import pandas as pd
 from sentsweep.errors import InputError
 from sentsweep.tracking.store import PER_QUERY_ARTIFACT
 
+# the tag of a raced trial's run that its race's table leaves out: a seed run ahead for a configuration the race then
+# dropped on the seeds before (sentsweep.sweep.runner.SweepRunner.counted_runs)
+RACE_NOT_COUNTED_TAG = "race_not_counted"
+
 
 def _client(tracking_uri: str):
     from mlflow.tracking import MlflowClient
@@ -37,7 +41,7 @@ def fetch_trial_runs(tracking_uri: str, experiment_name: str, sweep_run_id: str 
 
     Columns: run_id, status, seed, config_hash, ray_trial_id, parent_model_run_id (the run whose model the trial
     started from, where it did), logged_model_id (its model's MLflow id, where it was kept), failure_reason,
-    params.<name>, metrics.<name>.
+    race_not_counted (why a race's table leaves the run out, where it does), params.<name>, metrics.<name>.
     """
     client = _client(tracking_uri)
     experiment = client.get_experiment_by_name(experiment_name)
@@ -60,6 +64,7 @@ def fetch_trial_runs(tracking_uri: str, experiment_name: str, sweep_run_id: str 
                 "parent_model_run_id": run.data.tags.get("parent_model_run_id"),
                 "logged_model_id": run.data.tags.get("logged_model_id"),
                 "failure_reason": run.data.tags.get("failure_reason"),
+                RACE_NOT_COUNTED_TAG: run.data.tags.get(RACE_NOT_COUNTED_TAG),
             }
             row.update({f"params.{k}": v for k, v in run.data.params.items()})
             row.update({f"metrics.{k}": v for k, v in run.data.metrics.items()})

@@ -29,7 +29,10 @@ size (SciDocs' subtasks, CQADupStack's forums) is not the mean over its queries,
 (the footnote says so). A column is tested over queries or over seeds as a whole, never a mix of both.
 
 Only finished runs enter cells; failed, stopped-early and unfinished runs are counted and reported. A cell
-shows its n (number of seeds), so a configuration with a missing seed is never silently averaged with fewer.
+shows its n (number of seeds), so a configuration with a missing seed is never silently averaged with fewer. A run
+that does not set a row or column param (a stage or a method without it: NM's stage 1 has no w) is not dropped:
+its rows show "–" for the param, and with columns by a param it fills a column of its own, "no <param>", the last;
+the footnote counts them.
 
 A cell of trained runs also shows the training step of the checkpoint its seeds' scores come from, "(step 40,
 60)", or "(untrained)" when every seed kept step 0: the checkpoint selection found no trained checkpoint better
@@ -49,7 +52,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from sentsweep.analysis.runs import finished_cells
+from sentsweep.analysis.runs import RACE_NOT_COUNTED_TAG, finished_cells
 from sentsweep.analysis.significance import CORRECTIONS, GroupResult, best_group, bootstrap_interval
 from sentsweep.errors import InputError
 
@@ -136,6 +139,7 @@ class ComparisonTable:
     columns: list
     cells: dict  # (row, column) -> Cell
     excluded: dict  # run status -> count of runs left out
+    unset: dict = field(default_factory=dict)  # row or column param -> finished runs that do not set it
     best: dict = field(default_factory=dict)  # column -> best row
     groups: dict = field(default_factory=dict)  # column -> significance.GroupResult (columns with a value)
     alpha: float = 0.05
@@ -180,15 +184,48 @@ def as_number_if_possible(values: pd.Series) -> pd.Series:
     return converted if converted.notna().all() else values
 
 
+UNSET_ROW = "–"  # a row param a run does not set
+
+
+def unset_column(param: str) -> str:
+    """The column of the runs that do not set the column param."""
+    return f"no {param}"
+
+
+def param_keys(values: pd.Series, unset: str) -> pd.Series:
+    """A param's logged values as a table's keys (numbers where they all are), `unset` where a run has none."""
+    present = values.notna()
+    if present.all():
+        return as_number_if_possible(values)
+    keys = pd.Series(unset, index=values.index, dtype=object)
+    keys[present] = as_number_if_possible(values[present]).astype(object)
+    return keys
+
+
+RACE_NOT_COUNTED = "not counted by the race"  # status_counts' reason for a finished run its race left out
+
+
+def race_not_counted(runs: pd.DataFrame) -> pd.Series:
+    """Which runs a race's table leaves out (tag race_not_counted: a seed run ahead for a configuration its race
+    dropped on the seeds before)."""
+    if RACE_NOT_COUNTED_TAG not in runs:
+        return pd.Series(False, index=runs.index)
+    return runs[RACE_NOT_COUNTED_TAG].notna() & (runs[RACE_NOT_COUNTED_TAG].astype(str) != "")
+
+
 def status_counts(runs: pd.DataFrame) -> dict:
     """Per reason, the number of runs a table leaves out: failed, stopped early (KILLED: by a scheduler, a race or
-    an interrupted driver), unfinished, or "replaced by a finished rerun" where another run of the same
-    configuration and seed finished (an interrupted --extend, or a failed trial an extension ran again)."""
-    left_out = runs[runs["status"] != "FINISHED"]
-    labels = left_out["status"].map({"FAILED": "failed", "KILLED": "stopped early"}).fillna("unfinished")
-    done = finished_cells(runs)
+    an interrupted driver), unfinished, "replaced by a finished rerun" where another run of the same
+    configuration and seed finished (an interrupted --extend, or a failed trial an extension ran again), or
+    finished and "not counted by the race" (`race_not_counted`)."""
+    uncounted = race_not_counted(runs)
+    left_out = runs[(runs["status"] != "FINISHED") | uncounted]
+    labels = left_out["status"].map({"FAILED": "failed", "KILLED": "stopped early", "FINISHED": RACE_NOT_COUNTED}
+                                    ).fillna("unfinished")
+    done = finished_cells(runs[~uncounted])
     if done:
-        rerun = [(config, str(seed)) in done for config, seed in zip(left_out["config_hash"], left_out["seed"])]
+        rerun = [(config, str(seed)) in done and status != "FINISHED"
+                 for config, seed, status in zip(left_out["config_hash"], left_out["seed"], left_out["status"])]
         labels = labels.mask(np.array(rerun, dtype=bool), "replaced by a finished rerun")
     return labels.value_counts().to_dict()
 
@@ -230,8 +267,11 @@ def build_table(runs: pd.DataFrame, row_params: list[str], metrics: list[str], c
         raise InputError(f"runs have no param/metric named {', '.join(map(repr, missing))}")
     if column_param and len(metrics) != 1:
         raise InputError(f"with columns by {column_param!r}, give exactly one metric (got {metrics})")
-    finished = runs[runs["status"] == "FINISHED"].reset_index(drop=True)  # labels = positions in the lists below
-    keys = pd.DataFrame({p: as_number_if_possible(finished[f"params.{p}"]) for p in params}, index=finished.index)
+    # labels = positions in the lists below
+    finished = runs[(runs["status"] == "FINISHED") & ~race_not_counted(runs)].reset_index(drop=True)
+    keys = pd.DataFrame({p: param_keys(finished[f"params.{p}"], unset_column(p) if p == column_param else UNSET_ROW)
+                         for p in params}, index=finished.index)
+    unset = {p: int(finished[f"params.{p}"].isna().sum()) for p in params if finished[f"params.{p}"].isna().any()}
     seeds = finished["seed"].tolist()
     run_ids = finished["run_id"].tolist() if "run_id" in finished else [None] * len(finished)
     # Per metric, per run: its value, its selected step and the step metric that gave it (plain lists: indexing
@@ -241,9 +281,9 @@ def build_table(runs: pd.DataFrame, row_params: list[str], metrics: list[str], c
                  for metric in metrics}
     cells: dict = {}
     runs_of_cell: dict = {}  # (row, column) -> {seed: (run_id, value)} of its scored runs
-    for row_key, group in keys.groupby(row_params, sort=True):
+    for row_key, group in keys.groupby(row_params, sort=False):  # ordered below (sort_key: numbers, then text)
         row = row_key if isinstance(row_key, tuple) else (row_key,)
-        subsets = group.groupby(column_param, sort=True) if column_param else [(m, group) for m in metrics]
+        subsets = group.groupby(column_param, sort=False) if column_param else [(m, group) for m in metrics]
         for column, subset in subsets:
             values, steps, step_names = by_metric[metrics[0] if column_param else column]
             scored = [(seeds[i], values[i], steps[i], step_names[i], run_ids[i]) for i in subset.index
@@ -257,7 +297,7 @@ def build_table(runs: pd.DataFrame, row_params: list[str], metrics: list[str], c
     rows = sorted({row for row, _ in cells}, key=lambda r: tuple(map(sort_key, r)))
     columns = sorted({column for _, column in cells}, key=sort_key) if column_param else list(metrics)
     table = ComparisonTable(row_params, column_param or "metric", rows, columns, cells, status_counts(runs),
-                            alpha=alpha, correction=correction)
+                            unset=unset, alpha=alpha, correction=correction)
     for column in columns:
         in_column = {row: cells[(row, column)] for row in rows if (row, column) in cells}
         items = None
@@ -332,7 +372,15 @@ def _footnote(table: ComparisonTable) -> str:
     steps = (" In parentheses: the training step of the checkpoint each cell's seeds selected (untrained: step 0, "
              "the model before training)." if any(cell.steps for cell in table.cells.values()) else "")
     return (f"Mean ± std over seeds (n={n} unless shown). {significance_note(table)} Runs left out: {excluded}."
-            f"{steps}")
+            f"{unset_note(table)}{steps}")
+
+
+def unset_note(table: ComparisonTable) -> str:
+    """Where the runs that do not set a row or column param are (" ..." or "")."""
+    parts = [f"{count} without {param} in column \"{unset_column(param)}\"" if param not in table.row_params
+             else f"{count} without {param} in rows with {param} {UNSET_ROW}" for param, count in table.unset.items()]
+    return f" Finished runs that do not set a param (another stage's, a method without it): {'; '.join(parts)}." \
+        if parts else ""
 
 
 def significance_note(table: ComparisonTable) -> str:

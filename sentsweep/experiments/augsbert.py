@@ -73,10 +73,13 @@ def semi_supervised_targets() -> tuple[PublishedValue, ...]:
 
 @dataclass(frozen=True, kw_only=True)
 class AugsbertOptions(SweepOptions):
-    teachers: tuple[str, ...] | None = option(f"default: {' '.join(AUGSBERT_PROTOCOL.grid('teacher'))}")
-    samplings: tuple[str, ...] | None = option(f"default: {' '.join(AUGSBERT_PROTOCOL.grid('sampling'))}")
+    teachers: tuple[str, ...] | None = option(f"teacher cross-encoders (default: "
+                                                  f"{' '.join(AUGSBERT_PROTOCOL.grid('teacher'))})")
+    samplings: tuple[str, ...] | None = option(f"strategies sampling the silver pairs (default: "
+                                                   f"{' '.join(AUGSBERT_PROTOCOL.grid('sampling'))})")
     dataset: str | None = option("which data set of 000 Tables 6.12-6.13 the files are (logged as the param "
-                                 "`dataset`; the targets of its column are checked)", choices=DATASETS)
+                                 "`dataset`; the targets of its column are checked; default: none, no targets)",
+                                 choices=DATASETS)
 
 
 def dataset_label(options: AugsbertOptions) -> dict:

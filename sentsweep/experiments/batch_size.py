@@ -16,7 +16,8 @@ from sentsweep.sweep.options import SweepOptions, option
 
 @dataclass(frozen=True, kw_only=True)
 class BatchSizeOptions(SweepOptions):
-    methods: tuple[str, ...] | None = option(f"default: {' '.join(BATCH_SIZE_PROTOCOL.grid('method'))}")
+    methods: tuple[str, ...] | None = option(f"methods to compare (default: "
+                                                 f"{' '.join(BATCH_SIZE_PROTOCOL.grid('method'))})")
 
 
 def grid_axes(options):

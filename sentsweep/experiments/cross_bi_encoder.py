@@ -77,7 +77,7 @@ PROTOCOL = Protocol(
 
 @dataclass(frozen=True, kw_only=True)
 class CrossBiEncoderOptions(SweepOptions):
-    teachers: tuple[str, ...] | None = option(f"default: {' '.join(PROTOCOL.grid('teacher'))}")
+    teachers: tuple[str, ...] | None = option(f"teacher cross-encoders (default: {' '.join(PROTOCOL.grid('teacher'))})")
     no_activations: bool = option("leave out stage 'activations' (Table 6.2's CE without activation and with tanh)",
                                   False)
 

@@ -33,7 +33,7 @@ class DomainAdaptationOptions(SweepOptions):
     methods: tuple[str, ...] | None = option(f"unsupervised methods (default: {' '.join(PROTOCOL.grid('method'))})")
     nli_file: str | None = option("NLI pairs of the NLI step: SNLI + MultiNLI in the format of sentence-transformers' "
                                   "AllNLI.tsv.gz (tab-separated split, sentence1, sentence2, label; gzipped or not), "
-                                  "its train split (required without --quick, which uses the shipped demo file)")
+                                  "its train split (required, but with --quick; default there: the shipped demo file)")
 
 
 def nli_settings(options: DomainAdaptationOptions) -> dict:

@@ -10,16 +10,18 @@ App. B), the axis being its initial rate.
 
 from dataclasses import dataclass
 
-from sentsweep.experiments.protocols.contrastive import LEARNING_RATE_PROTOCOL, learning_rate_ranges
+from sentsweep.experiments.protocols.contrastive import LEARNING_RATE_PROTOCOL
+from sentsweep.search_spaces.ranges import learning_rate_ranges
 from sentsweep.sweep import Stage, SweepDefinition
 from sentsweep.sweep.options import SweepOptions, option
 
 
 @dataclass(frozen=True, kw_only=True)
 class LearningRateOptions(SweepOptions):
-    methods: tuple[str, ...] | None = option(f"default: {' '.join(LEARNING_RATE_PROTOCOL.grid('method'))}")
-    lrs: tuple[float, ...] | None = option("learning rates (grid mode)")
-    lr_range: tuple[float, float] = option("Optuna range", (1e-6, 1e-3))
+    methods: tuple[str, ...] | None = option(f"methods to compare (default: "
+                                                 f"{' '.join(LEARNING_RATE_PROTOCOL.grid('method'))})")
+    lrs: tuple[float, ...] | None = option("learning rates, an axis (default: the protocol's grid; --dry-run shows it)")
+    lr_range: tuple[float, float] = option("the range of learning rates Optuna samples (--search optuna)", (1e-6, 1e-3))
 
 
 def grid_axes(options):

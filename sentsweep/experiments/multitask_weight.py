@@ -10,17 +10,20 @@ SimCSE for 1 and 3 epochs and each auto-encoder alone (stages 1 and 2), then the
 from dataclasses import dataclass
 
 from sentsweep.experiments._wang_published import quora_targets
-from sentsweep.experiments.protocols.contrastive import MULTITASK_PROTOCOL, weight_ranges
+from sentsweep.experiments.protocols.contrastive import MULTITASK_PROTOCOL
 from sentsweep.references import THESIS_WANG_2022
+from sentsweep.search_spaces.ranges import weight_ranges
 from sentsweep.sweep import Stage, SweepDefinition
 from sentsweep.sweep.options import SweepOptions, option
 
 
 @dataclass(frozen=True, kw_only=True)
 class MultitaskWeightOptions(SweepOptions):
-    weights: tuple[float, ...] | None = option("values of w (grid mode)")
-    methods: tuple[str, ...] | None = option(f"default: {' '.join(MULTITASK_PROTOCOL.grid('method'))}")
-    weight_range: tuple[float, float] = option("Optuna range of w", (1e-4, 0.1))
+    weights: tuple[float, ...] | None = option("values of w, the multi-task stage's axis (default: the protocol's "
+                                                    "grid; --dry-run shows it)")
+    methods: tuple[str, ...] | None = option(f"the multi-task methods (default: "
+                                                 f"{' '.join(MULTITASK_PROTOCOL.grid('method'))})")
+    weight_range: tuple[float, float] = option("the range of w Optuna samples (--search optuna)", (1e-4, 0.1))
     no_baselines: bool = option("only the multi-task grid (stage 3)", False)
 
 

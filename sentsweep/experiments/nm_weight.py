@@ -14,18 +14,21 @@ evaluated after each epoch and reports its best dev epoch (§5.1).
 from dataclasses import dataclass
 
 from sentsweep.experiments._reiml_published import noise_matching_targets
-from sentsweep.experiments.protocols.contrastive import NM_PROTOCOL, weight_ranges
+from sentsweep.experiments.protocols.contrastive import NM_PROTOCOL
 from sentsweep.references import THESIS_REIML_2023
+from sentsweep.search_spaces.ranges import weight_ranges
 from sentsweep.sweep import Stage, SweepDefinition
 from sentsweep.sweep.options import SweepOptions, option
 
 
 @dataclass(frozen=True, kw_only=True)
 class NmWeightOptions(SweepOptions):
-    weights: tuple[float, ...] | None = option("values of w (grid mode)")
-    methods: tuple[str, ...] | None = option(f"default: {' '.join(NM_PROTOCOL.grid('weighted_method'))}")
-    poolings: tuple[str, ...] | None = option("default: cls mean")
-    weight_range: tuple[float, float] = option("Optuna range of w", (1e-4, 1.0))
+    weights: tuple[float, ...] | None = option("values of w, stage 2's axis (default: the protocol's grid; "
+                                                    "--dry-run shows it)")
+    methods: tuple[str, ...] | None = option(f"the methods L = L_first + w L_NM of stage 2 (default: "
+                                                 f"{' '.join(NM_PROTOCOL.grid('weighted_method'))})")
+    poolings: tuple[str, ...] | None = option("pooling modes of both stages (default: cls mean)")
+    weight_range: tuple[float, float] = option("the range of w Optuna samples (--search optuna)", (1e-4, 1.0))
     no_table_rows: bool = option("only the weight grid (stage 2)", False)
 
 

@@ -120,9 +120,11 @@ PROTOCOL = Protocol(
 @dataclass(frozen=True, kw_only=True)
 class TopicDistillationOptions(SweepOptions):
     topic_corpus: str | None = option('topic-labelled training sentences ("topic<TAB>sentence" or '
-                                      '"label<TAB>prompt<TAB>sentence"); required unless --quick')
+                                      '"label<TAB>prompt<TAB>sentence"); required, but with --quick (default there: '
+                                      'the shipped demo topics)')
     dataset: str | None = option("which data set the files are (20newsgroups: Tables 6.14-6.15, ukp: 6.16-6.17); "
-                                 "logged as the param `dataset`, its table's targets are checked", choices=DATASETS)
+                                 "logged as the param `dataset`, its table's targets are checked; default: none, "
+                                 "no targets)", choices=DATASETS)
 
 
 def options_settings(options: TopicDistillationOptions) -> dict:

@@ -9,8 +9,9 @@
 from dataclasses import dataclass, replace
 
 from sentsweep.experiments._tsdae_published import pooling_targets, ratio_targets
-from sentsweep.experiments.protocols.tsdae import QUICK_GRIDS, SEARCH_PROTOCOL, deletion_pooling_ranges
+from sentsweep.experiments.protocols.tsdae import QUICK_GRIDS, SEARCH_PROTOCOL
 from sentsweep.references import TSDAE
+from sentsweep.search_spaces.ranges import deletion_pooling_ranges
 from sentsweep.sweep import Stage, SweepDefinition
 from sentsweep.sweep.options import SweepOptions, option
 
@@ -23,9 +24,12 @@ QUICK_OVERRIDES = {"max_steps": 60, "eval_steps": 10}
 
 @dataclass(frozen=True, kw_only=True)
 class TsdaeDeletionOptions(SweepOptions):
-    ratios: tuple[float, ...] | None = option("deletion ratios (grid mode)")
-    poolings: tuple[str, ...] | None = option("pooling modes: cls mean max")
-    ratio_range: tuple[float, float] = option("Optuna range", (0.1, 0.9))
+    ratios: tuple[float, ...] | None = option("deletion ratios, an axis (default: the protocol's grid; "
+                                                   "--dry-run shows it)")
+    poolings: tuple[str, ...] | None = option("pooling modes, an axis (default: the protocol's grid; "
+                                                   "--dry-run shows it)")
+    ratio_range: tuple[float, float] = option("the range of deletion ratios Optuna samples (--search optuna)",
+                                                  (0.1, 0.9))
 
 
 def grid_axes(options):

@@ -21,7 +21,7 @@ from sentsweep.sweep.options import SweepOptions, option
 
 @dataclass(frozen=True, kw_only=True)
 class TsdaeMainOptions(SweepOptions):
-    methods: tuple[str, ...] | None = option(f"default: {' '.join(MAIN_PROTOCOL.grid('method'))}")
+    methods: tuple[str, ...] | None = option(f"methods to compare (default: {' '.join(MAIN_PROTOCOL.grid('method'))})")
 
 
 DEFINITION = SweepDefinition(

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sentsweep.preparation_cache.entries import MANIFEST, TEMPORARY_MARK, cache_folder, locked, remove_entry
+from sentsweep.terminal import HelpFormatter
 
 KEY = re.compile(r"[0-9a-f]{32}")
 TEMPORARY = re.compile(rf"\.(?P<key>[0-9a-f]{{32}}){re.escape(TEMPORARY_MARK)}.+")
@@ -116,7 +117,7 @@ def _age(seconds: float) -> str:
 
 def main(argv=None, prog: str = "sentsweep cache") -> int:
     parser = argparse.ArgumentParser(prog=prog, description=__doc__.splitlines()[0],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter,
+                                     formatter_class=HelpFormatter,
                                      epilog="\n".join(__doc__.splitlines()[2:]))
     commands = parser.add_subparsers(dest="command", required=True)
     for name, help_text in (("list", "list the entries"), ("prune", "remove entries by age, or all")):

@@ -18,13 +18,13 @@ import itertools
 from collections.abc import Iterable
 
 from sentsweep.models import replaced_modules
+from sentsweep.search_spaces.param_spaces import values_to_validate
 from sentsweep.settings import Source
 from sentsweep.sweep.data_sizes import training_sentences, whole_corpus_batches
 from sentsweep.sweep.demo_stand_ins import evaluation_data_given
 from sentsweep.sweep.gpu_estimate import NOT_COUNTED, GpuEstimate, estimate_gpu_hours
 from sentsweep.sweep.gpu_packing import CUDA_CONTEXT_BYTES, MEMORY_MARGIN, GiB, probe_key
 from sentsweep.sweep.options import SweepOptions
-from sentsweep.sweep.param_spaces import values_to_validate
 from sentsweep.sweep.probe_records import probes_file, read_probes
 from sentsweep.sweep.protocol import with_method_settings
 from sentsweep.sweep.seed_groups import PROJECT_RUNG_SETTINGS

@@ -10,12 +10,15 @@ import sys
 from sentsweep.errors import InputError
 from sentsweep.plugins import import_plugin
 from sentsweep.sweep.definition import SweepDefinition
+from sentsweep.sweep.option_groups import examples_epilog
 from sentsweep.sweep.options import parse_options
+from sentsweep.terminal import closed_pipe
 
 
 def run_sweep(definition: SweepDefinition, argv=None, prog: str | None = None) -> int:
     """Entry point of a sweep script; returns the process exit code."""
-    options = parse_options(definition.options, argv, prog, definition.description)
+    prog = prog or script_command(definition)
+    options = parse_options(definition.options, argv, prog, definition.description, examples_epilog(prog))
     # SIGTERM stops a sweep as Ctrl-C does, also before Ray starts (see sentsweep.sweep.runner.stop_as_interrupt)
     signal.signal(signal.SIGTERM, lambda signum, frame: signal.raise_signal(signal.SIGINT))
     try:
@@ -23,11 +26,24 @@ def run_sweep(definition: SweepDefinition, argv=None, prog: str | None = None) -
             import_plugin(plugin)
         # lazy: the launcher's checks import torch and Ray Tune's search spaces; --help needs neither
         from sentsweep.sweep.launcher import launch
+        from sentsweep.sweep.progress import library_output  # lazy: imports Ray Tune, as above
 
-        return launch(definition, options)
+        with library_output(options.verbose):  # the libraries' start-up chatter hidden from here on (--verbose: not)
+            code = launch(definition, options)
+        sys.stdout.flush()  # here, not at exit: a closed pipe (`--dry-run | head`) is met where it is handled
+        return code
+    except BrokenPipeError:
+        return closed_pipe()
     except InputError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("\ninterrupted before any trial started: nothing to resume", file=sys.stderr)
         return 130
+
+
+def script_command(definition: SweepDefinition) -> str:
+    """How the running script is started, for its --help: `python sweeps/nm_weight.py` as typed, or the sweep's
+    script in sweeps/ when the program is no script (a test, a notebook)."""
+    script = sys.argv[0] if sys.argv and sys.argv[0].endswith(".py") else f"sweeps/{definition.name}.py"
+    return f"python {script}"

@@ -27,9 +27,9 @@ import torch
 
 from sentsweep.data import read_corpus
 from sentsweep.errors import InputError
+from sentsweep.search_spaces.param_spaces import values_to_validate
 from sentsweep.sweep.cluster import Node, cluster_address, cluster_nodes, describe_cluster
 from sentsweep.sweep.options import GPUS_AUTO
-from sentsweep.sweep.param_spaces import values_to_validate
 from sentsweep.sweep.protocol import with_method_settings
 from sentsweep.trainables.catalog import get_method, setting_default, train
 

@@ -25,6 +25,7 @@ from sentsweep.models import build_tiny_model, check_model_source
 from sentsweep.plugins import USER_CODE_KEY, user_modules
 from sentsweep.preparation_cache import cache_folder
 from sentsweep.random_seeds import parse_seeds
+from sentsweep.search_spaces.param_spaces import added_axes, values_to_validate
 from sentsweep.sweep.budget import check_budget_options
 from sentsweep.sweep.card import protocol_card
 from sentsweep.sweep.cluster import check_resource_options
@@ -39,12 +40,11 @@ from sentsweep.sweep.demo_stand_ins import (
 )
 from sentsweep.sweep.first_step import check_own_methods_start
 from sentsweep.sweep.options import SweepOptions, parse_assignments
-from sentsweep.sweep.param_spaces import values_to_validate
-from sentsweep.sweep.progress import library_output
 from sentsweep.sweep.protocol import with_method_settings
 from sentsweep.sweep.ray_connection import check_ray_cluster
 from sentsweep.tasks import build_tasks, parse_task_specs
 from sentsweep.tasks.mteb_tasks import MTEB_PREFIX, is_mteb_name, published_main_scores, untrained_scores
+from sentsweep.terminal import say
 from sentsweep.tracking.models import check_model_uri, is_model_uri, materialize_model
 from sentsweep.tracking.store import check_tracking_reachable, resolve_tracking_uri
 from sentsweep.trainables.catalog import check_keys, get_method, setting_default, validate_config
@@ -189,8 +189,7 @@ def stage_axes(definition: SweepDefinition, options: SweepOptions) -> list[tuple
         stages = [("optuna", definition.sampled_axes(options))]
     else:
         stages = [(stage.name, axes) for stage in definition.stages if (axes := stage.axes(options)) is not None]
-    shared = {name: list(values) for name, values in (("sample_size", options.sample_sizes),
-                                                       ("batch_size", options.batch_sizes)) if values}
+    shared = added_axes(options.sample_sizes, options.batch_sizes)
     return [(name, {axis: list(values) if isinstance(values, tuple) else values for axis, values in axes.items()}
              | shared) for name, axes in stages]
 
@@ -371,17 +370,14 @@ def launch(definition: SweepDefinition, options: SweepOptions) -> int:
     from sentsweep.sweep.runner import SweepRunner, baseline_scores
 
     baseline = baseline_scores(constants)
-    print(
-        f"untrained model {constants['model']}: STS dev {baseline['untrained_sts_dev']:.2f}, "
-        f"test {baseline['untrained_sts_test']:.2f} (Spearman x 100 of cosine)"
-    )
+    say(f"untrained model {constants['model']}: STS dev {baseline['untrained_sts_dev']:.2f}, "
+        f"test {baseline['untrained_sts_test']:.2f} (Spearman x 100 of cosine)")
     mteb_baseline, lines = untrained_scores(constants["model"], constants["max_seq_length"],
                                             constants.get("eval_tasks") or {}, options.model, options.mteb_results)
     baseline |= mteb_baseline
     if lines:
-        print("\n".join(lines))
-    with library_output(options.verbose):
-        return SweepRunner(definition, options, tracking_uri, resolved).run(stages, baseline)
+        say("\n".join(lines))
+    return SweepRunner(definition, options, tracking_uri, resolved).run(stages, baseline)
 
 
 def probed_model(resolved: ResolvedSweep, options: SweepOptions) -> str:

@@ -32,6 +32,8 @@ from sentsweep.analysis.async_racing import RACE_SCHEDULES
 from sentsweep.analysis.racing import RACE_ALPHA, TEST_OPTIONS
 from sentsweep.analysis.significance import CORRECTIONS
 from sentsweep.errors import InputError
+from sentsweep.sweep.option_groups import GROUP_OF, group_line, group_of, group_order
+from sentsweep.terminal import HelpFormatter
 
 GPUS_AUTO = "auto"
 DEFAULT_OUTPUT_DIR = "sweep_outputs"
@@ -78,44 +80,49 @@ class SweepOptions:
     dry_run: bool = option("print the protocol card (grid, every setting with its source, seeds, trials, steps) "
                            "and exit without training", False)
     model: str | None = option("Hugging Face model name, local folder, or MLflow model URI (runs:/<run id>/model, "
-                               "models:/<name>/<version>; default with --quick: a tiny BERT)")
+                               "models:/<name>/<version>); required, but with --quick (default there: a tiny random "
+                               "BERT)")
     corpus: str | None = option("training sentences, one per line (required where a method reads a corpus; "
                                 "--quick without evaluation data: the shipped demo corpus)")
-    sts_dir: str | None = option("folder with sts-dev.csv and sts-test.csv (STS benchmark format)",
+    sts_dir: str | None = option("folder with sts-dev.csv and sts-test.csv, the STS benchmark's files (required, "
+                                 "unless --sick-file or --hf-sts; --quick: the shipped demo pairs)",
                                  group="evaluation data")
-    sick_file: str | None = option("SICK: SICK.txt (its SemEval_set column: dev and test) or the SemEval 2014 "
-                                   "files' folder", group="evaluation data")
-    hf_sts: str | None = option("`datasets` hub name or local path with sentence1/sentence2/score",
+    sick_file: str | None = option("SICK instead of --sts-dir: SICK.txt (its SemEval_set column: dev and test) or the "
+                                   "SemEval 2014 files' folder (default: --sts-dir)", group="evaluation data")
+    hf_sts: str | None = option("a Hugging Face data set (hub name or local path) with sentence1, sentence2 and score "
+                                "columns, instead of --sts-dir (default: --sts-dir)",
                                 group="evaluation data")
     eval_task: tuple[str, ...] = option(
         "also score every trial's dev-selected model on this task's test split, for example "
-        "askubuntu=data-eval/askubuntu, sts12=SentEval/data/downstream/STS/STS12-en-test, "
-        "mr=SentEval/data/downstream/MR (repeatable; names: sentsweep.tasks.task_names())", (),
+        "askubuntu=data-eval/askubuntu, mr=SentEval/data/downstream/MR (repeatable; the task names are listed "
+        "in docs/evaluation.md; default: STS dev and test only)", (),
         repeat=True, metavar="NAME=PATH")
     select_on: str | None = option("select every trial's checkpoint on the dev split of this --eval-task task (for "
                                    "example mteb:STSBenchmark); its test split is only reported", metavar="TASK")
     mteb_results: str | None = option("a local copy of MTEB's results repository (results/<org>__<model>/<revision>/"
                                       "<Task>.json): the model's published MTEB scores, reproduction targets of the "
                                       "untrained model's scores on the --eval-task mteb: tasks", metavar="FOLDER")
-    seeds: str | None = option("count (5 = seeds 0..4) or list (0,1,2)")
+    seeds: str | None = option("a count (5 = seeds 0..4) or a list (0,1,2) (default: the protocol's, see "
+                               "--dry-run)")
     search: Literal["grid", "optuna"] = option("a grid, or configurations Optuna samples", "grid")
     num_configs: int = option("configs Optuna samples (each run per seed)", 8)
-    sample_sizes: tuple[int, ...] | None = option("training corpus sizes, an axis")
-    batch_sizes: tuple[int, ...] | None = option("batch sizes, an axis")
-    assignments: tuple[str, ...] = option("override fixed settings, values as JSON: --set temperature=0.1 "
-                                          "tie_decoder=false", (), flag="--set", metavar="KEY=VALUE")
-    lr: float | None = option("learning rate of every trial")
-    max_steps: int | None = option("training steps of every trial")
-    eval_steps: int | None = option("steps between dev evaluations")
-    max_seq_length: int | None = option("tokens per sentence")
+    sample_sizes: tuple[int, ...] | None = option("training corpus sizes, an axis (default: the whole corpus)")
+    batch_sizes: tuple[int, ...] | None = option("batch sizes, an axis (default: the protocol's one)")
+    assignments: tuple[str, ...] = option("settings of every trial, values as JSON: --set temperature=0.1 "
+                                          "tie_decoder=false (default: the protocol's, see --dry-run)", (),
+                                          flag="--set", metavar="KEY=VALUE")
+    lr: float | None = option("learning rate of every trial (default: the protocol's)")
+    max_steps: int | None = option("training steps of every trial (default: the protocol's)")
+    eval_steps: int | None = option("steps between dev evaluations (default: the protocol's)")
+    max_seq_length: int | None = option("tokens per sentence (default: the protocol's)")
     tracking_uri: str | None = option("MLflow tracking URI (default: MLFLOW_TRACKING_URI or ./mlflow.db)")
     experiment: str | None = option("MLflow experiment name (default: the sweep's name)")
     output_dir: str = option("Ray results and the tiny model", DEFAULT_OUTPUT_DIR)
     storage_path: str | None = option("Ray Tune storage, shared by all nodes (NFS path or s3://...; default: "
                                       "SENTSWEEP_STORAGE_PATH, else OUTPUT_DIR/ray); its cache/ folder holds the "
                                       "preparation cache")
-    no_cache: bool = option("compute every preparation stage in every trial, without the cache of "
-                            "STORAGE_PATH/cache (sentsweep.preparation_cache)", False)
+    no_cache: bool = option("compute every preparation stage (noised corpora, teachers' labels, ...) in every "
+                            "trial, without the cache in STORAGE_PATH/cache", False)
     cpus_per_trial: float = option("CPUs per trial (a trial runs on one node, which must have them and its GPUs)",
                                    1.0)
     gpus_per_trial: float | str = option(
@@ -125,11 +132,12 @@ class SweepOptions:
     autoscaling: bool = option("the Ray cluster adds nodes on demand: a request no current node fits is not "
                                "refused (bound the wait with --pending-timeout)", False)
     pending_timeout: float | None = option("end the sweep (resumable) when trials wait this long PENDING with "
-                                           "none running", metavar="SECONDS")
+                                           "none running (default: wait as long as it takes)", metavar="SECONDS")
     time_budget: float | None = option("end the sweep (resumable) once it has run this long, wall clock from when "
-                                       "Ray is up; --resume gets its own", metavar="SECONDS")
+                                       "Ray is up; --resume gets its own (default: no limit)", metavar="SECONDS")
     gpu_hours: float | None = option("end the sweep (resumable) once its running trials have held this many "
-                                     "GPU-hours (each its --gpus-per-trial fraction); --resume gets its own",
+                                     "GPU-hours (each its --gpus-per-trial fraction); --resume gets its own "
+                                     "(default: no limit)",
                                      metavar="HOURS")
     max_failures: int = option("retries of a failed trial from its checkpoint", 2)
     scheduler: str = option("early stopping on the dev metric", "fifo", choices=SCHEDULERS)
@@ -142,22 +150,23 @@ class SweepOptions:
         "every configuration racing has a seed's results, and holds the whole race's family-wise error at "
         "--race-alpha (Tukey's range); 'async-per-level' runs the same way with the round race's test and "
         "decisions; 'rounds' waits for each round's slowest trial and tests against the leader at --race-alpha "
-        "per round (sentsweep.analysis.async_racing, sentsweep.analysis.racing)", "async", choices=RACE_SCHEDULES)
+        "per round (docs/analysis.md, racing)", "async", choices=RACE_SCHEDULES)
     race_initial_seeds: int = option("seeds every configuration runs (--race)", 2)
-    race_budget: int | None = option("at most this many trials in a race (--race)")
+    race_budget: int | None = option("at most this many trials in a race (--race; default: no limit but "
+                                           "configurations x seeds)")
     race_test: str = option("the race's test: on the seed-noise variance pooled across configurations (two-way "
                             "ANOVA; Tukey's range in the async race, a t against the leader in rounds) or a paired "
-                            "t per pair (sentsweep.analysis.async_racing, sentsweep.analysis.racing)",
+                            "t per pair",
                             "pooled", choices=tuple(TEST_OPTIONS))
     race_tolerance: float = option(
         "differences of the selection metric smaller than this do not matter (an indifference zone, in the "
         "metric's units): a configuration is dropped once it cannot beat the leader by this much (--race); with "
         "it, --correction bonferroni protects a configuration better than the others by this much, holm drops it "
-        "more often (sentsweep.analysis.racing)", 0.0)
+        "more often", 0.0)
     race_alpha: float = option(
         "level of the race's eliminations, a compute decision (the tables' claims use --alpha): the async race "
         "drops any configuration of equal ones in at most this share of races; async-per-level and rounds test "
-        "at it per level or round (benchmarks/racing.py, docs/performance.md)", RACE_ALPHA)
+        "at it per level or round (the racing benchmark: docs/performance.md)", RACE_ALPHA)
     alpha: float = option("significance level of the tables' significance groups and reproduction intervals", 0.05)
     correction: str = option("multiple-comparison correction of the race's tests and the tables' significance "
                              "groups", "holm", choices=CORRECTIONS)
@@ -165,12 +174,12 @@ class SweepOptions:
                           "those whose configuration and seed finished there are not run again", False)
     plugin: tuple[str, ...] = option("a module (importable name) or .py file of one's own that registers "
                                      "objectives, methods or tasks (repeatable); it is sent to every Ray worker "
-                                     "(docs/extending.md)", (), repeat=True, metavar="MODULE_OR_FILE")
+                                     "(docs/extending.md; default: none)", (), repeat=True, metavar="MODULE_OR_FILE")
     keep_models: str = option("log the dev-selected model of the best configuration's trials (one per seed), of "
                               "all trials, or of none to their MLflow runs (sentence-transformers flavour)", "best",
                               choices=KEEP_MODELS)
-    verbose: bool = option("Ray Tune's own output (trial tables, each trial's config and result, INFO logs) "
-                           "instead of one progress bar per stage (sentsweep.sweep.progress)", False)
+    verbose: bool = option("Ray Tune's, Ray's and MLflow's own output (trial tables, each trial's config and "
+                           "result, INFO logs, start-up warnings) instead of one progress bar per stage", False)
     progress_interval: float = option("where the output is no terminal (a log file), print the progress line this "
                                       "often (the project's choice: a SLURM log gets two lines a minute)", 30.0,
                                       parse=interval_seconds, metavar="SECONDS")
@@ -193,33 +202,52 @@ def flag_of(spec: dataclasses.Field) -> str:
     return spec.metadata.get("flag") or "--" + spec.name.replace("_", "-")
 
 
-def build_options_parser(cls: type[SweepOptions], prog: str | None = None,
-                         description: str | None = None) -> argparse.ArgumentParser:
-    """The argparse parser of an options class (see the module docstring)."""
-    parser = argparse.ArgumentParser(prog=prog, description=description)
-    groups: dict[str, argparse._MutuallyExclusiveGroup] = {}
+def build_options_parser(cls: type[SweepOptions], prog: str | None = None, description: str | None = None,
+                         epilog: str | None = None) -> argparse.ArgumentParser:
+    """The argparse parser of an options class (see the module docstring): its options in the argument groups of
+    `sentsweep.sweep.option_groups` (the experiment's own first), every default shown."""
+    parser = argparse.ArgumentParser(prog=prog, description=description, epilog=epilog, usage="%(prog)s [options]",
+                                     formatter_class=HelpFormatter)
+    shared = {spec.name for spec in dataclasses.fields(SweepOptions)}
+    sections = {title: parser.add_argument_group(title, group_line(title)) for title in group_order()}
+    exclusive: dict[str, argparse._MutuallyExclusiveGroup] = {}
     hints = typing.get_type_hints(cls)
-    for spec in dataclasses.fields(cls):
+    rank = {title: position for position, title in enumerate(group_order())}
+    listed = {name: position for position, name in enumerate(GROUP_OF)}
+    for spec in sorted(dataclasses.fields(cls), key=lambda spec: (rank[group_of(spec.name, shared)],
+                                                                  listed.get(spec.name, -1))):
+        section = sections[group_of(spec.name, shared)]
         group = spec.metadata.get("group")
-        if group is not None and group not in groups:
-            groups[group] = parser.add_mutually_exclusive_group()
-        target = parser if group is None else groups[group]
+        if group is not None and group not in exclusive:
+            exclusive[group] = section.add_mutually_exclusive_group()
+        target = section if group is None else exclusive[group]
         target.add_argument(flag_of(spec), dest=spec.name, **_argument_of(spec, hints[spec.name]))
     return parser
 
 
-def parse_options(cls: type[Options], argv=None, prog: str | None = None,
-                  description: str | None = None) -> Options:
+def parse_options(cls: type[Options], argv=None, prog: str | None = None, description: str | None = None,
+                  epilog: str | None = None) -> Options:
     """The frozen options of a command line (argparse exits with its usage message on a bad one)."""
-    namespace = build_options_parser(cls, prog, description).parse_args(argv)
+    namespace = build_options_parser(cls, prog, description, epilog).parse_args(argv)
     return cls(**{name: tuple(value) if isinstance(value, list) else value
                   for name, value in vars(namespace).items()})
 
 
+def default_text(default: Any) -> str | None:
+    """An option's default as --help shows it; None where there is none to show (a switch, no value)."""
+    if default is None or isinstance(default, bool) or default == ():
+        return None
+    return " ".join(map(str, default)) if isinstance(default, tuple) else str(default)
+
+
 def _argument_of(spec: dataclasses.Field, hint) -> dict:
-    """argparse's keyword arguments for one field."""
+    """argparse's keyword arguments for one field; its help ends with its default, where it has one to show and
+    does not say it in words."""
     metadata = spec.metadata
-    arguments = {"help": metadata["help"], "default": spec.default}
+    help_text, shown = metadata["help"], default_text(spec.default)
+    if shown is not None and "default" not in help_text:
+        help_text += f" (default: {shown})"
+    arguments = {"help": help_text.replace("%", "%%"), "default": spec.default}
     if "metavar" in metadata:
         arguments["metavar"] = metadata["metavar"]
     kind = _without_none(hint)

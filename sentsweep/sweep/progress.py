@@ -1,16 +1,20 @@
-"""What the terminal shows while a sweep runs: per Ray Tune run (a stage, or a race's round) one progress line
-(tqdm) with its trials finished, running, pending and failed, the time taken and left, and the best configuration
-so far on dev; each failed trial's reason as it fails; then the runner's tables.
+"""What the terminal shows while a sweep runs: per Ray Tune run (a stage, or a race's round) its progress (tqdm):
+its trials finished, running, pending and failed, the time taken and left, and the best configuration so far on
+dev; each failed trial's reason as it fails; then the runner's tables.
 
-On a terminal the line is a bar updated in place; elsewhere (`ray submit`, SLURM logs) it is printed anew every
---progress-interval seconds and once more as the run ends. `--verbose` gives Ray Tune's own output back (its
-trial tables, a configuration box as each trial starts and a result box as it ends, its INFO log lines) and
-leaves the bar out.
+On a terminal the progress is a bar updated in place (the run, its trials ended of all, the time taken and left)
+over a status line (the trials running, pending and failed, and the best so far, its value before its
+configuration), each cut to the terminal's width at its end, so that the best value stays in sight at 80 columns;
+elsewhere (`ray submit`, SLURM logs) one line is printed anew every --progress-interval seconds and once more as the
+run ends. `--verbose` gives Ray Tune's own output back (its trial tables, a configuration box as each trial starts
+and a result box as it ends, its INFO log lines) and leaves the bar out.
 
 The quiet default is set through the libraries' own settings, not by filtering their text: Ray Tune's verbosity
-0 (`tune_verbosity`), the "ray" logger at WARNING (`ray_logging_level`) and the environment settings of
-`QUIET_SETTINGS` (`library_output`). The trials' own output (their prints, transformers' progress bars) never
-reaches the driver: the runner starts Ray with log_to_driver=False.
+0 (`tune_verbosity`), the "ray" logger at WARNING (`ray_logging_level`), the environment settings of
+`QUIET_SETTINGS` and the levels of `QUIET_LOGGERS` (`library_output`), whose start-up lines (Ray's token
+authentication notice, MLflow creating a new store's tables) say nothing about the sweep; errors always pass. The
+trials' own output (their prints, transformers' progress bars) never reaches the driver: the runner starts Ray with
+log_to_driver=False.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from ray.tune import Callback
 from tqdm import tqdm
 
 from sentsweep.random_seeds import resolve_seed
+from sentsweep.terminal import wrap_paragraph
 
 # Read by Ray Tune and MLflow from the environment when a run starts (a value the user set is kept).
 QUIET_SETTINGS = {
@@ -45,7 +50,10 @@ QUIET_SETTINGS = {
     "MLFLOW_SUPPRESS_PRINTING_URL_TO_STDOUT": "true",
 }
 
-BAR_FORMAT = "{desc}: {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} [{elapsed}<{remaining}{postfix}]"
+BAR_FORMAT = "{desc}: {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} [{elapsed}<{remaining}]"
+STATUS_FORMAT = "{desc}"  # the status line under the bar: its text alone
+# the bar line's columns besides its title, with a bar of 10 columns: ": 45%|..........| 9/20 [01:02<01:20]"
+BAR_FIXED_COLUMNS = 40
 LINE_FORMAT = "{desc}: {n_fmt}/{total_fmt} trials ended [{elapsed} elapsed, {remaining} left{postfix}]"
 
 
@@ -59,17 +67,38 @@ def ray_logging_level(verbose: bool) -> int:
     return logging.INFO if verbose else logging.WARNING
 
 
+# Loggers whose start-up lines say nothing about the sweep, and the level they are held at while it runs (unless
+# --verbose): warnings of these pass only when they are errors, INFO lines only when they are warnings.
+QUIET_LOGGERS = {
+    # "Token authentication is enabled for this Ray cluster. Set RAY_AUTH_MODE=disabled to opt out..." as every
+    # local Ray starts (ray/_private/authentication/authentication_token_setup.py)
+    "ray._private.authentication.authentication_token_setup": logging.ERROR,
+    # "Creating initial MLflow database tables..." and alembic's migration lines as a new SQLite store is made
+    "mlflow.store.db.utils": logging.WARNING,
+    "alembic": logging.WARNING,
+    # "The `process_trial_result` operation took 0.54 s, which may be a performance bottleneck", Ray Tune timing
+    # its own loop (ray/tune/utils/util.py, warn_if_slow): on a busy machine, several lines at a time
+    "ray.tune.utils.util": logging.ERROR,
+}
+
+
 @contextmanager
 def library_output(verbose: bool) -> Iterator[None]:
-    """Ray Tune's and MLflow's quiet settings (`QUIET_SETTINGS`) for the time of a sweep, unless --verbose;
-    the environment is put back as it was afterwards."""
+    """Ray Tune's and MLflow's quiet settings (`QUIET_SETTINGS`) and the libraries' start-up lines held back
+    (`QUIET_LOGGERS`) for the time of a sweep, unless --verbose; the environment and the loggers' levels are put
+    back as they were afterwards. Errors are always shown."""
     added = {} if verbose else {name: value for name, value in QUIET_SETTINGS.items() if name not in os.environ}
     os.environ.update(added)
+    levels = {} if verbose else {name: logging.getLogger(name).level for name in QUIET_LOGGERS}
+    for name in levels:
+        logging.getLogger(name).setLevel(max(QUIET_LOGGERS[name], logging.getLogger(name).getEffectiveLevel()))
     try:
         yield
     finally:
         for name in added:
             os.environ.pop(name, None)
+        for name, level in levels.items():
+            logging.getLogger(name).setLevel(level)
 
 
 class SweepProgress(Callback):
@@ -95,6 +124,8 @@ class SweepProgress(Callback):
         self._total = 0
         self._scores: dict[str, tuple[str, float]] = {}  # trial id -> (configuration, last value of metric)
         self._bar: tqdm | None = None
+        self._status_line: tqdm | None = None  # under the bar: trials running, pending, failed; the best so far
+        self._columns = 0  # the terminal's width (0: it reports none)
         self._started = 0.0
         self._ended_before = 0  # trials a resumed run had ended already (left out of the rate, hence the ETA)
         self._last_line = float("-inf")  # when the line was last printed (the bar: drawn)
@@ -102,7 +133,7 @@ class SweepProgress(Callback):
 
     def __getstate__(self) -> dict:
         # Ray Tune pickles a run's callbacks with its state; a stream and a drawn bar do not travel
-        return self.__dict__ | {"_stream": None, "_bar": None}
+        return self.__dict__ | {"_stream": None, "_bar": None, "_status_line": None}
 
     @property
     def stream(self) -> TextIO:
@@ -115,10 +146,14 @@ class SweepProgress(Callback):
         if self.stream.isatty():
             # as wide as the terminal; one that reports no size (a pseudo-terminal never sized) gets 100 columns and
             # 20 rows, since tqdm takes its 0 columns for no room and draws nothing there
-            sized = terminal_columns(self.stream) > 0
-            self._bar = tqdm(total=self._total, desc=self.title, unit="trial", file=self.stream,
-                             bar_format=BAR_FORMAT, smoothing=0, dynamic_ncols=sized,
-                             ncols=None if sized else 100, nrows=None if sized else 20)
+            self._columns = terminal_columns(self.stream)
+            sized = self._columns > 0
+            shape = dict(file=self.stream, dynamic_ncols=sized, ncols=None if sized else 100,
+                         nrows=None if sized else 20)
+            title = cut(self.title, max((self._columns or 100) - BAR_FIXED_COLUMNS, 12))
+            self._bar = tqdm(total=self._total, desc=title, unit="trial", bar_format=BAR_FORMAT, smoothing=0,
+                             position=0, **shape)
+            self._status_line = tqdm(total=0, desc="", bar_format=STATUS_FORMAT, position=1, leave=False, **shape)
 
     def on_step_end(self, iteration: int, trials: list, **info) -> None:
         self._show(trials)
@@ -139,8 +174,9 @@ class SweepProgress(Callback):
     def on_experiment_end(self, trials: list, **info) -> None:
         self._show(trials, final=True)
         if self._bar is not None:
+            self._status_line.close()  # cleared: the bar's line stays, with the run's count and time
             self._bar.close()
-            self._bar = None
+            self._bar = self._status_line = None
 
     def configuration(self, config: dict) -> str:
         """The configuration a trial runs, by the run's axes (their seeds aside)."""
@@ -160,14 +196,19 @@ class SweepProgress(Callback):
         configuration, values = max(by_configuration.items(), key=lambda item: sum(item[1]) / len(item[1]))
         return configuration, sum(values) / len(values), len(values)
 
-    def status(self, trials: list) -> tuple[int, int, str]:
-        """(trials ended, trials in all, what the line says after its counts)."""
+    def counts(self, trials: list) -> tuple[dict[str, int], int]:
+        """({status: trials}, trials in all) of TERMINATED (finished), RUNNING, PENDING and ERROR (failed)."""
         counts = {"TERMINATED": 0, "RUNNING": 0, "PENDING": 0, "ERROR": 0}
         for trial in trials:
             counts["PENDING" if trial.status == "PAUSED" else trial.status] += 1
         total = max(self._total, len(trials))
         if self.race_bound is None:
             counts["PENDING"] += total - len(trials)  # not yet created by the search algorithm
+        return counts, total
+
+    def status(self, trials: list) -> tuple[int, int, str]:
+        """(trials ended, trials in all, what the log's line says after its counts)."""
+        counts, total = self.counts(trials)
         text = (f"{counts['TERMINATED']} finished, {counts['RUNNING']} running, {counts['PENDING']} pending, "
                 f"{counts['ERROR']} failed")
         best = self.best()
@@ -175,6 +216,21 @@ class SweepProgress(Callback):
             configuration, value, n = best
             text += f"; best {self.metric} {value:.2f} (mean of {n}): {configuration or 'the one configuration'}"
         return counts["TERMINATED"] + counts["ERROR"], total, text
+
+    def status_line(self, trials: list, columns: int) -> str:
+        """The terminal's line under the bar, in `columns`: the trials running, pending and failed (the bar counts
+        those ended), then the best so far, its value before its configuration (the metric named where the line
+        has room), so that a cut at the line's end keeps the value."""
+        counts, _ = self.counts(trials)
+        text = f"  {counts['RUNNING']} running, {counts['PENDING']} pending, {counts['ERROR']} failed"
+        best = self.best()
+        if best is None:
+            return cut(text, columns)
+        configuration, value, n = best
+        configuration = configuration or "the one configuration"
+        named = f"{text}; best so far {value:.2f} ({self.metric}, mean of {n}): {configuration}"
+        return named if len(named) <= columns else cut(f"{text}; best so far {value:.2f} (mean of {n}): "
+                                                      f"{configuration}", columns)
 
     def _show(self, trials: list, final: bool = False) -> None:
         ended, total, text = self.status(trials)
@@ -185,7 +241,9 @@ class SweepProgress(Callback):
             if (ended, total, text) != (self._bar.n, self._bar.total, self._last_text) or now - self._last_line >= 1:
                 self._last_line, self._last_text = now, text
                 self._bar.initial, self._bar.total, self._bar.n = self._ended_before, total, ended
-                self._bar.set_postfix_str(text)
+                self._bar.refresh()
+                columns = terminal_columns(self.stream) or self._columns or 100
+                self._status_line.set_description_str(self.status_line(trials, columns - 1))
             return
         if final or now - self._last_line >= self.interval_s:
             line = tqdm.format_meter(ended, total, now - self._started, prefix=self.title, unit="trial",
@@ -195,10 +253,17 @@ class SweepProgress(Callback):
             self._last_line, self._last_text = now, line
 
     def _say(self, message: str) -> None:
-        if self._bar is not None:
-            self._bar.write(message, file=self.stream)
+        if self._bar is not None:  # over the bar, wrapped to the terminal's width
+            columns = terminal_columns(self.stream) or self._columns or 100
+            self._bar.write("\n".join(wrap_paragraph(line, columns, subsequent="    ") for line in message.split("\n")),
+                            file=self.stream)
         else:
             print(message, file=self.stream, flush=True)
+
+
+def cut(text: str, columns: int) -> str:
+    """`text` in at most `columns` characters, cut at its end with an ellipsis."""
+    return text if len(text) <= columns else text[:max(columns - 1, 0)] + "…"
 
 
 def terminal_columns(stream: TextIO) -> int:

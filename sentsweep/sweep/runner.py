@@ -16,32 +16,41 @@ import shlex
 import signal
 import sys
 import time
+from pathlib import Path
 
 from sentsweep.analysis.async_racing import make_race
 from sentsweep.analysis.racing import TEST_OPTIONS
-from sentsweep.analysis.reproduction import TARGETS_ARTIFACT, reproduction_section, targets_to_json
-from sentsweep.analysis.runs import fetch_trial_runs, finished_cells, runs_of_row, same_param_value
+from sentsweep.analysis.reproduction import TARGETS_ARTIFACT, targets_to_json
+from sentsweep.analysis.runs import (
+    RACE_NOT_COUNTED_TAG,
+    fetch_trial_runs,
+    finished_cells,
+    runs_of_row,
+    same_param_value,
+)
 from sentsweep.analysis.tables import build_table, seed_statistics, to_frame, to_markdown
 from sentsweep.data import read_scored_pairs
 from sentsweep.faults import FAULT_ENV, fault_point
 from sentsweep.models import load_sentence_model
 from sentsweep.plugins import USER_CODE_KEY
-from sentsweep.sweep.budget import BudgetSpent, SweepBudget, budget_watch
-from sentsweep.sweep.cluster import PendingTimeout, cluster_nodes, pending_watch, trial_slots
-from sentsweep.sweep.definition import ResolvedSweep, Stage, SweepDefinition
-from sentsweep.sweep.models_kept import KeptModels, MissingModels
-from sentsweep.sweep.options import SweepOptions
-from sentsweep.sweep.param_spaces import (
+from sentsweep.search_spaces.param_spaces import (
     grid_param_space,
     grid_points,
     points_param_space,
     sampled_param_space,
 )
+from sentsweep.sweep.budget import BudgetSpent, SweepBudget, budget_watch
+from sentsweep.sweep.cluster import PendingTimeout, cluster_nodes, pending_watch, trial_slots
+from sentsweep.sweep.definition import ResolvedSweep, Stage, SweepDefinition
+from sentsweep.sweep.models_kept import KeptModels, MissingModels
+from sentsweep.sweep.options import SweepOptions
 from sentsweep.sweep.progress import SweepProgress, ray_logging_level, tune_verbosity
 from sentsweep.sweep.resources import check_resources
+from sentsweep.sweep.target_list import TargetList
 from sentsweep.sweep.trials import settings_by_method, stage_constants
 from sentsweep.tasks import main_metric
 from sentsweep.tasks.sts import StsEvaluator
+from sentsweep.terminal import say
 from sentsweep.tracking.callback import NON_PARAM_KEYS, SweepTracker, config_hash
 from sentsweep.tracking.store import experiment_page
 from sentsweep.tracking.sweep_run import experiment_params
@@ -86,6 +95,7 @@ class SweepRunner:
         self.race_hashes: dict = {}  # ... and {configuration: config hash}
         self.stage_index = 0  # of the stage running now, as run_stage numbers them
         self.stage_title, self.stage_axes = definition.name, []  # of the stage running now, for its progress bar
+        self.targets: TargetList | None = None  # the published values' line per stage and their list (run)
 
     def run(self, stages: list[tuple[str, dict]], baseline: dict) -> int:
         """Run every stage (or the definition's own `driver`); returns the exit code (3 when results could
@@ -114,6 +124,10 @@ class SweepRunner:
         if self.definition.published:  # the published values it re-runs, for `sentsweep analyze report`
             tracker.writer.submit({"op": "text", "trial": None, "file": TARGETS_ARTIFACT,
                                    "content": targets_to_json(self.definition.published)})
+            self.targets = TargetList(
+                self.definition.published, 1 - options.alpha, Path(options.output_dir) /
+                f"{self.experiment}-{tracker.parent_run_id[:8]}-reproduction_targets.md",
+                lambda name, text: tracker.writer.submit({"op": "text", "trial": None, "file": name, "content": text}))
         tracker.writer.client.set_tag(tracker.parent_run_id, "selection_metric", self.definition.selection_metric)
         tracker.writer.client.set_tag(tracker.parent_run_id, "keep_models", self.options.keep_models)
         self.task_metrics = [main_metric(name) for name in constants.get("eval_tasks", {})]
@@ -141,10 +155,10 @@ class SweepRunner:
                         {"stage": stage_name} if several else {}), axes, stage_name if several else None, chain)
                     if self.definition.greedy:
                         best = self.best_values(table, axes, constants, results)
-                        print(f"best on dev ({self.definition.selection_metric}, mean over seeds): {best}")
+                        say(f"best on dev ({self.definition.selection_metric}, mean over seeds): {best}")
                         carried, rule = self.carried_values(stage_by_name.get(stage_name), best)
                         if rule is not None:  # printed and tagged on the sweep's run: which rule carried what on
-                            print(f"kept instead: {carried} ({rule})")
+                            say(f"kept instead: {carried} ({rule})")
                             tracker.writer.client.set_tag(tracker.parent_run_id, f"kept.{stage_name}",
                                                           f"{json.dumps(carried)} ({rule})")
                         constants = constants | carried
@@ -173,7 +187,7 @@ class SweepRunner:
                   file=sys.stderr)
             raise
         tracker.finish()
-        print(f"\nMLflow: {experiment_page(self.tracking_uri, tracker.writer.experiment_id, tracker.view_key)}")
+        say(f"\nMLflow: {experiment_page(self.tracking_uri, tracker.writer.experiment_id, tracker.view_key)}")
         return 0
 
     def run_stage(self, tracker, index: int, title: str, constants: dict, axes: dict, stage: str | None,
@@ -200,18 +214,18 @@ class SweepRunner:
         if not len(runs) or not (runs["status"] == "FINISHED").any():
             raise StageFailed(no_trial_finished(runs), exit_code=1)
         table = self._table(runs, axes)
-        reproduction = reproduction_section(runs, self.definition.published, level=1 - self.options.alpha, stage=stage)
-        markdown = to_markdown(table) + (f"\n\n{reproduction}" if reproduction else "")
-        print(f"\n{title}: mean ± std over seeds (MLflow experiment {self.experiment!r}, "
-              f"sweep run {tracker.parent_run_id})\n\n{markdown}")
+        targets = self.targets.stage_line(title, runs, stage, axes, constants) if self.targets else ""
+        markdown = to_markdown(table) + (f"\n\n{targets}" if targets else "")
+        say(f"\n{title}: mean ± std over seeds (MLflow experiment {self.experiment!r}, "
+            f"sweep run {tracker.parent_run_id})\n\n{markdown}", table_keys=len(table.row_params))
         fault_point("table", index)
         race = ""
         if self.race_status:
             lines = [f"- {label}: n={status.n}, {status.state}: {status.why}"
                      for label, status in self.race_status.items()]
-            print("\nRace over seeds (" + ", ".join(map(str, self.seeds)) + "):\n" + "\n".join(lines))
+            say("\nRace over seeds (" + ", ".join(map(str, self.seeds)) + "):\n" + "\n".join(lines))
             race = "Race over seeds:\n" + "\n".join(lines)
-        self.log_configurations(tracker, title, table, stage_runs, race, reproduction)
+        self.log_configurations(tracker, title, table, stage_runs, race, targets)
         self.race_status, self.race_counted = {}, None
         if self.definition.selection_metric not in table.best:
             raise StageFailed("no trial of this stage finished; see the failure_reason tags in MLflow", exit_code=1)
@@ -438,7 +452,6 @@ class SweepRunner:
                                   + self.task_metrics))
 
 
-RACE_NOT_COUNTED_TAG = "race_not_counted"  # a raced trial's run its race's table leaves out (SweepRunner.counted_runs)
 
 
 class DriverStages:

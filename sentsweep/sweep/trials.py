@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from sentsweep.search_spaces.param_spaces import grid_points
 from sentsweep.sweep.definition import ResolvedSweep
-from sentsweep.sweep.param_spaces import grid_points
 from sentsweep.sweep.protocol import with_method_settings
 from sentsweep.trainables.catalog import setting_default
 

@@ -22,7 +22,7 @@ from sentsweep.settings import Settings, cited, project_choice, required_input, 
 # Config keys that are bookkeeping of the sweep, not settings of a method. `pretrained`: in a chained stage that
 # starts from each configuration of an earlier stage, which one (its row of that stage's table);
 # `parent_model_run_id`: the MLflow run whose model the trial starts from (lineage); `__point__`: which trial of a
-# list of trials (sentsweep.sweep.param_spaces.points_param_space); `user_code`: the researcher's modules
+# list of trials (sentsweep.search_spaces.param_spaces.points_param_space); `user_code`: the researcher's modules
 # every worker imports first (sentsweep.plugins); `dataset`: which of a table's data sets the run's files are
 # (a sweep's `data_labels`).
 BOOKKEEPING_KEYS = ("method", "seed", "seeds", "__trial_index__", "__point__", "stage", "pretrained",

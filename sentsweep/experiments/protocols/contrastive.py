@@ -153,19 +153,3 @@ LEARNING_RATE_PROTOCOL = Protocol(
     quick=dict(lr=1e-3, batch_size=16, max_steps=40, eval_steps=20, max_seq_length=32, seeds=2),
     notes=("The other settings are 000 §5.4.2's; the lr axis is the initial rate of CT's segmented schedule.",),
 )
-
-
-def weight_ranges(low: float, high: float) -> dict:
-    """Optuna: w log-uniform in [low, high]."""
-    # lazy: Ray Tune's search domains; `sentsweep list` and a sweep's --help import no Ray
-    from ray import tune
-
-    return {"w": tune.loguniform(low, high)}
-
-
-def learning_rate_ranges(low: float, high: float) -> dict:
-    """Optuna: learning rate log-uniform in [low, high]."""
-    # lazy: Ray Tune's search domains; `sentsweep list` and a sweep's --help import no Ray
-    from ray import tune
-
-    return {"lr": tune.loguniform(low, high)}

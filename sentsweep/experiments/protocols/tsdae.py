@@ -167,11 +167,3 @@ CORPUS_SIZE_PROTOCOL = Protocol(
            "MLM keeps Devlin et al.'s 10,000-step warm-up (002 §5.2): runs shorter than that (below 8,000 "
            "sentences at batch 8) end before the peak rate."),
 )
-
-
-def deletion_pooling_ranges(low: float, high: float, poolings: list[str]) -> dict:
-    """Optuna-sampled deletion ratio in [low, high] and pooling among `poolings`."""
-    # lazy: Ray Tune's search domains; `sentsweep list` and a sweep's --help import no Ray
-    from ray import tune
-
-    return {"noise_ratio": tune.uniform(low, high), "pooling": tune.choice(list(poolings))}

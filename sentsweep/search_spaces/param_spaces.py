@@ -2,7 +2,8 @@
 
 An axis is a param name with its values: a list (grid mode: every value, crossed with every other axis) or
 a Ray Tune domain such as `tune.uniform(0.1, 0.9)` (Optuna mode: sampled by `OptunaSearch`). A sweep that runs
-only some trials of its grid (`--extend` leaves out those already finished) lists them as points.
+only some trials of its grid (`--extend` leaves out those already finished) lists them as points. Any sweep can add
+the axes `sample_size` and `batch_size` to its own (`added_axes`: --sample-sizes, --batch-sizes).
 """
 
 from __future__ import annotations
@@ -56,6 +57,13 @@ def sampled_param_space(constants: dict, domains: dict[str, Domain], seeds: list
     space.update(domains)
     space["seeds"] = list(seeds)
     return space
+
+
+def added_axes(sample_sizes, batch_sizes) -> dict[str, list]:
+    """The axes any sweep can add to its own: training corpus sizes (--sample-sizes) and batch sizes
+    (--batch-sizes), where given."""
+    return {name: list(values) for name, values in (("sample_size", sample_sizes), ("batch_size", batch_sizes))
+            if values}
 
 
 def values_to_validate(axis) -> list:
