@@ -27,10 +27,12 @@ Assumptions: the paper's seed-to-seed spread equals ours (its App. A tables give
 normal, and the published value's rounding (to 2 decimals) is negligible. With many targets at 95%, about one in
 20 falls outside by chance even when the setup reproduces the paper's.
 
-Verdicts: "within" (P in the closed interval), "outside", "not run" (no finished run of the cell has the metric),
-"n < 2 (no interval)" (a single seed: no std). Where the runs' logged settings differ from the paper's
-(`PublishedValue.setting`; `model` compared by its last path component, so a local folder named
-bert-base-uncased is the paper's), the section lists the differences: a miss is then expected.
+Verdicts: "within" (P in the closed interval), "outside", "not run" (no finished run of the cell),
+"metric not logged" (the cell's runs finished without the target's metric: the section names it and what they log
+instead), "n < 2 (no interval)" (a single seed: no std). A param the target gives as None is one the cell's runs do
+not set (Table 3 of 002 names no target task: a run trained on one corpus for every task). Where the runs' logged
+settings differ from the paper's (`PublishedValue.setting`; `model` compared by its last path component, so a local
+folder named bert-base-uncased is the paper's), the section lists the differences: a miss is then expected.
 
 A result of a whole sweep (a search's answer, logged on the sweep's own run, not a cell of trials) is a
 `PublishedSweepValue`: the sweep's driver checks it against the range its search left (`sweep_value_check`).
@@ -51,6 +53,7 @@ import pandas as pd
 from sentsweep.settings import Source
 
 WITHIN, OUTSIDE, NOT_RUN, TOO_FEW = "within", "outside", "not run", "n < 2 (no interval)"
+NOT_LOGGED = "metric not logged"
 STAGE_PARAM = "stage"  # the param a multi-stage sweep's trials log their stage's name in
 
 
@@ -90,6 +93,7 @@ class TargetCheck:
     verdict: str
     level: float
     differences: tuple[str, ...] = ()
+    logged: tuple[str, ...] = ()  # "metric not logged": the metrics of its family the cell's runs log instead
 
     @property
     def n(self) -> int:
@@ -126,7 +130,9 @@ def value_text(value) -> str:
 
 def _matches(column: pd.Series, value) -> pd.Series:
     """Which logged values (MLflow params are strings) equal `value`: numbers numerically, booleans in any case."""
-    if isinstance(value, bool) or value is None:  # MLflow logs None as "None"
+    if value is None:  # MLflow logs None as "None"; a run that does not set the param has none
+        return column.isna() | (column.astype(str).str.lower() == "none")
+    if isinstance(value, bool):
         return column.astype(str).str.lower() == value_text(value).lower()
     if isinstance(value, (int, float, np.number)):
         numbers = pd.to_numeric(column, errors="coerce")
@@ -160,15 +166,18 @@ def check_target(runs: pd.DataFrame, target: PublishedValue, level: float = 0.95
     selected = runs["status"] == "FINISHED" if "status" in runs else pd.Series(True, index=runs.index)
     for name, value in target.params.items():
         column = f"params.{name}"
-        selected &= _matches(runs[column], value) if column in runs else False
-    cell_runs = runs[selected]
-    if metric in cell_runs:
-        cell_runs = cell_runs[cell_runs[metric].notna()]
-    else:
-        cell_runs = cell_runs.iloc[0:0]
+        if column in runs:
+            selected &= _matches(runs[column], value)
+        elif value is not None:  # no run sets the param
+            selected &= False
+    ran = runs[selected]
+    cell_runs = ran[ran[metric].notna()] if metric in ran else ran.iloc[0:0]
     by_seed = ({seed: float(value) for seed, value in zip(cell_runs["seed"], cell_runs[metric])}
                if len(cell_runs) else {})
     differences = _differences(cell_runs, target.setting) if by_seed else ()
+    if not by_seed and len(ran):
+        return TargetCheck(target, {}, math.nan, math.nan, NOT_LOGGED, level,
+                           logged=metrics_of_family(ran, target.metric))
     if not by_seed:
         return TargetCheck(target, {}, math.nan, math.nan, NOT_RUN, level)
     if len(by_seed) < 2:
@@ -176,6 +185,15 @@ def check_target(runs: pd.DataFrame, target: PublishedValue, level: float = 0.95
     low, high = published_interval(list(by_seed.values()), target.runs, level)
     verdict = WITHIN if low <= target.value <= high else OUTSIDE
     return TargetCheck(target, by_seed, low, high, verdict, level, differences)
+
+
+def metrics_of_family(runs: pd.DataFrame, metric: str) -> tuple[str, ...]:
+    """The metrics `runs` log that share `metric`'s first word ("sts_test_at_best_dev" for "sts_test_last"), for
+    the report's line on a cell that ran without its target's metric."""
+    family = metric.split("_")[0] + "_"
+    return tuple(sorted(column.removeprefix("metrics.") for column in runs.columns
+                        if column.startswith(f"metrics.{family}") and runs[column].notna().any()
+                        and column != f"metrics.{metric}"))
 
 
 def targets_of_stage(targets: Sequence[PublishedValue], stage: str | None) -> list[PublishedValue]:
@@ -205,7 +223,7 @@ def reproduction_markdown(checks: Sequence[TargetCheck], digits: int = 2) -> str
              f"| cell | metric | n | mean ± std | {percent} interval | published | source | verdict |",
              "|---|---|---|---|---|---|---|---|"]
     for check in checks:
-        if check.verdict == NOT_RUN:
+        if check.verdict in (NOT_RUN, NOT_LOGGED):
             continue
         target = check.target
         mean_std = "–" if not check.n else (
@@ -216,12 +234,20 @@ def reproduction_markdown(checks: Sequence[TargetCheck], digits: int = 2) -> str
         lines.append(f"| {target.cell_label()} | {target.metric} | {check.n} | {mean_std} | {interval} | "
                      f"{target.value:.{digits}f}{runs} | {target.source} | {check.verdict} |")
     counts = {verdict: sum(check.verdict == verdict for check in checks)
-              for verdict in (WITHIN, OUTSIDE, NOT_RUN, TOO_FEW)}
+              for verdict in (WITHIN, OUTSIDE, NOT_RUN, NOT_LOGGED, TOO_FEW)}
     not_run = [check.target for check in checks if check.verdict == NOT_RUN]
-    if len(not_run) == len(checks):
-        lines = lines[:2]  # no cell of any target ran: no table
+    not_logged = [check for check in checks if check.verdict == NOT_LOGGED]
+    if len(not_run) + len(not_logged) == len(checks):
+        lines = lines[:2]  # no target measured: no table
     lines += ["", f"{len(checks)} published values: " + ", ".join(f"{verdict} {count}" for verdict, count
                                                                   in counts.items() if count) + "."]
+    if not_logged:
+        lines.append("Run, but without the target's metric: " + "; ".join(
+            f"{check.target.cell_label()} ({check.target.value:.{digits}f}, {check.target.source}): its runs do not "
+            f"log {check.target.metric}"
+            + (f" (they log {', '.join(check.logged)})" if check.logged else
+               f" (nor any {check.target.metric.split('_')[0]}_* metric)")
+            for check in not_logged) + ".")
     if not_run:
         lines.append("Not run by this sweep: " + "; ".join(
             f"{target.cell_label()} ({target.value:.{digits}f}, {target.source})" for target in not_run) + ".")
