@@ -389,3 +389,31 @@ def test_figure_2_trains_sbert_in_domain_on_the_tasks_pairs_and_scores_every_poi
     [missing] = definition.missing_inputs(without_pairs)  # on the card; a run is refused (launcher)
     assert "give its labelled training pairs with --task-pairs askubuntu=" in missing
 
+
+def test_distillation_reannotates_with_each_teacher_against_a_gold_bi_encoder(tmp_path):
+    """000 l.1262 (§5.2.2): a CE and a CBE "re-annotate the STS-B train split. The re-annotated datasets are distilled
+    into Bi-Encoders ... A baseline Bi-Encoder is also trained ... All models are trained for three epochs"; l.1264:
+    on BWS "The models are trained for five epochs each"; l.1266: the teacher trained on STS-B annotates the BWS
+    pairs, five epochs. Lengths and rates are §5.1's (l.1236)."""
+    trials = resolved_trials("distillation")
+    assert len(trials) == (1 + 2) * 3
+    base = [trial for trial in trials if trial.method == "sbert"]
+    distilled = [trial for trial in trials if trial.method == "augsbert"]
+    assert {trial.settings.teacher for trial in distilled} == {"ce", "cbe"} and len(base) == 3
+    for trial in distilled:
+        assert (trial.settings.setting, trial.settings.sampling, trial.settings.reannotate_gold) == ("semi", "none",
+                                                                                                     True)
+        assert (trial.training.epochs, trial.settings.teacher_epochs) == (3, 3)
+    for trial in trials:
+        assert (trial.training.lr, trial.training.batch_size, trial.training.warmup_ratio) == (2e-5, 16, 0.1)
+        assert trial.evaluation.select_checkpoint == "best_sts_dev"
+    stsb = tmp_path / "stsbenchmark" / "sts-train.csv"
+    stsb.parent.mkdir()
+    stsb.write_text("demo\tx\t2012\t0000\t4.0\ta cat sits\ta cat is sitting\n")
+    bws = resolved_trials("distillation", "--dataset", "sts-b-to-bws", "--teacher-train-file", str(stsb))
+    for trial in bws:
+        assert (trial.training.epochs, trial.settings.teacher_epochs if trial.method == "augsbert" else 5) == (5, 5)
+        if trial.method == "augsbert":  # the teacher learns STS-B and re-annotates the BWS (--sts-dir) train pairs
+            assert trial.settings.train_file == str(stsb.resolve())
+            assert Path(trial.settings.reannotate_file).name == "sts-train.csv" and \
+                Path(trial.settings.reannotate_file) != stsb.resolve()
