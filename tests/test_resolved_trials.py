@@ -207,6 +207,20 @@ def test_each_in_domain_cell_trains_on_its_own_tasks_sentences_and_is_scored_on_
         assert shared and all(set(config["eval_tasks"]) == {"askubuntu", "cqadupstack"} for config in shared)
 
 
+def test_an_evaluation_task_that_is_no_target_scores_every_trial(tmp_path):
+    """002 App. F (l.449): Table 11 scores Table 3's models (one corpus) on STS12-16 and SICK-R, no target task:
+    beside a USEB task, an STS task is scored by every trial; alone, it makes no per-task axis."""
+    from tests.test_tasks import askubuntu_folder, senteval_sts_folder
+
+    sts12, _ = senteval_sts_folder(tmp_path, "sts12")
+    configs = resolved_configs("tsdae_main", "--eval-task", f"askubuntu={askubuntu_folder(tmp_path)}",
+                               "--eval-task", f"sts12={sts12}")
+    assert {config["target_task"] for config in configs} == {"askubuntu"}
+    assert all(set(config["eval_tasks"]) == {"askubuntu", "sts12"} for config in configs)
+    alone = resolved_configs("tsdae_main", "--eval-task", f"sts12={sts12}")
+    assert len(alone) == 4 * 5 and all("target_task" not in config for config in alone)
+
+
 def test_several_target_tasks_without_a_corpus_each_are_refused(two_useb_tasks):
     """002 l.125: a model trained on one task's sentences is not another task's in-domain cell."""
     from sentsweep.errors import InputError

@@ -62,7 +62,8 @@ def nli_settings(options: DomainAdaptationOptions) -> dict:
 
 def unsupervised(options):
     """The unsupervised methods on the target sentences: per target task."""
-    return {"method": options.methods or (["tsdae"] if options.quick else PROTOCOL.grid("method"))} | task_axis(options)
+    methods = options.methods or (["tsdae"] if options.quick else PROTOCOL.grid("method"))
+    return {"method": methods} | task_axis(options, USEB_TASKS)
 
 
 def nli_step(options):
@@ -75,11 +76,11 @@ def sts_step(options):
 
 def nli_step_per_task(options):
     """The NLI step after the target domain: each task's models continued, scored on that task."""
-    return nli_step(options) | task_axis(options)
+    return nli_step(options) | task_axis(options, USEB_TASKS)
 
 
 def sts_step_per_task(options):
-    return sts_step(options) | task_axis(options)
+    return sts_step(options) | task_axis(options, USEB_TASKS)
 
 
 DEFINITION = SweepDefinition(

@@ -23,24 +23,24 @@ from sentsweep.sweep.target_tasks import TASK_AXIS, PerTaskOptions, task_axis
 
 
 def domain_mlm(options):
-    return {"method": PROTOCOL.grid("method")} | task_axis(options)
+    return {"method": PROTOCOL.grid("method")} | task_axis(options, USEB_TASKS)
 
 
 def full_domain_sbert(options):
     """FullDomainSBERT: teacher and bi-encoder from the same seed's domain MLM model (the chain)."""
-    return {"method": PROTOCOL.grid("supervised")} | task_axis(options)
+    return {"method": PROTOCOL.grid("supervised")} | task_axis(options, USEB_TASKS)
 
 
 def domain_sbert(options):
     """DomainSBERT: the teacher after 000's pair MLM inside the trial, the bi-encoder from the model as released."""
     return {"method": PROTOCOL.grid("supervised"), "setting": PROTOCOL.grid("domain_sbert"),
-            "student_init": PROTOCOL.grid("domain_sbert_student")} | task_axis(options)
+            "student_init": PROTOCOL.grid("domain_sbert_student")} | task_axis(options, USEB_TASKS)
 
 
 def aug_sbert(options):
     """AugSBERT: no MLM, the teacher's embeddings trained as usual."""
     return {"method": PROTOCOL.grid("supervised"), "setting": PROTOCOL.grid("aug_sbert"),
-            "freeze_teacher_embeddings": PROTOCOL.grid("aug_sbert_frozen")} | task_axis(options)
+            "freeze_teacher_embeddings": PROTOCOL.grid("aug_sbert_frozen")} | task_axis(options, USEB_TASKS)
 
 
 DEFINITION = SweepDefinition(

@@ -37,7 +37,7 @@ def table_rows(options):
     if options.no_table_rows:
         return None  # no stage
     return {"method": ["simcse", "nm"] if options.quick else NM_PROTOCOL.grid("method"),
-            "pooling": options.poolings or NM_PROTOCOL.grid("pooling")} | task_axis(options)
+            "pooling": options.poolings or NM_PROTOCOL.grid("pooling")} | task_axis(options, USEB_TASKS)
 
 
 def weight_axes(options):
@@ -45,7 +45,7 @@ def weight_axes(options):
         "method": options.methods or NM_PROTOCOL.grid("weighted_method"),
         "w": options.weights or ([0.01, 1.0] if options.quick else NM_PROTOCOL.grid("w")),
         "pooling": options.poolings or NM_PROTOCOL.grid("pooling"),
-    } | task_axis(options)
+    } | task_axis(options, USEB_TASKS)
 
 
 def sampled_axes(options):

@@ -156,8 +156,11 @@ def target_tasks_section(resolved, stages: list[tuple[str, dict]]) -> list[str]:
              + (f" Stages {', '.join(repr(name) for name in others)} train one model for all tasks and score it "
                 "on each." if others else ""), "",
              "| target task | training corpus | sentences | evaluation data |", "|---|---|---|---|"]
-    lines += [f"| {task} | {data.corpus} | {data.corpus_size:,} | {data.eval_path} |"
+    lines += [f"| {task} | {data.corpus} | {data.corpus_size:,} | {data.eval_tasks[task]} |"
               for task, data in resolved.task_data.items()]
+    others = [name for name in next(iter(resolved.task_data.values())).eval_tasks if name not in resolved.task_data]
+    if others:
+        lines += ["", f"The --eval-task tasks {', '.join(others)} are no target task: every trial is scored on them."]
     return lines + [""]
 
 

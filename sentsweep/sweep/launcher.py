@@ -35,7 +35,7 @@ from sentsweep.sweep.options import SweepOptions, parse_assignments
 from sentsweep.sweep.param_spaces import values_to_validate
 from sentsweep.sweep.progress import library_output
 from sentsweep.sweep.protocol import with_method_settings
-from sentsweep.sweep.target_tasks import resolve_task_data
+from sentsweep.sweep.target_tasks import TASK_AXIS, resolve_task_data
 from sentsweep.tasks import build_tasks, parse_task_specs
 from sentsweep.tracking.models import check_model_uri, is_model_uri, materialize_model
 from sentsweep.tracking.store import check_tracking_reachable, resolve_tracking_uri
@@ -93,7 +93,8 @@ def resolve_settings(definition: SweepDefinition, options: SweepOptions) -> Reso
         tasks = build_tasks(specs)  # reads and checks every task file now, before any training
         constants["eval_tasks"] = specs
         if definition.per_task:  # each task's corpus, read now
-            task_data = resolve_task_data(options, corpus, corpus_size, specs)
+            task_data = resolve_task_data(options, corpus, corpus_size, specs,
+                                          definition.data_labels.get(TASK_AXIS, ()))
         selection = constants.get("selection_task")
         if constants.get("select_checkpoint") == "best_task_dev" and selection in tasks and \
                 "dev" not in tasks[selection].splits:
