@@ -251,6 +251,7 @@ def test_labelled_pairs_are_counted_against_their_training_file_not_the_unlabell
                               f"train_file={train}")
     assert code == 0, err
     assert row(card, "3 supervised_from_scratch", "sample_size", "100, 1000")
+    assert f"**Labelled training pairs:** {train}: 1,200 pairs, of which the trials draw 100, 1,000" in card
     assert "Cannot run as given" not in card
     code, card, err = dry_run("labelled_after_pretraining")
     assert code == 0, err

@@ -19,7 +19,7 @@ from collections.abc import Iterable
 
 from sentsweep.models import replaced_modules
 from sentsweep.settings import Source
-from sentsweep.sweep.data_sizes import peak_rate_shortfalls, training_sentences, whole_corpus_batches
+from sentsweep.sweep.data_sizes import labelled_files, peak_rate_shortfalls, training_sentences, whole_corpus_batches
 from sentsweep.sweep.gpu_estimate import NOT_COUNTED, GpuEstimate, estimate_gpu_hours
 from sentsweep.sweep.gpu_packing import CUDA_CONTEXT_BYTES, MEMORY_MARGIN, GiB, probe_key
 from sentsweep.sweep.options import SweepOptions
@@ -65,7 +65,9 @@ def protocol_card(definition, options: SweepOptions, resolved, stages: list[tupl
     stage_rules = {stage.name: stage.keep(options) for stage in definition.stages} if definition.greedy else {}
     for index, (name, axes) in enumerate(stages, start=1):
         for axis, values in axes.items() or [("-", None)]:
-            source = axis_source(protocol, grid_names.get(name, {}).get(axis, axis), values, options)
+            source = (("--eval-task (its target tasks; see 'Target tasks')" if resolved.task_data else
+                       "--eval-task / --target-task (the task whose data the trials train on)") if axis == TASK_AXIS
+                      else axis_source(protocol, grid_names.get(name, {}).get(axis, axis), values, options))
             lines.append(f"| {index} {name} | {axis} | {_values(values)} | {source} |")
         kept = stage_rules.get(name)
         if kept is not None:
@@ -130,6 +132,12 @@ def protocol_card(definition, options: SweepOptions, resolved, stages: list[tupl
                   "sentence, so none meets its own copy as an in-batch negative; the seed's code does the same "
                   "(SimCSE's official trainer, 002 App. B, keeps the DataLoader's last, partial batch: outside the "
                   "seeds)."]
+    files = labelled_files(resolved, stages)
+    if files:
+        lines += ["", "**Labelled training pairs:** " + "; ".join(
+            f"{path}: {pairs:,} pairs" + (f", of which the trials draw {', '.join(f'{size:,}' for size in sizes)}"
+                                           if sizes else "") for path, (pairs, sizes) in files.items())
+                  + " (a size above a file's pairs cannot run)."]
     shortfalls = peak_rate_shortfalls(resolved, stages)
     if shortfalls:
         lines += ["", "**Trials that never train at their peak learning rate** (their warm-up outlasts the run): "

@@ -100,6 +100,23 @@ def sample_size_problems(resolved: ResolvedSweep, stages: list[tuple[str, dict]]
     return [problems[key] for key in sorted(problems)]
 
 
+def labelled_files(resolved: ResolvedSweep, stages: list[tuple[str, dict]]) -> dict[str, tuple[int, list[int]]]:
+    """{training file: (its labelled pairs, the sample sizes trials draw from it)} of the trials of labelled pairs
+    (an unreadable file is left out: it is refused where it is named)."""
+    files: dict[str, tuple[int, set]] = {}
+    for _, config in trial_configs(resolved, grid_stages(stages)):
+        if not trains_on_labelled_pairs(config):
+            continue
+        try:
+            pairs = labelled_pairs(config["train_file"], config.get("eval_format", "stsb"))
+        except InputError:
+            continue
+        sizes = files.setdefault(config["train_file"], (pairs, set()))[1]
+        if config.get("sample_size") is not None:
+            sizes.add(config["sample_size"])
+    return {path: (pairs, sorted(sizes)) for path, (pairs, sizes) in files.items()}
+
+
 def whole_corpus_batches(resolved: ResolvedSweep, stages: list[tuple[str, dict]]) -> list[str]:
     """One line per method and size whose batch is larger than its training sentences: each of its steps is
     those sentences once (none where no sentence is left to train on: the sweep is refused for that)."""
