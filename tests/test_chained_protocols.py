@@ -17,6 +17,7 @@ from sentsweep.sweep.launcher import resolve_settings, stage_axes
 from sentsweep.sweep.options import parse_options
 from sentsweep.sweep.runner import grid_stage_space
 from sentsweep.trainables.catalog import resolve_trial
+from tests.test_in_domain_sbert import useb_supervised_folder
 from tests.test_tasks import askubuntu_folder, write
 
 # 002 App. B, l.364: "the number of training steps is 100K; the batch size is 8; the optimizers are AdamW, RMSProp
@@ -115,7 +116,9 @@ def test_after_pretraining_sbert_selects_on_the_target_tasks_dev_split_and_pretr
     """002 §6 l.208: "Scores are reported by evaluation on the development sets" (Figure 2, each task's); App. B
     l.366 keeps the pre-training at its fixed steps. The only --eval-task task is the target."""
     task = f"askubuntu={askubuntu_folder(tmp_path)}"
-    trials = stage_trials("labelled_after_pretraining", "--eval-task", task, output_dir=tmp_path)
+    pairs = f"askubuntu={useb_supervised_folder(tmp_path)}"
+    trials = stage_trials("labelled_after_pretraining", "--eval-task", task, "--task-pairs", pairs,
+                          "--labelled-sizes", "2", "3", output_dir=tmp_path)
     for stage in ("supervised_after_pretraining", "supervised_from_scratch"):
         for trial in trials[stage]:
             assert (trial.evaluation.select_checkpoint, trial.evaluation.selection_task) == ("best_task_dev",
@@ -144,6 +147,10 @@ def test_sample_size_selects_every_trial_on_the_target_tasks_dev_split(tmp_path)
 def test_a_selection_that_would_override_a_stages_rule_or_cannot_select_is_refused(name, options, message,
                                                                                     tmp_path):
     specs = ["--eval-task", f"askubuntu={askubuntu_folder(tmp_path)}"]
+    if name == "labelled_after_pretraining":  # each target task's labelled pairs (002 §6: in-domain SBERT)
+        pairs = useb_supervised_folder(tmp_path)
+        specs += [argument for task in ("askubuntu", "scidocs", "twitterpara")
+                  for argument in ("--task-pairs", f"{task}={pairs}")]
     if "twitterpara" in options:
         specs += ["--eval-task", f"twitterpara={twitterpara_folder(tmp_path)}"]
     out, err = io.StringIO(), io.StringIO()

@@ -143,3 +143,29 @@ def test_seconds_per_step_is_the_median_of_the_steps_since_the_last_report(tiny_
     assert "seconds_per_step" not in session.reports[0]  # no step before the untrained model's evaluation
     assert [report["seconds_per_step"] for report in session.reports[1:]] == [2.0, 4.0]  # median(5, 1, 2), (3, 9, 4)
     assert session.reports[0]["preparation_seconds"] >= 100  # the step-0 evaluation is the preparation's
+
+
+@pytest.mark.parametrize("rule", ["last", "best_task_dev"])
+def test_the_metrics_a_trial_reports_are_those_its_checkpoint_rule_says(tiny_model_dir, tmp_path, rule):
+    """`reports_metric`, which the reproduction targets are checked against (a target must read a metric its
+    cell's trials log), says what a real trial reports: `sts_test_last` only for the last checkpoint, each rule's
+    own scores, a task's metrics where it is an eval task, and `selected_task_dev` (the kept checkpoint's dev score
+    on the selection task, 002 §6's Figure 2 points) whatever the rule."""
+    from sentsweep.trainables.loop import EVERY_TRIAL_METRICS, RULE_METRICS, reports_metric
+    from sentsweep.trainables.settings import SELECTED_TASK_DEV
+    from tests.test_tasks import askubuntu_folder
+
+    session = LocalSession()
+    trial = typed_trial(dict(method="tsdae", model=str(tiny_model_dir), corpus=str(CORPUS_FILE), pooling="cls",
+                             max_seq_length=16, batch_size=8, max_steps=2, eval_steps=1, select_checkpoint=rule,
+                             validation_size=20, eval_tasks={"askubuntu": str(askubuntu_folder(tmp_path))},
+                             selection_task="askubuntu"))
+    run_trial(trial, build_unsupervised, session)
+    reported = set().union(*session.reports)
+    loop_metrics = {*EVERY_TRIAL_METRICS, SELECTED_TASK_DEV, *(m for ms in RULE_METRICS.values() for m in ms)}
+    assert {metric for metric in loop_metrics if reports_metric(trial.evaluation, metric)} == \
+        loop_metrics & reported
+    assert reports_metric(trial.evaluation, "askubuntu_map") and "askubuntu_map" in reported
+    assert reports_metric(trial.evaluation, "scidocs_map") is False and reports_metric(
+        trial.evaluation, "teacher_sts_test") is None
+    assert SELECTED_TASK_DEV in session.reports[-1]

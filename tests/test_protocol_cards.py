@@ -120,8 +120,8 @@ def test_main_protocol_runs_each_method_with_its_papers_settings():
     assert row(card, "evaluation", "select_checkpoint", "last", "002 App. B")
     assert row(card, "simcse", "select_checkpoint", "best_sts_dev", "002 App. B, fn. 8")
     assert row(card, "mlm", "warmup_steps", "10,000", "BERT App. A.2 (outside the seeds")
-    for task in ("askubuntu", "cqadupstack", "twitterpara", "scidocs"):  # Table 2's USEB tasks
-        assert f"--eval-task {task}=PATH" in card
+    # Table 2's USEB tasks, each column a model of its own task's corpus (002 §4.1)
+    assert "--eval-task NAME=PATH and its training sentences with --task-corpus NAME=PATH" in card
 
 
 def test_steps_follow_the_batch_size_of_one_epoch(tmp_path):
@@ -237,16 +237,28 @@ def test_sample_sizes_above_the_corpus_cannot_run_and_small_ones_batch_the_whole
 
 
 
-def test_labelled_pairs_are_not_counted_against_the_unlabelled_corpus(tmp_path, monkeypatch):
-    """labelled_after_pretraining's SBERT sample sizes count pairs of its training file (002 §6, Figure 2), not
-    sentences of the pre-training corpus: 10,000 labelled pairs beside a 400-sentence demo corpus can run."""
+def test_labelled_pairs_are_counted_against_their_training_file_not_the_unlabelled_corpus(tmp_path, monkeypatch):
+    """labelled_after_pretraining's SBERT sample sizes count pairs of its training file (002 §6, Figure 2:
+    "increasing sizes of labeled training data"), not sentences of the pre-training corpus: sizes within a file
+    of 1,200 pairs run beside the 400-sentence demo corpus; sizes above the demo's 200 STS-B pairs are refused."""
     from sentsweep.demo_data import CORPUS_FILE
 
     monkeypatch.chdir(tmp_path)
-    code, card, err = dry_run("labelled_after_pretraining", "--corpus", str(CORPUS_FILE))
+    train = tmp_path / "sts" / "sts-train.csv"
+    train.parent.mkdir()
+    rows = [f"main-captions\tMSRvid\t2012test\t{i:04d}\t{i % 5}.000\ta sentence {i}\tanother sentence {i}"
+            for i in range(1_200)]
+    train.write_text("\n".join(rows) + "\n")
+    code, card, err = dry_run("labelled_after_pretraining", "--labelled-sizes", "100", "1000", "--set",
+                              f"train_file={train}", "--corpus", str(CORPUS_FILE))
     assert code == 0, err
-    assert row(card, "3 supervised_from_scratch", "sample_size", "100, 1000, 10,000")
+    assert row(card, "3 supervised_from_scratch", "sample_size", "100, 1000")
+    assert f"**Labelled training pairs:** {train}: 1,200 pairs, of which the trials draw 100, 1,000" in card
     assert "Cannot run as given" not in card
+    code, card, err = dry_run("labelled_after_pretraining")
+    assert code == 0, err
+    assert "**Cannot run as given:** labelled size 1000 exceeds the 200 labelled pairs of" in card
+    assert "**Cannot run as given:** labelled size 10000 exceeds the 200 labelled pairs of" in card
 
 
 def probe_entry(folder, batch_size: int, seconds: float, peak_gib: float, gpu: str = "NVIDIA H100") -> dict:
@@ -312,3 +324,13 @@ def test_a_key_without_a_measured_step_is_named_and_a_malformed_file_refused(tmp
     code, card, err = dry_run("tsdae_deletion", *quick)
     assert code == 2 and card == ""
     assert f"{path}: not a GPU probes file that sentsweep wrote" in err
+
+
+@pytest.mark.parametrize("name", ["simcse_loss", "multitask_weight", "batch_size"])
+def test_a_validation_set_larger_than_the_corpus_is_refused_without_negative_sentence_counts(name):
+    """001 §5.2.2 holds 10k validation sentences out of the corpus: on the 400-sentence demo corpus none is left to
+    train on, which the card says once, instead of also listing batches of "-9600 training sentences"."""
+    code, card, err = dry_run(name)
+    assert code == 0, err
+    assert "**Cannot run as given:** validation_size 10000 leaves no training sentences" in card
+    assert "training sentences: each step" not in card and " on -" not in card

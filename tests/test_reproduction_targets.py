@@ -284,6 +284,7 @@ def printed_columns(rows: str, columns: tuple[int, ...]) -> dict[str, tuple[floa
     return table
 
 
+USEB_TASKS = ("askubuntu", "cqadupstack", "twitterpara", "scidocs")
 USEB_METRICS = ("askubuntu_map", "cqadupstack_map_at_100", "twitterpara_ap", "scidocs_map")
 # AskU., CQADup., Twitter Avg., SciDocs Avg. among AskU. CQADup. TURL PIT Avg. Cite CC CR CV Avg.
 USEB_AVERAGES = (0, 1, 4, 9)
@@ -307,6 +308,10 @@ TSDAE + NM\t58.6\t13.9\t77.1\t65.3\t71.2\t66.1\t69.6\t72.0\t71.6\t69.8\t53.4
 """, USEB_AVERAGES)
 FULL_DOMAIN_SBERT = printed_columns(
     "FullDomainSBERT\t62.6\t15.0\t74.6\t70.6\t72.6\t75.6\t77.2\t76.5\t77.7\t76.8\t56.7", USEB_AVERAGES)
+DOMAIN_SBERT = printed_columns(
+    "DomainSBERT\t63.2\t14.7\t74.8\t70.2\t72.5\t75.0\t76.9\t76.3\t77.5\t76.4\t56.7", USEB_AVERAGES)
+AUG_SBERT = printed_columns(
+    "AugSBERT\t60.8\t14.8\t74.8\t72.4\t73.6\t70.3\t73.0\t73.4\t75.1\t73.0\t55.5", USEB_AVERAGES)
 # 002 (TSDAE) Table 2, "Unsupervised learning based on BERT-base" and "Domain adaptation: NLI+STS → target task".
 TABLE_2_UNSUPERVISED = printed_columns("""
 TSDAE 59.4 14.5 76.8 69.2 73.0 71.4 73.9 75.0 75.6 74.0 55.2
@@ -319,6 +324,16 @@ TSDAE 58.7 13.6 75.8 66.2 71 69.9 73.8 75 75.7 73.6 54.2
 MLM 54.4 9.7 69.8 68.1 69 67.1 71.8 72.6 72.9 71.1 51.1
 CT 57.9 14.2 75.6 70.6 73.1 62.3 66.2 68.5 68.9 66.5 52.9
 SimCSE 56.6 13.8 73.4 65.9 69.7 61.8 63.7 67.01 66.7 64.8 51.2
+""", USEB_AVERAGES)
+TABLE_2_TARGET_THEN_NLI_STS = printed_columns("""
+TSDAE 59.4 14.4 75.8 73.1 74.5 75.6 78.6 78.1 78.2 77.6 56.5
+MLM 60.6 14.3 75.0 68.6 71.8 74.7 78.2 77.0 77.6 76.9 55.9
+CT 56.4 13.4 75.9 68.9 72.4 66.5 69.6 70.6 72.2 69.7 53.0
+SimCSE 56.2 13.1 75.5 67.3 71.4 65.5 68.5 70.0 71.4 68.9 52.4
+""", USEB_AVERAGES)
+TABLE_2_BASELINES = printed_columns("""
+BM25 53.4 13.3 71.9 70.5 71.2 58.9 61.3 67.3 66.9 63.6 50.4
+BERT-base-uncased 48.5 6.5 69.1 61.7 65.4 59.4 65.1 65.4 68.6 64.6 46.3
 """, USEB_AVERAGES)
 TABLE_3_STSB = {"TSDAE": 66.0, "MLM": 47.3, "CT": 73.9, "SimCSE": 73.8}  # "Unsupervised method" rows, STSb column
 # 001 (Wang 2022) Table 5.17, "Loss R@100[%] R@10[%]".
@@ -347,8 +362,10 @@ def declared(name: str, **fixed) -> dict:
 
 
 def useb_cells(table: dict, cell) -> dict:
-    return {(tuple(sorted(cell(row).items())), metric): value for row, values in table.items()
-            for metric, value in zip(USEB_METRICS, values)}
+    """{(cell params, metric): value} of a table with USEB's columns: each column a model trained on that task's
+    corpus (002 §4.1), its cell naming the task (`target_task`)."""
+    return {(tuple(sorted((cell(row) | {"target_task": task}).items())), metric): value
+            for row, values in table.items() for task, metric, value in zip(USEB_TASKS, USEB_METRICS, values)}
 
 
 def test_nm_weight_declares_table_6_10_blocks():
@@ -362,19 +379,44 @@ def test_nm_weight_declares_table_6_10_blocks():
     assert all("no weight" in t.note for t in targets if "w" in t.params)
     assert declared("domain_chain_augsbert", stage="augsbert") == useb_cells(
         FULL_DOMAIN_SBERT, lambda row: {"method": "augsbert"})
+    assert declared("domain_chain_augsbert", stage="domain_sbert") == useb_cells(
+        DOMAIN_SBERT, lambda row: {"method": "augsbert"})
+    assert declared("domain_chain_augsbert", stage="aug_sbert") == useb_cells(
+        AUG_SBERT, lambda row: {"method": "augsbert"})
 
 
 def test_tsdae_main_and_domain_adaptation_declare_table_2_and_table_3():
+    """Table 2's cells per method and target task; Table 3's per method, on one corpus (no target task), each at
+    the checkpoint its method reports (SimCSE: its best STS-B dev, 002 App. B fn. 8)."""
     unsupervised = useb_cells(TABLE_2_UNSUPERVISED, lambda row: {"method": METHOD_OF_ROW[row]})
-    stsb = {((("method", METHOD_OF_ROW[row]),), "sts_test_last"): value for row, value in TABLE_3_STSB.items()}
-    assert declared("tsdae_main") == unsupervised | stsb
-    assert all(t.runs == (None if t.metric == "sts_test_last" else 5) for t in get_experiment("tsdae_main").published)
+    main_unsupervised = useb_cells(TABLE_2_UNSUPERVISED, lambda row: {"method": METHOD_OF_ROW[row], "stage": "method"})
+    stsb = {((("method", METHOD_OF_ROW[row]), ("stage", "method"), ("target_task", None)),
+             "sts_test_at_best_dev" if row == "SimCSE" else "sts_test_last"): value
+            for row, value in TABLE_3_STSB.items()}
+    baselines = useb_cells(TABLE_2_BASELINES, lambda row: {"method": {"BM25": "bm25"}.get(row, "frozen_encoder")})
+    assert declared("tsdae_main", stage="baselines") == baselines
+    main = {key: value for key, value in declared("tsdae_main").items() if ("stage", "baselines") not in key[0]
+            and not key[1].startswith(("sts1", "sickr"))}
+    assert main == main_unsupervised | stsb
+    table_11 = {(dict(key[0])["method"], key[1]): value for key, value in declared("tsdae_main").items()
+                if key[1].startswith(("sts1", "sickr"))}
+    assert len(table_11) == 4 * 6 and all(dict(key[0])["target_task"] is None for key in declared("tsdae_main")
+                                          if key[1].startswith(("sts1", "sickr")))
+    # 002 App. F, Table 11: "TSDAE 55.2 67.4 62.4 74.3 73.0 66.0 62.3 65.8", "SimCSE 63.6 79.3 69.6 78.2 77.7 73.8 70.1"
+    assert [table_11[("tsdae", f"sts1{year}_wmean_spearman")] for year in range(2, 7)] == [55.2, 67.4, 62.4, 74.3, 73.0]
+    assert (table_11[("tsdae", "sickr_spearman")], table_11[("simcse", "sts13_wmean_spearman")]) == (62.3, 79.3)
+    assert all(t.runs == (None if t.metric.startswith(("sts", "sickr")) else 5)
+               for t in get_experiment("tsdae_main").published)
     assert declared("domain_adaptation", stage="target") == unsupervised
     assert declared("domain_adaptation", stage="nli_sts_then_target") == useb_cells(
         TABLE_2_NLI_STS_THEN_TARGET, lambda row: {"method": METHOD_OF_ROW[row]})
-    assert len(get_experiment("domain_adaptation").published) == 32
+    assert declared("domain_adaptation", stage="target_then_nli_sts") == useb_cells(
+        TABLE_2_TARGET_THEN_NLI_STS, lambda row: {"method": "sbert",
+                                                  "pretrained": f"pretrained=method={METHOD_OF_ROW[row]}, "
+                                                                "method=sbert_nli"})
+    assert len(get_experiment("domain_adaptation").published) == 48
     assert declared("labelled_intersection", stage="reference") == {
-        key: value for key, value in unsupervised.items() if key[0] == (("method", "tsdae"),)}
+        key: value for key, value in unsupervised.items() if ("method", "tsdae") in key[0]}
 
 
 def test_multitask_weight_declares_table_5_17():
@@ -450,3 +492,30 @@ def test_a_target_on_an_unknown_data_set_is_named():
                                                         "sts_test_at_best_dev", 70.0, "x"),))
     problems = target_problems(bad, stage_axes(bad, bad.options()))
     assert len(problems) == 1 and "dataset=sick is none of the data sets" in problems[0]
+
+
+def test_a_cell_that_ran_without_its_targets_metric_is_named_with_the_metric_not_called_not_run():
+    """002 Table 3's SimCSE cell (73.8) reads the test score at SimCSE's best STS-B dev (App. B, fn. 8); a run that
+    logged only another metric, where other runs of the sweep log it, is "metric not logged", and the section says
+    which metric is missing and what the runs log instead; a run of another cell leaves the target "not run"; a
+    metric no run of the sweep logs is "metric not evaluated"."""
+    from sentsweep.analysis.reproduction import NOT_LOGGED
+
+    runs = trial_frame([({"method": "simcse"}, {"sts_test_at_best_dev": 70.0 + seed, "best_sts_dev": 75.0}, seed,
+                         "FINISHED") for seed in range(2)]
+                       + [({"method": "ct"}, {"sts_test_last": 71.0, "best_sts_dev": 74.0}, 0, "FINISHED")])
+    last = PublishedValue({"method": "simcse", "target_task": None}, "sts_test_last", 73.8, "002 §6.1, Table 3")
+    task = PublishedValue({"method": "simcse", "target_task": "askubuntu"}, "askubuntu_map", 55.9, "002 Table 2")
+    at_best = PublishedValue({"method": "simcse", "target_task": None}, "sts_test_at_best_dev", 73.8, "Table 3")
+    missing, other_cell, measured = check_targets(runs, [last, task, at_best])
+    assert (missing.verdict, missing.logged) == (NOT_LOGGED, ("sts_test_at_best_dev",))
+    assert other_cell.verdict == NOT_EVALUATED  # no run names target_task askubuntu, nor logs askubuntu_map
+    assert measured.verdict in (WITHIN, OUTSIDE) and measured.n == 2  # None: a param the runs do not set
+    section = reproduction_markdown([missing, other_cell, measured])
+    assert ("Run, but without the target's metric: method=simcse, target_task=None (73.80, 002 §6.1, Table 3): its "
+            "runs do not log sts_test_last (they log sts_test_at_best_dev).") in section
+    assert "3 published values: " in section and "metric not logged 1" in section
+    tasked = trial_frame([({"method": "simcse", "target_task": "askubuntu"}, {"best_sts_dev": 75.0}, 0, "FINISHED")])
+    [no_task_metric] = check_targets(tasked, [task])
+    assert no_task_metric.verdict == NOT_EVALUATED and "Metrics these runs did not evaluate (1 targets): " \
+        "askubuntu_map (1)" in reproduction_markdown([no_task_metric])

@@ -209,3 +209,35 @@ def test_topic_distillation_runs_each_stage_of_000_tables_6_14_to_6_17(workdir):
     assert set(runs["params.stage"]) == {"pretrained", "classifier", "prompted", "original"}
     prompted = runs[runs["params.stage"] == "prompted"]
     assert len(set(prompted["params.topic_prompt"])) == 2
+
+
+def test_tsdae_main_trains_one_model_per_target_task_and_checks_its_column_only(workdir):
+    """002 §4.1: "For unsupervised training, we just use the sentences from the training split" of each task: with
+    two --eval-task's and their --task-corpus, each trial trains on its task's corpus, is scored on that task alone
+    and is checked against that task's Table 2 cell; Table 2's BM25 and BERT-base-uncased rows run per task too."""
+    from sentsweep.analysis.reproduction import NOT_RUN, check_targets
+    from sentsweep.experiments.tsdae_main import DEFINITION
+    from tests.test_resolved_trials import cqadupstack_folder
+    from tests.test_tasks import askubuntu_folder
+
+    data = workdir / "useb"
+    options = []
+    for task, folder in (("askubuntu", askubuntu_folder(data)), ("cqadupstack", cqadupstack_folder(data))):
+        corpus = data / f"{task}_train.txt"
+        corpus.write_text("".join(f"{task} title {i}\n" for i in range(60)))
+        options += ["--eval-task", f"{task}={folder}", "--task-corpus", f"{task}={corpus}"]
+    uri, printed = run_quick("tsdae_main", workdir, "--methods", "tsdae", "--seeds", "1", "--experiment", "per_task",
+                             *options)
+    runs = fetch_trial_runs(uri, "per_task", latest_sweep_run_id(uri, "per_task"))
+    assert len(runs) == (1 + 2) * 2  # (tsdae + 2 baselines) x 2 tasks, one seed
+    for _, run in runs.iterrows():
+        task = run["params.target_task"]
+        assert run["params.corpus"] == str(data / f"{task}_train.txt")
+        assert json.loads(run["params.eval_tasks"]) == {task: str(data / task)}
+        other = "cqadupstack_map_at_100" if task == "askubuntu" else "askubuntu_map"
+        assert run.get(f"metrics.{other}") is None or run[f"metrics.{other}"] != run[f"metrics.{other}"]  # nan
+    measured = {(check.target.params["method"], check.target.params["target_task"]) for check in
+                check_targets(runs, DEFINITION.published) if check.verdict != NOT_RUN}
+    assert measured == {(method, task) for method in ("tsdae", "bm25", "frozen_encoder")
+                        for task in ("askubuntu", "cqadupstack")}
+    assert "| tsdae | askubuntu |" in printed and "| bm25 | cqadupstack |" in printed

@@ -28,10 +28,13 @@ normal, and the published value's rounding (to 2 decimals) is negligible. With m
 20 falls outside by chance even when the setup reproduces the paper's.
 
 Verdicts: "within" (P in the closed interval: reproduced), "outside", "metric not evaluated" (no finished run of
-the sweep has the target's metric: a task it was not given), "not run" (runs have the metric, no finished run of the
-cell does), "n < 2 (no interval)" (a single seed: no std). Where the runs' logged settings differ from the paper's
-(`PublishedValue.setting`; `model` compared by its last path component, so a local folder named
-bert-base-uncased is the paper's), the section lists the differences: a miss is then expected.
+the sweep has the target's metric: a task it was not given), "metric not logged" (the cell's runs finished without
+the target's metric, which other runs of the sweep log: the section names it and what the cell's runs log instead),
+"not run" (runs have the metric, no finished run of the cell does), "n < 2 (no interval)" (a single seed: no std).
+A param the target gives as None is one the cell's runs do not set (Table 3 of 002 names no target task: a run
+trained on one corpus for every task). Where the runs' logged settings differ from the paper's
+(`PublishedValue.setting`; `model` compared by its last path component, so a local folder named bert-base-uncased
+is the paper's), the section lists the differences: a miss is then expected.
 
 A result of a whole sweep (a search's answer, logged on the sweep's own run, not a cell of trials) is a
 `PublishedSweepValue`: the sweep's driver checks it against the range its search left (`sweep_value_check`).
@@ -53,7 +56,8 @@ from sentsweep.settings import Source
 
 WITHIN, OUTSIDE, NOT_RUN, TOO_FEW = "within", "outside", "not run", "n < 2 (no interval)"
 NOT_EVALUATED = "metric not evaluated"
-VERDICTS = (WITHIN, OUTSIDE, TOO_FEW, NOT_EVALUATED, NOT_RUN)  # in the order the counts are given
+NOT_LOGGED = "metric not logged"
+VERDICTS = (WITHIN, OUTSIDE, TOO_FEW, NOT_EVALUATED, NOT_LOGGED, NOT_RUN)  # in the order the counts are given
 STAGE_PARAM = "stage"  # the param a multi-stage sweep's trials log their stage's name in
 
 
@@ -93,6 +97,7 @@ class TargetCheck:
     verdict: str
     level: float
     differences: tuple[str, ...] = ()
+    logged: tuple[str, ...] = ()  # "metric not logged": the metrics of its family the cell's runs log instead
 
     @property
     def n(self) -> int:
@@ -129,7 +134,9 @@ def value_text(value) -> str:
 
 def _matches(column: pd.Series, value) -> pd.Series:
     """Which logged values (MLflow params are strings) equal `value`: numbers numerically, booleans in any case."""
-    if isinstance(value, bool) or value is None:  # MLflow logs None as "None"
+    if value is None:  # MLflow logs None as "None"; a run that does not set the param has none
+        return column.isna() | (column.astype(str).str.lower() == "none")
+    if isinstance(value, bool):
         return column.astype(str).str.lower() == value_text(value).lower()
     if isinstance(value, (int, float, np.number)):
         numbers = pd.to_numeric(column, errors="coerce")
@@ -163,25 +170,37 @@ def check_target(runs: pd.DataFrame, target: PublishedValue, level: float = 0.95
     selected = runs["status"] == "FINISHED" if "status" in runs else pd.Series(True, index=runs.index)
     for name, value in target.params.items():
         column = f"params.{name}"
-        selected &= _matches(runs[column], value) if column in runs else False
-    finished = runs[runs["status"] == "FINISHED"] if "status" in runs else runs
-    if metric not in finished or not finished[metric].notna().any():  # a task the sweep was not given
-        return TargetCheck(target, {}, math.nan, math.nan, NOT_EVALUATED, level)
-    cell_runs = runs[selected]
-    if metric in cell_runs:
-        cell_runs = cell_runs[cell_runs[metric].notna()]
-    else:
-        cell_runs = cell_runs.iloc[0:0]
+        if column in runs:
+            selected &= _matches(runs[column], value)
+        elif value is not None:  # no run sets the param
+            selected &= False
+    ran = runs[selected]
+    cell_runs = ran[ran[metric].notna()] if metric in ran else ran.iloc[0:0]
     by_seed = ({seed: float(value) for seed, value in zip(cell_runs["seed"], cell_runs[metric])}
                if len(cell_runs) else {})
     differences = _differences(cell_runs, target.setting) if by_seed else ()
     if not by_seed:
-        return TargetCheck(target, {}, math.nan, math.nan, NOT_RUN, level)
+        finished = runs[runs["status"] == "FINISHED"] if "status" in runs else runs
+        logged = metrics_of_family(ran, target.metric) if len(ran) else ()
+        if metric not in finished or not finished[metric].notna().any():  # a metric the sweep did not evaluate
+            verdict = NOT_EVALUATED
+        else:  # the cell ran without a metric other runs log, or did not run
+            verdict = NOT_LOGGED if len(ran) else NOT_RUN
+        return TargetCheck(target, {}, math.nan, math.nan, verdict, level, logged=logged)
     if len(by_seed) < 2:
         return TargetCheck(target, by_seed, math.nan, math.nan, TOO_FEW, level, differences)
     low, high = published_interval(list(by_seed.values()), target.runs, level)
     verdict = WITHIN if low <= target.value <= high else OUTSIDE
     return TargetCheck(target, by_seed, low, high, verdict, level, differences)
+
+
+def metrics_of_family(runs: pd.DataFrame, metric: str) -> tuple[str, ...]:
+    """The metrics `runs` log that share `metric`'s first word ("sts_test_at_best_dev" for "sts_test_last"), for
+    the report's line on a cell that ran without its target's metric."""
+    family = metric.split("_")[0] + "_"
+    return tuple(sorted(column.removeprefix("metrics.") for column in runs.columns
+                        if column.startswith(f"metrics.{family}") and runs[column].notna().any()
+                        and column != f"metrics.{metric}"))
 
 
 def targets_of_stage(targets: Sequence[PublishedValue], stage: str | None) -> list[PublishedValue]:
@@ -199,7 +218,7 @@ def _number(value: float, digits: int) -> str:
     return "–" if math.isnan(value) else f"{value:.{digits}f}"
 
 
-UNMEASURED = (NOT_EVALUATED, NOT_RUN)
+UNMEASURED = (NOT_EVALUATED, NOT_LOGGED, NOT_RUN)
 
 
 def reproduction_markdown(checks: Sequence[TargetCheck], digits: int = 2, every_target: bool = False,
@@ -261,6 +280,14 @@ def unmeasured_lines(checks: Sequence[TargetCheck], digits: int = 2) -> list[str
     if by_metric:
         lines.append(f"Metrics these runs did not evaluate ({sum(map(len, by_metric.values()))} targets): "
                      + ", ".join(f"{metric} ({len(found)})" for metric, found in by_metric.items()) + ".")
+    not_logged = [check for check in checks if check.verdict == NOT_LOGGED]
+    if not_logged:
+        lines.append("Run, but without the target's metric: " + "; ".join(
+            f"{check.target.cell_label()} ({check.target.value:.{digits}f}, {check.target.source}): its runs do not "
+            f"log {check.target.metric}"
+            + (f" (they log {', '.join(check.logged)})" if check.logged else
+               f" (nor any {check.target.metric.split('_')[0]}_* metric)")
+            for check in not_logged) + ".")
     for metric, found in _by_metric(check for check in checks if check.verdict == NOT_RUN).items():
         lines.append(f"Cells not run ({metric}): " + "; ".join(
             f"{check.target.cell_label()} ({check.target.value:.{digits}f}, {check.target.source})"
@@ -291,6 +318,9 @@ def targets_line(checks: Sequence[TargetCheck], declared: int, task_of_metric=No
         tasks = list(dict.fromkeys(filter(None, map(task_of_metric, missing)))) if task_of_metric else []
         parts.append(f"{counts[NOT_EVALUATED]} need metrics this run did not evaluate ({', '.join(missing)}"
                      + (f"; add them with --eval-task NAME=PATH: {', '.join(tasks)}" if tasks else "") + ")")
+    if counts[NOT_LOGGED]:
+        parts.append(f"{counts[NOT_LOGGED]} of cells that ran without their metric (" + ", ".join(
+            _by_metric(check for check in checks if check.verdict == NOT_LOGGED)) + ")")
     if counts[NOT_RUN]:
         parts.append(f"{counts[NOT_RUN]} of cells that did not run")
     differ = sorted({difference.split(" ", 1)[0] for check in checks for difference in check.differences

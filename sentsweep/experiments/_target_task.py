@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from sentsweep.errors import InputError
 from sentsweep.sweep.options import SweepOptions, option, parse_assignments
+from sentsweep.sweep.target_tasks import TASK_AXIS
 
 SELECTION_KEYS = ("select_checkpoint", "selection_task", "selection_metric")
 
@@ -38,9 +39,24 @@ def target_task(options: TargetTaskOptions) -> str | None:
 
 def selection_axes(options: TargetTaskOptions) -> dict[str, list]:
     """The one-value axes that make a stage select its checkpoints on the target task's dev split ({} without
-    one: the protocol's rule)."""
+    one: the protocol's rule), its trials naming the task as their `target_task`."""
     task = target_task(options)
-    return {} if task is None else {"select_checkpoint": ["best_task_dev"], "selection_task": [task]}
+    return {} if task is None else {"select_checkpoint": ["best_task_dev"], "selection_task": [task],
+                                    TASK_AXIS: [task]}
+
+
+def scoring_axes(options: TargetTaskOptions) -> dict[str, list]:
+    """The one-value axes of a stage that keeps its own rule (an unsupervised stage's last checkpoint, 002 App. B)
+    but reports the target task's dev score of the checkpoint it keeps (`selected_task_dev`), as the stages that
+    select on it do ({} without a target task)."""
+    task = target_task(options)
+    return {} if task is None else {"selection_task": [task], TASK_AXIS: [task]}
+
+
+def in_domain_loss(task: str) -> str:
+    """The in-domain SBERT loss of a USEB task (002 §5.1): MNRL on the relevant pairs of AskUbuntu, CQADupStack and
+    SciDocs, the MSE of the cosine on TwitterPara's scored pairs."""
+    return "cosine" if task == "twitterpara" else "mnrl"
 
 
 def check_target_task(options: TargetTaskOptions, constants: dict) -> None:

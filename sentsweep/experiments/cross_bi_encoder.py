@@ -43,7 +43,8 @@ PROTOCOL = Protocol(
         **FINE_TUNING,
         "method": Sourced("augsbert", cited(THESIS_REIML_2023, "§5.2.1", "the bi-encoder beside its CE / CBE "
                                                                           "teacher, both trained on the gold pairs")),
-        "setting": Sourced("semi", cited(THESIS_REIML_2023, "§5.2.1", '"after finetuning on the STS-B train split"')),
+        "setting": Sourced("semi", cited(THESIS_REIML_2023, "§5.2.1, §6.1.1", '"after finetuning on the STS-B train '
+                                                                                'split"')),
         "sampling": Sourced("none", cited(THESIS_REIML_2023, "§5.2.1", "no silver pairs: the basic experiments train "
                                                                        "on the STS-B train split only")),
         "reannotate_gold": Sourced(False, cited(THESIS_REIML_2023, "Table 6.1", '"Spearman correlation of '

@@ -8,6 +8,11 @@ model with each unsupervised method on the target sentences (Table 2's "NLI+STS 
 the unsupervised methods on the target sentences alone (its first block); stages 5-6 continue each of their models
 with the NLI step, then the STS step ("target -> NLI+STS").
 
+Each of Table 2's columns is a model trained on its own task's sentences (§4.1): give every USEB task with
+--eval-task and its training sentences with --task-corpus (one task alone may take --corpus). Stages 3-6 then run
+per target task, each task's chain continuing that task's models and scored on that task; stages 1-2 train one
+NLI+STS model for all tasks and score it on each.
+
     python sweeps/domain_adaptation.py --dry-run                  # the protocol card
     python sweeps/domain_adaptation.py --quick                    # the shipped demo NLI file
     python sweeps/domain_adaptation.py --model bert-base-uncased --corpus askubuntu_titles.txt \\
@@ -21,15 +26,21 @@ from pathlib import Path
 from sentsweep.data import read_nli_file
 from sentsweep.demo_data import NLI_FILE
 from sentsweep.errors import InputError
-from sentsweep.experiments._useb_published import nli_sts_then_target_targets, unsupervised_targets
+from sentsweep.experiments._useb_published import (
+    USEB_TASKS,
+    nli_sts_then_target_targets,
+    target_then_nli_sts_targets,
+    unsupervised_targets,
+)
 from sentsweep.experiments.protocols.chains import DOMAIN_ADAPTATION_PROTOCOL as PROTOCOL
 from sentsweep.references import TSDAE
 from sentsweep.sweep import Stage, SweepDefinition
-from sentsweep.sweep.options import SweepOptions, option
+from sentsweep.sweep.options import option
+from sentsweep.sweep.target_tasks import TASK_AXIS, PerTaskOptions, task_axis
 
 
 @dataclass(frozen=True, kw_only=True)
-class DomainAdaptationOptions(SweepOptions):
+class DomainAdaptationOptions(PerTaskOptions):
     methods: tuple[str, ...] | None = option(f"unsupervised methods (default: {' '.join(PROTOCOL.grid('method'))})")
     nli_file: str | None = option("NLI pairs of the NLI step: SNLI + MultiNLI in the format of sentence-transformers' "
                                   "AllNLI.tsv.gz (tab-separated split, sentence1, sentence2, label; gzipped or not), "
@@ -50,7 +61,9 @@ def nli_settings(options: DomainAdaptationOptions) -> dict:
 
 
 def unsupervised(options):
-    return {"method": options.methods or (["tsdae"] if options.quick else PROTOCOL.grid("method"))}
+    """The unsupervised methods on the target sentences: per target task."""
+    methods = options.methods or (["tsdae"] if options.quick else PROTOCOL.grid("method"))
+    return {"method": methods} | task_axis(options, USEB_TASKS)
 
 
 def nli_step(options):
@@ -59,6 +72,15 @@ def nli_step(options):
 
 def sts_step(options):
     return {"method": PROTOCOL.grid("sts_step")}
+
+
+def nli_step_per_task(options):
+    """The NLI step after the target domain: each task's models continued, scored on that task."""
+    return nli_step(options) | task_axis(options, USEB_TASKS)
+
+
+def sts_step_per_task(options):
+    return sts_step(options) | task_axis(options, USEB_TASKS)
 
 
 DEFINITION = SweepDefinition(
@@ -71,21 +93,25 @@ DEFINITION = SweepDefinition(
         Stage("nli_sts", sts_step, grids={"method": "sts_step"}, init_from="nli"),
         Stage("nli_sts_then_target", unsupervised, init_from="nli_sts"),
         Stage("target", unsupervised),
-        Stage("target_then_nli", nli_step, grids={"method": "nli_step"}, init_from="target", init_rows="each"),
-        Stage("target_then_nli_sts", sts_step, grids={"method": "sts_step"}, init_from="target_then_nli",
+        Stage("target_then_nli", nli_step_per_task, grids={"method": "nli_step"}, init_from="target",
+              init_rows="each"),
+        Stage("target_then_nli_sts", sts_step_per_task, grids={"method": "sts_step"}, init_from="target_then_nli",
               init_rows="each"),
     ],
     options=DomainAdaptationOptions,
+    per_task=True,
+    data_labels={TASK_AXIS: USEB_TASKS},
     trains_on_gold_pairs=True,
     settings_from_options=nli_settings,
     # the unsupervised stages report their last checkpoint (002 App. B: no early stopping; SimCSE its best on STS-B
     # dev, footnote 8), the supervised ones
     # their best on dev
     table_metrics=["sts_test_last", "sts_test_at_best_dev", "best_sts_dev"],
-    # 002 Table 2 on USEB's tasks (given with --eval-task), mean of 5 seeds: the unsupervised block (stage
-    # target) and "NLI+STS -> target task" (stage nli_sts_then_target), 4 methods x 4 tasks each. The block
-    # "target task -> NLI+STS" is not targeted: its rows are told apart by the `pretrained` axis, which the
-    # stage only gets at run time from the target stage's rows.
+    # 002 Table 2 on USEB's tasks (given with --eval-task and --task-corpus), mean of 5 seeds, each cell a model of
+    # its task's corpus: the unsupervised block (stage target), "NLI+STS -> target task" (stage
+    # nli_sts_then_target) and "target task -> NLI+STS" (stage target_then_nli_sts, its rows told apart by the
+    # `pretrained` axis the chain gives it), 4 methods x 4 tasks each.
     published=tuple(unsupervised_targets({"stage": "target"})
-                    + nli_sts_then_target_targets({"stage": "nli_sts_then_target"})),
+                    + nli_sts_then_target_targets({"stage": "nli_sts_then_target"})
+                    + target_then_nli_sts_targets({"stage": "target_then_nli_sts"})),
 )

@@ -6,7 +6,9 @@ bisection over sample size with the seed std as precision (App. D).
 First the unsupervised reference (--reference, default tsdae) runs over the seeds with its paper's settings
 (App. B: fixed steps, the last checkpoint; SimCSE one epoch, best on STS-B dev); then `sbert` runs over the
 seeds at each probed number of labelled pairs (App. B: batch 64, 10 epochs up to 20K steps, early stopping)
-until its mean score is within one seed std of the reference's. The score is the --target-task's test score
+until its mean score is within one seed std of the reference's. The reference trains on --corpus, which must be
+the --target-task's training sentences (002 §4.1; its runs log `target_task`, the Table 2 column they fill). The
+score is the --target-task's test score
 (a USEB task, SBERT stopping early on its dev split, trained with MNRL on its relevant pairs, or MSE on
 TwitterPara's), else STS benchmark dev. Each probe is a stage of the sweep's MLflow run.
 
@@ -29,7 +31,8 @@ from sentsweep.analysis.reproduction import WITHIN, PublishedSweepValue, sweep_v
 from sentsweep.data import read_scored_pairs
 from sentsweep.errors import InputError
 from sentsweep.experiments._intersection_search import IntersectionSearch
-from sentsweep.experiments._useb_published import tsdae_targets
+from sentsweep.experiments._target_task import in_domain_loss
+from sentsweep.experiments._useb_published import USEB_TASKS, tsdae_targets
 from sentsweep.experiments.protocols.supervised import INTERSECTION_PROTOCOL
 from sentsweep.experiments.protocols.tsdae import BEST_CONFIGURATION, PAPER_METHOD_SETTINGS
 from sentsweep.references import TSDAE
@@ -37,6 +40,7 @@ from sentsweep.settings import cited
 from sentsweep.sweep import Stage, SweepDefinition
 from sentsweep.sweep.definition import SweepDriver
 from sentsweep.sweep.options import SweepOptions, option
+from sentsweep.trainables.settings import TASK_AXIS
 
 REFERENCE_STAGE, SUPERVISED_STAGE = "reference", "supervised"
 ANSWER_METRIC = "intersection_labelled_pairs"
@@ -80,13 +84,15 @@ def supervised_settings(options: IntersectionOptions, constants: dict, overrides
     settings = {"select_checkpoint": "best_task_dev" if "dev" in task.splits else "last",
                 "selection_task": options.target_task}
     if "loss" not in overrides:
-        settings["loss"] = "cosine" if options.target_task == "twitterpara" else "mnrl"
+        settings["loss"] = in_domain_loss(options.target_task)
     return settings
 
 
 def reference_constants(options: IntersectionOptions, constants: dict) -> dict:
-    """The reference stage's settings: the --reference method's trials (with its protocol settings)."""
-    return constants | {"method": options.reference, "stage": REFERENCE_STAGE}
+    """The reference stage's settings: the --reference method's trials (with its protocol settings), trained on
+    --corpus, the --target-task's sentences (logged as `target_task`: Table 2's column it fills)."""
+    task = {TASK_AXIS: options.target_task} if options.target_task else {}
+    return constants | {"method": options.reference, "stage": REFERENCE_STAGE} | task
 
 
 def run_search(sweep: SweepDriver, constants: dict) -> None:
@@ -139,6 +145,7 @@ DEFINITION = SweepDefinition(
     trains_on_gold_pairs=True,
     driver=run_search,
     check=check_target,
+    data_labels={TASK_AXIS: USEB_TASKS},
     # The TSDAE reference is Table 2's unsupervised TSDAE row (4 USEB tasks, given with --eval-task), mean of 5
     # seeds; Table 10's intersection points are the sweep's own result (see the docstring).
     published=tuple(tsdae_targets({"stage": REFERENCE_STAGE})),

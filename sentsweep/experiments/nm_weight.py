@@ -3,7 +3,9 @@
 Stage 1 runs Table 6.10's rows SimCSE, MLM + SimCSE, NM and TSDAE with CLS and mean pooling (TSDAE as the
 table's "TSDAE (repr.)": §5.4.1's 100K steps at batch 8, constant rate); stage 2 sweeps w of MLM + NM and
 TSDAE + NM, the project's grid (the thesis gives no weight), whose w = 1 rows are the table's. Every trial is
-evaluated after each epoch and reports its best dev epoch (§5.1).
+evaluated after each epoch and reports its best dev epoch (§5.1). Table 6.10's columns are models trained on each
+USEB task's own sentences: give each task with --eval-task and its corpus with --task-corpus (one task alone may
+take --corpus); every configuration then trains once per task.
 
     python sweeps/nm_weight.py --dry-run                          # the protocol card
     python sweeps/nm_weight.py --quick
@@ -14,15 +16,17 @@ evaluated after each epoch and reports its best dev epoch (§5.1).
 from dataclasses import dataclass
 
 from sentsweep.experiments._reiml_published import noise_matching_targets
+from sentsweep.experiments._useb_published import USEB_TASKS
 from sentsweep.experiments.protocols.contrastive import NM_PROTOCOL
 from sentsweep.references import THESIS_REIML_2023
 from sentsweep.search_spaces.ranges import weight_ranges
 from sentsweep.sweep import Stage, SweepDefinition
-from sentsweep.sweep.options import SweepOptions, option
+from sentsweep.sweep.options import option
+from sentsweep.sweep.target_tasks import TASK_AXIS, PerTaskOptions, task_axis
 
 
 @dataclass(frozen=True, kw_only=True)
-class NmWeightOptions(SweepOptions):
+class NmWeightOptions(PerTaskOptions):
     weights: tuple[float, ...] | None = option("values of w, stage 2's axis (default: the protocol's grid; "
                                                     "--dry-run shows it)")
     methods: tuple[str, ...] | None = option(f"the methods L = L_first + w L_NM of stage 2 (default: "
@@ -36,7 +40,7 @@ def table_rows(options):
     if options.no_table_rows:
         return None  # no stage
     return {"method": ["simcse", "nm"] if options.quick else NM_PROTOCOL.grid("method"),
-            "pooling": options.poolings or NM_PROTOCOL.grid("pooling")}
+            "pooling": options.poolings or NM_PROTOCOL.grid("pooling")} | task_axis(options, USEB_TASKS)
 
 
 def weight_axes(options):
@@ -44,7 +48,7 @@ def weight_axes(options):
         "method": options.methods or NM_PROTOCOL.grid("weighted_method"),
         "w": options.weights or ([0.01, 1.0] if options.quick else NM_PROTOCOL.grid("w")),
         "pooling": options.poolings or NM_PROTOCOL.grid("pooling"),
-    }
+    } | task_axis(options, USEB_TASKS)
 
 
 def sampled_axes(options):
@@ -66,7 +70,10 @@ DEFINITION = SweepDefinition(
             Stage("method x w x pooling", weight_axes, grids={"method": "weighted_method"})],
     sampled_axes=sampled_axes,
     options=NmWeightOptions,
-    # 000 Table 6.10's two unsupervised blocks on USEB's tasks (given with --eval-task), mean of 3 seeds: 11 rows x 4
-    # tasks; MLM + NM and TSDAE + NM at stage 2's w = 1 (000 gives no weight, see the targets' note).
+    per_task=True,
+    data_labels={TASK_AXIS: USEB_TASKS},
+    # 000 Table 6.10's two unsupervised blocks on USEB's tasks (given with --eval-task and --task-corpus), mean of 3
+    # seeds: 11 rows x 4 tasks, each a model trained on its task's corpus; MLM + NM and TSDAE + NM at stage 2's w =
+    # 1 (000 gives no weight, see the targets' note).
     published=tuple(noise_matching_targets()),
 )

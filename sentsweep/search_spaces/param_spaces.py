@@ -13,16 +13,20 @@ import itertools
 from ray import tune
 from ray.tune.search.sample import Categorical, Domain, Float, Integer
 
+from sentsweep.trainables.settings import TASK_AXIS
+
 
 def grid_param_space(constants: dict, axes: dict[str, list], seeds: list[int],
-                     by_method: dict[str, dict] | None = None) -> dict:
+                     by_method: dict[str, dict] | None = None, by_task: dict[str, dict] | None = None) -> dict:
     """Every combination of the axes' values, each run once per seed. `by_method` {setting: {method: value}}:
     settings whose value follows the trial's method (each method with its own paper's settings), resolved
-    by Ray Tune once the grid has fixed the method."""
+    by Ray Tune once the grid has fixed the method; `by_task` {setting: {task: value}} likewise those that follow
+    its `target_task` (each task's own data, `sentsweep.sweep.target_tasks`)."""
     space = dict(constants)
     space.update({name: tune.grid_search(list(values)) for name, values in axes.items()})
-    for name, values in (by_method or {}).items():
-        space[name] = tune.sample_from(lambda config, values=values: values[config["method"]])
+    for key, settings in (("method", by_method), (TASK_AXIS, by_task)):
+        for name, values in (settings or {}).items():
+            space[name] = tune.sample_from(lambda config, values=values, key=key: values[config[key]])
     space["seed"] = tune.grid_search(list(seeds))
     return space
 
@@ -30,13 +34,16 @@ def grid_param_space(constants: dict, axes: dict[str, list], seeds: list[int],
 POINT_KEY = "__point__"  # config key: which of a points param space's trials this one is (bookkeeping)
 
 
-def grid_points(axes: dict[str, list], seeds: list[int], by_method: dict[str, dict] | None = None) -> list[dict]:
-    """The trials of `grid_param_space` one by one: {axis: value, setting decided by the method: value, seed}."""
+def grid_points(axes: dict[str, list], seeds: list[int], by_method: dict[str, dict] | None = None,
+                by_task: dict[str, dict] | None = None) -> list[dict]:
+    """The trials of `grid_param_space` one by one: {axis: value, setting decided by the method or the target
+    task: value, seed}."""
     names = list(axes)
     points = []
     for values in itertools.product(*(list(axes[name]) for name in names)):
         point = dict(zip(names, values))
         point.update({name: by[point["method"]] for name, by in (by_method or {}).items()})
+        point.update({name: by[point[TASK_AXIS]] for name, by in (by_task or {}).items()})
         points += [point | {"seed": seed} for seed in seeds]
     return points
 

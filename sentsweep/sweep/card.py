@@ -20,7 +20,7 @@ from collections.abc import Iterable
 from sentsweep.models import replaced_modules
 from sentsweep.search_spaces.param_spaces import values_to_validate
 from sentsweep.settings import Source
-from sentsweep.sweep.data_sizes import training_sentences, whole_corpus_batches
+from sentsweep.sweep.data_sizes import labelled_files, peak_rate_shortfalls, training_sentences, whole_corpus_batches
 from sentsweep.sweep.demo_stand_ins import evaluation_data_given
 from sentsweep.sweep.gpu_estimate import NOT_COUNTED, GpuEstimate, estimate_gpu_hours
 from sentsweep.sweep.gpu_packing import CUDA_CONTEXT_BYTES, MEMORY_MARGIN, GiB, probe_key
@@ -28,11 +28,14 @@ from sentsweep.sweep.options import SweepOptions
 from sentsweep.sweep.probe_records import probes_file, read_probes
 from sentsweep.sweep.protocol import with_method_settings
 from sentsweep.sweep.seed_groups import PROJECT_RUNG_SETTINGS
+from sentsweep.sweep.target_tasks import TASK_AXIS, corpus_size_of, settings_by_task
 from sentsweep.tracking.models import is_model_uri
 from sentsweep.trainables.catalog import get_method
 from sentsweep.trainables.loop import UNTRAINED_EVALUATION
 from sentsweep.trainables.settings import EvaluationSettings, TrainingSettings
 
+# Settings a target task's data decides in the stages that run per task (`sentsweep.sweep.target_tasks`).
+PER_TASK_SETTINGS = ("corpus", "eval_tasks")
 # Settings the launcher fills from its own options (data files, the model), not from the protocol.
 DATA_OPTIONS = {"model": "--model", "corpus": "--corpus", "dev_file": "--sts-dir / --sick-file / --hf-sts",
                 "test_file": "--sts-dir / --sick-file / --hf-sts", "eval_format": "--sts-dir / --sick-file / --hf-sts",
@@ -63,7 +66,9 @@ def protocol_card(definition, options: SweepOptions, resolved, stages: list[tupl
     stage_rules = {stage.name: stage.keep(options) for stage in definition.stages} if definition.greedy else {}
     for index, (name, axes) in enumerate(stages, start=1):
         for axis, values in axes.items() or [("-", None)]:
-            source = axis_source(protocol, grid_names.get(name, {}).get(axis, axis), values, options)
+            source = (("--eval-task (its target tasks; see 'Target tasks')" if resolved.task_data else
+                       "--eval-task / --target-task (the task whose data the trials train on)") if axis == TASK_AXIS
+                      else axis_source(protocol, grid_names.get(name, {}).get(axis, axis), values, options))
             lines.append(f"| {index} {name} | {axis} | {_values(values)} | {source} |")
         kept = stage_rules.get(name)
         if kept is not None:
@@ -71,15 +76,21 @@ def protocol_card(definition, options: SweepOptions, resolved, stages: list[tupl
             lines.append(f"| {index} {name} | kept for the next stages | {values} | {kept[0]} |")
         if name in chains:
             rows = "its best configuration on dev" if chains[name].init_rows == "best" else "each of its configurations"
+            earlier = dict(stages).get(chains[name].init_from, {})
+            task = " of the same target task" if TASK_AXIS in axes and TASK_AXIS in earlier else ""
             lines.append(f"| {index} {name} | model | each seed starts from the same seed's model of stage "
-                         f"'{chains[name].init_from}', {rows} | chain |")
+                         f"'{chains[name].init_from}'{task}, {rows} | chain |")
     lines.append("")
+    lines += target_tasks_section(resolved, stages)
 
     swept = {axis for _, axes in stages for axis in axes}
     lines += ["## Settings of every trial", "", "| group | setting | value | source |", "|---|---|---|---|"]
     for group, name, value, source in fixed_settings(resolved, methods, options, protocol):
         mark = " (swept)" if name in swept else ""
-        lines.append(f"| {group} | {name}{mark} | {_value(value)} | {source} |")
+        text = _value(value)
+        if resolved.task_data and name in PER_TASK_SETTINGS:  # their target task's in the per-task stages
+            text += " (stages per target task: the task's own, see 'Target tasks')"
+        lines.append(f"| {group} | {name}{mark} | {text} | {source} |")
     lines.append("")
 
     own = {method: settings for method, settings in resolved.method_settings.items() if method in methods and settings}
@@ -110,8 +121,9 @@ def protocol_card(definition, options: SweepOptions, resolved, stages: list[tupl
     lines += [f"**Seeds:** {', '.join(map(str, resolved.seeds))} ({seeds_source})", "",
               f"**Trials:** {' + '.join(str(n) for n in per_stage)} grid point{'s' if sum(per_stage) != 1 else ''} x "
               f"{len(resolved.seeds)} seed{'s' if len(resolved.seeds) != 1 else ''} = {trials}",
-              "", f"**Training steps in all:** {steps:,} (" + (f"corpus: {resolved.corpus_size:,} sentences)"
-                                                                if "corpus" in resolved.constants else "no corpus)"),
+              "", f"**Training steps in all:** {steps:,} (" + (
+                  f"corpus: {resolved.corpus_size:,} sentences" if "corpus" in resolved.constants else "no corpus")
+              + ("; the target tasks' own in their stages" if resolved.task_data else "") + ")",
               "", f"**Compute in all:** {trials} trials, {steps:,} training steps, " + (
                   f"about {estimate.value} GPU-hours of steps ({NOT_COUNTED}; see 'estimated GPU-hours')"
                   if estimate.gpu_hours else f"no GPU-hours ({estimate.source})" if estimate.gpu_hours == 0 else
@@ -122,11 +134,44 @@ def protocol_card(definition, options: SweepOptions, resolved, stages: list[tupl
                   "sentence, so none meets its own copy as an in-batch negative; the seed's code does the same "
                   "(SimCSE's official trainer, 002 App. B, keeps the DataLoader's last, partial batch: outside the "
                   "seeds)."]
+    files = labelled_files(resolved, stages)
+    if files:
+        lines += ["", "**Labelled training pairs:** " + "; ".join(
+            f"{path}: {pairs:,} pairs" + (f", of which the trials draw {', '.join(f'{size:,}' for size in sizes)}"
+                                           if sizes else "") for path, (pairs, sizes) in files.items())
+                  + " (a size above a file's pairs cannot run)."]
+    shortfalls = peak_rate_shortfalls(resolved, stages)
+    if shortfalls:
+        lines += ["", "**Trials that never train at their peak learning rate** (their warm-up outlasts the run): "
+                  + "; ".join(shortfalls) + "."]
     for problem in problems:
         lines += ["", f"**Cannot run as given:** {problem}"]
     if protocol.notes:
         lines += ["", "## Notes", ""] + [f"- {note}" for note in protocol.notes]
     return "\n".join(lines)
+
+
+def target_tasks_section(resolved, stages: list[tuple[str, dict]]) -> list[str]:
+    """The card's lines on per-task training: each target task's corpus and evaluation data, and which stages
+    train a model per task; none for a sweep that trains one model on --corpus."""
+    if not resolved.task_data:
+        return []
+    per_task = [name for name, axes in stages if TASK_AXIS in axes]
+    others = [name for name, axes in stages if TASK_AXIS not in axes]
+    lines = ["## Target tasks (one model per task)", "",
+             f"Stages {', '.join(repr(name) for name in per_task)} run once per target task: each trial trains on "
+             "the task's own corpus and is scored on that task alone (its in-domain column: 002 §4.1 \"For "
+             "unsupervised training, we just use the sentences from the training split\"); every trial logs "
+             "`target_task`."
+             + (f" Stages {', '.join(repr(name) for name in others)} train one model for all tasks and score it "
+                "on each." if others else ""), "",
+             "| target task | training corpus | sentences | evaluation data |", "|---|---|---|---|"]
+    lines += [f"| {task} | {data.corpus} | {data.corpus_size:,} | {data.eval_tasks[task]} |"
+              for task, data in resolved.task_data.items()]
+    others = [name for name in next(iter(resolved.task_data.values())).eval_tasks if name not in resolved.task_data]
+    if others:
+        lines += ["", f"The --eval-task tasks {', '.join(others)} are no target task: every trial is scored on them."]
+    return lines + [""]
 
 
 def replaced_modules_section(resolved, stages: list[tuple[str, dict]]) -> list[str]:
@@ -305,6 +350,7 @@ def stage_points(resolved, stages: list[tuple[str, dict]], options: SweepOptions
     point of every stage, an Optuna stage as `num_configs` points at its axes' first values; a stage chained to
     each configuration of an earlier stage (`from_each`) runs once per such configuration."""
     per_stage, points_of, configs = [], {}, []
+    axes_of = dict(stages)
     for stage_name, axes in stages:
         if options.search == "optuna":
             points = [{name: values_to_validate(axis)[0] for name, axis in axes.items()}] * options.num_configs
@@ -312,12 +358,18 @@ def stage_points(resolved, stages: list[tuple[str, dict]], options: SweepOptions
             names = list(axes)
             points = [dict(zip(names, combination)) for combination in
                       itertools.product(*(list(axes[name]) for name in names))]
-        points *= points_of.get((from_each or {}).get(stage_name), 1)
+        earlier = (from_each or {}).get(stage_name)
+        # a stage of each earlier configuration of the same target task runs once per configuration of that task
+        per_task = TASK_AXIS in axes and TASK_AXIS in axes_of.get(earlier, {})
+        points *= points_of.get(earlier, 1) // (len(axes[TASK_AXIS]) if per_task else 1)
         points_of[stage_name] = len(points)
         per_stage.append(len(points))
+        by_task = settings_by_task(resolved.task_data, axes)
         for point in points:
+            point = point | {name: values[point[TASK_AXIS]] for name, values in by_task.items()}
             config = with_method_settings(resolved.constants | point, resolved.method_settings, axes)
-            configs.append((config, trial_steps(config, resolved.corpus_size)))
+            configs.append((config, trial_steps(config, corpus_size_of(config, resolved.task_data,
+                                                                       resolved.corpus_size))))
     return per_stage, configs
 
 

@@ -84,6 +84,9 @@ class SweepDefinition:
     sampled_axes: Callable[[SweepOptions], dict] | None = None
     quick_setup: Callable[[dict, Path], dict] | None = None  # --quick: extra tiny models, as config entries
     trains_on_gold_pairs: bool = False  # supervised: train_file = the labelled pairs beside the dev/test data
+    # One model per target task, each on that task's corpus (--task-corpus; `sentsweep.sweep.target_tasks`): the
+    # stages whose axes hold `target_task` train per task
+    per_task: bool = False
     # Settings every trial shares that the sweep's own options give, {setting: value}, each named as its option
     # (the card gives that option as its source); a data file is checked there, so that a missing or malformed one
     # fails before anything runs
@@ -92,6 +95,8 @@ class SweepDefinition:
     driver: Callable[[SweepDriver, dict], None] | None = None
     # Checks of the sweep's own options against its resolved settings, before anything runs: (options, constants)
     check: Callable[[SweepOptions, dict], None] = lambda options, constants: None
+    # Inputs the options leave out that the sweep needs to run (the card lists them, a run is refused): (options)
+    missing_inputs: Callable[[SweepOptions], list[str]] = lambda options: []
     reference: Reference | None = None  # the work whose experiment this re-runs (None: the project's own)
     # {param: its values}: a param naming the data set of a whole run, set by the sweep's own option through
     # `settings_from_options` and logged with every trial; a target of a table with one column per data set is
@@ -107,8 +112,9 @@ class SweepDefinition:
 class ResolvedSweep:
     """A sweep's settings once the command line is applied: `constants` every trial shares (absolute paths,
     checked files), `method_settings` {method: {key: value}} of the protocol that nothing overrode, the keys the
-    command line or --quick set (`overrides`), the seeds, the training corpus's size in sentences, and Ray Tune's
-    storage (shared by every node; its cache/ folder holds the preparation cache)."""
+    command line or --quick set (`overrides`), the seeds, the training corpus's size in sentences, Ray Tune's
+    storage (shared by every node; its cache/ folder holds the preparation cache), and, for a sweep that trains
+    per target task, each task's data ({task: `sentsweep.sweep.target_tasks.TaskData`})."""
 
     constants: dict
     method_settings: dict[str, dict]
@@ -116,6 +122,7 @@ class ResolvedSweep:
     seeds: list[int]
     corpus_size: int
     storage_path: str
+    task_data: dict = field(default_factory=dict)
 
 
 def target_problems(definition: SweepDefinition, stages: Sequence[tuple[str, dict]]) -> list[str]:
@@ -124,12 +131,17 @@ def target_problems(definition: SweepDefinition, stages: Sequence[tuple[str, dic
 
     A target's param must, in one stage (its `stage`, where it names one), be an axis holding the value; or, in a
     greedy sweep, an earlier stage's axis holding it (the value that stage may carry over); or a fixed setting of
-    the protocol (of the target's method) equal to it; or a data label (`data_labels`) holding it. Its metric
+    the protocol (of the target's method) equal to it; or a data label (`data_labels`) holding it (or None: a run
+    without one); or `pretrained` of a stage chained to each configuration of an earlier one (its values are that
+    stage's rows, known once it has run). A target of a declared stage that the options leave out is not checked
+    (none of its cells can run). Its metric
     must be one of the sweep's table metrics, or one an evaluation task logs (`askubuntu_map`: its name's prefix
     is a registered task's, which the runs log when given --eval-task with that name).
     """
     constants = definition.protocol.constants()
     metrics = set(definition.table_metrics) | {definition.selection_metric}
+    # a stage started from each configuration of an earlier one gets the axis `pretrained` once that one has run
+    chained_each = {stage.name for stage in definition.stages if stage.init_from and stage.init_rows == "each"}
     # lazy: the task registry imports torch; a definition, `sentsweep list` and a sweep's --help need neither
     from sentsweep.tasks import TASKS
 
@@ -142,6 +154,9 @@ def target_problems(definition: SweepDefinition, stages: Sequence[tuple[str, dic
             problems.append(f"{label}: metric {target.metric!r} is neither among the sweep's {sorted(metrics)} nor "
                             "an evaluation task's")
         stage = target.params.get(STAGE_PARAM)
+        if stage is not None and stage not in names and len(definition.stages) > 1 and \
+                stage in {declared.name for declared in definition.stages}:
+            continue  # a stage these options leave out (tsdae_main's baselines without --eval-task)
         if stage is not None and (len(definition.stages) < 2 or stage not in names):
             problems.append(f"{label}: no stage {stage!r} (stages logged: "
                             f"{names if len(definition.stages) > 1 else 'none'})")
@@ -156,7 +171,7 @@ def target_problems(definition: SweepDefinition, stages: Sequence[tuple[str, dic
                 axis: values for _, before in stages[:index] for axis, values in before.items()}
             reasons = []
             for param, value in target.params.items():
-                if param == STAGE_PARAM:
+                if param == STAGE_PARAM or (param == "pretrained" and name in chained_each):
                     continue
                 if param in axes:
                     if not isinstance(axes[param], list) or not contains_value(axes[param], value):
@@ -165,8 +180,8 @@ def target_problems(definition: SweepDefinition, stages: Sequence[tuple[str, dic
                     if not contains_value(earlier[param], value):
                         reasons.append(
                             f"{param}={value_text(value)} is not in an earlier stage's axis {earlier[param]}")
-                elif param in definition.data_labels:
-                    if value not in definition.data_labels[param]:
+                elif param in definition.data_labels:  # None: a run without one (no data set named)
+                    if value is not None and value not in definition.data_labels[param]:
                         reasons.append(f"{param}={value_text(value)} is none of the data sets "
                                        f"{list(definition.data_labels[param])}")
                 elif param in fixed:

@@ -30,8 +30,9 @@ def demo_data_serves(options: SweepOptions) -> bool:
 
 
 def corpus_given(options: SweepOptions, protocol_settings: dict) -> bool:
-    """Whether the sweep has a corpus of its own choosing: --corpus, its protocol's, or the demo's in the demo."""
-    return bool(options.corpus or protocol_settings.get("corpus")) or (
+    """Whether the sweep has a corpus of its own choosing: --corpus, each target task's own (--task-corpus, whose
+    cover of the tasks `sentsweep.sweep.target_tasks` checks), its protocol's, or the demo's in the demo."""
+    return bool(options.corpus or getattr(options, "task_corpus", ()) or protocol_settings.get("corpus")) or (
         options.quick and not evaluation_data_given(options))
 
 

@@ -42,6 +42,7 @@ from sentsweep.sweep.first_step import check_own_methods_start
 from sentsweep.sweep.options import SweepOptions, parse_assignments
 from sentsweep.sweep.protocol import with_method_settings
 from sentsweep.sweep.ray_connection import check_ray_cluster
+from sentsweep.sweep.target_tasks import TASK_AXIS, resolve_task_data
 from sentsweep.tasks import build_tasks, parse_task_specs
 from sentsweep.tasks.mteb_tasks import MTEB_PREFIX, is_mteb_name, published_main_scores, untrained_scores
 from sentsweep.terminal import say
@@ -100,11 +101,15 @@ def resolve_settings(definition: SweepDefinition, options: SweepOptions) -> Reso
     elif definition.trains_on_gold_pairs:  # given with --set: a missing or malformed file fails here, naming itself
         read_scored_pairs(constants["train_file"], constants["eval_format"], "train")
     constants.update(definition.settings_from_options(options))
+    task_data = {}
     if options.eval_task:
         specs = {name: str(Path(path).resolve()) for name, path in parse_task_specs(options.eval_task).items()}
         tasks = build_tasks(specs)  # reads and checks every task file now, before any training
         constants["eval_tasks"] = specs
         constants.update(selection_on(options, specs, assignments))
+        if definition.per_task:  # each task's corpus, read now
+            task_data = resolve_task_data(options, corpus, corpus_size, specs,
+                                          definition.data_labels.get(TASK_AXIS, ()))
         selection = constants.get("selection_task")
         if constants.get("select_checkpoint") == "best_task_dev" and selection in tasks and \
                 "dev" not in tasks[selection].splits:
@@ -123,7 +128,9 @@ def resolve_settings(definition: SweepDefinition, options: SweepOptions) -> Reso
         constants["model"] = options.model if is_model_uri(options.model) else check_model_source(options.model)
     elif not options.quick and not options.dry_run:
         raise InputError("--model is required without --quick (a hub name or a local folder)")
-    return ResolvedSweep(constants, method_settings, overrides, seeds, corpus_size, storage)
+    if getattr(options, "task_corpus", ()) and not task_data:
+        raise InputError("--task-corpus names a target task's training sentences: give the task with --eval-task")
+    return ResolvedSweep(constants, method_settings, overrides, seeds, corpus_size, storage, task_data)
 
 
 def selection_on(options: SweepOptions, specs: dict[str, str], assignments: dict) -> dict:
@@ -329,6 +336,7 @@ def launch(definition: SweepDefinition, options: SweepOptions) -> int:
     EvaluationSettings.from_config(constants)  # the shared settings need no model: checked before any is built
     if options.dry_run:  # the card, with what would stop the sweep as given (a missing input, too small a corpus)
         problems = [problem] if (problem := validation_split_problem(resolved)) else []
+        problems += definition.missing_inputs(options)
         problems += sample_size_problems(resolved, stages)
         try:
             points = validate_axes(resolved, stages)
@@ -343,7 +351,8 @@ def launch(definition: SweepDefinition, options: SweepOptions) -> int:
     if "method" in constants:  # a sweep of one method; the trials of a method axis are checked by validate_axes
         TrainingSettings.from_config(with_method_settings({"model": TINY_MODEL_PENDING} | constants,
                                                           resolved.method_settings))
-    problem = validation_split_problem(resolved) or next(iter(sample_size_problems(resolved, stages)), None)
+    problem = (validation_split_problem(resolved) or next(iter(definition.missing_inputs(options)), None)
+               or next(iter(sample_size_problems(resolved, stages)), None))
     if problem:
         raise InputError(problem)
     if options.quick and definition.quick_setup is not None:

@@ -19,6 +19,7 @@ from sentsweep.sweep.definition import Stage, SweepDefinition
 from sentsweep.sweep.options import SweepOptions
 from sentsweep.tracking.models import LOGGED_MODEL_NAME, log_trial_model, materialize_model
 from sentsweep.trainables.loop import MODEL_FOLDER
+from sentsweep.trainables.settings import TASK_AXIS
 
 
 class MissingModels(Exception):
@@ -38,7 +39,7 @@ class KeptModels:
         self.logged: dict[str, dict[tuple, dict[int, str]]] = {}
         # each stage's table row params and best row on the selection metric
         self.row_names: dict[str, list[str]] = {}
-        self.best_rows: dict[str, tuple] = {}
+        self.best_rows: dict[str, dict[str | None, tuple]] = {}  # {stage: {target task (None: all): best row}}
         # the stages later stages start from, and which of their configurations they need ("best" or "each")
         self.chain_sources = {stage.init_from: stage.init_rows for stage in definition.stages if stage.init_from}
 
@@ -53,7 +54,7 @@ class KeptModels:
         """After stage `stage` (its MLflow runs, its table, Ray Tune's results): log the models its policy keeps,
         delete the other model folders and every superseded checkpoint."""
         self.row_names[stage] = table.row_params
-        self.best_rows[stage] = table.best[self.selection_metric]
+        self.best_rows[stage] = best_rows(table, self.selection_metric)
         self.logged[stage] = self._log_models(runs, table, results, self.policy(stage), stage_index)
         delete_superseded_checkpoints(results)
 
@@ -65,8 +66,9 @@ class KeptModels:
         finished = runs[runs["status"] == "FINISHED"]
         rows = {row: runs_of_row(finished, table.row_params, row) for row in table.rows}
         kept: dict[tuple, dict[int, str]] = {}
+        best = set(best_rows(table, self.selection_metric).values())
         for row, row_runs in rows.items():
-            if policy == "none" or (policy == "best" and row != table.best[self.selection_metric]):
+            if policy == "none" or (policy == "best" and row not in best):
                 continue
             for _, run in row_runs.iterrows():
                 if isinstance(run["logged_model_id"], str):  # logged before the sweep was resumed or extended
@@ -88,39 +90,72 @@ class KeptModels:
         return kept
 
     def chained(self, stage: Stage | None, axes: dict) -> tuple[dict, dict]:
-        """(axes, chain) of a stage: a chained stage's `chain` sets, for each seed, `model` to the same seed's logged
-        model of its earlier stage (of that stage's best configuration, or of each: the axis `pretrained`), its
-        pooling to that model's own, and `parent_model_run_id` to the run that logged it. `MissingModels` where the
-        earlier stage logged none for a configuration or seed."""
+        """(axes, chain) of a chained stage: its `chain` sets, for each seed, `model` to the same seed's logged model
+        of its earlier stage (of that stage's best configuration on dev, or of each: the axis `pretrained` naming
+        the row), its pooling to that model's own, and `parent_model_run_id` to the run that logged it. Where both
+        stages train per target task (`target_task` a row of the earlier stage and an axis of this one), each task
+        starts from that task's models: its best configuration, or each of its configurations. `MissingModels`
+        where the earlier stage logged none for a configuration or seed."""
         if stage is None or not stage.init_from:
             return axes, {}
+        names = self.row_names.get(stage.init_from, [])
+        per_task = TASK_AXIS in names and TASK_AXIS in axes
         kept = self.logged.get(stage.init_from, {})
         if stage.init_rows == "best":
-            kept = {row: seeds for row, seeds in kept.items() if row == self.best_rows.get(stage.init_from)}
-        labels = {row: ", ".join(f"{name}={value}" for name, value in zip(self.row_names[stage.init_from], row))
-                  for row in kept}
-        missing = [f"{labels[row]} seed {seed}" for row in kept for seed in self.seeds if seed not in kept[row]]
+            best = self.best_rows.get(stage.init_from, {})
+            kept = {row: seeds for row, seeds in kept.items() if row in best.values()}
+
+        def key(row: tuple) -> tuple[str | None, str | None]:
+            """(label, task) of an earlier row: its params but the task (None for a best row), and its task."""
+            params = dict(zip(names, row))
+            task = str(params.pop(TASK_AXIS)) if per_task else None
+            label = ", ".join(f"{name}={value}" for name, value in params.items())
+            return (label if stage.init_rows == "each" else None), task
+
+        labels = sorted({key(row)[0] for row in kept}, key=str)
+        tasks = [str(task) for task in axes[TASK_AXIS]] if per_task else [None]
+        found = {(*key(row), seed) for row, seeds in kept.items() for seed in seeds}
+        missing = [", ".join(part for part in (label, task and f"{TASK_AXIS}={task}") if part) + f" seed {seed}"
+                   for label in labels for task in tasks for seed in self.seeds if (label, task, seed) not in found]
         if not kept or missing:
             raise MissingModels(f"stage {stage.name!r} starts from the models of stage {stage.init_from!r}, which has "
                                 f"none for {', '.join(missing) or 'any configuration'} (a failed trial?)")
-        runs = {(labels[row], seed): run_id for row, seeds in kept.items() for seed, run_id in seeds.items()}
-        folders = {key: str(materialize_model(self.tracking_uri, f"runs:/{run_id}/{LOGGED_MODEL_NAME}",
-                                              self.models_dir))
-                   for key, run_id in runs.items()}
-        poolings = {key: saved_pooling(folder) for key, folder in folders.items()}
+        runs = {(*key(row), seed): run_id for row, seeds in kept.items() for seed, run_id in seeds.items()}
+        folders = {cell: str(materialize_model(self.tracking_uri, f"runs:/{run_id}/{LOGGED_MODEL_NAME}",
+                                               self.models_dir))
+                   for cell, run_id in runs.items()}
+        poolings = {cell: saved_pooling(folder) for cell, folder in folders.items()}
         if stage.init_rows == "each":
-            axes = {"pretrained": sorted(labels.values())} | axes
+            axes = {"pretrained": labels} | axes
 
         from ray import tune  # lazy: Ray Tune is imported only once a sweep runs
 
         def of_trial(table: dict):
-            return tune.sample_from(lambda config: table[(config.get("pretrained", next(iter(labels.values()))),
+            return tune.sample_from(lambda config: table[(config.get("pretrained"),
+                                                          config.get(TASK_AXIS) if per_task else None,
                                                           resolve_seed(config))])
 
         chain = {"model": of_trial(folders), "parent_model_run_id": of_trial(runs)}
         if "pooling" not in axes and None not in poolings.values():
             chain["pooling"] = of_trial(poolings)
         return axes, chain
+
+
+def best_rows(table, metric: str) -> dict[str | None, tuple]:
+    """{target task: its best row on `metric`} where the table's rows are per target task, else {None: the best
+    row}."""
+    if TASK_AXIS not in table.row_params:
+        return {None: table.best[metric]}
+    position = table.row_params.index(TASK_AXIS)
+    best = {}
+    for row in table.rows:
+        cell = table.cells.get((row, metric))
+        if cell is None or cell.mean != cell.mean:  # no value, or nan
+            continue
+        task = str(row[position])
+        if task not in best or cell.mean > table.cells[(best[task], metric)].mean:
+            best[task] = row
+    return best
 
 
 def delete_superseded_checkpoints(results) -> None:

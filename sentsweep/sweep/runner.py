@@ -47,6 +47,7 @@ from sentsweep.sweep.options import SweepOptions
 from sentsweep.sweep.progress import SweepProgress, ray_logging_level, tune_verbosity
 from sentsweep.sweep.resources import check_resources
 from sentsweep.sweep.target_list import TargetList
+from sentsweep.sweep.target_tasks import settings_by_task
 from sentsweep.sweep.trials import settings_by_method, stage_constants
 from sentsweep.tasks import main_metric
 from sentsweep.tasks.sts import StsEvaluator
@@ -67,11 +68,13 @@ def baseline_scores(constants: dict) -> dict:
     }
 
 
-def grid_stage_space(constants: dict, axes: dict, seeds: list[int], method_settings: dict[str, dict]) -> dict:
+def grid_stage_space(constants: dict, axes: dict, seeds: list[int], method_settings: dict[str, dict],
+                     task_data: dict | None = None) -> dict:
     """The Ray Tune param space of a grid stage: the fixed settings, each trial's method's own protocol settings
-    (those no axis sweeps), the axes and the seeds."""
+    (those no axis sweeps) and its target task's data (`task_data`), the axes and the seeds."""
     constants = stage_constants(constants, axes, method_settings)
-    return grid_param_space(constants, axes, seeds, settings_by_method(constants, axes, method_settings))
+    return grid_param_space(constants, axes, seeds, settings_by_method(constants, axes, method_settings),
+                            settings_by_task(task_data or {}, axes))
 
 
 class SweepRunner:
@@ -285,16 +288,17 @@ class SweepRunner:
 
         metric = self.definition.selection_metric
         scheduler = make_scheduler(self.options.scheduler, metric)
-        method_settings = self.resolved.method_settings
+        method_settings, by_task = self.resolved.method_settings, settings_by_task(self.resolved.task_data, axes)
         if self.options.search == "grid" and scheduler is None and not (self.options.extend or self.options.race):
-            return self._tune(tracker, run_name, grid_stage_space(constants, axes, self.seeds, method_settings) | chain,
+            return self._tune(tracker, run_name, grid_stage_space(constants, axes, self.seeds, method_settings,
+                                                                  self.resolved.task_data) | chain,
                               tune.TuneConfig(num_samples=1, reuse_actors=True))
         constants = stage_constants(constants, axes, method_settings)
         if self.options.search == "grid" and (self.options.extend or self.options.race):
             by_method = settings_by_method(constants, axes, method_settings)
             if self.options.race:
-                return self._race(tracker, run_name, constants, axes, grid_points(axes, [None], by_method))
-            points = self.points_not_finished(tracker, constants, grid_points(axes, self.seeds, by_method))
+                return self._race(tracker, run_name, constants, axes, grid_points(axes, [None], by_method, by_task))
+            points = self.points_not_finished(tracker, constants, grid_points(axes, self.seeds, by_method, by_task))
             if not points:
                 return []
             return self._tune(tracker, f"{run_name}-extended-{time.strftime('%Y%m%d-%H%M%S')}",
@@ -302,7 +306,7 @@ class SweepRunner:
         if self.options.search == "grid" and scheduler is not None:
             # A configuration's seeds one after the other, so that they run side by side and the scheduler
             # judges them together (Ray Tune's grid would run every configuration's first seed first).
-            points = grid_points(axes, self.seeds, settings_by_method(constants, axes, method_settings))
+            points = grid_points(axes, self.seeds, settings_by_method(constants, axes, method_settings), by_task)
             param_space = points_param_space(constants, points) | chain
             tune_config = tune.TuneConfig(num_samples=1, scheduler=scheduler, reuse_actors=True)
         else:

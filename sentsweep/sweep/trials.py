@@ -1,7 +1,8 @@
 """Each trial's config as the runner hands it to Ray Tune, known before anything trains.
 
 A stage's grid is crossed with the seeds; a method axis gives each trial its method's protocol settings
-(`settings_by_method`, resolved by Ray Tune once the grid has fixed the method). `trial_configs` lists the same
+(`settings_by_method`, resolved by Ray Tune once the grid has fixed the method), a target-task axis its task's data
+(`sentsweep.sweep.target_tasks.settings_by_task`). `trial_configs` lists the same
 configs one by one, for the checks before launch and for the tests of what every trial runs.
 """
 
@@ -12,6 +13,7 @@ from collections.abc import Iterator
 from sentsweep.search_spaces.param_spaces import grid_points
 from sentsweep.sweep.definition import ResolvedSweep
 from sentsweep.sweep.protocol import with_method_settings
+from sentsweep.sweep.target_tasks import settings_by_task
 from sentsweep.trainables.catalog import setting_default
 
 
@@ -42,5 +44,5 @@ def trial_configs(resolved: ResolvedSweep, stages: list[tuple[str, dict]]) -> It
     for name, axes in stages:
         constants = stage_constants(resolved.constants, axes, resolved.method_settings)
         by_method = settings_by_method(constants, axes, resolved.method_settings)
-        for point in grid_points(axes, resolved.seeds, by_method):
+        for point in grid_points(axes, resolved.seeds, by_method, settings_by_task(resolved.task_data, axes)):
             yield name, constants | point

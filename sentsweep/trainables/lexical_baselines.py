@@ -39,8 +39,9 @@ class TfidfSettings(Settings):
     corpus: str = setting(help="sentences whose document frequencies give the IDF weights", source=required_input())
     max_features: int | None = setting(
         None, "keep only this many terms, the most frequent in the corpus (none: the full vocabulary)",
-        cited(THESIS_MALMBERG_2021, "§3.3.3", 'both configurations: "max size vocab" and "restricting the features '
-              'used by the algorithm to the top 1024 features ordered by term frequency across the corpus"'), ge=1)
+        cited(THESIS_MALMBERG_2021, "§3.3.3, Table 3.1", 'both configurations: Table 3.1\'s "max size vocab" and '
+              '§3.3.3\'s "restricting the features used by the algorithm to the top 1024 features ordered by term '
+              'frequency across the corpus"'), ge=1)
     lemmatize: bool = setting(
         False, "map words to their English lemma before counting (simplemma; the `lemmatize` extra)",
         project_choice("003 §3.3.3 compares TF-IDF with and without lemmatisation (NLTK 3.5, whose WordNet data no "
@@ -84,8 +85,8 @@ class Bm25DenseSettings(Bm25Settings):
     model: str = setting(help="the dense encoder: Hugging Face model name or local folder", source=required_input())
     alpha: float = setting(
         20.0, "weight of the cosine in BM25 + alpha x cosine (0: BM25 alone)",
-        cited(THESIS_WANG_2022, "Table 5.8, Fig. 5.2", '"we observe α = 20 has the best performance on eProduct '
-              'task" (of 0, 1, 5, 10, 20, ..., 120)'), ge=0)
+        cited(THESIS_WANG_2022, "§5.3.2, Table 5.8, Fig. 5.2", '"we observe α = 20 has the best performance on '
+              'eProduct task" (of 0, 1, 5, 10, 20, ..., 120)'), ge=0)
     rescore_depth: int | None = setting(
         1000, "retrieval: how many of BM25's best hits are rescored (none: all of them)",
         cited(THESIS_WANG_2022, "§5.3.2", '"We rescore BM25 top1000 retrieval results"'), ge=1)

@@ -10,9 +10,10 @@ test score is reported (Wang (2022) §5.2.2); with `select_checkpoint: best_task
 `selection_task` (one of `eval_tasks`) selects it (Wang (2022) §5.3.7: Quora dev Recall@10); with
 `select_checkpoint: last`, the last checkpoint's
 test score is reported too (`sts_test_last`). The evaluation tasks of `eval_tasks` ({name: path}, see
-sentsweep.tasks) are scored once, at the end, on the test splits with the selected weights (with
-`select_checkpoint: last`, the final weights). Each evaluation is reported together with a checkpoint from
-which the trial resumes exactly: batches, noise and dropout are seeded from (seed, step), not from state
+sentsweep.tasks) are scored once, at the end, on the test splits with the selected weights (with `select_checkpoint:
+last`, the final weights); where `selection_task` names one of them, its dev split too (`selected_task_dev`: the
+reported checkpoint's dev score, whichever rule selected it). Each evaluation is reported together with a checkpoint
+from which the trial resumes exactly: batches, noise and dropout are seeded from (seed, step), not from state
 carried across steps. With `keep_model`, the trial's last checkpoint also holds the selected model as a
 sentence-transformers folder (`MODEL_FOLDER`), which the sweep logs to MLflow.
 
@@ -55,15 +56,24 @@ from sentsweep.errors import InputError
 from sentsweep.preparation_cache import RESULT_KEY, CacheUse, PreparationCache, Stage
 from sentsweep.preparation_cache.digests import module_digest, pairs_digest
 from sentsweep.scorers import EmbeddingScorer
-from sentsweep.tasks import build_tasks, evaluate_tasks
+from sentsweep.tasks import TASKS, build_tasks, evaluate_tasks
 from sentsweep.tasks.sts import StsEvaluator
 from sentsweep.trainables.session import TuneSession
-from sentsweep.trainables.settings import TrainingSettings, Trial
+from sentsweep.trainables.settings import SELECTED_TASK_DEV, EvaluationSettings, TrainingSettings, Trial
 
 CHECKPOINT_FILE = "trial_state.pt"
 MODEL_FOLDER = "model"  # the selected model in a trial's last checkpoint (`keep_model`): SentenceTransformer(path)
 UNTRAINED_EVALUATION = Stage("untrained_evaluation", 1, "STS dev and test scores of the model before its first "
                              "step", seeded=False)
+# The scores the loop reports: those of every trial, and those of each checkpoint rule (`reports_metric`).
+EVERY_TRIAL_METRICS = ("step", "sts_dev", "best_sts_dev", "sts_test_at_best_dev", "best_step", "total_steps",
+                       "train_loss", "lr")
+RULE_METRICS = {
+    "last": ("sts_test_last",),
+    "validation_loss": ("validation_loss", "best_validation_loss", "sts_test_at_best_validation_loss",
+                        "best_validation_step"),
+    "best_task_dev": ("task_dev", "best_task_dev", "sts_test_at_best_task_dev", "best_task_step"),
+}
 
 
 @dataclass
@@ -316,12 +326,15 @@ def run_trial(trial: Trial, build_setup: Callable[[Trial], TrainingSetup], sessi
                 selected_weights = {key: value.detach().clone() for key, value in setup.model.state_dict().items()}
             if tasks and progress.step >= max_steps:
                 last = evaluation.select_checkpoint == "last"
-                final = score_tasks_with_weights(setup.model, setup.model.state_dict() if last else selected_weights,
-                                                 tasks)
+                weights = setup.model.state_dict() if last else selected_weights
+                final = score_tasks_with_weights(setup.model, weights, tasks)
                 metrics.update(final.metrics)
                 metrics["per_query"] = final.per_query
                 if final.artifacts:  # e.g. MTEB's result JSON (sentsweep.tasks.mteb_tasks)
                     metrics["artifacts"] = final.artifacts
+                if evaluation.selection_task in tasks:
+                    metrics[SELECTED_TASK_DEV] = progress.best_task_dev if by_task else selected_task_dev(
+                        setup.model, weights, tasks[evaluation.selection_task], evaluation.selection_metric)
             if losses:
                 metrics["train_loss"] = float(np.mean(losses))
                 metrics["lr"] = lr_schedule.get_last_lr()[0]
@@ -364,6 +377,24 @@ def run_trial(trial: Trial, build_setup: Callable[[Trial], TrainingSetup], sessi
         progress.step += 1
 
 
+def reports_metric(evaluation: EvaluationSettings, metric: str) -> bool | None:
+    """Whether a trial of `evaluation`'s settings reports `metric`: a score of every trial, of its checkpoint rule
+    (`sts_test_last` only where it reports its last checkpoint), `selected_task_dev` where a selection task is
+    scored, or a metric of a registered task (`askubuntu_map`) where that task is one of its `eval_tasks`; None for
+    a metric the loop does not report (a method's own, such as a teacher's score)."""
+    task_names = sorted(TASKS.names(), key=len, reverse=True)
+    tasks = evaluation.eval_tasks or {}
+    if metric in EVERY_TRIAL_METRICS:
+        return True
+    for rule, metrics in RULE_METRICS.items():
+        if metric in metrics:
+            return evaluation.select_checkpoint == rule
+    if metric == SELECTED_TASK_DEV:
+        return evaluation.selection_task in tasks
+    task = next((name for name in task_names if metric.startswith(f"{name}_")), None)
+    return None if task is None else task in tasks
+
+
 def save_selected_model(model, weights: dict | None, folder: Path) -> None:
     """`model` with `weights` loaded (None: as it is) saved as a sentence-transformers folder; the trained model
     is left as it is."""
@@ -378,6 +409,17 @@ def score_tasks_with_weights(model, weights: dict, tasks: dict):
     selected = copy.deepcopy(model)
     selected.load_state_dict(weights)
     return evaluate_tasks(tasks, EmbeddingScorer(selected), "test")
+
+
+def selected_task_dev(model, weights: dict, task, metric: str | None) -> float:
+    """The reported checkpoint's score on the selection task's dev split (its main metric, or `metric`), where the
+    checkpoint is selected by another rule (the last, or STS-B dev): so that a stage which selects on the task and
+    one that does not are compared on the same split (002 §6, Figure 2); nan for a task without a dev split."""
+    if "dev" not in task.splits:
+        return math.nan
+    selected = copy.deepcopy(model)
+    selected.load_state_dict(weights)
+    return task.evaluate(EmbeddingScorer(selected), "dev").metrics[task_metric_key(task, metric)]
 
 
 def _keep_if_best(progress: Progress, score: float, fields: tuple[str, str, str], test: StsEvaluator, model,

@@ -46,7 +46,7 @@ from sentsweep.trainables.settings import Trial
 class TsdaeSettings(Settings):
     noise_type: str = setting("delete", "word noise on the encoder's input", cited(TSDAE, "App. A, Table 5",
                               '"deletion is the best noise type"'), choices=NOISE_TYPES)
-    noise_ratio: float = setting(0.6, "share of the words the noise touches", cited(TSDAE, "App. A, Table 6",
+    noise_ratio: float = setting(0.6, "share of the words the noise touches", cited(TSDAE, "§3, App. A, Table 6",
                                  '"setting the deletion ratio to 0.6"'), ge=0, lt=1)
     tie_decoder: bool = setting(True, "decoder shares the encoder's weights", cited(TSDAE, "§3.2, App. A",
                                 '"tying the encoder and decoder parameters"'))

@@ -21,6 +21,7 @@ from typing import Literal
 import torch
 
 from sentsweep.data import NliPremises, ScoredPairs, read_nli_file, read_scored_pairs
+from sentsweep.errors import InputError
 from sentsweep.models import POOLING_MODES, load_sentence_model, preprocess_on_device
 from sentsweep.references import SBERT, THESIS_REIML_2023, TSDAE
 from sentsweep.settings import Settings, cited, project_choice, required_input, setting
@@ -79,10 +80,14 @@ def hard_negative_triplets(premises: NliPremises, seed: int) -> list[tuple[str, 
 
 
 def gold_pairs(trial: Trial) -> ScoredPairs:
-    """The gold training pairs, `sample_size` of them drawn with the trial's seed when given."""
+    """The gold training pairs, `sample_size` of them drawn with the trial's seed when given; a size above the
+    file's pairs is an `InputError` (the trial would train on fewer pairs than its size says; a sweep refuses it
+    before launch, `sentsweep.sweep.data_sizes`)."""
     pairs = read_scored_pairs(trial.settings.train_file, trial.evaluation.eval_format, "train")
     size, seed = trial.training.sample_size, trial.seed
-    if size is None or size >= len(pairs):
+    if size is not None and size > len(pairs):
+        raise InputError(f"sample_size {size} exceeds the {len(pairs)} labelled pairs of {trial.settings.train_file}")
+    if size is None or size == len(pairs):
         return pairs
     chosen = sorted(random.Random(seed).sample(range(len(pairs)), size))
     return ScoredPairs([pairs.sentences1[i] for i in chosen], [pairs.sentences2[i] for i in chosen],

@@ -24,9 +24,14 @@ from sentsweep.settings import Settings, cited, project_choice, required_input, 
 # `parent_model_run_id`: the MLflow run whose model the trial starts from (lineage); `__point__`: which trial of a
 # list of trials (sentsweep.search_spaces.param_spaces.points_param_space); `user_code`: the researcher's modules
 # every worker imports first (sentsweep.plugins); `dataset`: which of a table's data sets the run's files are
-# (a sweep's `data_labels`).
+# (a sweep's `data_labels`); `target_task`: the task whose own training data the trial trained on, its in-domain
+# column (sentsweep.sweep.target_tasks).
+TASK_AXIS = "target_task"
 BOOKKEEPING_KEYS = ("method", "seed", "seeds", "__trial_index__", "__point__", "stage", "pretrained",
-                    "parent_model_run_id", "dataset", USER_CODE_KEY)
+                    "parent_model_run_id", "dataset", TASK_AXIS, USER_CODE_KEY)
+
+# The reported checkpoint's dev score on `selection_task`, whatever rule selected it (the loop's `selected_task_dev`).
+SELECTED_TASK_DEV = "selected_task_dev"
 
 # The loop's default schedule, for every method whose protocol gives none: the seeds give it for TSDAE only.
 TSDAE_SCHEDULE = ('TSDAE\'s, 000 §5.4.1: "constant learning rate of 3e-5, no warm-up period, and a weight decay of '
@@ -138,7 +143,8 @@ class EvaluationSettings(Settings):
         cited(THESIS_WANG_2022, "§5.1", '"the datasets with 10k size are used as validation datasets during '
               'training, and the other sizes of datasets are used as training datasets"'))
     selection_task: str | None = setting(
-        None, "with select_checkpoint=best_task_dev: the eval_tasks task whose dev split selects the checkpoint",
+        None, "with select_checkpoint=best_task_dev: the eval_tasks task whose dev split selects the checkpoint; with "
+        "another rule, the task whose dev split scores the reported checkpoint (selected_task_dev)",
         cited(THESIS_WANG_2022, "§5.3.7", '"We use Recall@10 of Quora devset (validation task) as the best model '
               'checkpoint selection"'))
     selection_metric: str | None = setting(
@@ -149,8 +155,11 @@ class EvaluationSettings(Settings):
         "the sweep to log to MLflow (a sweep sets it from --keep-models)", project_choice())
 
     def __post_init__(self) -> None:
-        if self.select_checkpoint == "best_task_dev" and self.selection_task not in (self.eval_tasks or {}):
-            raise InputError(f"select_checkpoint='best_task_dev' needs selection_task to name one of the eval tasks "
+        if (self.select_checkpoint == "best_task_dev" or self.selection_task is not None) and \
+                self.selection_task not in (self.eval_tasks or {}):
+            needs = "select_checkpoint='best_task_dev' needs selection_task to name" if \
+                self.select_checkpoint == "best_task_dev" else "selection_task must name"
+            raise InputError(f"{needs} one of the eval tasks "
                              f"({', '.join(self.eval_tasks or {}) or 'none given: add --eval-task'}); got "
                              f"{self.selection_task!r}")
 

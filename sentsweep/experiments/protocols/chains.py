@@ -82,10 +82,15 @@ IN_DOMAIN_STEP = {
         "select_checkpoint": Sourced("best_sts_dev", project_choice(
             "without a target task (--target-task); App. B stops early on the validation performance, §6 reports the "
             "task's dev sets")),
-        "loss": Sourced("cosine", cited(TSDAE, "§5.1", "MNRL for AskUbuntu, CQADupStack and SciDocs, MSE for "
-                                                       "TwitterPara: --set loss=mnrl for the first three")),
+        "loss": Sourced("cosine", project_choice(
+            "without a target task: STS-B train's scored pairs, the cosine's MSE; with one, the task's loss (002 "
+            "§5.1, the grid 'loss')")),
     },
 }
+IN_DOMAIN_LOSS = Sourced(["mnrl", "cosine"], cited(
+    TSDAE, "§5.1", 'the target task\'s: "For AskUbuntu, CQADupStack and SciDocs, where the relevant sentence pairs are '
+    'labeled, the in-domain SBERT models are trained with MNRL"; "For TwitterPara, whose relevant scores are '
+    'labeled, the MSE loss is adopted to train the in-domain models" (cosine)'))
 LABELLED_AFTER_PRETRAINING_PROTOCOL = Protocol(
     settings={"max_seq_length": Sourced(128, NO_LENGTH), **BEST_CONFIGURATION,
               "pooling": Sourced("mean", project_choice("SBERT from BERT-base: sentence-transformers' default"))},
@@ -99,13 +104,18 @@ LABELLED_AFTER_PRETRAINING_PROTOCOL = Protocol(
             "10: 140 to 6,067 pairs) lie in this range. 0 labels: the pre-training stage's own row")),
         "select_checkpoint": Sourced(["best_task_dev"], cited(TSDAE, "§6", '"Scores are reported by evaluation on '
                                                                            'the development sets"')),
+        "loss": IN_DOMAIN_LOSS,
     },
     method_settings=UNSUPERVISED_AT_PAPER_SETTINGS | IN_DOMAIN_STEP,
     quick=QUICK_CHAIN,
     notes=(CHAIN_NOTE,
-           "The figures plot dev scores of each task (002 §6); give the task with --eval-task (the SBERT stages "
-           "select and report on its dev split, --target-task where several are given) and its labelled "
-           "training pairs with --set train_file=data-train/<task>/supervised (USEB's release).",
+           "The figures plot dev scores of each task (002 §6): give the task with --eval-task (--target-task where "
+           "several are given), its unlabelled sentences with --corpus and its labelled training pairs with "
+           "--task-pairs NAME=data-train/NAME/supervised (USEB's release). SBERT then trains in-domain with the "
+           "task's loss (§5.1) and selects on its dev split; every stage reports the dev score of the checkpoint it "
+           "keeps (selected_task_dev), the pre-training's 0 labels included (its checkpoint the last, App. B).",
+           "002 §6 also compares \"starting from the pre-trained SBERT-nli-stsb model\"; that curve is not a stage "
+           "here: run the sweep's SBERT stages from it with --model.",
            "Figure 5's caption in the seed repeats Figure 6's; Appendix E says it is the larger Figure 2."),
 )
 
@@ -120,6 +130,16 @@ DOMAIN_CHAIN_PROTOCOL = Protocol(
     grids={
         "method": Sourced(["mlm"], REIML_DOMAIN_MLM),
         "supervised": Sourced(["augsbert"], cited(THESIS_REIML_2023, "Table 6.10", "FullDomainSBERT")),
+        # the ablation's other two bi-encoders (§5.4.3), each one trial of augsbert from the model as released
+        "domain_sbert": Sourced(["domain"], cited(
+            THESIS_REIML_2023, "§5.4.3", 'DomainSBERT, "one starting from the original RoBERTa checkpoint": the '
+            "teacher after 000's pair MLM (setting domain), the bi-encoder from the model as released")),
+        "domain_sbert_student": Sourced(["model"], cited(
+            THESIS_REIML_2023, "§5.4.3", '"one starting from the original RoBERTa checkpoint (DomainSBERT)"')),
+        "aug_sbert": Sourced(["unsupervised"], cited(
+            THESIS_REIML_2023, "§5.4.3", 'AugSBERT, "one with a Cross-Bi-Encoder that omits the MLM objective"')),
+        "aug_sbert_frozen": Sourced([False], cited(
+            THESIS_REIML_2023, "§5.4.3", 'embeddings frozen only "After MLM pre-training", which AugSBERT omits')),
     },
     method_settings={
         "mlm": {**sourced(REIML_DOMAIN_MLM, max_steps=12_500, batch_size=64, lr=3e-5),
@@ -146,5 +166,9 @@ DOMAIN_CHAIN_PROTOCOL = Protocol(
            "000's domain MLM trains on sampled sentence pairs in the format [CLS] x1 [SEP] [CLS] x2 [SEP]; here it "
            "trains on the target corpus's sentences, one per example (the augsbert method's setting 'domain' runs "
            "000's own pair MLM inside one trial).",
-           "000 does not state the MLM masking ratio: BERT's 15%."),
+           "000 does not state the MLM masking ratio: BERT's 15%.",
+           "The ablation's DomainSBERT and AugSBERT (§5.4.3, Table 6.10) are stages of their own, from the model as "
+           "released: DomainSBERT's teacher runs 000's own MLM on the sampled sentence pairs inside its trial "
+           "(augsbert's setting 'domain', the bi-encoder from the model as released); AugSBERT's omits the MLM and "
+           "keeps its embeddings trainable (000 freezes them only after MLM)."),
 )

@@ -107,6 +107,17 @@ PAPER_METHOD_SETTINGS = {
 }
 PAPER_METHODS = Sourced(["tsdae", "mlm", "ct", "simcse"], cited(TSDAE, "§5, Table 2", "TSDAE, MLM, CT, SimCSE; "
                                                                 "BERT-flow is not implemented"))
+# Table 2's "Other previous unsupervised approaches" that need no training data of their own.
+BASELINE_METHODS = Sourced(["bm25", "frozen_encoder"], cited(
+    TSDAE, "§6, Table 2", "other previous unsupervised approaches: BM25 and BERT-base-uncased; Avg. GloVe and "
+    "Sent2Vec are not implemented"))
+BASELINE_SETTINGS = {
+    "bm25": {"bm25_variant": Sourced("lucene", cited(TSDAE, "App. B", '"For BM25, we use the implementation '
+                                                                    'available on Elasticsearch ... with the default '
+                                                                    'settings"'))},
+    "frozen_encoder": {"pooling": Sourced("mean", cited(TSDAE, "§5.1", '"The unsupervised baseline of '
+                                                                      'BERT-base-uncased with mean pooling"'))},
+}
 MAIN_PROTOCOL = Protocol(
     settings={
         **sourced(cited(TSDAE, "App. B", '"the number of training steps is 100K"'), max_steps=100_000),
@@ -121,20 +132,36 @@ MAIN_PROTOCOL = Protocol(
         "batch_size": Sourced(8, APP_B_TSDAE),
     },
     seeds=Sourced(5, cited(TSDAE, "§5", '"we report the scores averaged over 5 random seeds"')),
-    grids={"method": PAPER_METHODS},
-    method_settings=PAPER_METHOD_SETTINGS,
+    grids={"method": PAPER_METHODS, "baseline": BASELINE_METHODS},
+    method_settings=PAPER_METHOD_SETTINGS | BASELINE_SETTINGS,
     quick=QUICK_SETTINGS | dict(eval_steps=20),
     notes=("SimCSE runs one epoch (App. B, the official code's setting), the others 100K steps.",
            "SimCSE alone keeps its early stopping on STS-B dev (fn. 8), scored every 125 steps so that it happens "
            "within its one epoch; give the STS benchmark with --sts-dir (the demo dev split is not STS-B).",
            "CT evaluates its second encoder (App. B); the first is trained beside it.",
-           "Table 2 reports USEB's four tasks (average precision); scores on them need --eval-task askubuntu=PATH "
-           "--eval-task cqadupstack=PATH --eval-task twitterpara=PATH --eval-task scidocs=PATH. Without them, "
-           "the sweep reports STS only (Table 3's quantity)."),
+           "With --eval-task, a stage 'baselines' scores Table 2's BM25 (Elasticsearch's BM25 at its defaults, "
+           "App. B: the Lucene formula) and BERT-base-uncased with mean pooling (the model as released, --model) on "
+           "each task; they train nothing.",
+           "Table 2 reports USEB's four tasks (average precision), each column a model trained on that task's own "
+           "sentences (§4.1): give each task with --eval-task NAME=PATH and its training sentences with "
+           "--task-corpus NAME=PATH (USEB's data-train/NAME/unsupervised/train.txt); every method then trains once "
+           "per task and is scored on that task alone. Without --eval-task, the sweep trains one model per method on "
+           "--corpus and reports STS only (Table 3's quantity, on Wikipedia sentences in the paper)."),
 )
 
 # §7.1's length, evaluation and selection replace each method's own (SimCSE's one epoch and early stopping).
 CORPUS_SIZE_RULES = ("epochs", "eval_steps", "select_checkpoint")
+# §7.1's runs last 10 epochs of 128 to 65,536 sentences: 160 to 81,920 steps at batch 8. Devlin's 10,000 warm-up
+# steps would outlast six of the ten sizes, whose MLM would never train at §5.2's rate; as a share of the run it
+# is the main protocol's (10,000 of 100K steps), and every size reaches the rate.
+MLM_SCALED_WARMUP = {
+    "warmup_steps": Sourced(0, project_choice("the warm-up is a share of the run here: warmup_ratio")),
+    "warmup_ratio": Sourced(0.1, project_choice(
+        'Devlin et al.\'s 10,000 warm-up steps (outside the seeds) as the share of the main protocol\'s 100K steps '
+        '(002 App. B: "the number of training steps is 100K") that they are: a fixed 10,000 would outlast the runs '
+        'of six of §7.1\'s ten corpus sizes, whose MLM would then never train at 002 §5.2\'s "learning rate '
+        '(5e-5)"')),
+}
 CORPUS_SIZE_PROTOCOL = Protocol(
     settings={
         **sourced(cited(TSDAE, "§7.1", '"train a bert-base-uncased model with 10 epochs up to 100k training steps. The '
@@ -160,10 +187,12 @@ CORPUS_SIZE_PROTOCOL = Protocol(
                                                                  'TwitterPara, the analysis is carried out on the '
                                                                  'development set"'))},
     method_settings={method: {name: value for name, value in settings.items() if name not in CORPUS_SIZE_RULES}
+                     | (MLM_SCALED_WARMUP if method == "mlm" else {})
                      for method, settings in PAPER_METHOD_SETTINGS.items()},
     quick=QUICK_SETTINGS | dict(epochs=2, eval_steps=None),
     notes=("Every method trains 10 epochs up to 100K steps here (§7.1), SimCSE included (its main-protocol "
            "setting is 1 epoch), and every one is evaluated after each epoch and reports its best dev epoch.",
-           "MLM keeps Devlin et al.'s 10,000-step warm-up (002 §5.2): runs shorter than that (below 8,000 "
-           "sentences at batch 8) end before the peak rate."),
+           "MLM warms up over the first 10% of its run, not Devlin et al.'s fixed 10,000 steps (the main "
+           "protocol's): the runs here last 160 to 81,920 steps, and a fixed 10,000-step warm-up would keep six of "
+           "the ten corpus sizes below §5.2's 5e-5 for their whole run (at 128 sentences, a peak of 8e-7)."),
 )
