@@ -32,6 +32,7 @@ from sentsweep.analysis.async_racing import RACE_SCHEDULES
 from sentsweep.analysis.racing import RACE_ALPHA, TEST_OPTIONS
 from sentsweep.analysis.significance import CORRECTIONS
 from sentsweep.errors import InputError
+from sentsweep.tracking.writer import DEFAULT_WAIT_S
 
 GPUS_AUTO = "auto"
 DEFAULT_OUTPUT_DIR = "sweep_outputs"
@@ -54,6 +55,17 @@ def interval_seconds(text: str) -> float:
         seconds = float("nan")
     if not 0 < seconds < float("inf"):
         raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds > 0")
+    return seconds
+
+
+def wait_seconds(text: str) -> float:
+    """--mlflow-wait: a number of seconds >= 0."""
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = float("nan")
+    if not 0 <= seconds < float("inf"):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds >= 0")
     return seconds
 
 
@@ -163,6 +175,10 @@ class SweepOptions:
     keep_models: str = option("log the dev-selected model of the best configuration's trials (one per seed), of "
                               "all trials, or of none to their MLflow runs (sentence-transformers flavour)", "best",
                               choices=KEEP_MODELS)
+    mlflow_wait: float = option("how long the driver waits for an MLflow store it cannot reach, at each read or "
+                                "write it cannot queue, before it stops, resumable, naming its queued writes (the "
+                                "project's choice: 600; sentsweep.tracking.writer)", DEFAULT_WAIT_S,
+                                parse=wait_seconds, metavar="SECONDS")
     verbose: bool = option("Ray Tune's own output (trial tables, each trial's config and result, INFO logs) "
                            "instead of one progress bar per stage (sentsweep.sweep.progress)", False)
     progress_interval: float = option("where the output is no terminal (a log file), print the progress line this "
