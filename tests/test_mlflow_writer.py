@@ -201,3 +201,32 @@ def test_a_writer_unpickled_in_its_process_is_that_process_writer_of_the_same_fi
     del writer
     gc.collect()
     assert pickle.loads(pickled).pending == 3  # no live writer: a new one takes the file over, never replaces it
+
+
+# What reads or writes MLflow when called (the sweep writer's own module aside): during a sweep each goes to
+# QueuedMlflowWriter.call as a function, never called directly (sentsweep.tracking.writer's rule).
+MLFLOW_ACCESSES = {"fetch_trial_runs", "fetch_sweep_runs", "latest_sweep_run_id", "run_artifact_text",
+                   "log_trial_model", "materialize_model", "check_model_uri", "export_model", "MlflowClient"}
+
+
+def test_the_sweep_layer_reaches_mlflow_only_through_the_sweeps_writer():
+    """sentsweep.sweep and the experiments call no MLflow client method and no function that reads or writes MLflow
+    (they hand them to `writer.call`, or submit operations); the launcher's checks before a sweep starts aside."""
+    import ast
+
+    modules = [path for folder in ("sweep", "experiments") for path in (PROJECT / "sentsweep" / folder).glob("*.py")
+               if path.name != "launcher.py"]
+    direct = []
+    for path in modules:
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not isinstance(node, ast.Call):
+                continue
+            function = node.func
+            name = function.attr if isinstance(function, ast.Attribute) else getattr(function, "id", None)
+            on_client = isinstance(function, ast.Attribute) and (
+                getattr(function.value, "attr", None) == "client" or getattr(function.value, "id", None) == "client")
+            if name in MLFLOW_ACCESSES or on_client or (isinstance(function, ast.Attribute) and getattr(
+                    function.value, "id", None) == "mlflow"):
+                direct.append(f"{path.relative_to(PROJECT)}:{node.lineno}: {ast.unparse(node)[:80]}")
+    assert direct == []
+    assert len(modules) > 20  # the layer was read
