@@ -165,7 +165,10 @@ class MlflowServer:
             env=os.environ | {"MLFLOW_SERVER_ENABLE_JOB_EXECUTION": "false"},
         )
         (self.folder / "server.pid").write_text(str(self.process.pid))
-        wait_until(self.healthy, 300, what="the MLflow server")
+        # as long as it takes on a loaded machine while the server lives (the limit only ends a hung start)
+        wait_until(lambda: self.healthy() or self.process.poll() is not None, 1800, what="the MLflow server")
+        if self.process.poll() is not None:
+            raise RuntimeError(f"mlflow server on port {self.port} exited with code {self.process.returncode}")
 
     def healthy(self) -> bool:
         try:
