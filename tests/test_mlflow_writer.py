@@ -230,3 +230,27 @@ def test_the_sweep_layer_reaches_mlflow_only_through_the_sweeps_writer():
                 direct.append(f"{path.relative_to(PROJECT)}:{node.lineno}: {ast.unparse(node)[:80]}")
     assert direct == []
     assert len(modules) > 20  # the layer was read
+
+
+def test_a_sweep_stopped_while_mlflow_is_away_says_its_runs_are_left_running(tmp_path, monkeypatch):
+    from sentsweep.sweep.runner import end_stopped
+
+    monkeypatch.setattr(sys, "argv", [str(PROJECT / "sweeps" / "tsdae_deletion.py")])
+    store = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    tracker = SweepTracker(store, "stopped", "tsdae_deletion", tmp_path / "out")
+    trial = SimpleNamespace(trial_id="a", config=dict(method="tsdae", seed=0), error_file=None,
+                            last_result={"step": 1, "total_steps": 1})
+    tracker.on_trial_start(0, [], trial)
+    # the store goes away (the sweep run's writer pointed at a closed port); the trial's result queues; Ctrl-C
+    tracker.writer = QueuedMlflowWriter(f"http://127.0.0.1:{free_port()}", tracker.writer.experiment_id,
+                                        tracker.parent_run_id, tracker.writer.pending_file, retry_interval_s=60)
+    tracker.on_trial_result(0, [], trial, {"sts_dev": 50.0, "step": 1})
+    stopped, ended = end_stopped(tracker)
+    assert stopped == [] and ended.startswith("their MLflow runs and the sweep's are left as they were: MLflow at ")
+    assert ended.endswith(f"cannot be reached while finding the sweep's trial runs left RUNNING: the sweep's MLflow "
+                          f"run {tracker.parent_run_id} stays RUNNING, and 1 queued writes (1 metric batches) of 1 "
+                          f"trial runs in {tracker.writer.pending_file}")
+    client = MlflowClient(store)
+    assert client.get_run(tracker.parent_run_id).info.status == "RUNNING"  # as the message says
+    assert {run.info.status for run in client.search_runs([tracker.writer.experiment_id])} == {"RUNNING"}
+    assert tracker.writer.pending_file.exists()

@@ -93,8 +93,8 @@ def call_waiting(tracking_uri: str, what: str, function, *args, wait_s: float = 
             if not isinstance(error, StoreUnreachable) and store_reachable(tracking_uri):
                 raise
             if time.monotonic() >= deadline:
-                raise MlflowUnavailable(f"MLflow at {tracking_uri} stayed unreachable for {wait_s:g} s while {what}: "
-                                        f"{state()}") from error
+                outage = f"stayed unreachable for {wait_s:g} s" if wait_s else "cannot be reached"
+                raise MlflowUnavailable(f"MLflow at {tracking_uri} {outage} while {what}: {state()}") from error
         if attempt == 0:
             print(f"MLflow at {tracking_uri} cannot be reached while {what}: waiting for it, at most {wait_s:g} s "
                   "(--mlflow-wait)", file=sys.stderr, flush=True)
