@@ -29,6 +29,7 @@ from sentsweep.plugins import USER_CODE_KEY
 from sentsweep.sweep.budget import BudgetSpent, SweepBudget, budget_watch
 from sentsweep.sweep.cluster import PendingTimeout, cluster_nodes, pending_watch, trial_slots
 from sentsweep.sweep.definition import ResolvedSweep, Stage, SweepDefinition
+from sentsweep.sweep.local_ray import start_ray
 from sentsweep.sweep.models_kept import KeptModels, MissingModels
 from sentsweep.sweep.options import SweepOptions
 from sentsweep.sweep.param_spaces import (
@@ -89,15 +90,13 @@ class SweepRunner:
     def run(self, stages: list[tuple[str, dict]], baseline: dict) -> int:
         """Run every stage (or the definition's own `driver`); returns the exit code (3 when MLflow stayed
         unreachable past --mlflow-wait: the sweep's writes are kept in its pending file, --resume finishes it)."""
-        import ray
-
         constants = self.resolved.constants
 
         # the researcher's own modules travel to every node with the job (sentsweep.plugins)
         user_code = [entry["path"] for entry in constants.get(USER_CODE_KEY, [])]
-        ray.init(ignore_reinit_error=True, include_dashboard=False, log_to_driver=False,
-                 logging_level=ray_logging_level(self.options.verbose),
-                 runtime_env={"py_modules": user_code} if user_code else None)
+        start_ray(ignore_reinit_error=True, include_dashboard=False, log_to_driver=False,
+                  logging_level=ray_logging_level(self.options.verbose),
+                  runtime_env={"py_modules": user_code} if user_code else None)
         # again after ray.init, whose failure handler takes SIGTERM over (and aborts): a SIGTERM stops the sweep as
         # Ctrl-C does, Ray Tune ending its trials and saving its state
         signal.signal(signal.SIGTERM, stop_as_interrupt)
