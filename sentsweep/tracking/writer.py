@@ -12,7 +12,11 @@ sweep run (`SweepTracker.writer`):
   was being done, that the sweep's run stays RUNNING, and what is queued in which file. `call` may also be given
   its own bound (0: one attempt, for a driver that is being stopped).
 
-A new read is one more `call`: `writer.call("reading the stage's trial runs", fetch_trial_runs, uri, name, run_id)`.
+A new read is one more `call`: `writer.call("reading the stage's trial runs", fetch_trial_runs, uri, name, run_id)`;
+before the sweep's writer exists (opening the experiment and the sweep's run) `call_waiting` waits the same way. A
+new kind of write is a new operation: a branch of `_apply` and its name in `OPERATION_NAMES` (the operations there
+keep their fields, so pending files stay readable). `tests/test_mlflow_writer.py` fails on a direct MLflow call
+in the sweep layer.
 
 Operations are applied in order; when the store cannot be reached they stay queued, mirrored to a JSON-lines
 file (`pending_file`: a header naming the store, experiment and sweep run, then one operation a line, replaced
