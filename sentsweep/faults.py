@@ -1,9 +1,10 @@
 """Deterministic fault injection for the fault matrix (`tests/test_fault_matrix.py`, `make fault-matrix`): the
-sweep's driver stops itself at a named point where its state changes, as a Ctrl-C or a `kill -9` there would.
+sweep's driver stops itself, or stops its MLflow server, at a named point where its state changes, as a Ctrl-C, a
+`kill -9` or a server going away there would.
 
 Test-only: nothing happens unless the environment variable `SENTSWEEP_FAULT` is set, as
 
-    SENTSWEEP_FAULT=<point>:<stage index>:<INT|KILL>[:<count>]
+    SENTSWEEP_FAULT=<point>:<stage index>:<fault>[:<count>]
 
 for example `trial:1:INT` (Ctrl-C when stage 2's first trial has finished) or `model:0:KILL:2` (`kill -9` once
 stage 1's second model is logged). The points (`POINTS`) are passed in this order by a stage:
@@ -14,45 +15,96 @@ stage 1's second model is logged). The points (`POINTS`) are passed in this orde
 - `stage`: the stage ended (table logged, models kept, checkpoints cleaned), the next not started (after the
   last stage: the sweep's run not yet ended).
 
-The signal goes to the driver's process group when the driver leads it (as a terminal's Ctrl-C reaches a job, and
-as the tests start drivers), else to the driver alone. `<count>`: the how-manieth time the point is reached in
-that stage (default 1).
+The faults (`FAULTS`):
+
+- `INT`, `KILL`: SIGINT or SIGKILL. The signal goes to the driver's process group when the driver leads it (as a
+  terminal's Ctrl-C reaches a job, and as the tests start drivers), else to the driver alone;
+- `BLINK`: the MLflow server goes down there and comes back when the driver first waits for it
+  (`waiting_for_mlflow`, called by `sentsweep.tracking.writer` before each wait): an outage shorter than the
+  driver's `--mlflow-wait`;
+- `OUTAGE`: the server goes down there for good (the test starts it again once the driver has stopped): an
+  outage longer than `--mlflow-wait`;
+- `CRASH`: the server goes down there, and the driver is killed (`kill -9`) when it first waits for it: a crash
+  during an outage, with writes queued in its pending file.
+
+The server is stopped and started by the shell commands in `SENTSWEEP_FAULT_MLFLOW_STOP` and
+`SENTSWEEP_FAULT_MLFLOW_START`, each of which returns once the server is down, or up; the driver waits for them, so
+an outage begins and ends at the same point of the driver's work however fast the machine is.
+
+`<count>`: the how-manieth time the point is reached in that stage (default 1).
 """
 
 from __future__ import annotations
 
 import os
 import signal
+import subprocess
 from collections import Counter
 
 FAULT_ENV = "SENTSWEEP_FAULT"
+MLFLOW_STOP_ENV = "SENTSWEEP_FAULT_MLFLOW_STOP"
+MLFLOW_START_ENV = "SENTSWEEP_FAULT_MLFLOW_START"
 POINTS = ("trial", "table", "model", "stage")
 SIGNALS = {"INT": signal.SIGINT, "KILL": signal.SIGKILL}
+OUTAGES = ("BLINK", "OUTAGE", "CRASH")
+FAULTS = tuple(SIGNALS) + OUTAGES
 
 _reached: Counter = Counter()
+_at_first_wait: list[str] = []  # what a BLINK or CRASH does when the driver first waits for MLflow
 
 
-def parse_fault(spec: str) -> tuple[str, int, signal.Signals, int]:
-    """(point, stage, signal, count) of a `SENTSWEEP_FAULT` value; ValueError naming what is wrong."""
+def parse_fault(spec: str) -> tuple[str, int, str, int]:
+    """(point, stage, fault, count) of a `SENTSWEEP_FAULT` value; ValueError naming what is wrong."""
     parts = spec.split(":")
-    if len(parts) not in (3, 4) or parts[0] not in POINTS or parts[2] not in SIGNALS:
-        raise ValueError(f"{FAULT_ENV}={spec!r}: expected <{'|'.join(POINTS)}>:<stage>:<INT|KILL>[:<count>]")
-    return parts[0], int(parts[1]), SIGNALS[parts[2]], int(parts[3]) if len(parts) == 4 else 1
+    if len(parts) not in (3, 4) or parts[0] not in POINTS or parts[2] not in FAULTS:
+        raise ValueError(f"{FAULT_ENV}={spec!r}: expected <{'|'.join(POINTS)}>:<stage>:<{'|'.join(FAULTS)}>"
+                         "[:<count>]")
+    return parts[0], int(parts[1]), parts[2], int(parts[3]) if len(parts) == 4 else 1
 
 
 def fault_point(point: str, stage: int) -> None:
-    """The driver reached `point` of stage `stage` (0-based): stop it there if `SENTSWEEP_FAULT` says so."""
+    """The driver reached `point` of stage `stage` (0-based): stop it, or its MLflow server, there if
+    `SENTSWEEP_FAULT` says so."""
     spec = os.environ.get(FAULT_ENV)
     if not spec:
         return
-    wanted, wanted_stage, signum, count = parse_fault(spec)
+    wanted, wanted_stage, fault, count = parse_fault(spec)
     if (point, stage) != (wanted, wanted_stage):
         return
     _reached[point, stage] += 1
     if _reached[point, stage] != count:
         return
-    print(f"[{FAULT_ENV}] {signum.name} at {point} of stage {stage}", flush=True)
+    print(f"[{FAULT_ENV}] {fault if fault in OUTAGES else SIGNALS[fault].name} at {point} of stage {stage}", flush=True)
+    if fault in SIGNALS:
+        _signal_driver(SIGNALS[fault])
+        return
+    _run_command(MLFLOW_STOP_ENV)
+    if fault != "OUTAGE":
+        _at_first_wait.append(fault)
+
+
+def waiting_for_mlflow() -> None:
+    """The driver is about to wait for an MLflow store it cannot reach: a BLINK's server comes back now, a CRASH's
+    driver is killed now."""
+    if not _at_first_wait:
+        return
+    fault = _at_first_wait.pop()
+    print(f"[{FAULT_ENV}] {fault}: the driver waits for MLflow", flush=True)
+    if fault == "BLINK":
+        _run_command(MLFLOW_START_ENV)
+    else:
+        _signal_driver(signal.SIGKILL)
+
+
+def _signal_driver(signum: signal.Signals) -> None:
     if os.getpgrp() == os.getpid():
         os.killpg(os.getpgrp(), signum)
     else:
         os.kill(os.getpid(), signum)
+
+
+def _run_command(variable: str) -> None:
+    command = os.environ.get(variable)
+    if not command:
+        raise RuntimeError(f"{FAULT_ENV}={os.environ[FAULT_ENV]} needs the command {variable}")
+    subprocess.run(command, shell=True, check=True)

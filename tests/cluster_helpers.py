@@ -131,15 +131,28 @@ class RayCluster:
 
 class MlflowServer:
     """`mlflow server` on 127.0.0.1 with a SQLite store (or `backend_store`, e.g. a PostgreSQL database's URI); can
-    be killed and started again on the same port."""
+    be killed and started again on the same port, also from another process (`fault_commands`: the fault matrix's
+    drivers stop and start it at their fault points). Its settings and process id live in `folder`."""
 
-    def __init__(self, folder: Path, backend_store: str | None = None) -> None:
+    def __init__(self, folder: Path, backend_store: str | None = None, start: bool = True) -> None:
         self.folder = folder
-        self.backend_store = backend_store or f"sqlite:///{folder / 'server.db'}"
-        self.port = free_port()
+        folder.mkdir(parents=True, exist_ok=True)
+        settings = folder / "server.json"
+        if settings.exists():  # attached to a server another process made (see attach)
+            self.backend_store, self.port = json.loads(settings.read_text())
+        else:
+            self.backend_store = backend_store or f"sqlite:///{folder / 'server.db'}"
+            self.port = free_port()
+            settings.write_text(json.dumps([self.backend_store, self.port]))
         self.uri = f"http://127.0.0.1:{self.port}"
         self.process: subprocess.Popen | None = None
-        self.start()
+        if start:
+            self.start()
+
+    @classmethod
+    def attach(cls, folder: Path) -> MlflowServer:
+        """The server made in `folder`, started or not, as another process sees it."""
+        return cls(folder, start=False)
 
     def start(self) -> None:
         self.process = subprocess.Popen(
@@ -151,7 +164,11 @@ class MlflowServer:
             # import MLflow, each start and restart, for jobs no test runs
             env=os.environ | {"MLFLOW_SERVER_ENABLE_JOB_EXECUTION": "false"},
         )
-        wait_until(self.healthy, 120, what="the MLflow server")
+        (self.folder / "server.pid").write_text(str(self.process.pid))
+        # as long as it takes on a loaded machine while the server lives (the limit only ends a hung start)
+        wait_until(lambda: self.healthy() or self.process.poll() is not None, 1800, what="the MLflow server")
+        if self.process.poll() is not None:
+            raise RuntimeError(f"mlflow server on port {self.port} exited with code {self.process.returncode}")
 
     def healthy(self) -> bool:
         try:
@@ -160,9 +177,36 @@ class MlflowServer:
         except OSError:
             return False
 
+    def listening(self) -> bool:
+        try:
+            socket.create_connection(("127.0.0.1", self.port), timeout=2).close()
+        except OSError:
+            return False
+        return True
+
     def kill(self) -> None:
-        os.killpg(self.process.pid, signal.SIGKILL)
-        self.process.wait()
+        """Kill the server (its process group), whichever process started it, and return once its port is closed."""
+        pid_file = self.folder / "server.pid"
+        pid = int(pid_file.read_text()) if pid_file.exists() else None
+        if pid is not None:
+            try:
+                os.killpg(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        if self.process is not None:
+            if self.process.pid == pid:
+                self.process.wait()
+            else:
+                self.process.poll()  # reaped, if another process's stop killed it
+        wait_until(lambda: not self.listening(), 120, interval_s=0.2, what="the MLflow server's port to close")
+
+    def fault_commands(self) -> dict[str, str]:
+        """The environment of a driver that stops and starts this server at its fault points (`sentsweep.faults`)."""
+        from sentsweep.faults import MLFLOW_START_ENV, MLFLOW_STOP_ENV
+
+        control = shlex.join([sys.executable, str(Path(__file__).with_name("mlflow_server_control.py"))])
+        return {MLFLOW_STOP_ENV: f"{control} stop {shlex.quote(str(self.folder))}",
+                MLFLOW_START_ENV: f"{control} start {shlex.quote(str(self.folder))}"}
 
 
 def postgres_bin_dir() -> Path | None:

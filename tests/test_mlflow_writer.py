@@ -1,16 +1,20 @@
-"""Queued MLflow writes: kept in order while the store is away, replayed later, never duplicating a run; the runs a
-killed driver left behind, completed or ended when the sweep is resumed."""
+"""Queued MLflow writes: kept in order while the store is away, replayed later, never duplicating a run; reads that
+wait for the store within a bound, then stop naming what is kept; the runs and queued writes a killed driver left
+behind, completed, ended or written when the sweep is resumed."""
 
+import gc
 import json
+import pickle
 import sys
 import time
 from pathlib import Path
 from types import SimpleNamespace
 
+import pytest
 from mlflow.tracking import MlflowClient
 
 from sentsweep.tracking.callback import LOST_TRIAL_REASON, SweepTracker
-from sentsweep.tracking.writer import QueuedMlflowWriter, main as replay_main
+from sentsweep.tracking.writer import MlflowUnavailable, QueuedMlflowWriter, call_waiting, main as replay_main
 from tests.cluster_helpers import PROJECT, free_port
 
 
@@ -116,4 +120,137 @@ def test_the_time_writes_take_is_counted_and_logged_on_the_sweep_run(tmp_path, m
     assert tracker.writer.write_seconds >= 3 * pause
     assert tracker.finish()
     logged = MlflowClient(store).get_run(tracker.parent_run_id).data.metrics["system/mlflow_write_seconds"]
-    assert logged == tracker.writer.write_seconds
+    # the figure as the sweep ended: every write before it (its own write, queued, and the sweep run's end come after)
+    assert 3 * pause <= logged <= tracker.writer.write_seconds
+
+
+def queued_trial(writer: QueuedMlflowWriter, parent: str, trial: str = "t1") -> None:
+    """A trial's run, metrics and end, submitted to `writer`."""
+    for operation in (
+        {"op": "create", "trial": trial, "name": f"tsdae-{trial}", "tags": {"ray_trial_id": trial,
+                                                                          "sweep_run_id": parent},
+         "params": {"lr": "0.001"}, "config": {"lr": 0.001}},
+        {"op": "metrics", "trial": trial, "metrics": [["sts_dev", 61.5, 1, 20]]},
+        {"op": "terminate", "trial": trial, "status": "FINISHED"},
+    ):
+        writer.submit(operation)
+
+
+def test_a_read_waits_for_the_store_within_its_bound_then_stops_naming_what_is_kept(tmp_path):
+    pending = tmp_path / "out" / "mlflow-pending-run12345.jsonl"
+    unreachable = f"http://127.0.0.1:{free_port()}"
+    writer = QueuedMlflowWriter(unreachable, "1", "run12345", pending, retry_interval_s=0.05, wait_s=0.2)
+    queued_trial(writer, "run12345")
+    calls = []
+    with pytest.raises(MlflowUnavailable) as stopped:
+        writer.call("reading the stage's trial runs", calls.append, "never")
+    assert calls == []  # a read runs only once every queued write is in the store
+    assert str(stopped.value) == (
+        f"MLflow at {unreachable} stayed unreachable for 0.2 s while reading the stage's trial runs: the sweep's "
+        f"MLflow run run12345 stays RUNNING, and 3 queued writes (1 run starts, 1 metric batches, 1 run ends) of "
+        f"1 trial runs in {pending}")
+    assert "\n" not in str(stopped.value)
+    assert len(pending.read_text().splitlines()) == 4  # kept: the header and the three writes
+
+
+def test_a_read_is_retried_while_the_store_is_away_and_an_error_of_a_reachable_store_is_not(tmp_path):
+    unreachable = f"http://127.0.0.1:{free_port()}"
+    answers = iter([ConnectionError("connection refused"), ConnectionError("connection refused"), "runs"])
+
+    def read():
+        answer = next(answers)
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
+
+    assert call_waiting(unreachable, "reading", read, wait_s=60, interval_s=0.01) == "runs"
+    store = f"sqlite:///{tmp_path / 'mlflow.db'}"  # reachable: its error is the answer, at once
+    with pytest.raises(KeyError):
+        call_waiting(store, "reading", {}.__getitem__, "missing", wait_s=60)
+
+
+def test_a_resumed_sweep_writes_what_its_dead_driver_queued_before_anything_else(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(sys, "argv", [str(PROJECT / "sweeps" / "tsdae_deletion.py")])
+    store = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    crashed = SweepTracker(store, "crashed", "tsdae_deletion", tmp_path / "out")
+    # the store went away (the same sweep run's writer, pointed at a closed port), the driver queued a trial's
+    # writes in its pending file and died
+    away = QueuedMlflowWriter(f"http://127.0.0.1:{free_port()}", crashed.writer.experiment_id, crashed.parent_run_id,
+                              crashed.writer.pending_file, retry_interval_s=60)
+    queued_trial(away, crashed.parent_run_id)
+    saved = crashed.writer.pending_file.read_text()
+    del away, crashed
+
+    resumed = SweepTracker(store, "crashed", "tsdae_deletion", tmp_path / "out", resume=True)
+    assert capsys.readouterr().out.startswith(
+        "writing the 3 queued writes (1 run starts, 1 metric batches, 1 run ends) of 1 trial runs in "
+        f"{resumed.writer.pending_file}, left by the sweep's last driver")
+    assert not resumed.writer.pending_file.exists() and resumed.writer.pending == 0
+    run, = MlflowClient(store).search_runs([resumed.writer.experiment_id],
+                                           f"tags.sweep_run_id = '{resumed.parent_run_id}'")
+    assert run.info.status == "FINISHED" and run.data.metrics == {"sts_dev": 61.5}
+    assert json.loads(saved.splitlines()[0])["parent_run_id"] == resumed.parent_run_id
+
+
+def test_a_writer_unpickled_in_its_process_is_that_process_writer_of_the_same_file(tmp_path):
+    unreachable = f"http://127.0.0.1:{free_port()}"
+    writer = QueuedMlflowWriter(unreachable, "1", "run12345", tmp_path / "pending.jsonl", retry_interval_s=60)
+    queued_trial(writer, "run12345")
+    pickled = pickle.dumps(writer)
+    assert pickle.loads(pickled) is writer  # Ray Tune's restored callbacks write to the sweep's one queue
+    del writer
+    gc.collect()
+    assert pickle.loads(pickled).pending == 3  # no live writer: a new one takes the file over, never replaces it
+
+
+# What reads or writes MLflow when called (the sweep writer's own module aside): during a sweep each goes to
+# QueuedMlflowWriter.call as a function, never called directly (sentsweep.tracking.writer's rule).
+MLFLOW_ACCESSES = {"fetch_trial_runs", "fetch_sweep_runs", "latest_sweep_run_id", "run_artifact_text",
+                   "log_trial_model", "materialize_model", "check_model_uri", "export_model", "MlflowClient"}
+
+
+def test_the_sweep_layer_reaches_mlflow_only_through_the_sweeps_writer():
+    """sentsweep.sweep and the experiments call no MLflow client method and no function that reads or writes MLflow
+    (they hand them to `writer.call`, or submit operations); the launcher's checks before a sweep starts aside."""
+    import ast
+
+    modules = [path for folder in ("sweep", "experiments") for path in (PROJECT / "sentsweep" / folder).glob("*.py")
+               if path.name != "launcher.py"]
+    direct = []
+    for path in modules:
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not isinstance(node, ast.Call):
+                continue
+            function = node.func
+            name = function.attr if isinstance(function, ast.Attribute) else getattr(function, "id", None)
+            on_client = isinstance(function, ast.Attribute) and (
+                getattr(function.value, "attr", None) == "client" or getattr(function.value, "id", None) == "client")
+            if name in MLFLOW_ACCESSES or on_client or (isinstance(function, ast.Attribute) and getattr(
+                    function.value, "id", None) == "mlflow"):
+                direct.append(f"{path.relative_to(PROJECT)}:{node.lineno}: {ast.unparse(node)[:80]}")
+    assert direct == []
+    assert len(modules) > 20  # the layer was read
+
+
+def test_a_sweep_stopped_while_mlflow_is_away_says_its_runs_are_left_running(tmp_path, monkeypatch):
+    from sentsweep.sweep.runner import end_stopped
+
+    monkeypatch.setattr(sys, "argv", [str(PROJECT / "sweeps" / "tsdae_deletion.py")])
+    store = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    tracker = SweepTracker(store, "stopped", "tsdae_deletion", tmp_path / "out")
+    trial = SimpleNamespace(trial_id="a", config=dict(method="tsdae", seed=0), error_file=None,
+                            last_result={"step": 1, "total_steps": 1})
+    tracker.on_trial_start(0, [], trial)
+    # the store goes away (the sweep run's writer pointed at a closed port); the trial's result queues; Ctrl-C
+    tracker.writer = QueuedMlflowWriter(f"http://127.0.0.1:{free_port()}", tracker.writer.experiment_id,
+                                        tracker.parent_run_id, tracker.writer.pending_file, retry_interval_s=60)
+    tracker.on_trial_result(0, [], trial, {"sts_dev": 50.0, "step": 1})
+    stopped, ended = end_stopped(tracker)
+    assert stopped == [] and ended.startswith("their MLflow runs and the sweep's are left as they were: MLflow at ")
+    assert ended.endswith(f"cannot be reached while finding the sweep's trial runs left RUNNING: the sweep's MLflow "
+                          f"run {tracker.parent_run_id} stays RUNNING, and 1 queued writes (1 metric batches) of 1 "
+                          f"trial runs in {tracker.writer.pending_file}")
+    client = MlflowClient(store)
+    assert client.get_run(tracker.parent_run_id).info.status == "RUNNING"  # as the message says
+    assert {run.info.status for run in client.search_runs([tracker.writer.experiment_id])} == {"RUNNING"}
+    assert tracker.writer.pending_file.exists()

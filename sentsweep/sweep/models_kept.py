@@ -50,15 +50,17 @@ class KeptModels:
             return "all"
         return "best" if needed == "best" else self.requested
 
-    def keep(self, stage: str, runs, table, results, stage_index: int) -> None:
-        """After stage `stage` (its MLflow runs, its table, Ray Tune's results): log the models its policy keeps,
-        delete the other model folders and every superseded checkpoint."""
+    def keep(self, stage: str, runs, table, results, stage_index: int, writer) -> None:
+        """After stage `stage` (its MLflow runs, its table, Ray Tune's results): log the models its policy keeps
+        through the sweep's `writer` (`QueuedMlflowWriter.call`), delete the other model folders and every
+        superseded checkpoint."""
         self.row_names[stage] = table.row_params
         self.best_rows[stage] = best_rows(table, self.selection_metric)
-        self.logged[stage] = self._log_models(runs, table, results, self.policy(stage), stage_index)
+        self.logged[stage] = self._log_models(runs, table, results, self.policy(stage), stage_index, writer)
         delete_superseded_checkpoints(results)
 
-    def _log_models(self, runs, table, results, policy: str, stage_index: int) -> dict[tuple, dict[int, str]]:
+    def _log_models(self, runs, table, results, policy: str, stage_index: int,
+                    writer) -> dict[tuple, dict[int, str]]:
         """Log the selected model of each finished trial the policy keeps (those of the table's best row on the
         selection metric, or all) to its MLflow run, and delete the others' model folders from their Ray
         checkpoints; returns {table row: {seed: run id}} of the models logged."""
@@ -80,7 +82,8 @@ class KeptModels:
                 with result.checkpoint.as_directory() as directory:
                     folder = Path(directory) / MODEL_FOLDER
                     if folder.is_dir():
-                        log_trial_model(self.tracking_uri, run["run_id"], folder, result.metrics)
+                        writer.call(f"logging the model of run {run['run_id']}", log_trial_model, self.tracking_uri,
+                                    run["run_id"], folder, result.metrics)
                         kept.setdefault(row, {})[int(run["seed"])] = run["run_id"]
                         fault_point("model", stage_index)
         kept_trials = {run["ray_trial_id"] for row in kept for _, run in rows[row].iterrows()}
@@ -89,13 +92,14 @@ class KeptModels:
                 _delete_model_folder(result.checkpoint)
         return kept
 
-    def chained(self, stage: Stage | None, axes: dict) -> tuple[dict, dict]:
+    def chained(self, stage: Stage | None, axes: dict, writer) -> tuple[dict, dict]:
         """(axes, chain) of a chained stage: its `chain` sets, for each seed, `model` to the same seed's logged model
         of its earlier stage (of that stage's best configuration on dev, or of each: the axis `pretrained` naming
         the row), its pooling to that model's own, and `parent_model_run_id` to the run that logged it. Where both
         stages train per target task (`target_task` a row of the earlier stage and an axis of this one), each task
         starts from that task's models: its best configuration, or each of its configurations. `MissingModels`
-        where the earlier stage logged none for a configuration or seed."""
+        where the earlier stage logged none for a configuration or seed. The models are read through the sweep's
+        `writer` (`QueuedMlflowWriter.call`)."""
         if stage is None or not stage.init_from:
             return axes, {}
         names = self.row_names.get(stage.init_from, [])
@@ -121,8 +125,8 @@ class KeptModels:
             raise MissingModels(f"stage {stage.name!r} starts from the models of stage {stage.init_from!r}, which has "
                                 f"none for {', '.join(missing) or 'any configuration'} (a failed trial?)")
         runs = {(*key(row), seed): run_id for row, seeds in kept.items() for seed, run_id in seeds.items()}
-        folders = {cell: str(materialize_model(self.tracking_uri, f"runs:/{run_id}/{LOGGED_MODEL_NAME}",
-                                               self.models_dir))
+        folders = {cell: str(writer.call(f"reading the model of run {run_id}", materialize_model, self.tracking_uri,
+                                         f"runs:/{run_id}/{LOGGED_MODEL_NAME}", self.models_dir))
                    for cell, run_id in runs.items()}
         poolings = {cell: saved_pooling(folder) for cell, folder in folders.items()}
         if stage.init_rows == "each":

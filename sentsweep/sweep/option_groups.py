@@ -42,7 +42,8 @@ SHARED_GROUPS: dict[str, tuple[str, tuple[str, ...]]] = {
     ),
     "tracking and output": (
         "MLflow, the models kept, what the terminal shows",
-        ("dry_run", "tracking_uri", "experiment", "output_dir", "keep_models", "verbose", "progress_interval"),
+        ("dry_run", "tracking_uri", "experiment", "mlflow_wait", "output_dir", "keep_models", "verbose",
+         "progress_interval"),
     ),
 }
 

@@ -34,6 +34,7 @@ from sentsweep.analysis.significance import CORRECTIONS
 from sentsweep.errors import InputError
 from sentsweep.sweep.option_groups import GROUP_OF, group_line, group_of, group_order
 from sentsweep.terminal import HelpFormatter
+from sentsweep.tracking.writer import DEFAULT_WAIT_S
 
 GPUS_AUTO = "auto"
 DEFAULT_OUTPUT_DIR = "sweep_outputs"
@@ -56,6 +57,17 @@ def interval_seconds(text: str) -> float:
         seconds = float("nan")
     if not 0 < seconds < float("inf"):
         raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds > 0")
+    return seconds
+
+
+def wait_seconds(text: str) -> float:
+    """--mlflow-wait: a number of seconds >= 0."""
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = float("nan")
+    if not 0 <= seconds < float("inf"):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds >= 0")
     return seconds
 
 
@@ -178,6 +190,10 @@ class SweepOptions:
     keep_models: str = option("log the dev-selected model of the best configuration's trials (one per seed), of "
                               "all trials, or of none to their MLflow runs (sentence-transformers flavour)", "best",
                               choices=KEEP_MODELS)
+    mlflow_wait: float = option("how long the driver waits for an MLflow store it cannot reach, at each read or "
+                                "write it cannot queue, before it stops, resumable, naming its queued writes (the "
+                                "project's choice: 600)", DEFAULT_WAIT_S,
+                                parse=wait_seconds, metavar="SECONDS")
     verbose: bool = option("Ray Tune's, Ray's and MLflow's own output (trial tables, each trial's config and "
                            "result, INFO logs, start-up warnings) instead of one progress bar per stage", False)
     progress_interval: float = option("where the output is no terminal (a log file), print the progress line this "

@@ -42,6 +42,7 @@ from sentsweep.search_spaces.param_spaces import (
 from sentsweep.sweep.budget import BudgetSpent, SweepBudget, budget_watch
 from sentsweep.sweep.cluster import PendingTimeout, cluster_nodes, pending_watch, trial_slots
 from sentsweep.sweep.definition import ResolvedSweep, Stage, SweepDefinition
+from sentsweep.sweep.local_ray import start_ray
 from sentsweep.sweep.models_kept import KeptModels, MissingModels
 from sentsweep.sweep.options import SweepOptions
 from sentsweep.sweep.progress import SweepProgress, ray_logging_level, tune_verbosity
@@ -55,6 +56,7 @@ from sentsweep.terminal import say
 from sentsweep.tracking.callback import NON_PARAM_KEYS, SweepTracker, config_hash
 from sentsweep.tracking.store import experiment_page
 from sentsweep.tracking.sweep_run import experiment_params
+from sentsweep.tracking.writer import MlflowUnavailable
 from sentsweep.trainables.catalog import train
 
 
@@ -101,17 +103,15 @@ class SweepRunner:
         self.targets: TargetList | None = None  # the published values' line per stage and their list (run)
 
     def run(self, stages: list[tuple[str, dict]], baseline: dict) -> int:
-        """Run every stage (or the definition's own `driver`); returns the exit code (3 when results could
-        only be queued, not written)."""
-        import ray
-
+        """Run every stage (or the definition's own `driver`); returns the exit code (3 when MLflow stayed
+        unreachable past --mlflow-wait: the sweep's writes are kept in its pending file, --resume finishes it)."""
         constants = self.resolved.constants
 
         # the researcher's own modules travel to every node with the job (sentsweep.plugins)
         user_code = [entry["path"] for entry in constants.get(USER_CODE_KEY, [])]
-        ray.init(ignore_reinit_error=True, include_dashboard=False, log_to_driver=False,
-                 logging_level=ray_logging_level(self.options.verbose),
-                 runtime_env={"py_modules": user_code} if user_code else None)
+        start_ray(ignore_reinit_error=True, include_dashboard=False, log_to_driver=False,
+                  logging_level=ray_logging_level(self.options.verbose),
+                  runtime_env={"py_modules": user_code} if user_code else None)
         # again after ray.init, whose failure handler takes SIGTERM over (and aborts): a SIGTERM stops the sweep as
         # Ctrl-C does, Ray Tune ending its trials and saving its state
         signal.signal(signal.SIGTERM, stop_as_interrupt)
@@ -121,8 +121,13 @@ class SweepRunner:
                                               self.storage_path)
         options = self.options
         self.budget = SweepBudget(options.time_budget, options.gpu_hours, self.gpus_per_trial)
-        tracker = SweepTracker(self.tracking_uri, self.experiment, self.definition.name,
-                               pending_dir=options.output_dir, resume=options.resume, extend=options.extend)
+        try:
+            tracker = SweepTracker(self.tracking_uri, self.experiment, self.definition.name,
+                                   pending_dir=options.output_dir, resume=options.resume, extend=options.extend,
+                                   wait_s=options.mlflow_wait)
+        except MlflowUnavailable as outage:
+            print(f"error: {outage}; once MLflow is back, run: {shlex.join(sweep_command())}", file=sys.stderr)
+            return MLFLOW_UNAVAILABLE_EXIT_CODE
         tracker.log_sweep_metrics(baseline)
         if self.definition.published:  # the published values it re-runs, for `sentsweep analyze report`
             tracker.writer.submit({"op": "text", "trial": None, "file": TARGETS_ARTIFACT,
@@ -131,13 +136,12 @@ class SweepRunner:
                 self.definition.published, 1 - options.alpha, Path(options.output_dir) /
                 f"{self.experiment}-{tracker.parent_run_id[:8]}-reproduction_targets.md",
                 lambda name, text: tracker.writer.submit({"op": "text", "trial": None, "file": name, "content": text}))
-        tracker.writer.client.set_tag(tracker.parent_run_id, "selection_metric", self.definition.selection_metric)
-        tracker.writer.client.set_tag(tracker.parent_run_id, "keep_models", self.options.keep_models)
+        tracker.tag_sweep("selection_metric", self.definition.selection_metric)
+        tracker.tag_sweep("keep_models", self.options.keep_models)
         self.task_metrics = [main_metric(name) for name in constants.get("eval_tasks", {})]
-        tracker.writer.client.set_tag(tracker.parent_run_id, "table_metrics", json.dumps(self.table_metrics()))
+        tracker.tag_sweep("table_metrics", json.dumps(self.table_metrics()))
         if self.options.race:  # how the race decided, beside its printed status
-            tracker.writer.client.set_tag(tracker.parent_run_id, "race", json.dumps(
-                self.race_settings() | {"schedule": self.options.race_schedule}))
+            tracker.tag_sweep("race", json.dumps(self.race_settings() | {"schedule": self.options.race_schedule}))
         tracker.record.log_params(self.experiment_params(stages))
         try:
             if self.definition.driver is not None:
@@ -151,7 +155,7 @@ class SweepRunner:
                     title = (f"stage {index + 1}/{len(stages)} '{stage_name}'" if len(stages) > 1
                              else self.definition.name)
                     try:
-                        axes, chain = self.kept_models.chained(stage_by_name.get(stage_name), axes)
+                        axes, chain = self.kept_models.chained(stage_by_name.get(stage_name), axes, tracker.writer)
                     except MissingModels as missing:
                         raise StageFailed(str(missing), exit_code=1) from None
                     table, results = self.run_stage(tracker, index, title, constants | (
@@ -162,34 +166,41 @@ class SweepRunner:
                         carried, rule = self.carried_values(stage_by_name.get(stage_name), best)
                         if rule is not None:  # printed and tagged on the sweep's run: which rule carried what on
                             say(f"kept instead: {carried} ({rule})")
-                            tracker.writer.client.set_tag(tracker.parent_run_id, f"kept.{stage_name}",
-                                                          f"{json.dumps(carried)} ({rule})")
+                            tracker.tag_sweep(f"kept.{stage_name}", f"{json.dumps(carried)} ({rule})")
                         constants = constants | carried
+            tracker.finish()
+        except MlflowUnavailable as outage:  # past --mlflow-wait: stopped where it was, every write kept
+            print(f"\nerror: {outage}; once MLflow is back, finish the sweep with: "
+                  f"{resume_command(self.options.extend)}", file=sys.stderr)
+            return MLFLOW_UNAVAILABLE_EXIT_CODE
         except StageFailed as failure:
             print(f"error: {failure}", file=sys.stderr)
             return failure.exit_code
         except PendingTimeout as timeout:  # ended as an interruption is: what finished is written, resumable
-            tracker.end_interrupted()
-            print(f"error: {timeout}\nresume once the cluster can run the trials:\n  "
+            _, ended = end_stopped(tracker)
+            print(f"error: {timeout}\n{ended}\nresume once the cluster can run the trials:\n  "
                   f"{resume_command(self.options.extend)}", file=sys.stderr)
             return 1
         except BudgetSpent as spent:  # ended as --pending-timeout ends it
-            tracker.end_interrupted()
-            print(f"error: {spent}\nresume with:\n  {resume_command(self.options.extend)}", file=sys.stderr)
+            _, ended = end_stopped(tracker)
+            print(f"error: {spent}\n{ended}\nresume with:\n  {resume_command(self.options.extend)}", file=sys.stderr)
             return 1
         except (Interrupted, KeyboardInterrupt):
-            stopped = tracker.end_interrupted()
-            print(f"\ninterrupted: {len(stopped)} trial(s) stopped, their MLflow runs and the sweep's ended KILLED"
+            stopped, ended = end_stopped(tracker)
+            print(f"\ninterrupted: {len(stopped)} trial(s) stopped; {ended}"
                   + "".join(f"\n  {trial}" for trial in stopped)
                   + f"\nresume with:\n  {resume_command(self.options.extend)}", file=sys.stderr)
             return INTERRUPTED_EXIT_CODE
         except Exception as error:  # a bug or a lost store: the sweep's run must not stay RUNNING
-            tracker.end_failed(f"{type(error).__name__}: {error}")
-            print(f"\nthe sweep failed ({type(error).__name__}: {error}); its MLflow run ended FAILED. What "
+            try:
+                tracker.end_failed(f"{type(error).__name__}: {error}")
+                ended = "its MLflow run ended FAILED"
+            except MlflowUnavailable as outage:
+                ended = f"its MLflow run could not be ended ({outage})"
+            print(f"\nthe sweep failed ({type(error).__name__}: {error}); {ended}. What "
                   f"finished is kept; once the cause is fixed, resume with:\n  {resume_command(self.options.extend)}",
                   file=sys.stderr)
             raise
-        tracker.finish()
         say(f"\nMLflow: {experiment_page(self.tracking_uri, tracker.writer.experiment_id, tracker.view_key)}")
         return 0
 
@@ -203,12 +214,7 @@ class SweepRunner:
         tracker.begin_stage(list(axes), self.table_metrics(), self.definition.selection_metric, seed_statistics, stage)
         results = self._fit(tracker, f"{self.definition.name}-{tracker.parent_run_id[:8]}-{index}", constants, axes,
                             chain or {})
-        if not tracker.writer.flush(attempts=6, wait_s=5.0):
-            raise StageFailed(
-                f"MLflow at {self.tracking_uri} is unreachable; {tracker.writer.pending} results are saved in "
-                f"{tracker.writer.pending_file}; write them later with\n"
-                f"  python -m sentsweep.tracking.writer {tracker.writer.pending_file}", exit_code=3)
-        runs = fetch_trial_runs(self.tracking_uri, self.experiment, tracker.parent_run_id)
+        runs = self.trial_runs(tracker, "reading the stage's trial runs")
         if stage is not None and len(runs):
             runs = runs[runs["params.stage"] == stage]
         stage_runs = runs
@@ -232,7 +238,7 @@ class SweepRunner:
         self.race_status, self.race_counted = {}, None
         if self.definition.selection_metric not in table.best:
             raise StageFailed("no trial of this stage finished; see the failure_reason tags in MLflow", exit_code=1)
-        self.kept_models.keep(stage or self.definition.stages[0].name, runs, table, results, index)
+        self.kept_models.keep(stage or self.definition.stages[0].name, runs, table, results, index, tracker.writer)
         fault_point("stage", index)
         return table, results
 
@@ -357,9 +363,9 @@ class SweepRunner:
         table, which so depends on the race's results alone, not on the order they came in."""
         runs = runs.assign(counted=[(config, str(seed)) in self.race_counted
                                     for config, seed in zip(runs["config_hash"], runs["seed"])])
-        for run_id in runs[~runs["counted"] & (runs["status"] == "FINISHED")]["run_id"]:
-            tracker.writer.client.set_tag(run_id, RACE_NOT_COUNTED_TAG, "a seed run ahead for a configuration the "
-                                          "race dropped on the seeds before")
+        for trial_id in runs[~runs["counted"] & (runs["status"] == "FINISHED")]["ray_trial_id"]:
+            tracker.writer.submit({"op": "tag", "trial": trial_id, "key": RACE_NOT_COUNTED_TAG, "value": (
+                "a seed run ahead for a configuration the race dropped on the seeds before")})
         return runs[runs["counted"]].drop(columns="counted")
 
     def _tune(self, tracker, run_name: str, param_space: dict, tune_config, race_bound: int | None = None):
@@ -426,23 +432,27 @@ class SweepRunner:
         """Whether every trial of a Ray Tune run ended (finished, failed or stopped by the scheduler), as its
         MLflow run says: after an interruption Ray Tune reports every trial TERMINATED, those that never started
         included, while their runs are RUNNING or missing."""
-        tracker.writer.flush(attempts=3, wait_s=2.0)
         trial_ids = {result.metrics.get("trial_id") for result in results} - {None}
         if len(trial_ids) < len(results):
             return False  # trials that never reported anything
-        runs = fetch_trial_runs(self.tracking_uri, self.experiment, tracker.parent_run_id)
+        runs = self.trial_runs(tracker, "reading whether the stage's trials ended")
         ended = runs[runs["ray_trial_id"].isin(trial_ids) & (runs["status"] != "RUNNING")] if len(runs) else runs
         return len(ended) >= len(trial_ids)
 
     def points_not_finished(self, tracker, constants: dict, points: list[dict]) -> list[dict]:
         """The `points` whose configuration (hash) has no finished run with their seed in the sweep (--extend)."""
-        runs = fetch_trial_runs(self.tracking_uri, self.experiment, tracker.parent_run_id)
+        runs = self.trial_runs(tracker, "reading the sweep's finished trials")
         tracker.configurations.remember_finished(runs)
         finished = finished_cells(runs)
         todo = [point for point in points if (config_hash(constants | point), str(point["seed"])) not in finished]
         print(f"--extend: {len(points) - len(todo)} of the stage's {len(points)} trials finished before, "
               f"{len(todo)} to run")
         return todo
+
+    def trial_runs(self, tracker, what: str):
+        """The sweep's trial runs (`fetch_trial_runs`), read once every queued write is in MLflow, waiting for a store
+        that went away (`QueuedMlflowWriter.call`)."""
+        return tracker.writer.call(what, fetch_trial_runs, self.tracking_uri, self.experiment, tracker.parent_run_id)
 
     def _table(self, runs, axes: dict):
         """The stage's comparison table of its trial `runs`: its axes as rows, the table metrics as columns."""
@@ -491,6 +501,16 @@ def no_trial_finished(runs) -> str:
 
 
 INTERRUPTED_EXIT_CODE = 130  # the shell's code for a process ended by SIGINT
+MLFLOW_UNAVAILABLE_EXIT_CODE = 3  # MLflow stayed unreachable past --mlflow-wait; --resume finishes the sweep
+
+
+def end_stopped(tracker) -> tuple[list[str], str]:
+    """End a stopped sweep's runs KILLED (`SweepTracker.end_interrupted`); (the trials stopped, what became of the
+    runs in words: ended KILLED, or left as they were while MLflow cannot be reached, the writes kept)."""
+    try:
+        return tracker.end_interrupted(), "their MLflow runs and the sweep's ended KILLED"
+    except MlflowUnavailable as outage:
+        return [], f"their MLflow runs and the sweep's are left as they were: {outage}"
 
 
 class Interrupted(Exception):
@@ -506,12 +526,17 @@ def stop_as_interrupt(signum, frame) -> None:
 def resume_command(extend: bool) -> str:
     """The command line that continues this sweep: the one that started it, with --resume; for an --extend run,
     the same command line (--extend reopens the sweep and skips what finished; it refuses --resume)."""
-    argv = [sys.executable, *sys.argv] if sys.argv[0].endswith(".py") else list(sys.argv)
+    argv = sweep_command()
     return shlex.join(argv + ([] if "--resume" in argv or extend else ["--resume"]))
 
 
+def sweep_command() -> list[str]:
+    """The command line that started this sweep."""
+    return [sys.executable, *sys.argv] if sys.argv[0].endswith(".py") else list(sys.argv)
+
+
 class StageFailed(Exception):
-    """A stage whose results cannot be used: nothing finished, or MLflow unreachable (`exit_code`)."""
+    """A stage whose results cannot be used: nothing finished, no model to start from (`exit_code`)."""
 
     def __init__(self, message: str, exit_code: int) -> None:
         super().__init__(message)

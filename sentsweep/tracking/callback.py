@@ -30,14 +30,14 @@ from ray.tune.result import AUTO_RESULT_KEYS
 from sentsweep.plugins import USER_CODE_KEY
 from sentsweep.preparation_cache import RESULT_KEY as CACHE_RESULT_KEY
 from sentsweep.random_seeds import TRIAL_INDEX_KEY, resolve_seed
-from sentsweep.tracking.configurations import CONFIGURATION_OF_TAG, ConfigurationRuns
+from sentsweep.tracking.configurations import CONFIGURATION_OF_TAG, ConfigurationRuns, address
 from sentsweep.tracking.datasets import DATA_FILE_CONTEXTS, trial_datasets
 from sentsweep.tracking.names import mlflow_metric_key
 from sentsweep.tracking.provenance import provenance_operations
 from sentsweep.tracking.store import PER_QUERY_ARTIFACT
 from sentsweep.tracking.sweep_run import SweepRecord
 from sentsweep.tracking.views import configurations_view, seeds_view, seeds_view_key, view_tag
-from sentsweep.tracking.writer import QueuedMlflowWriter
+from sentsweep.tracking.writer import DEFAULT_WAIT_S, QueuedMlflowWriter, call_waiting
 from sentsweep.trainables.environment import ENVIRONMENT_KEY, trial_environment
 from sentsweep.trainables.resolved_settings import config_settings, param_text, reported_by_trial
 from sentsweep.trainables.session import REPORTED_PARAMS_KEY, STEP_METRICS_KEY
@@ -136,37 +136,49 @@ class SweepTracker(Callback):
     """
 
     def __init__(self, tracking_uri: str, experiment_name: str, sweep_name: str, pending_dir: str | Path,
-                 resume: bool = False, extend: bool = False) -> None:
+                 resume: bool = False, extend: bool = False, wait_s: float = DEFAULT_WAIT_S) -> None:
         from mlflow.tracking import MlflowClient
         from mlflow.tracking.context.registry import resolve_tags
 
         client = MlflowClient(tracking_uri=tracking_uri)
         self.sweep_name = sweep_name
-        experiment_id = _experiment_id(client, experiment_name)
         self.version = code_version()
         # mlflow.source.name (the driver script), .type, .git.commit, mlflow.user, ...: what MLflow itself tags
         # a run started here with; resolved once, since the driver's script and checkout stay the same.
         self.source_tags = resolve_tags()
+        # before the sweep's writer exists, the same bounded wait for a store that went away (see its module)
+        experiment_id = call_waiting(tracking_uri, "opening the experiment", _experiment_id, client, experiment_name,
+                                     wait_s=wait_s)
         reopened = ("RUNNING", "KILLED", "FAILED") + (("FINISHED",) if extend else ())
-        unfinished = sorted((run for status in reopened for run in client.search_runs(
+        unfinished = sorted((run for status in reopened for run in call_waiting(
+            tracking_uri, "finding the sweep's run to resume", client.search_runs,
             [experiment_id],
             f"tags.role = 'sweep' and tags.sweep = '{sweep_name}' and attributes.status = '{status}'",
             order_by=["attributes.start_time DESC"],
-            max_results=1,
+            max_results=1, wait_s=wait_s,
         )), key=lambda run: run.info.start_time, reverse=True) if resume or extend else []
         if unfinished:  # a crashed driver's sweep (RUNNING), an interrupted or failed one, one extended (FINISHED)
             self.parent_run_id, self.run_name = unfinished[0].info.run_id, unfinished[0].info.run_name
-            client.update_run(self.parent_run_id, status="RUNNING")
         else:
             self.run_name = f"{sweep_name}-{time.strftime('%Y%m%d-%H%M%S')}"
-            self.parent_run_id = client.create_run(
-                experiment_id, run_name=self.run_name,
+            self.parent_run_id = call_waiting(
+                tracking_uri, "creating the sweep's run", client.create_run,
+                experiment_id,
+                run_name=self.run_name,
                 tags=self.source_tags | {"sweep": sweep_name, "code_version": self.version, "role": "sweep"},
+                wait_s=wait_s,
             ).info.run_id
+        # takes over the writes a stopped or killed driver of this sweep run left queued in its pending file, and
+        # writes them before anything else
         self.writer = QueuedMlflowWriter(
             tracking_uri, experiment_id, self.parent_run_id,
-            Path(pending_dir) / f"mlflow-pending-{self.parent_run_id[:8]}.jsonl",
+            Path(pending_dir) / f"mlflow-pending-{self.parent_run_id[:8]}.jsonl", wait_s=wait_s,
         )
+        if self.writer.pending:
+            print(f"writing the {self.writer.describe()}, left by the sweep's last driver")
+        if unfinished:
+            self.writer.call("reopening the sweep's run", self.writer.client.update_run, self.parent_run_id,
+                             status="RUNNING")
         for operation in provenance_operations(None, trial_environment()):  # the driver's code and environment
             self.writer.submit(operation)
         self.configurations = ConfigurationRuns(self.writer, self.source_tags | {
@@ -177,8 +189,14 @@ class SweepTracker(Callback):
 
     def log_sweep_metrics(self, metrics: dict) -> None:
         """Metrics of the sweep as a whole (for example the untrained baseline), on the parent run."""
-        for key, value in metrics.items():
-            self.writer.client.log_metric(self.parent_run_id, mlflow_metric_key(key), value)
+        now = int(time.time() * 1000)
+        self.writer.submit({"op": "metrics", "trial": None,
+                            "metrics": [(mlflow_metric_key(key), float(value), now, 0)
+                                        for key, value in metrics.items()]})
+
+    def tag_sweep(self, key: str, value: str) -> None:
+        """A tag of the sweep's parent run."""
+        self.writer.submit({"op": "tag", "trial": None, "key": key, "value": value})
 
     def log_stage(self, title: str, table_markdown: str, cells, row_params: list[str], selection_metric: str,
                   race: str = "", reproduction: str = "") -> None:
@@ -288,51 +306,58 @@ class SweepTracker(Callback):
     def end_interrupted(self) -> list[str]:
         """End the runs a stopped driver left RUNNING (its trials' and the sweep's) as KILLED, the trials' with the
         tag `interrupted`; `--resume` reopens them. Returns what those trials were. (Found in MLflow, not in this
-        object: a restored Ray Tune run calls back a copy of it, restored with the experiment's state.)"""
-        if not self.writer.flush(attempts=3, wait_s=2.0):
-            return []
-        stopped = self._end_running_trial_runs({"interrupted": "true"})
-        self.writer.client.set_terminated(self.parent_run_id, status="KILLED")
+        object: a restored Ray Tune run calls back a copy of it, restored with the experiment's state.) One attempt,
+        no wait (the driver is being stopped): `MlflowUnavailable` when the store cannot be reached, every run then
+        left as it is and the writes kept in the pending file."""
+        stopped = self._end_running_trial_runs({"interrupted": "true"}, wait_s=0)
+        self.writer.call("ending the sweep's run KILLED", self.writer.client.set_terminated, self.parent_run_id,
+                         status="KILLED", wait_s=0)
         return stopped
 
     def end_failed(self, reason: str) -> None:
         """End the sweep's run FAILED (tag `failure_reason`) after an error outside any trial, and its trials' runs
-        left RUNNING KILLED (tag `interrupted`), as far as the store answers; `--resume` reopens them."""
-        if self.writer.flush(attempts=3, wait_s=2.0):
-            self._end_running_trial_runs({"interrupted": "true"})
-            self.writer.client.set_tag(self.parent_run_id, "failure_reason", reason[:5000])
-            self.writer.client.set_terminated(self.parent_run_id, status="FAILED")
+        left RUNNING KILLED (tag `interrupted`); `--resume` reopens them. One attempt, as `end_interrupted`."""
+        self._end_running_trial_runs({"interrupted": "true"}, wait_s=0)
+        self.writer.submit({"op": "tag", "trial": None, "key": "failure_reason", "value": reason[:5000]})
+        self.writer.call("ending the sweep's run FAILED", self.writer.client.set_terminated, self.parent_run_id,
+                         status="FAILED", wait_s=0)
 
-    def finish(self, attempts: int = 6, wait_s: float = 5.0) -> bool:
-        """Write what is still queued and mark the sweep's parent run finished; False if the store stayed away.
+    def finish(self) -> bool:
+        """Write what is still queued and mark the sweep's parent run finished, waiting for a store that went away
+        as long as the writer's bound (`MlflowUnavailable` past it, the sweep's run still RUNNING). True.
+
+        The sweep's run ends by a call, never a queued operation: a resumed sweep must find it unfinished until every
+        write before its end is in the store.
 
         A trial run still RUNNING then has lost its trial: a driver killed before Ray Tune saved the trial in its
         experiment state left the run, and the resumed sweep, which never knew the trial, ran its configuration
         and seed again (or, searching, another). Such runs end KILLED with the tags `interrupted` and `lost_trial`,
         rather than stay RUNNING in MLflow for ever; the tables count them as runs left out."""
-        if not self.writer.flush(attempts=attempts, wait_s=wait_s):
-            return False
         self._end_running_trial_runs({"interrupted": "true", "lost_trial": LOST_TRIAL_REASON})
         self.log_sweep_metrics({"mlflow_write_seconds": self.writer.write_seconds})  # the writer's docstring
-        self.writer.client.set_terminated(self.parent_run_id, status="FINISHED")
+        self.writer.call("ending the sweep's run FINISHED", self.writer.client.set_terminated, self.parent_run_id,
+                         status="FINISHED")
         return True
 
-    def _end_running_trial_runs(self, tags: dict[str, str]) -> list[str]:
+    def _end_running_trial_runs(self, tags: dict[str, str], wait_s: float | None = None) -> list[str]:
         """End this sweep's trial runs that are RUNNING as KILLED, with `tags`, and its configuration runs still
         RUNNING (a stage without its table: they end with it, `ConfigurationRuns.stage_done`) as KILLED; returns
         what those trials were."""
         client = self.writer.client
-        for run in client.search_runs([self.writer.experiment_id], f"tags.{CONFIGURATION_OF_TAG} = "
-                                      f"'{self.parent_run_id}' and attributes.status = 'RUNNING'"):
-            client.set_terminated(run.info.run_id, status="KILLED")
-        running = client.search_runs([self.writer.experiment_id], f"tags.sweep_run_id = '{self.parent_run_id}' and "
-                                     "attributes.status = 'RUNNING'")
+        configurations = self.writer.call(
+            "finding the sweep's configuration runs left RUNNING", client.search_runs, [self.writer.experiment_id],
+            f"tags.{CONFIGURATION_OF_TAG} = '{self.parent_run_id}' and attributes.status = 'RUNNING'", wait_s=wait_s)
+        for run in configurations:
+            self.writer.submit({"op": "terminate", "trial": address(run.data.tags["config_hash"]), "status": "KILLED"})
+        running = self.writer.call(
+            "finding the sweep's trial runs left RUNNING", client.search_runs, [self.writer.experiment_id],
+            f"tags.sweep_run_id = '{self.parent_run_id}' and attributes.status = 'RUNNING'", wait_s=wait_s)
         stopped = []
         for run in running:
             run_tags = run.data.tags
             for key, value in tags.items():
-                client.set_tag(run.info.run_id, key, value)
-            client.set_terminated(run.info.run_id, status="KILLED")
+                self.writer.submit({"op": "tag", "trial": run_tags["ray_trial_id"], "key": key, "value": value})
+            self.writer.submit({"op": "terminate", "trial": run_tags["ray_trial_id"], "status": "KILLED"})
             stopped.append(f"{run_tags.get('ray_trial_id')}: {run_tags.get('method')} seed {run_tags.get('seed')} "
                            f"(config {run_tags.get('config_hash')})")
         return stopped

@@ -1,15 +1,35 @@
-"""Ordered, loss-free writes of trial results to MLflow, surviving a tracking server that goes away.
+"""Every MLflow access of a sweep's driver, surviving a tracking store that goes away and comes back.
 
-Every write is an operation on a trial (create its run, log metrics or params, set a tag or several, store a JSON
-or text artifact, log its dataset inputs, terminate it), with trial None on the sweep's parent run, or with trial
-{"configuration": config hash} on a configuration's run (`sentsweep.tracking.configurations`; created by a
-"create" op like a trial's, and found again by its tags `configuration_of` and `config_hash`). A trial's "create"
-or "nest" op may name its parent run the same way. Operations are applied in
-order; when the store cannot be reached they stay queued, mirrored to a JSON-lines file,
-and are retried on later writes (at most every `retry_interval_s`) and at the end of the sweep. Whatever is
-still queued then can be replayed later:
+The rule: **during a sweep every MLflow access goes through this module**, through one `QueuedMlflowWriter` per
+sweep run (`SweepTracker.writer`):
 
-    python -m sentsweep.tracking.writer PENDING_FILE [--tracking-uri URI]
+- a write is an operation handed to `submit` (create a trial's run, log metrics, params or a table, set a tag or
+  several, store a JSON or text artifact, log dataset inputs, end a run; `trial` None: the sweep's own run, a Ray
+  trial id: its trial's, {"configuration": config hash}: a configuration's run (`sentsweep.tracking.configurations`;
+  created by a "create" op like a trial's, and found again by its tags `configuration_of` and `config_hash`); a
+  trial's "create" or "nest" op may name its parent run the same way), never a call on a client;
+- a read, or a write no operation can hold (a model's files, the sweep's run ending FINISHED), is
+  `call(what, function, *args)`: everything queued is written first (the read sees what the sweep wrote), then
+  `function(*args)` runs; while the store cannot be reached each is retried every `retry_interval_s` for at most
+  `wait_s` seconds (the sweep's `--mlflow-wait`), and past that bound `MlflowUnavailable` says, in one line, what
+  was being done, that the sweep's run stays RUNNING, and what is queued in which file. `call` may also be given
+  its own bound (0: one attempt, for a driver that is being stopped).
+
+A new read is one more `call`: `writer.call("reading the stage's trial runs", fetch_trial_runs, uri, name, run_id)`;
+before the sweep's writer exists (opening the experiment and the sweep's run) `call_waiting` waits the same way. A
+new kind of write is a new operation: a branch of `_apply` and its name in `OPERATION_NAMES` (the operations there
+keep their fields, so pending files stay readable). `tests/test_mlflow_writer.py` fails on a direct MLflow call
+in the sweep layer.
+
+Operations are applied in order; when the store cannot be reached they stay queued, mirrored to a JSON-lines
+file (`pending_file`: a header naming the store, experiment and sweep run, then one operation a line, replaced
+whole and atomically), and are retried on later writes (at most every `retry_interval_s`). The file is deleted
+only once every operation in it is in the store. A writer made for a pending file that exists takes its
+operations over first (a sweep resumed after its driver stopped or died replays them before anything else), and
+one process has one writer per pending file (a copy Ray Tune unpickles with its experiment state is that writer),
+so no write is lost or applied out of order. A file can also be written by hand:
+
+    sentsweep replay PENDING_FILE [--tracking-uri URI]
 
 Runs are found again by their Ray trial id tag, so applying an operation twice never duplicates a run.
 
@@ -21,31 +41,97 @@ started and no result is read. `write_seconds` counts the time they took (the sw
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import logging
 import os
 import sys
 import time
+import weakref
+from collections import Counter
 from pathlib import Path
 
+from sentsweep.faults import waiting_for_mlflow
 from sentsweep.tracking.store import store_reachable
 
 logger = logging.getLogger(__name__)
 # The run tag listing its table artifacts (MLflow's log_table sets it; the UI shows those files as tables).
 LOGGED_ARTIFACTS_TAG = "mlflow.loggedArtifacts"
 
+DEFAULT_WAIT_S = 600.0  # --mlflow-wait: the project's choice (see docs/fault_tolerance.md)
+RETRY_INTERVAL_S = 5.0
+# how `describe_queue` names the operations of each kind (an operation of another kind is named by its `op`)
+OPERATION_NAMES = {"create": "run starts", "metrics": "metric batches", "tag": "tags", "tags": "tag batches",
+                   "params": "param batches", "artifact": "JSON artifacts", "text": "text artifacts",
+                   "table": "tables", "inputs": "dataset inputs", "nest": "runs nested", "experiment_tag":
+                   "experiment tags", "terminate": "run ends"}
+
+_live_writers: weakref.WeakValueDictionary[str, QueuedMlflowWriter] = weakref.WeakValueDictionary()
+
+
+class MlflowUnavailable(Exception):
+    """The tracking store stayed unreachable for a whole `wait_s` bound; the message is one line saying what was
+    being done, the sweep run's state and what is queued in which file."""
+
+
+class StoreUnreachable(Exception):
+    """Queued operations could not be written: the store cannot be reached now."""
+
+
+def describe_queue(queue: list[dict]) -> str:
+    """What queued operations hold, in words: '70 queued writes (4 run starts, 52 metric batches, ...) of 4 trial
+    runs and the sweep's run'."""
+    if not queue:
+        return "no queued writes"
+    kinds = Counter(operation["op"] for operation in queue)
+    trials = {operation["trial"] for operation in queue if operation["trial"] is not None}
+    parts = ", ".join(f"{count} {OPERATION_NAMES.get(kind, kind)}" for kind, count in kinds.items())
+    sweep_run = " and the sweep's run" if any(operation["trial"] is None for operation in queue) else ""
+    return f"{len(queue)} queued writes ({parts}) of {len(trials)} trial runs{sweep_run}"
+
+
+def call_waiting(tracking_uri: str, what: str, function, *args, wait_s: float = DEFAULT_WAIT_S,
+                 interval_s: float = RETRY_INTERVAL_S, state=lambda: "nothing is queued", **kwargs):
+    """`function(*args, **kwargs)`, retried every `interval_s` while the store at `tracking_uri` cannot be reached,
+    for at most `wait_s` seconds; then `MlflowUnavailable`, its message saying `what` was being done and `state()`
+    (what is kept). An error while the store can be reached is raised as it is. (`QueuedMlflowWriter.call` runs
+    this after writing the queue; a sweep's accesses before its writer exists call it directly.)"""
+    deadline = time.monotonic() + wait_s
+    for attempt in itertools.count():
+        try:
+            return function(*args, **kwargs)
+        except Exception as error:  # noqa: BLE001 - any failure: the store's reachability decides below
+            if not isinstance(error, StoreUnreachable) and store_reachable(tracking_uri):
+                raise
+            if time.monotonic() >= deadline:
+                outage = f"stayed unreachable for {wait_s:g} s" if wait_s else "cannot be reached"
+                raise MlflowUnavailable(f"MLflow at {tracking_uri} {outage} while {what}: {state()}") from error
+        if attempt == 0:
+            print(f"MLflow at {tracking_uri} cannot be reached while {what}: waiting for it, at most {wait_s:g} s "
+                  "(--mlflow-wait)", file=sys.stderr, flush=True)
+        waiting_for_mlflow()  # the fault matrix's MLflow outages (sentsweep.faults)
+        time.sleep(max(0.0, min(interval_s, deadline - time.monotonic())))
+
+
+def read_pending_file(path: str | Path) -> tuple[dict, list[dict]]:
+    """(header, operations) of a pending file."""
+    lines = Path(path).read_text(encoding="utf-8").splitlines()
+    return json.loads(lines[0]), [json.loads(line) for line in lines[1:] if line.strip()]
+
 
 class QueuedMlflowWriter:
-    """Applies trial operations to one sweep's MLflow runs in order, queueing them while the store is down."""
+    """Applies operations to one sweep's MLflow runs in order, queueing them while the store is down, and runs the
+    sweep's reads after them (`call`), waiting a bounded time for a store that went away."""
 
     def __init__(self, tracking_uri: str, experiment_id: str, parent_run_id: str, pending_file: str | Path,
-                 retry_interval_s: float = 5.0) -> None:
+                 retry_interval_s: float = RETRY_INTERVAL_S, wait_s: float = DEFAULT_WAIT_S) -> None:
         self.tracking_uri = tracking_uri
         self.experiment_id = experiment_id
         self.parent_run_id = parent_run_id
         self.pending_file = Path(pending_file)
         self.retry_interval_s = retry_interval_s
-        self.queue: list[dict] = []
+        self.wait_s = wait_s
+        self.queue: list[dict] = self._saved_queue()
         self._run_ids: dict[str, str] = {}
         self._last_failure = 0.0
         self._client = None
@@ -55,11 +141,23 @@ class QueuedMlflowWriter:
             os.environ.setdefault("MLFLOW_HTTP_REQUEST_MAX_RETRIES", "1")
             os.environ.setdefault("MLFLOW_HTTP_REQUEST_BACKOFF_FACTOR", "1")
             os.environ.setdefault("MLFLOW_HTTP_REQUEST_TIMEOUT", "10")
+        _live_writers[str(self.pending_file.resolve())] = self
 
-    def __getstate__(self) -> dict:  # picklable for Ray Tune's experiment state
-        state = self.__dict__.copy()
-        state["_client"] = None
-        return state
+    def __reduce__(self):
+        """Unpickled (Ray Tune restores its callbacks with the experiment's state) as this process's writer of the
+        same pending file, so that one queue holds the sweep's writes; the queue itself travels in the file."""
+        return _writer_of, (self.tracking_uri, self.experiment_id, self.parent_run_id, str(self.pending_file),
+                            self.retry_interval_s, self.wait_s)
+
+    def _saved_queue(self) -> list[dict]:
+        """The operations of an existing pending file of this sweep run (a stopped or killed driver's), taken over."""
+        if not self.pending_file.exists():
+            return []
+        header, queue = read_pending_file(self.pending_file)
+        if header.get("parent_run_id") != self.parent_run_id:
+            raise RuntimeError(f"{self.pending_file} holds the writes of sweep run {header.get('parent_run_id')}, "
+                               f"not of {self.parent_run_id}; write them with: sentsweep replay {self.pending_file}")
+        return queue
 
     @property
     def client(self):
@@ -73,6 +171,10 @@ class QueuedMlflowWriter:
     def pending(self) -> int:
         return len(self.queue)
 
+    def describe(self) -> str:
+        """What is queued and where: '70 queued writes (...) in out/mlflow-pending-1a2b3c4d.jsonl'."""
+        return describe_queue(self.queue) + (f" in {self.pending_file}" if self.queue else "")
+
     def submit(self, operation: dict) -> None:
         """Queue `operation` and apply everything queued, unless the store failed less than a retry interval ago."""
         self.queue.append(operation)
@@ -80,6 +182,28 @@ class QueuedMlflowWriter:
             self._save()
             return
         self.flush()
+
+    def call(self, what: str, function, *args, wait_s: float | None = None, **kwargs):
+        """`function(*args, **kwargs)` once everything queued is written, retried while the store cannot be reached,
+        for at most `wait_s` seconds (default: the writer's `wait_s`), then `MlflowUnavailable`. `what` says what it
+        does ('reading the stage's trial runs'), for that message. An error while the store can be reached is
+        raised as it is."""
+        def attempt():
+            if not self.flush():
+                raise StoreUnreachable(f"MLflow at {self.tracking_uri} cannot be reached")
+            return function(*args, **kwargs)
+
+        return call_waiting(self.tracking_uri, what, attempt, wait_s=self.wait_s if wait_s is None else wait_s,
+                            interval_s=self.retry_interval_s, state=self.state)
+
+    def settle(self, what: str, wait_s: float | None = None) -> None:
+        """Write everything queued, waiting for the store as `call` does."""
+        self.call(what, lambda: None, wait_s=wait_s)
+
+    def state(self) -> str:
+        """The sweep run's state and what is queued, in words, for a message."""
+        return (f"the sweep's MLflow run {self.parent_run_id} stays RUNNING, and "
+                + (self.describe() if self.queue else "nothing is queued"))
 
     def flush(self, attempts: int = 1, wait_s: float = 0.0) -> bool:
         """Apply queued operations in order; True when none is left."""
@@ -110,12 +234,16 @@ class QueuedMlflowWriter:
         return False
 
     def _save(self) -> None:
+        """Mirror the queue to the pending file, replaced atomically (a driver killed meanwhile leaves the old one
+        whole); deleted once the queue is empty, every operation in the store."""
         if self.queue:
             self.pending_file.parent.mkdir(parents=True, exist_ok=True)
             header = {"tracking_uri": self.tracking_uri, "experiment_id": self.experiment_id,
                       "parent_run_id": self.parent_run_id}
             lines = [json.dumps(header)] + [json.dumps(op) for op in self.queue]
-            self.pending_file.write_text("\n".join(lines) + "\n", encoding="utf-8")
+            partial = self.pending_file.with_name(self.pending_file.name + ".partial")
+            partial.write_text("\n".join(lines) + "\n", encoding="utf-8")
+            os.replace(partial, self.pending_file)
         elif self.pending_file.exists():
             self.pending_file.unlink()
 
@@ -224,13 +352,20 @@ def _cache_key(address: str | dict) -> str:
     return f"configuration:{address['configuration']}" if isinstance(address, dict) else address
 
 
+def _writer_of(tracking_uri: str, experiment_id: str, parent_run_id: str, pending_file: str,
+               retry_interval_s: float, wait_s: float) -> QueuedMlflowWriter:
+    """This process's writer of `pending_file` (see `QueuedMlflowWriter.__reduce__`), made if there is none."""
+    live = _live_writers.get(str(Path(pending_file).resolve()))
+    if live is not None and live.parent_run_id == parent_run_id:
+        return live
+    return QueuedMlflowWriter(tracking_uri, experiment_id, parent_run_id, pending_file, retry_interval_s, wait_s)
+
+
 def replay(pending_file: str | Path, tracking_uri: str | None = None) -> int:
     """Apply the operations saved in `pending_file`; returns how many are still pending."""
-    lines = Path(pending_file).read_text(encoding="utf-8").splitlines()
-    header = json.loads(lines[0])
+    header, _ = read_pending_file(pending_file)
     writer = QueuedMlflowWriter(tracking_uri or header["tracking_uri"], header["experiment_id"],
-                                header["parent_run_id"], pending_file)
-    writer.queue = [json.loads(line) for line in lines[1:]]
+                                header["parent_run_id"], pending_file)  # takes the file's operations over
     writer.flush()
     return writer.pending
 

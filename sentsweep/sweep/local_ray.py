@@ -1,0 +1,57 @@
+"""The driver's Ray: `ray.init`, started again when a local node misses one of Ray's own startup deadlines.
+
+Ray gives the processes of a node it starts fixed deadlines, whatever the machine's load: the raylet aborts when its
+dashboard agent (a Python process that imports much of Ray) has not written its port file within 15 s
+(`NodeManager::WaitForDashboardAgentPorts`), and `ray.init` gives up when the raylet has not registered within 30 s
+("The current node timed out during startup", `ray._private.node.Node`). On a machine whose cores are shared (a busy
+head node, a CI runner; 2 cores at a load of 20 here), that agent can take longer, and the sweep died before its
+first trial. Such a start is tried again, `START_ATTEMPTS` times at most, the processes of the failed one ended
+first; the next agent loads its modules from a warm page cache. A driver that joins a running cluster
+(RAY_ADDRESS) starts no node and is not retried.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+START_ATTEMPTS = 4
+STARTUP_TIMED_OUT = "timed out during startup"  # ray._private.node.Node's message
+
+
+def start_ray(**init_arguments) -> None:
+    """`ray.init(**init_arguments)`, tried again while Ray's local node times out during its startup."""
+    import ray
+
+    for attempt in range(1, START_ATTEMPTS + 1):
+        try:
+            ray.init(**init_arguments)
+            return
+        except Exception as error:  # noqa: BLE001 - Ray raises a bare Exception for this one
+            if STARTUP_TIMED_OUT not in str(error) or attempt == START_ATTEMPTS:
+                raise
+            end_ray_processes()
+            print(f"Ray's local node missed one of Ray's startup deadlines ({error}); starting it again "
+                  f"({attempt + 1}/{START_ATTEMPTS})", file=sys.stderr, flush=True)
+
+
+def end_ray_processes() -> None:
+    """Kill the processes a failed `ray.init` left running (this process's children that run Ray's code)."""
+    import psutil  # lazy: a dependency of Ray, as Ray is
+    import ray
+
+    ray_code = str(Path(ray.__file__).parent)
+    children = [child for child in psutil.Process().children(recursive=True) if _runs(child, ray_code)]
+    for child in children:
+        try:
+            child.kill()
+        except psutil.NoSuchProcess:
+            pass
+    psutil.wait_procs(children, timeout=30)
+
+
+def _runs(process, folder: str) -> bool:
+    try:
+        return any(folder in part for part in process.cmdline())
+    except Exception:  # noqa: BLE001 - ended meanwhile, or not ours to read
+        return False
