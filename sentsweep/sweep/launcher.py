@@ -37,7 +37,7 @@ from sentsweep.sweep.progress import library_output
 from sentsweep.sweep.protocol import with_method_settings
 from sentsweep.tasks import build_tasks, parse_task_specs
 from sentsweep.tracking.models import check_model_uri, is_model_uri, materialize_model
-from sentsweep.tracking.store import check_tracking_reachable, resolve_tracking_uri
+from sentsweep.tracking.store import check_tracking_reachable, prepare_store, resolve_tracking_uri
 from sentsweep.trainables.catalog import check_keys, get_method, setting_default, validate_config
 from sentsweep.trainables.settings import BOOKKEEPING_KEYS, EvaluationSettings, TrainingSettings
 
@@ -323,6 +323,7 @@ def launch(definition: SweepDefinition, options: SweepOptions) -> int:
     prepare_quick_models(definition, constants, options)  # --quick without --model: every check passed, build now
     # a method of one's own takes one step on a tiny model before a cluster's hours go to it
     check_own_methods_start(methods, lambda: _tiny_model(Path(options.output_dir), Path(constants["corpus"])))
+    prepare_store(tracking_uri)  # a new SQLite store: created once, before this or any other sweep's first write
 
     # lazy: the runner (Ray Tune's run, the MLflow tracker, the tables) loads only once a sweep really runs; a dry
     # run returns before it (its checks and card import torch and Ray Tune's search spaces all the same)

@@ -43,7 +43,7 @@ from sentsweep.sweep.trials import settings_by_method, stage_constants
 from sentsweep.tasks import main_metric
 from sentsweep.tasks.sts import StsEvaluator
 from sentsweep.tracking.callback import SweepTracker, config_hash
-from sentsweep.tracking.store import experiment_page
+from sentsweep.tracking.store import experiment_page, redact
 from sentsweep.trainables.catalog import train
 
 
@@ -184,7 +184,7 @@ class SweepRunner:
                             chain or {})
         if not tracker.writer.flush(attempts=6, wait_s=5.0):
             raise StageFailed(
-                f"MLflow at {self.tracking_uri} is unreachable; {tracker.writer.pending} results are saved in "
+                f"MLflow at {redact(self.tracking_uri)} is unreachable; {tracker.writer.pending} results are saved in "
                 f"{tracker.writer.pending_file}; write them later with\n"
                 f"  python -m sentsweep.tracking.writer {tracker.writer.pending_file}", exit_code=3)
         runs = fetch_trial_runs(self.tracking_uri, self.experiment, tracker.parent_run_id)
@@ -457,9 +457,10 @@ def stop_as_interrupt(signum, frame) -> None:
 
 def resume_command(extend: bool) -> str:
     """The command line that continues this sweep: the one that started it, with --resume; for an --extend run,
-    the same command line (--extend reopens the sweep and skips what finished; it refuses --resume)."""
+    the same command line (--extend reopens the sweep and skips what finished; it refuses --resume). A tracking
+    URI's password is shown as *** (`redact`): put it back, or give it as MLFLOW_TRACKING_PASSWORD."""
     argv = [sys.executable, *sys.argv] if sys.argv[0].endswith(".py") else list(sys.argv)
-    return shlex.join(argv + ([] if "--resume" in argv or extend else ["--resume"]))
+    return redact(shlex.join(argv + ([] if "--resume" in argv or extend else ["--resume"])))
 
 
 class StageFailed(Exception):
