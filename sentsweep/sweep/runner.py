@@ -29,6 +29,7 @@ from sentsweep.plugins import USER_CODE_KEY
 from sentsweep.sweep.budget import BudgetSpent, SweepBudget, budget_watch
 from sentsweep.sweep.cluster import PendingTimeout, cluster_nodes, pending_watch, trial_slots
 from sentsweep.sweep.definition import ResolvedSweep, Stage, SweepDefinition
+from sentsweep.sweep.deterministic_failures import no_retry_of_deterministic_failures
 from sentsweep.sweep.models_kept import KeptModels, MissingModels
 from sentsweep.sweep.options import SweepOptions
 from sentsweep.sweep.param_spaces import (
@@ -146,7 +147,11 @@ class SweepRunner:
                                                           f"{json.dumps(carried)} ({rule})")
                         constants = constants | carried
         except StageFailed as failure:
-            print(f"error: {failure}", file=sys.stderr)
+            if failure.exit_code == 3:  # MLflow unreachable: nothing more can be written now
+                print(f"error: {failure}", file=sys.stderr)
+                return failure.exit_code
+            tracker.end_failed(str(failure))  # the sweep's run says how it ended, and why (tag failure_reason)
+            print(f"error: {failure}\nthe sweep's MLflow run {tracker.parent_run_id} ended FAILED", file=sys.stderr)
             return failure.exit_code
         except PendingTimeout as timeout:  # ended as an interruption is: what finished is written, resumable
             tracker.end_interrupted()
@@ -363,6 +368,7 @@ class SweepRunner:
         # Ray Tune installs its own SIGINT handler for the run and puts the previous one back only when a SIGINT
         # came: left in place, it would swallow a Ctrl-C after the stage (while models are logged, tables written)
         sigint_handler = signal.getsignal(signal.SIGINT)
+        no_retry_of_deterministic_failures()  # --max-failures retries what a retry can mend, not a nan loss
         try:
             results = tuner.fit()
         finally:
