@@ -16,6 +16,7 @@ from sentsweep.sweep.runner import resume_command
 from sentsweep.tracking.callback import _experiment_id
 from sentsweep.tracking.sqlite_store import prepare_sqlite_store
 from sentsweep.tracking.store import check_tracking_reachable, redact, resolve_tracking_uri
+from tests.cluster_helpers import RayCluster, start_sweep
 
 
 def _start_together(barrier, uri: str, results) -> None:
@@ -42,6 +43,35 @@ def test_three_starts_at_once_on_a_new_sqlite_store_create_it_and_its_experiment
     experiments = MlflowClient(uri).search_experiments()
     assert sorted(experiment.name for experiment in experiments) == ["Default", "together"]
     assert sorted(path.name for path in tmp_path.iterdir()) == ["mlflow.db", "mlflow.db.lock"]  # no temporary left
+
+
+@pytest.mark.slow  # three sweeps (on one Ray cluster, to spare the machine three Rays)
+def test_three_sweeps_started_at_once_on_a_new_sqlite_store_all_finish(tmp_path):
+    store = tmp_path / "store"
+    store.mkdir()
+    uri = f"sqlite:///{store / 'mlflow.db'}"  # no file yet: the first of them creates it
+    cluster = RayCluster(head_cpus=3)
+    try:
+        drivers = []
+        for number in range(3):
+            workdir = tmp_path / f"sweep-{number}"
+            workdir.mkdir()
+            drivers.append(start_sweep("tsdae_deletion.py", workdir, "--tracking-uri", uri, "--ratios", "0.6",
+                                       "--poolings", "cls", "--seeds", "1", "--max-steps", "2", "--eval-steps", "1",
+                                       env={"RAY_ADDRESS": cluster.address}))
+        codes = [driver.wait(timeout=900) for driver in drivers]
+    finally:
+        cluster.stop()
+    logs = [(tmp_path / f"sweep-{number}" / "driver.log").read_text() for number in range(3)]
+    assert codes == [0, 0, 0], "\n\n".join(log[-3000:] for log in logs)
+    client = MlflowClient(uri)
+    [experiment] = [found for found in client.search_experiments() if found.name == "tsdae_deletion"]
+    runs = client.search_runs([experiment.experiment_id])
+    sweeps = [run for run in runs if run.data.tags.get("role") == "sweep"]
+    assert len(sweeps) == 3 and {run.info.status for run in sweeps} == {"FINISHED"}
+    for sweep in sweeps:
+        trials = [run for run in runs if run.data.tags.get("sweep_run_id") == sweep.info.run_id]
+        assert [run.info.status for run in trials] == ["FINISHED"]
 
 
 def test_a_store_mlflow_cannot_open_is_refused_and_left_as_it_was(tmp_path):
