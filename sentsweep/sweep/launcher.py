@@ -4,7 +4,8 @@
 Each script in sweeps/ describes its experiment with a `SweepDefinition` and calls `run_sweep`
 (`sentsweep.sweep.entry_point`), which parses the command line and calls `launch`. Everything
 that can be wrong with the input (unknown method or pooling, a ratio outside [0, 1), a missing or malformed
-data file, an empty corpus, an unreachable tracking server) fails here, before Ray starts.
+data file, an empty corpus, an unreachable tracking server, an output folder that takes no file, too little free disk
+for the checkpoints and models the sweep keeps) fails here, before Ray starts.
 
 A sweep has one stage (a grid or an Optuna search over its axes) or several run one after the other: the
 greedy search of the TSDAE paper (appendix A), where each stage fixes the best value of its axes on dev
@@ -30,6 +31,7 @@ from sentsweep.sweep.card import protocol_card
 from sentsweep.sweep.cluster import check_resource_options
 from sentsweep.sweep.data_sizes import sample_size_problems
 from sentsweep.sweep.definition import ResolvedSweep, SweepDefinition
+from sentsweep.sweep.disk_space import check_disk_space, check_output_folders
 from sentsweep.sweep.first_step import check_own_methods_start
 from sentsweep.sweep.options import SweepOptions, parse_assignments
 from sentsweep.sweep.param_spaces import values_to_validate
@@ -315,11 +317,14 @@ def launch(definition: SweepDefinition, options: SweepOptions) -> int:
     check_overrides_used(parse_assignments(options.assignments), methods)
     tracking_uri = resolve_tracking_uri(options.tracking_uri)
     check_tracking_reachable(tracking_uri)
+    check_output_folders(options, resolved.storage_path)  # before anything is written there
     resolve_hub_models(resolved)  # hub names: local folders from here on, the driver's and every trial's
     if is_model_uri(constants.get("model")):  # a run or registered version that does not exist fails here
+        prepare_store(tracking_uri)
         constants["parent_model_run_id"] = check_model_uri(tracking_uri, constants["model"])
         constants["model"] = str(materialize_model(tracking_uri, constants["model"],
                                                    Path(options.output_dir, "models")))
+    check_disk_space(definition, options, resolved, stages, tracking_uri)  # the model's size is known from here
     prepare_quick_models(definition, constants, options)  # --quick without --model: every check passed, build now
     # a method of one's own takes one step on a tiny model before a cluster's hours go to it
     check_own_methods_start(methods, lambda: _tiny_model(Path(options.output_dir), Path(constants["corpus"])))

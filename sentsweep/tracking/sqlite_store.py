@@ -23,6 +23,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from sentsweep.errors import InputError
+from sentsweep.storage import write_problem
 
 LOCK_SUFFIX = ".lock"
 
@@ -36,9 +37,11 @@ def check_sqlite_store(uri: str) -> None:
     """Refuse a SQLite store that cannot be used, without creating anything: its folder must exist and take new
     files (a journal beside the store, the lock), and an existing, non-empty store file must open in MLflow."""
     path = sqlite_store_path(uri)
-    folder_problem = _folder_problem(path.parent)
-    if folder_problem:
-        raise InputError(f"MLflow SQLite store {uri}: folder {path.parent} {folder_problem}")
+    if not path.parent.is_dir():
+        raise InputError(f"MLflow SQLite store {uri}: folder {path.parent} does not exist")
+    problem = write_problem(path.parent)
+    if problem:
+        raise InputError(f"MLflow SQLite store {uri}: {problem}")
     if _holds_a_store(path):
         with _store_lock(path):
             _check_database(path, uri)
@@ -68,20 +71,6 @@ def prepare_sqlite_store(uri: str) -> None:
 def _holds_a_store(path: Path) -> bool:
     """An existing store file (an empty one, as SQLite leaves where nothing was written, counts as none)."""
     return path.is_file() and path.stat().st_size > 0
-
-
-def _folder_problem(folder: Path) -> str | None:
-    """Why `folder` cannot hold a store, if it cannot: missing, or no file can be made in it (a read-only file
-    system, no permission: tried for real, since a root user passes every permission check but a read-only mount)."""
-    if not folder.is_dir():
-        return "does not exist"
-    probe = folder / f".sentsweep-write-check-{os.getpid()}"
-    try:
-        probe.touch()
-    except OSError as error:
-        return f"is not writable ({error.strerror})"
-    probe.unlink(missing_ok=True)
-    return None
 
 
 @contextlib.contextmanager
