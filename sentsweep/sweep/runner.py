@@ -39,6 +39,7 @@ from sentsweep.sweep.param_spaces import (
     sampled_param_space,
 )
 from sentsweep.sweep.progress import SweepProgress, ray_logging_level, tune_verbosity
+from sentsweep.sweep.ray_leftovers import end_left_ray, record_local_ray
 from sentsweep.sweep.resources import check_resources
 from sentsweep.sweep.trials import settings_by_method, stage_constants
 from sentsweep.tasks import main_metric
@@ -95,9 +96,15 @@ class SweepRunner:
 
         # the researcher's own modules travel to every node with the job (sentsweep.plugins)
         user_code = [entry["path"] for entry in constants.get(USER_CODE_KEY, [])]
-        ray.init(ignore_reinit_error=True, include_dashboard=False, log_to_driver=False,
-                 logging_level=ray_logging_level(self.options.verbose),
-                 runtime_env={"py_modules": user_code} if user_code else None)
+        left = end_left_ray(self.options.output_dir)  # of a driver killed before, which started its own Ray
+        if left:
+            print(f"ended {len(left)} Ray process(es) that an earlier driver of {self.options.output_dir}, killed, "
+                  "left running")
+        context = ray.init(ignore_reinit_error=True, include_dashboard=False, log_to_driver=False,
+                           logging_level=ray_logging_level(self.options.verbose),
+                           runtime_env={"py_modules": user_code} if user_code else None)
+        if context is not None and context.address_info.get("session_dir"):
+            record_local_ray(self.options.output_dir, context.address_info["session_dir"])
         # again after ray.init, whose failure handler takes SIGTERM over (and aborts): a SIGTERM stops the sweep as
         # Ctrl-C does, Ray Tune ending its trials and saving its state
         signal.signal(signal.SIGTERM, stop_as_interrupt)
