@@ -5,10 +5,11 @@
 #   quick        sbatch slurm/sweep.sbatch sweeps/nm_weight.py --quick: the job ends COMPLETED with the sweep's
 #                table, and every trial run is FINISHED in the sweep's MLflow store. Its runs' seconds per step,
 #                measured on this machine, size the next case.
-#   requeue      the same sweep in a job whose time runs out mid-sweep (--time=6, USR1 120 s before the limit), its
-#                trials long enough that their steps alone outlast the time to the signal (`requeue_steps`, derived
-#                from the limit and the measured speed): the job requeues itself, its later runs resume, and it ends
-#                COMPLETED with each (configuration, seed) run once.
+#   requeue      the same sweep in a job whose time runs out mid-sweep (USR1 120 s before the limit): its time limit
+#                and its trials' length derived from the quick case's measures (`size_requeue_case`: its startup
+#                and its seconds per step), so that each run trains for a while and the trials' steps alone outlast
+#                the time to the signal: the job requeues itself, its later runs resume, and it ends COMPLETED with
+#                each (configuration, seed) run once.
 #   cancel       a plain `scancel` mid-sweep: the job ends CANCELLED.
 #   kill         the driver killed with `kill -9` mid-sweep: the job ends FAILED, its log ends with the line that
 #                resumes it (sbatch with the options it was submitted with), and that line, run as printed,
@@ -22,8 +23,9 @@
 # The jobs run as root, Ray with token authentication (slurm/sweep.sbatch), each on ports of its own.
 # Environment: STATE_DIR (/var/lib/sentsweep-slurm: SLURM's state and logs, the jobs' outputs under STATE_DIR/work),
 # VENV (.venv: the jobs' Python), SWEEP_ARGS (extra options of every sweep), CASES ("quick requeue cancel kill
-# credentials"; requeue runs quick first where CASES lacks it), MAX_WAIT (2400: seconds a job may take, requeues
-# included, before it is cancelled and the test fails).
+# credentials"; requeue runs quick first where CASES lacks it), MAX_WAIT (3600: seconds a job may take, requeues
+# included, before it is cancelled and the test fails), REQUEUE_WINDOW (180: seconds each run of the requeue case
+# trains at least before its time-limit signal).
 set -euo pipefail
 
 PROJECT=$(cd "$(dirname "$0")/.." && pwd)
@@ -31,7 +33,8 @@ STATE_DIR=${STATE_DIR:-/var/lib/sentsweep-slurm}
 VENV=$(cd "${VENV:-$PROJECT/.venv}" && pwd)
 SWEEP_ARGS=${SWEEP_ARGS:-}
 CASES=${CASES:-quick requeue cancel kill credentials}
-MAX_WAIT=${MAX_WAIT:-2400}
+MAX_WAIT=${MAX_WAIT:-3600}
+REQUEUE_WINDOW=${REQUEUE_WINDOW:-180}
 CONF=/etc/slurm/slurm.conf
 MARKER="# written by scripts/slurm_smoke.sh"
 WORK=$STATE_DIR/work
@@ -218,9 +221,11 @@ wait_for_trials() {
     done
 }
 
-# "SECONDS TRIALS": the median seconds per step of the quick case's trial runs, and how many there are.
+# "SECONDS_PER_STEP TRIALS STARTUP" of the quick case (job $1): the median seconds per step of its trial runs, how
+# many there are, and the seconds from the job's start to its first trial's (Ray's start, the driver's checks).
 measured_speed() {
-    "$VENV/bin/python" - "sqlite:///$WORK/quick/mlflow.db" <<'EOF'
+    "$VENV/bin/python" - "sqlite:///$WORK/quick/mlflow.db" "$(job_field "$1" StartTime)" <<'EOF'
+import datetime
 import statistics
 import sys
 
@@ -230,22 +235,28 @@ client = MlflowClient(sys.argv[1])
 experiment = client.get_experiment_by_name("nm_weight")
 trials = [run for run in client.search_runs([experiment.experiment_id], max_results=1000)
           if "mlflow.parentRunId" in run.data.tags]
-print(statistics.median(run.data.metrics["seconds_per_step"] for run in trials), len(trials))
+job_start = datetime.datetime.fromisoformat(sys.argv[2]).timestamp()  # SLURM writes the local time
+startup = min(run.info.start_time for run in trials) / 1000 - job_start
+print(statistics.median(run.data.metrics["seconds_per_step"] for run in trials), len(trials), round(startup))
 EOF
 }
 
-# Steps per trial of the requeue case, derived from its time limit: its trials' steps alone (at the quick case's
-# measured seconds per step, as many trials at once as the node has CPUs, one each) take 1.25 times the longest the
-# job can run before SLURM signals it (the limit less the signal's lead: SLURM may signal earlier, never later), so
-# the sweep is still running when the signal comes, whatever Ray's start and the evaluations add. Args: the time
-# limit (minutes), the signal's lead (seconds).
-requeue_steps() {
-    local until_signal=$(( $1 * 60 - $2 )) speed trials slots
-    read -r speed trials < <(measured_speed)
+# The requeue case sized from the quick case's measures (`measured_speed`) and the signal's lead $1 (seconds): sets
+# LIMIT (minutes) and STEPS (per trial).
+# - LIMIT: each run must train for REQUEUE_WINDOW seconds at least before the signal, which SLURM sends up to 60 s
+#   before the time it is asked for, after the job's startup: LIMIT = startup + window + 60 + lead, in minutes.
+# - STEPS: the trials' steps alone (at the measured seconds per step, as many trials at once as the node has CPUs,
+#   one each) take as long as the longest a run can go before the signal (LIMIT - lead): with the startup on top, the
+#   sweep is still running when the signal comes, so the job must requeue itself, and it ends after a few runs.
+size_requeue_case() {
+    local lead=$1 speed trials startup slots
+    read -r speed trials startup < <(measured_speed "$QUICK_JOB")
     slots=$(nproc)
-    echo "requeue case: $trials trials at $speed s per step (measured by the quick case), $slots at a time; the" \
-         "signal comes at most $until_signal s into each run" >&2
-    "$VENV/bin/python" -c "import math; print(math.ceil(1.25 * $until_signal * $slots / ($trials * $speed)))"
+    LIMIT=$(( (startup + REQUEUE_WINDOW + 60 + lead + 59) / 60 ))
+    STEPS=$("$VENV/bin/python" -c "import math; print(math.ceil(($LIMIT * 60 - $lead) * $slots / ($trials * $speed)))")
+    echo "requeue case: the quick case's $trials trials took $speed s per step, $slots at a time, and started" \
+         "$startup s into the job: --time=$LIMIT (each run trains ${REQUEUE_WINDOW}+ s before the signal)," \
+         "$STEPS steps per trial (their steps alone take $(( LIMIT * 60 - lead )) s, the time to the signal)"
 }
 
 set_up_slurm
@@ -259,13 +270,15 @@ for name in $CASES; do
     case $name in
         quick)
             submit quick "" --time=30
+            QUICK_JOB=$JOB
             finish quick COMPLETED "$case_started"
             grep -q "| mlm+nm | 0.01 | cls |" "$OUTPUT/job.out" || { echo "quick: no table in its log" >&2; exit 1; }
             check_mlflow "sqlite:///$OUTPUT/mlflow.db"
             ;;
         requeue)
-            steps=$(requeue_steps 6 120)
-            submit requeue "--max-steps $steps --eval-steps $(( (steps + 3) / 4 ))" --time=6 --signal=B:USR1@120
+            size_requeue_case 120
+            submit requeue "--max-steps $STEPS --eval-steps $(( (STEPS + 3) / 4 ))" --time="$LIMIT" \
+                --signal=B:USR1@120
             finish requeue COMPLETED "$case_started"
             grep -q "requeueing job" "$OUTPUT/job.out" && [ "$REQUEUES" -ge 1 ] \
                 || { echo "requeue: the job was not requeued" >&2; exit 1; }

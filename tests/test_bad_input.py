@@ -91,6 +91,16 @@ def test_a_bad_value_in_a_data_file_names_file_and_line(run_quick, tmp_path, col
     assert re.search(f"{sts / 'sts-dev.csv'}, {message}", err), err
 
 
+def test_a_store_mlflow_cannot_open_is_named(run_quick, tmp_path):
+    store = tmp_path / "store" / "mlflow.db"
+    store.parent.mkdir()
+    store.write_bytes(b"\x00not sqlite\x00" * 100)
+    code, err = run_quick("--tracking-uri", f"sqlite:///{store}")
+    assert code == 2
+    assert err.strip() == f"error: MLflow cannot open the SQLite store sqlite:///{store}: file is not a database"
+    assert store.read_bytes() == b"\x00not sqlite\x00" * 100
+
+
 def test_unreachable_tracking_server_is_named(run_quick):
     uri = f"http://127.0.0.1:{closed_port()}"
     code, err = run_quick("--tracking-uri", uri)

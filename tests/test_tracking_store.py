@@ -9,6 +9,7 @@ import sys
 import threading
 
 import pytest
+import ray
 from mlflow.tracking import MlflowClient
 
 from sentsweep.errors import InputError
@@ -17,6 +18,7 @@ from sentsweep.tracking.callback import _experiment_id
 from sentsweep.tracking.sqlite_store import prepare_sqlite_store
 from sentsweep.tracking.store import check_tracking_reachable, redact, resolve_tracking_uri
 from tests.cluster_helpers import RayCluster, start_sweep
+from tests.test_sweep_end_to_end import load_sweep
 
 
 def _start_together(barrier, uri: str, results) -> None:
@@ -72,6 +74,31 @@ def test_three_sweeps_started_at_once_on_a_new_sqlite_store_all_finish(tmp_path)
     for sweep in sweeps:
         trials = [run for run in runs if run.data.tags.get("sweep_run_id") == sweep.info.run_id]
         assert [run.info.status for run in trials] == ["FINISHED"]
+
+
+@pytest.mark.slow  # a sweep against the session's MLflow server
+def test_a_password_in_the_tracking_uri_is_nowhere_in_the_output_or_the_runs(mlflow_server, tmp_path, monkeypatch,
+                                                                             capsys):
+    """A plain `mlflow server` ignores credentials: the sweep runs, and neither what it prints nor any tag, param or
+    description of its runs holds the password."""
+    for name in ("MLFLOW_TRACKING_USERNAME", "MLFLOW_TRACKING_PASSWORD"):  # restored after the test
+        monkeypatch.setenv(name, "")
+    monkeypatch.chdir(tmp_path)
+    module = load_sweep()
+    address = mlflow_server.uri.removeprefix("http://")
+    code = module.run_sweep(module.DEFINITION, [
+        "--quick", "--tracking-uri", f"http://alice:s3cret-pw@{address}", "--output-dir", str(tmp_path / "out"),
+        "--experiment", "credentials", "--ratios", "0.6", "--poolings", "cls", "--seeds", "1", "--max-steps", "2",
+        "--eval-steps", "1"])
+    ray.shutdown()
+    printed = capsys.readouterr()
+    assert code == 0, printed.err
+    assert "s3cret-pw" not in printed.out + printed.err
+    client = MlflowClient(mlflow_server.uri)
+    runs = client.search_runs([client.get_experiment_by_name("credentials").experiment_id])
+    assert len(runs) == 2  # the sweep's and its trial's
+    for run in runs:
+        assert "s3cret-pw" not in repr(run.data.tags) + repr(run.data.params)
 
 
 def test_a_store_mlflow_cannot_open_is_refused_and_left_as_it_was(tmp_path):
