@@ -24,7 +24,7 @@
 # Environment: STATE_DIR (/var/lib/sentsweep-slurm: SLURM's state and logs, the jobs' outputs under STATE_DIR/work),
 # VENV (.venv: the jobs' Python), SWEEP_ARGS (extra options of every sweep), CASES ("quick requeue cancel kill
 # credentials"; requeue runs quick first where CASES lacks it), MAX_WAIT (3600: seconds a job may take, requeues
-# included, before it is cancelled and the test fails), REQUEUE_WINDOW (180: seconds each run of the requeue case
+# included, before it is cancelled and the test fails), REQUEUE_WINDOW (300: seconds each run of the requeue case
 # trains at least before its time-limit signal).
 set -euo pipefail
 
@@ -34,7 +34,7 @@ VENV=$(cd "${VENV:-$PROJECT/.venv}" && pwd)
 SWEEP_ARGS=${SWEEP_ARGS:-}
 CASES=${CASES:-quick requeue cancel kill credentials}
 MAX_WAIT=${MAX_WAIT:-3600}
-REQUEUE_WINDOW=${REQUEUE_WINDOW:-180}
+REQUEUE_WINDOW=${REQUEUE_WINDOW:-300}
 CONF=/etc/slurm/slurm.conf
 MARKER="# written by scripts/slurm_smoke.sh"
 WORK=$STATE_DIR/work
@@ -243,20 +243,24 @@ EOF
 
 # The requeue case sized from the quick case's measures (`measured_speed`) and the signal's lead $1 (seconds): sets
 # LIMIT (minutes) and STEPS (per trial).
-# - LIMIT: each run must train for REQUEUE_WINDOW seconds at least before the signal, which SLURM sends up to 60 s
-#   before the time it is asked for, after the job's startup: LIMIT = startup + window + 60 + lead, in minutes.
+# - LIMIT: each run must train for REQUEUE_WINDOW seconds at least after the job's startup (Ray's start, the
+#   driver's checks: the quick case's) and before the signal, which SLURM sends up to 60 s before the time it is
+#   asked for: LIMIT = startup + window + 60 + lead, in minutes.
 # - STEPS: the trials' steps alone (at the measured seconds per step, as many trials at once as the node has CPUs,
-#   one each) take as long as the longest a run can go before the signal (LIMIT - lead): with the startup on top, the
-#   sweep is still running when the signal comes, so the job must requeue itself, and it ends after a few runs.
+#   one each) take 1.5 times the time from the startup to the latest signal (LIMIT - lead - startup): the sweep is
+#   still running when the signal comes however much faster the steps go than measured, up to 1.5 times, so the
+#   job must requeue itself, and the next runs finish it.
 size_requeue_case() {
     local lead=$1 speed trials startup slots
     read -r speed trials startup < <(measured_speed "$QUICK_JOB")
     slots=$(nproc)
     LIMIT=$(( (startup + REQUEUE_WINDOW + 60 + lead + 59) / 60 ))
-    STEPS=$("$VENV/bin/python" -c "import math; print(math.ceil(($LIMIT * 60 - $lead) * $slots / ($trials * $speed)))")
+    STEPS=$("$VENV/bin/python" -c "import math
+print(math.ceil(1.5 * ($LIMIT * 60 - $lead - $startup) * $slots / ($trials * $speed)))")
     echo "requeue case: the quick case's $trials trials took $speed s per step, $slots at a time, and started" \
          "$startup s into the job: --time=$LIMIT (each run trains ${REQUEUE_WINDOW}+ s before the signal)," \
-         "$STEPS steps per trial (their steps alone take $(( LIMIT * 60 - lead )) s, the time to the signal)"
+         "$STEPS steps per trial (their steps alone take 1.5 x the $(( LIMIT * 60 - lead - startup )) s from the" \
+         "startup to the signal)"
 }
 
 set_up_slurm
