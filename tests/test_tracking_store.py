@@ -112,6 +112,15 @@ def test_a_store_mlflow_cannot_open_is_refused_and_left_as_it_was(tmp_path):
     assert store.read_bytes() == content
 
 
+def test_a_creation_killed_half_way_left_no_store_and_the_next_one_completes(tmp_path):
+    half_built = tmp_path / ".mlflow.db.creating-999999"
+    half_built.write_bytes(b"SQLite format 3\x00 and then nothing")
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    prepare_sqlite_store(uri)
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["mlflow.db", "mlflow.db.lock"]
+    assert [experiment.name for experiment in MlflowClient(uri).search_experiments()] == ["Default"]
+
+
 def test_a_sqlite_store_in_a_folder_that_is_a_file_is_refused(tmp_path):
     (tmp_path / "file").write_text("x")
     with pytest.raises(InputError, match="folder .*file does not exist"):

@@ -8,7 +8,7 @@ file no later client could open. Here a store is prepared before the first write
   nodes of a file system that has POSIX locks, wait their turn);
 - a new store (no file, or an empty one) is built in a temporary file beside it, then renamed into place
   (`os.replace`, atomic): a failure or a kill half-way leaves no half-created store, only a temporary file the
-  next creation replaces;
+  next creation removes;
 - an existing store is opened once, and one MLflow cannot open (not a database, a schema MLflow does not know, a
   file that cannot be read) is refused with one line naming the store and what MLflow said.
 """
@@ -57,8 +57,9 @@ def prepare_sqlite_store(uri: str) -> None:
             _check_database(path, uri)
             _open(uri)
             return
+        for stale in path.parent.glob(f".{path.name}.creating-*"):  # of a creation killed half-way (the lock is ours)
+            stale.unlink(missing_ok=True)
         building = path.with_name(f".{path.name}.creating-{os.getpid()}")
-        building.unlink(missing_ok=True)
         try:
             _open(f"sqlite:///{building}", shown=uri)
             os.replace(building, path)
