@@ -37,13 +37,15 @@ def small_mount(tmp_path):
         subprocess.run(["umount", str(folder)], check=True)
 
 
-def test_a_full_disk_is_refused_before_anything_is_written(run_quick, small_mount):  # noqa: F811
+def test_a_full_disk_is_refused_before_anything_is_written(run_quick, small_mount, tiny_model_dir):  # noqa: F811
     disk = small_mount("size=2m")
     (disk / "earlier-results.txt").write_text("kept")
-    code, err = run_quick("--storage-path", str(disk / "ray"))
+    code, err = run_quick("--storage-path", str(disk / "ray"), "--model", str(tiny_model_dir))
     assert code == 2 and len(err.strip().splitlines()) == 1, err
+    checkpoint = CHECKPOINT_MODEL_COPIES * model_weight_bytes(str(tiny_model_dir))
     assert "error: not enough free disk for the sweep: it keeps about " in err
-    assert f"{disk / 'ray'}: 8 trials' checkpoints of about" in err and "are free there" in err
+    assert f"{disk / 'ray'}: 8 trials' checkpoints of about {checkpoint / 1024:.1f} KiB and 8 more while its " \
+           "largest stage runs" in err and "are free there" in err
     assert sorted(path.name for path in disk.iterdir()) == ["earlier-results.txt"]
 
 

@@ -106,10 +106,10 @@ def disk_needs(definition: SweepDefinition, options: SweepOptions, resolved: Res
     if storage is not None:
         keeps_models = resolved.constants.get("keep_model")
         model_folders = (largest + kept) * weights if keeps_models else 0
+        each = f"about {_size(checkpoint)}" if weights else "a model not built yet (--quick's tiny one: in the margin)"
         needs.append(DiskNeed(storage, (trials + largest) * checkpoint + model_folders,
-                              f"{trials} trials' checkpoints of about {_size(checkpoint)} and {largest} more while "
-                              f"its largest stage runs" + (f", {_size(model_folders)} of model folders"
-                                                           if model_folders else "")))
+                              f"{trials} trials' checkpoints of {each} and {largest} more while its largest stage "
+                              "runs" + (f", {_size(model_folders)} of model folders" if model_folders else "")))
     if kept and tracking_uri.startswith("sqlite:///"):
         needs.append(DiskNeed(sqlite_store_path(tracking_uri).parent, kept * weights,
                               f"{kept} kept models of {_size(weights)} in MLflow's artifacts"))
