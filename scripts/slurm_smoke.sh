@@ -1,26 +1,40 @@
 #!/usr/bin/env bash
-# slurm/sweep.sbatch for real, on this machine: a one-node SLURM (Debian's slurm-wlm, munge) on 127.0.0.1, then
-#   1. sbatch slurm/sweep.sbatch sweeps/nm_weight.py --quick: the job ends COMPLETED with the sweep's table, and
-#      every trial run is FINISHED in the sweep's MLflow store;
-#   2. the same sweep with longer trials (--max-steps 200) in a job whose time runs out mid-sweep (--time=6, USR1
-#      120 s before the limit): the job requeues itself, its later runs resume, and it ends COMPLETED with each
-#      (configuration, seed) run once.
+# slurm/sweep.sbatch for real, on this machine: a one-node SLURM (Debian's slurm-wlm, munge) on 127.0.0.1, then the
+# cases below, each a job of the quick NM sweep. After every job nothing of it may be left on the node (no
+# /tmp/ray-JOBID, no process with its SLURM_JOB_ID); a table of the cases ends the output.
+#   quick        sbatch slurm/sweep.sbatch sweeps/nm_weight.py --quick: the job ends COMPLETED with the sweep's
+#                table, and every trial run is FINISHED in the sweep's MLflow store. Its runs' seconds per step,
+#                measured on this machine, size the next case.
+#   requeue      the same sweep in a job whose time runs out mid-sweep (USR1 120 s before the limit): its time limit
+#                and its trials' length derived from the quick case's measures (`size_requeue_case`: its startup
+#                and its seconds per step), so that each run trains for a while and the trials' steps alone outlast
+#                the time to the signal: the job requeues itself, its later runs resume, and it ends COMPLETED with
+#                each (configuration, seed) run once.
+#   cancel       a plain `scancel` mid-sweep: the job ends CANCELLED.
+#   kill         the driver killed with `kill -9` mid-sweep: the job ends FAILED, its log ends with the line that
+#                resumes it (sbatch with the options it was submitted with), and that line, run as printed,
+#                finishes the sweep with each (configuration, seed) run once.
+#   credentials  MLFLOW_TRACKING_URI=http://alice:PASSWORD@127.0.0.1:A_CLOSED_PORT: the driver refuses it naming the
+#                real problem (the job FAILED, exit code 2), and the password is nowhere in the job's log.
 # Run as root (`make slurm-smoke`): the set-up below, each part skipped when done, installs slurm-wlm and munge,
 # writes /etc/slurm/slurm.conf (only where none is, or where this script wrote it; a machine's own SLURM is used as
 # it is) and starts munged, slurmctld and slurmd (ProctrackType=proctrack/linuxproc, TaskPlugin=task/none: no
 # cgroups needed).
 # The jobs run as root, Ray with token authentication (slurm/sweep.sbatch), each on ports of its own.
 # Environment: STATE_DIR (/var/lib/sentsweep-slurm: SLURM's state and logs, the jobs' outputs under STATE_DIR/work),
-# VENV (.venv: the jobs' Python), SWEEP_ARGS (extra options of both sweeps), CASES ("quick requeue"), MAX_WAIT
-# (2400: seconds a job may take, requeues included, before it is cancelled and the test fails).
+# VENV (.venv: the jobs' Python), SWEEP_ARGS (extra options of every sweep), CASES ("quick requeue cancel kill
+# credentials"; requeue runs quick first where CASES lacks it), MAX_WAIT (3600: seconds a job may take, requeues
+# included, before it is cancelled and the test fails), REQUEUE_WINDOW (300: seconds each run of the requeue case
+# trains at least before its time-limit signal).
 set -euo pipefail
 
 PROJECT=$(cd "$(dirname "$0")/.." && pwd)
 STATE_DIR=${STATE_DIR:-/var/lib/sentsweep-slurm}
 VENV=$(cd "${VENV:-$PROJECT/.venv}" && pwd)
 SWEEP_ARGS=${SWEEP_ARGS:-}
-CASES=${CASES:-quick requeue}
-MAX_WAIT=${MAX_WAIT:-2400}
+CASES=${CASES:-quick requeue cancel kill credentials}
+MAX_WAIT=${MAX_WAIT:-3600}
+REQUEUE_WINDOW=${REQUEUE_WINDOW:-300}
 CONF=/etc/slurm/slurm.conf
 MARKER="# written by scripts/slurm_smoke.sh"
 WORK=$STATE_DIR/work
@@ -158,42 +172,156 @@ assert set(per_point.values()) == {1}, f"points run more than once: {[k for k, v
 EOF
 }
 
-# sbatch of the quick NM sweep, case $1, sweep options $2 (and SWEEP_ARGS), sbatch options "$3...". Prints the job's
-# output, checks MLflow.
-run_case() {
-    local name=$1 sweep_args="$2 $SWEEP_ARGS" job state output=$WORK/$1
+# Nothing of job $1 left on this node: no Ray temp dir, no process with its SLURM_JOB_ID (read from each process's
+# environment: a Ray worker's command line is its task's name).
+leftovers() {
+    local job=$1 found=() pid
+    [ ! -e "/tmp/ray-$job" ] || found+=("/tmp/ray-$job")
+    for pid in $(grep -lsxa --null-data "SLURM_JOB_ID=$job" /proc/[0-9]*/environ 2>/dev/null | cut -d/ -f3); do
+        found+=("pid $pid ($(tr '\0' ' ' < "/proc/$pid/cmdline" 2>/dev/null | cut -c1-60))")
+    done
+    if [ "${#found[@]}" -eq 0 ]; then echo none; else (IFS=';'; echo "${found[*]}"); fi
+}
+
+# sbatch of the quick NM sweep for case $1, sweep options $2 (and SWEEP_ARGS), sbatch options "$3...": sets JOB and
+# OUTPUT (the job's output folder, its log OUTPUT/job.out).
+submit() {
+    local name=$1 sweep_args="$2 $SWEEP_ARGS"
     shift 2
-    mkdir -p "$output"
-    step "sbatch $* slurm/sweep.sbatch sweeps/nm_weight.py --quick $sweep_args"
+    OUTPUT=$WORK/$name
+    mkdir -p "$OUTPUT"
+    step "$name: sbatch $* slurm/sweep.sbatch sweeps/nm_weight.py --quick $sweep_args"
     # shellcheck disable=SC2086  # the sweep's options, split into words
-    job=$(cd "$PROJECT" && SENTSWEEP_VENV=$VENV SENTSWEEP_OUTPUT_DIR=$output \
-          sbatch --parsable --output="$output/job.out" "$@" slurm/sweep.sbatch sweeps/nm_weight.py --quick $sweep_args)
-    echo "job $job"
-    state=$(wait_for_job "$job")
-    step "job $job ended $state after $(job_field "$job" Restarts) requeue(s); its output ($output/job.out):"
-    cat "$output/job.out"
-    [ "$state" = COMPLETED ] || { echo "$name: job $job ended $state" >&2; exit 1; }
-    grep -q "| mlm+nm | 0.01 | cls |" "$output/job.out" || { echo "$name: no table in the job's output" >&2; exit 1; }
-    step "$name: the runs in the sweep's MLflow store"
-    check_mlflow "sqlite:///$output/mlflow.db"
-    REQUEUES=$(job_field "$job" Restarts)
+    JOB=$(cd "$PROJECT" && SENTSWEEP_VENV=$VENV SENTSWEEP_OUTPUT_DIR=$OUTPUT \
+          sbatch --parsable --output="$OUTPUT/job.out" "$@" slurm/sweep.sbatch sweeps/nm_weight.py --quick $sweep_args)
+    echo "job $JOB"
+}
+
+# Wait for job JOB of case $1 to end, print its log, check that it ended $2 and left nothing on the node, and add
+# its row to the table ($3: when the case started). Sets STATE, REQUEUES.
+finish() {
+    local name=$1 expected=$2 started=$3 left
+    STATE=$(wait_for_job "$JOB")
+    REQUEUES=$(job_field "$JOB" Restarts)
+    sleep 2  # the job's last processes reaped
+    left=$(leftovers "$JOB")
+    step "$name: job $JOB ended $STATE after $REQUEUES requeue(s); left on the node: $left; its log ($OUTPUT/job.out):"
+    cat "$OUTPUT/job.out"
+    ROWS+=("| $name | $JOB | $STATE | $REQUEUES | $left | $(( $(date +%s) - started )) s |")
+    [ "$STATE" = "$expected" ] || { echo "$name: job $JOB ended $STATE, not $expected" >&2; exit 1; }
+    [ "$left" = none ] || { echo "$name: job $JOB left $left" >&2; exit 1; }
+}
+
+# Wait until the sweep of job JOB has trials running (its progress line says so).
+wait_for_trials() {
+    local deadline=$(( $(date +%s) + MAX_WAIT ))
+    until grep -qE "trials ended .*, [1-9][0-9]* running" "$OUTPUT/job.out" 2>/dev/null; do
+        [ "$(date +%s)" -lt "$deadline" ] || { echo "job $JOB: no trial started" >&2; scancel "$JOB"; exit 1; }
+        sleep 5
+    done
+}
+
+# "SECONDS_PER_STEP TRIALS STARTUP" of the quick case (job $1): the median seconds per step of its trial runs, how
+# many there are, and the seconds from the job's start to its first trial's (Ray's start, the driver's checks).
+measured_speed() {
+    "$VENV/bin/python" - "sqlite:///$WORK/quick/mlflow.db" "$(job_field "$1" StartTime)" <<'EOF'
+import datetime
+import statistics
+import sys
+
+from mlflow.tracking import MlflowClient
+
+client = MlflowClient(sys.argv[1])
+experiment = client.get_experiment_by_name("nm_weight")
+trials = [run for run in client.search_runs([experiment.experiment_id], max_results=1000)
+          if "mlflow.parentRunId" in run.data.tags]
+job_start = datetime.datetime.fromisoformat(sys.argv[2]).timestamp()  # SLURM writes the local time
+startup = min(run.info.start_time for run in trials) / 1000 - job_start
+print(statistics.median(run.data.metrics["seconds_per_step"] for run in trials), len(trials), round(startup))
+EOF
+}
+
+# The requeue case sized from the quick case's measures (`measured_speed`) and the signal's lead $1 (seconds): sets
+# LIMIT (minutes) and STEPS (per trial).
+# - LIMIT: each run must train for REQUEUE_WINDOW seconds at least after the job's startup (Ray's start, the
+#   driver's checks: the quick case's) and before the signal, which SLURM sends up to 60 s before the time it is
+#   asked for: LIMIT = startup + window + 60 + lead, in minutes.
+# - STEPS: the trials' steps alone (at the measured seconds per step, as many trials at once as the node has CPUs,
+#   one each) take 1.5 times the time from the startup to the latest signal (LIMIT - lead - startup): the sweep is
+#   still running when the signal comes however much faster the steps go than measured, up to 1.5 times, so the
+#   job must requeue itself, and the next runs finish it.
+size_requeue_case() {
+    local lead=$1 speed trials startup slots
+    read -r speed trials startup < <(measured_speed "$QUICK_JOB")
+    slots=$(nproc)
+    LIMIT=$(( (startup + REQUEUE_WINDOW + 60 + lead + 59) / 60 ))
+    STEPS=$("$VENV/bin/python" -c "import math
+print(math.ceil(1.5 * ($LIMIT * 60 - $lead - $startup) * $slots / ($trials * $speed)))")
+    echo "requeue case: the quick case's $trials trials took $speed s per step, $slots at a time, and started" \
+         "$startup s into the job: --time=$LIMIT (each run trains ${REQUEUE_WINDOW}+ s before the signal)," \
+         "$STEPS steps per trial (their steps alone take 1.5 x the $(( LIMIT * 60 - lead - startup )) s from the" \
+         "startup to the signal)"
 }
 
 set_up_slurm
 sinfo
 rm -rf "$WORK"
 start=$(date +%s)
+ROWS=()
+[[ " $CASES " != *" requeue "* || " $CASES " == *" quick "* ]] || CASES="quick $CASES"  # requeue's speed is quick's
 for name in $CASES; do
+    case_started=$(date +%s)
     case $name in
-        quick) run_case quick "" --time=30 ;;
-        requeue)
-            # USR1 180 to 240 s into each run (SLURM may send it up to 60 s early); trials 5 times as long as
-            # --quick's make the sweep some 5 minutes here: the first run stops mid-sweep, later ones resume it
-            run_case requeue "--max-steps 200 --eval-steps 50" --time=6 --signal=B:USR1@120
-            grep -q "requeueing job" "$WORK/requeue/job.out" && [ "$REQUEUES" -ge 1 ] \
-                || { echo "requeue: the job was not requeued" >&2; exit 1; }
+        quick)
+            submit quick "" --time=30
+            QUICK_JOB=$JOB
+            finish quick COMPLETED "$case_started"
+            grep -q "| mlm+nm | 0.01 | cls |" "$OUTPUT/job.out" || { echo "quick: no table in its log" >&2; exit 1; }
+            check_mlflow "sqlite:///$OUTPUT/mlflow.db"
             ;;
-        *) echo "unknown case $name (CASES: quick requeue)" >&2; exit 2 ;;
+        requeue)
+            size_requeue_case 120
+            submit requeue "--max-steps $STEPS --eval-steps $(( (STEPS + 3) / 4 ))" --time="$LIMIT" \
+                --signal=B:USR1@120
+            finish requeue COMPLETED "$case_started"
+            grep -q "requeueing job" "$OUTPUT/job.out" && [ "$REQUEUES" -ge 1 ] \
+                || { echo "requeue: the job was not requeued" >&2; exit 1; }
+            check_mlflow "sqlite:///$OUTPUT/mlflow.db"
+            ;;
+        cancel)
+            submit cancel "" --time=30
+            wait_for_trials
+            scancel "$JOB"
+            finish cancel CANCELLED "$case_started"
+            ;;
+        kill)
+            submit kill "" --time=30 --job-name=smoke-kill
+            wait_for_trials
+            driver=$(pgrep -f -- "--output-dir $OUTPUT " | head -1)  # the job's driver: its output folder is its own
+            kill -KILL "$driver"
+            finish kill FAILED "$case_started"
+            resume=$(grep -A1 "resume it with:" "$OUTPUT/job.out" | tail -1 | sed 's/^ *//')
+            [[ $resume == *"sbatch --nodes=1 --time=00:30:00 "*"--job-name=smoke-kill"*" slurm/sweep.sbatch sweeps/nm_weight.py --quick --resume" ]] \
+                || { echo "kill: the printed resume line lacks the job's options: $resume" >&2; exit 1; }
+            step "kill: the printed resume line, run as printed (its log appended to $OUTPUT/job.out): $resume"
+            # shellcheck disable=SC2086  # the printed line's words, as a shell would split them
+            JOB=$(cd "$PROJECT" && eval "SENTSWEEP_VENV=$VENV ${resume/ sbatch / sbatch --parsable --output=$OUTPUT/job.out }")
+            echo "job $JOB"
+            finish kill-resumed COMPLETED "$case_started"
+            check_mlflow "sqlite:///$OUTPUT/mlflow.db"
+            ;;
+        credentials)
+            port=$("$VENV/bin/python" -c "import socket; s = socket.socket(); s.bind(('127.0.0.1', 0)); print(s.getsockname()[1])")
+            MLFLOW_TRACKING_URI="http://alice:s3cret-pw@127.0.0.1:$port" submit credentials "" --time=10
+            finish credentials FAILED "$case_started"
+            grep -q "MLflow tracking server http://127.0.0.1:$port is unreachable" "$OUTPUT/job.out" \
+                || { echo "credentials: the refusal does not name the real problem" >&2; exit 1; }
+            if grep -q "s3cret-pw" "$OUTPUT/job.out"; then echo "credentials: the password is in the job's log" >&2; exit 1; fi
+            ;;
+        *) echo "unknown case $name (CASES: quick requeue cancel kill credentials)" >&2; exit 2 ;;
     esac
 done
-echo "slurm smoke test passed in $(( $(date +%s) - start )) s"
+step "slurm smoke test passed in $(( $(date +%s) - start )) s"
+echo "| case | job | state | requeues | left on the node | seconds |"
+echo "|---|---|---|---|---|---|"
+printf '%s\n' "${ROWS[@]}"

@@ -9,13 +9,16 @@
 - NLI pairs (SNLI + MultiNLI) as sentence-transformers' AllNLI.tsv.gz: tab-separated with a header naming
   split, sentence1, sentence2 and label (entailment / neutral / contradiction), gzipped or not.
 
-Every reader fails with an `InputError` naming the file, the line and the problem.
+Every reader fails with an `InputError` naming the file, the line and the problem: a score that is no finite
+number (`nan`, `inf` are refused: one would turn every Spearman correlation it enters into nan), or an empty
+sentence (blank lines of a corpus are skipped: a corpus has no line structure to keep).
 """
 
 from __future__ import annotations
 
 import csv
 import gzip
+import math
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -85,10 +88,22 @@ def read_corpus(path: str | Path) -> list[str]:
 
 
 def parse_score(value: str, path: Path, line_number: int) -> float:
+    """The score `value` of line `line_number` of `path`, a finite number; else an `InputError` naming both."""
     try:
-        return float(value)
+        score = float(value)
     except ValueError:
         raise InputError(f"{path}, line {line_number}: score {value!r} is not a number") from None
+    if not math.isfinite(score):
+        raise InputError(f"{path}, line {line_number}: score {value!r} is not a finite number")
+    return score
+
+
+def check_sentence(sentence: str, path, line_number: int, which: str) -> str:
+    """`sentence` (the `which` sentence of line `line_number` of `path`) if it holds a non-blank character; an
+    empty pair member is an `InputError` naming the file and the line."""
+    if not sentence.strip():
+        raise InputError(f"{path}, line {line_number}: {which} is empty")
+    return sentence
 
 
 def read_sts_benchmark_file(path: str | Path) -> ScoredPairs:
@@ -105,8 +120,8 @@ def read_sts_benchmark_file(path: str | Path) -> ScoredPairs:
                 f"(score in 5, sentences in 6 and 7), found {len(columns)}"
             )
         scores.append(parse_score(columns[4], path, line_number))
-        sentences1.append(columns[5])
-        sentences2.append(columns[6])
+        sentences1.append(check_sentence(columns[5], path, line_number, "sentence 1 (column 6)"))
+        sentences2.append(check_sentence(columns[6], path, line_number, "sentence 2 (column 7)"))
     if not scores:
         raise InputError(f"{path}: empty file, no scored pairs")
     return ScoredPairs(sentences1, sentences2, scores, source=str(path))
@@ -147,7 +162,8 @@ def read_nli_file(path: str | Path, split: str = "train") -> NliPremises:
             raise InputError(f"{path}, line {line_number}: label {label!r} is none of {', '.join(NLI_LABELS)}")
         if columns[index["split"]].strip() != split or label == "neutral":
             continue
-        premise, hypothesis = columns[index["sentence1"]].strip(), columns[index["sentence2"]].strip()
+        premise = check_sentence(columns[index["sentence1"]], path, line_number, "sentence1").strip()
+        hypothesis = check_sentence(columns[index["sentence2"]], path, line_number, "sentence2").strip()
         (entailments if label == "entailment" else contradictions).setdefault(premise, []).append(hypothesis)
     if not any(premise in contradictions for premise in entailments):
         raise InputError(f"{path}: no premise of split {split!r} has both an entailment and a contradiction")
@@ -245,8 +261,8 @@ def read_sick_file(path: str | Path, split: str | None = None) -> ScoredPairs:
         if select_rows and columns[index["SemEval_set"]].strip() != SICK_SPLIT_NAMES[split]:
             continue
         scores.append(parse_score(columns[index["relatedness_score"]], path, line_number))
-        sentences1.append(columns[index["sentence_A"]])
-        sentences2.append(columns[index["sentence_B"]])
+        sentences1.append(check_sentence(columns[index["sentence_A"]], path, line_number, "sentence_A"))
+        sentences2.append(check_sentence(columns[index["sentence_B"]], path, line_number, "sentence_B"))
     if not scores:
         raise InputError(f"{path}: no scored pairs" + (f" in split {split!r}" if split else ""))
     return ScoredPairs(sentences1, sentences2, scores, source=f"{path}" + (f"[{split}]" if split else ""))
@@ -283,12 +299,16 @@ def load_hf_scored_pairs(name_or_path: str, split: str) -> ScoredPairs:
         raise InputError(
             f"dataset {name_or_path!r} lacks column(s) {', '.join(missing)}; has {dataset.column_names}"
         )
-    return ScoredPairs(
-        list(dataset["sentence1"]),
-        list(dataset["sentence2"]),
-        [float(s) for s in dataset[score_column]],
-        source=f"{name_or_path}[{split}]",
-    )
+    source = f"{name_or_path}[{split}]"
+    sentences1, sentences2, scores = list(dataset["sentence1"]), list(dataset["sentence2"]), []
+    for row, (first, second, score) in enumerate(zip(sentences1, sentences2, dataset[score_column])):
+        if not isinstance(score, (int, float)) or not math.isfinite(score):
+            raise InputError(f"dataset {source}, row {row}: {score_column} {score!r} is not a finite number")
+        for column, sentence in (("sentence1", first), ("sentence2", second)):
+            if not isinstance(sentence, str) or not sentence.strip():
+                raise InputError(f"dataset {source}, row {row}: {column} is empty")
+        scores.append(float(score))
+    return ScoredPairs(sentences1, sentences2, scores, source=source)
 
 
 def is_useb_training_folder(path: str | Path) -> bool:
@@ -311,6 +331,10 @@ def read_useb_training_pairs(folder: str | Path) -> ScoredPairs:
     if not len(first) == len(second) == len(scores) or not first:
         raise InputError(f"{folder}: the USEB training files must hold the same number of lines, and some "
                          f"({len(first)}, {len(second)}, {len(scores)})")
+    names = ("s1", "s2") if (folder / "train.s1").is_file() else ("org", "para")
+    for part, sentences in zip(names, (first, second)):
+        for line_number, sentence in enumerate(sentences, start=1):
+            check_sentence(sentence, folder / f"train.{part}", line_number, "the sentence")
     return ScoredPairs(first, second, scores, str(folder))
 
 

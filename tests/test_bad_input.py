@@ -6,6 +6,7 @@ import socket
 import pytest
 import ray
 
+from sentsweep.demo_data import DEMO_DIR
 from sentsweep.errors import InputError
 from sentsweep.trainables.catalog import get_method
 from tests.test_sweep_end_to_end import SWEEP_SCRIPT, load_sweep
@@ -68,6 +69,36 @@ def test_empty_corpus_is_named(run_quick, tmp_path):
     (tmp_path / "empty.txt").write_text("\n\n", encoding="utf-8")
     code, err = run_quick("--corpus", str(tmp_path / "empty.txt"))
     assert code == 2 and "empty corpus" in err and "empty.txt" in err
+
+
+@pytest.mark.parametrize("column, value, message", [
+    (4, "nan", "line 3: score 'nan' is not a finite number"),
+    (4, "inf", "line 3: score 'inf' is not a finite number"),
+    (6, "", "line 3: sentence 2 \\(column 7\\) is empty"),
+])
+def test_a_bad_value_in_a_data_file_names_file_and_line(run_quick, tmp_path, column, value, message):
+    sts = tmp_path / "sts"
+    sts.mkdir()
+    for name in ("sts-train.csv", "sts-dev.csv", "sts-test.csv"):
+        (sts / name).write_text((DEMO_DIR / name).read_text(encoding="utf-8"), encoding="utf-8")
+    lines = (sts / "sts-dev.csv").read_text(encoding="utf-8").splitlines()
+    columns = lines[2].split("\t")
+    columns[column] = value
+    lines[2] = "\t".join(columns)
+    (sts / "sts-dev.csv").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    code, err = run_quick("--sts-dir", str(sts))
+    assert code == 2 and len(err.strip().splitlines()) == 1
+    assert re.search(f"{sts / 'sts-dev.csv'}, {message}", err), err
+
+
+def test_a_store_mlflow_cannot_open_is_named(run_quick, tmp_path):
+    store = tmp_path / "store" / "mlflow.db"
+    store.parent.mkdir()
+    store.write_bytes(b"\x00not sqlite\x00" * 100)
+    code, err = run_quick("--tracking-uri", f"sqlite:///{store}")
+    assert code == 2
+    assert err.strip() == f"error: MLflow cannot open the SQLite store sqlite:///{store}: file is not a database"
+    assert store.read_bytes() == b"\x00not sqlite\x00" * 100
 
 
 def test_unreachable_tracking_server_is_named(run_quick):

@@ -110,6 +110,10 @@ def test_sick_file_without_split_column_is_refused_where_a_split_is_needed(tmp_p
         ("g\tf\ty\t1\t3.0\tonly one sentence\n", "line 1: expected at least 7 tab-separated columns"),
         ("g\tf\ty\t1\t3.0\ta\tb\ng\tf\ty\t2\thigh\ta\tb\n", "line 2: score 'high' is not a number"),
         ("", "empty file"),
+        ("g\tf\ty\t1\t3.0\ta\tb\ng\tf\ty\t2\tnan\ta\tb\n", "line 2: score 'nan' is not a finite number"),
+        ("g\tf\ty\t1\t-inf\ta\tb\n", "line 1: score '-inf' is not a finite number"),
+        ("g\tf\ty\t1\t3.0\ta\tb\ng\tf\ty\t2\t1.0\t  \tb\n", "line 2: sentence 1 \\(column 6\\) is empty"),
+        ("g\tf\ty\t1\t3.0\ta\t\n", "line 1: sentence 2 \\(column 7\\) is empty"),
     ],
 )
 def test_malformed_sts_file_names_file_line_and_problem(tmp_path, content, expected):
@@ -125,6 +129,31 @@ def test_wrong_encoding_names_the_line(tmp_path):
     path.write_bytes("g\tf\ty\t1\t3.0\ta\tb\ng\tf\ty\t2\t1.0\tcaf\u00e9\tb\n".encode("latin-1"))
     with pytest.raises(InputError, match=r"latin1.csv, line 2: not valid UTF-8"):
         read_sts_benchmark_file(path)
+
+
+def test_sick_nan_score_and_empty_sentence_name_file_and_line(tmp_path):
+    path = tmp_path / "SICK_train.txt"
+    header = "pair_ID\tsentence_A\tsentence_B\trelatedness_score\tentailment_judgment\n"
+    path.write_text(header + "1\ta\tb\t4.5\tNEUTRAL\n2\ta\tb\tNaN\tNEUTRAL\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"SICK_train.txt, line 3: score 'NaN' is not a finite number"):
+        read_sick_file(path, "train")
+    path.write_text(header + "1\ta\tb\t4.5\tNEUTRAL\n2\t\tb\t1.0\tNEUTRAL\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"SICK_train.txt, line 3: sentence_A is empty"):
+        read_sick_file(path, "train")
+
+
+def test_useb_training_pairs_with_an_empty_line_name_the_file_and_line(tmp_path):
+    from sentsweep.data import read_useb_training_pairs
+
+    (tmp_path / "train.org").write_text("how do I mount a disk\n\n", encoding="utf-8")
+    (tmp_path / "train.para").write_text("mounting a drive\nupgrading ubuntu\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"train.org, line 2: the sentence is empty"):
+        read_useb_training_pairs(tmp_path)
+    (tmp_path / "train.s1").write_text("a\nb\n", encoding="utf-8")
+    (tmp_path / "train.s2").write_text("c\nd\n", encoding="utf-8")
+    (tmp_path / "train.lbl").write_text("1\ninf\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"train.lbl, line 2: score 'inf' is not a finite number"):
+        read_useb_training_pairs(tmp_path)
 
 
 def test_sick_without_required_column_is_named(tmp_path):
@@ -165,6 +194,12 @@ def test_datasets_source_from_a_local_saved_dataset(tmp_path):
     datasets.Dataset.from_dict({"text": ["x"]}).save_to_disk(tmp_path / "wrong")
     with pytest.raises(InputError, match="lacks column\\(s\\) sentence1, sentence2"):
         load_hf_scored_pairs(str(tmp_path / "wrong"), "test")
+    for column, value, message in (("score", float("nan"), "row 1: score nan is not a finite number"),
+                                   ("sentence2", "", "row 1: sentence2 is empty")):
+        bad = rows | {column: rows[column][:1] + [value]}
+        datasets.DatasetDict({"test": datasets.Dataset.from_dict(bad)}).save_to_disk(tmp_path / column)
+        with pytest.raises(InputError, match=f"dataset .*{column}\\[test\\], {message}"):
+            load_hf_scored_pairs(str(tmp_path / column), "test")
 
 
 def test_nli_file_is_read_by_its_header_gzipped_or_not_keeping_the_splits_entailments_and_contradictions(tmp_path):

@@ -66,7 +66,10 @@ def test_asha_stops_every_seed_of_a_configuration_together_and_the_table_counts_
     assert f"Runs left out: {len(stopped)} stopped early." in printed
 
 
-def test_when_every_trial_fails_the_sweep_ends_naming_their_failure_reason(tmp_path, capsys):
+def test_when_every_trial_diverges_each_runs_once_and_the_sweep_ends_failed_naming_the_reason(tmp_path, capsys):
+    """The default --max-failures (2) retries a lost worker, not a loss that is nan at a given step: each trial
+    fails once (Ray Tune's error file counts the attempts, one "Failure #" line each), and the sweep's run ends
+    FAILED with the reason, not RUNNING."""
     definition = SweepDefinition(
         name="all_fail",
         description="SimCSE at a temperature so small that every trial's loss overflows",
@@ -74,9 +77,17 @@ def test_when_every_trial_fails_the_sweep_ends_naming_their_failure_reason(tmp_p
                                   QUICK_SETTINGS | {"max_steps": 20, "eval_steps": 10}),
         stages=[Stage("temperature", lambda args: {"temperature": [1e-300]})],
     )
-    code, uri, printed = run(definition, tmp_path, "--max-failures", "0")
+    code, uri, printed = run(definition, tmp_path)
     err = capsys.readouterr().err
     assert code == 1
     assert "no trial of this stage finished (2 failed); failure reason(s):" in err
     assert "FloatingPointError: loss is nan at step" in err
     assert "no param/metric named" not in err + printed
+    sweep_run = MlflowClient(uri).get_run(latest_sweep_run_id(uri, "all_fail"))
+    assert sweep_run.info.status == "FAILED"
+    assert f"the sweep's MLflow run {sweep_run.info.run_id} ended FAILED" in err
+    assert "FloatingPointError: loss is nan at step" in sweep_run.data.tags["failure_reason"]
+    runs = fetch_trial_runs(uri, "all_fail", sweep_run.info.run_id)
+    assert len(runs) == 2 and set(runs["status"]) == {"FAILED"}
+    for reason in runs["failure_reason"]:
+        assert reason.count("Failure # ") == 1 and "Failure # 1 " in reason, reason

@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 
 from sentsweep.errors import InputError
-from sentsweep.tracking.store import PER_QUERY_ARTIFACT
+from sentsweep.tracking.store import PER_QUERY_ARTIFACT, redact
 
 # the tag of a raced trial's run that its race's table leaves out: a seed run ahead for a configuration the race then
 # dropped on the seeds before (sentsweep.sweep.runner.SweepRunner.counted_runs)
@@ -27,12 +27,12 @@ def latest_sweep_run_id(tracking_uri: str, experiment_name: str) -> str:
     client = _client(tracking_uri)
     experiment = client.get_experiment_by_name(experiment_name)
     if experiment is None:
-        raise InputError(f"no MLflow experiment named {experiment_name!r} at {tracking_uri}")
+        raise InputError(f"no MLflow experiment named {experiment_name!r} at {redact(tracking_uri)}")
     parents = client.search_runs(
         [experiment.experiment_id], "tags.role = 'sweep'", order_by=["attributes.start_time DESC"], max_results=1
     )
     if not parents:
-        raise InputError(f"experiment {experiment_name!r} at {tracking_uri} has no sweep run")
+        raise InputError(f"experiment {experiment_name!r} at {redact(tracking_uri)} has no sweep run")
     return parents[0].info.run_id
 
 
@@ -46,7 +46,7 @@ def fetch_trial_runs(tracking_uri: str, experiment_name: str, sweep_run_id: str 
     client = _client(tracking_uri)
     experiment = client.get_experiment_by_name(experiment_name)
     if experiment is None:
-        raise InputError(f"no MLflow experiment named {experiment_name!r} at {tracking_uri}")
+        raise InputError(f"no MLflow experiment named {experiment_name!r} at {redact(tracking_uri)}")
     # A missing tag matches no filter in MLflow, so "every sweep" is filtered here rather than in the query.
     query = "" if sweep_run_id is None else f"tags.sweep_run_id = '{sweep_run_id}'"
     rows, token = [], None
@@ -94,7 +94,8 @@ def run_artifact_text(tracking_uri: str, run_id: str, name: str) -> str | None:
         except MlflowException as error:
             if error.error_code == "RESOURCE_DOES_NOT_EXIST":  # a missing artifact (file and HTTP stores alike)
                 return None
-            raise InputError(f"cannot read {name} of run {run_id} from MLflow at {tracking_uri}: {error}") from error
+            raise InputError(f"cannot read {name} of run {run_id} from MLflow at {redact(tracking_uri)}: "
+                             f"{redact(str(error))}") from error
         return Path(path).read_text(encoding="utf-8")
 
 

@@ -4,7 +4,8 @@
 Each script in sweeps/ describes its experiment with a `SweepDefinition` and calls `run_sweep`
 (`sentsweep.sweep.entry_point`), which parses the command line and calls `launch`. Everything
 that can be wrong with the input (unknown method or pooling, a ratio outside [0, 1), a missing or malformed
-data file, an empty corpus, an unreachable tracking server) fails here, before Ray starts.
+data file, an empty corpus, an unreachable tracking server, an output folder that takes no file, too little free disk
+for the checkpoints and models the sweep keeps) fails here, before Ray starts.
 
 A sweep has one stage (a grid or an Optuna search over its axes) or several run one after the other: the
 greedy search of the TSDAE paper (appendix A), where each stage fixes the best value of its axes on dev
@@ -38,6 +39,7 @@ from sentsweep.sweep.demo_stand_ins import (
     missing_corpus_problem,
     missing_evaluation_data_problem,
 )
+from sentsweep.sweep.disk_space import check_disk_space, check_output_folders
 from sentsweep.sweep.first_step import check_own_methods_start
 from sentsweep.sweep.options import SweepOptions, parse_assignments
 from sentsweep.sweep.protocol import with_method_settings
@@ -47,7 +49,7 @@ from sentsweep.tasks import build_tasks, parse_task_specs
 from sentsweep.tasks.mteb_tasks import MTEB_PREFIX, is_mteb_name, published_main_scores, untrained_scores
 from sentsweep.terminal import say
 from sentsweep.tracking.models import check_model_uri, is_model_uri, materialize_model
-from sentsweep.tracking.store import check_tracking_reachable, resolve_tracking_uri
+from sentsweep.tracking.store import check_tracking_reachable, prepare_store, resolve_tracking_uri
 from sentsweep.trainables.catalog import check_keys, get_method, setting_default, validate_config
 from sentsweep.trainables.settings import BOOKKEEPING_KEYS, EvaluationSettings, TrainingSettings
 
@@ -364,15 +366,19 @@ def launch(definition: SweepDefinition, options: SweepOptions) -> int:
     tracking_uri = resolve_tracking_uri(options.tracking_uri)
     check_tracking_reachable(tracking_uri)
     check_ray_cluster()  # a cluster to join that is down, wants a token, or runs other versions: one line, now
+    check_output_folders(options, resolved.storage_path)  # before anything is written there
     resolve_hub_models(resolved)  # hub names: local folders from here on, the driver's and every trial's
     if is_model_uri(constants.get("model")):  # a run or registered version that does not exist fails here
+        prepare_store(tracking_uri)
         constants["parent_model_run_id"] = check_model_uri(tracking_uri, constants["model"])
         constants["model"] = str(materialize_model(tracking_uri, constants["model"],
                                                    Path(options.output_dir, "models")))
+    check_disk_space(definition, options, resolved, stages, tracking_uri)  # the model's size is known from here
     prepare_quick_models(definition, constants, options)  # --quick without --model: every check passed, build now
     # a method of one's own takes one step on a tiny model before a cluster's hours go to it
     check_own_methods_start(methods, lambda: _tiny_model(Path(options.output_dir),
                                                          Path(constants.get("corpus") or CORPUS_FILE)))
+    prepare_store(tracking_uri)  # a new SQLite store: created once, before this or any other sweep's first write
 
     # lazy: the runner (Ray Tune's run, the MLflow tracker, the tables) loads only once a sweep really runs; a dry
     # run returns before it (its checks and card import torch and Ray Tune's search spaces all the same)

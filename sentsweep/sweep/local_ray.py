@@ -19,14 +19,14 @@ START_ATTEMPTS = 4
 STARTUP_TIMED_OUT = "timed out during startup"  # ray._private.node.Node's message
 
 
-def start_ray(**init_arguments) -> None:
-    """`ray.init(**init_arguments)`, tried again while Ray's local node times out during its startup."""
+def start_ray(**init_arguments):
+    """`ray.init(**init_arguments)`, tried again while Ray's local node times out during its startup; returns
+    `ray.init`'s context (None where Ray was running already)."""
     import ray
 
     for attempt in range(1, START_ATTEMPTS + 1):
         try:
-            ray.init(**init_arguments)
-            return
+            return ray.init(**init_arguments)
         except Exception as error:  # noqa: BLE001 - Ray raises a bare Exception for this one
             if STARTUP_TIMED_OUT not in str(error) or attempt == START_ATTEMPTS:
                 raise

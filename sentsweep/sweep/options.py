@@ -151,7 +151,8 @@ class SweepOptions:
                                      "GPU-hours (each its --gpus-per-trial fraction); --resume gets its own "
                                      "(default: no limit)",
                                      metavar="HOURS")
-    max_failures: int = option("retries of a failed trial from its checkpoint", 2)
+    max_failures: int = option("retries of a failed trial from its checkpoint (a lost worker, a storage error); a "
+                               "failure a retry repeats (a nan loss, an error of the method's code) is not retried", 2)
     scheduler: str = option("early stopping on the dev metric", "fifo", choices=SCHEDULERS)
     resume: bool = option("continue the latest unfinished sweep of the experiment", False)
     race: bool = option("race the grid's configurations over the seeds: each starts with --race-initial-seeds "

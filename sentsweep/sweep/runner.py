@@ -42,10 +42,12 @@ from sentsweep.search_spaces.param_spaces import (
 from sentsweep.sweep.budget import BudgetSpent, SweepBudget, budget_watch
 from sentsweep.sweep.cluster import PendingTimeout, cluster_nodes, pending_watch, trial_slots
 from sentsweep.sweep.definition import ResolvedSweep, Stage, SweepDefinition
+from sentsweep.sweep.deterministic_failures import no_retry_of_deterministic_failures
 from sentsweep.sweep.local_ray import start_ray
 from sentsweep.sweep.models_kept import KeptModels, MissingModels
 from sentsweep.sweep.options import SweepOptions
 from sentsweep.sweep.progress import SweepProgress, ray_logging_level, tune_verbosity
+from sentsweep.sweep.ray_leftovers import end_left_ray, record_local_ray
 from sentsweep.sweep.resources import check_resources
 from sentsweep.sweep.target_list import TargetList
 from sentsweep.sweep.target_tasks import settings_by_task
@@ -54,7 +56,7 @@ from sentsweep.tasks import main_metric
 from sentsweep.tasks.sts import StsEvaluator
 from sentsweep.terminal import say
 from sentsweep.tracking.callback import NON_PARAM_KEYS, SweepTracker, config_hash
-from sentsweep.tracking.store import experiment_page
+from sentsweep.tracking.store import experiment_page, redact
 from sentsweep.tracking.sweep_run import experiment_params
 from sentsweep.tracking.writer import MlflowUnavailable
 from sentsweep.trainables.catalog import train
@@ -109,9 +111,15 @@ class SweepRunner:
 
         # the researcher's own modules travel to every node with the job (sentsweep.plugins)
         user_code = [entry["path"] for entry in constants.get(USER_CODE_KEY, [])]
-        start_ray(ignore_reinit_error=True, include_dashboard=False, log_to_driver=False,
-                  logging_level=ray_logging_level(self.options.verbose),
-                  runtime_env={"py_modules": user_code} if user_code else None)
+        left = end_left_ray(self.options.output_dir)  # of a driver killed before, which started its own Ray
+        if left:
+            say(f"ended {len(left)} Ray process(es) that an earlier driver of {self.options.output_dir}, killed, "
+                "left running")
+        context = start_ray(ignore_reinit_error=True, include_dashboard=False, log_to_driver=False,
+                            logging_level=ray_logging_level(self.options.verbose),
+                            runtime_env={"py_modules": user_code} if user_code else None)
+        if context is not None and context.address_info.get("session_dir"):
+            record_local_ray(self.options.output_dir, context.address_info["session_dir"])
         # again after ray.init, whose failure handler takes SIGTERM over (and aborts): a SIGTERM stops the sweep as
         # Ctrl-C does, Ray Tune ending its trials and saving its state
         signal.signal(signal.SIGTERM, stop_as_interrupt)
@@ -126,7 +134,7 @@ class SweepRunner:
                                    pending_dir=options.output_dir, resume=options.resume, extend=options.extend,
                                    wait_s=options.mlflow_wait)
         except MlflowUnavailable as outage:
-            print(f"error: {outage}; once MLflow is back, run: {shlex.join(sweep_command())}", file=sys.stderr)
+            print(f"error: {outage}; once MLflow is back, run: {redact(shlex.join(sweep_command()))}", file=sys.stderr)
             return MLFLOW_UNAVAILABLE_EXIT_CODE
         tracker.log_sweep_metrics(baseline)
         if self.definition.published:  # the published values it re-runs, for `sentsweep analyze report`
@@ -174,7 +182,8 @@ class SweepRunner:
                   f"{resume_command(self.options.extend)}", file=sys.stderr)
             return MLFLOW_UNAVAILABLE_EXIT_CODE
         except StageFailed as failure:
-            print(f"error: {failure}", file=sys.stderr)
+            tracker.end_failed(str(failure))  # the sweep's run says how it ended, and why (tag failure_reason)
+            print(f"error: {failure}\nthe sweep's MLflow run {tracker.parent_run_id} ended FAILED", file=sys.stderr)
             return failure.exit_code
         except PendingTimeout as timeout:  # ended as an interruption is: what finished is written, resumable
             _, ended = end_stopped(tracker)
@@ -416,6 +425,7 @@ class SweepRunner:
         # Ray Tune installs its own SIGINT handler for the run and puts the previous one back only when a SIGINT
         # came: left in place, it would swallow a Ctrl-C after the stage (while models are logged, tables written)
         sigint_handler = signal.getsignal(signal.SIGINT)
+        no_retry_of_deterministic_failures()  # --max-failures retries what a retry can mend, not a nan loss
         try:
             results = tuner.fit()
         finally:
@@ -525,9 +535,10 @@ def stop_as_interrupt(signum, frame) -> None:
 
 def resume_command(extend: bool) -> str:
     """The command line that continues this sweep: the one that started it, with --resume; for an --extend run,
-    the same command line (--extend reopens the sweep and skips what finished; it refuses --resume)."""
+    the same command line (--extend reopens the sweep and skips what finished; it refuses --resume). A tracking
+    URI's password is shown as *** (`redact`): put it back, or give it as MLFLOW_TRACKING_PASSWORD."""
     argv = sweep_command()
-    return shlex.join(argv + ([] if "--resume" in argv or extend else ["--resume"]))
+    return redact(shlex.join(argv + ([] if "--resume" in argv or extend else ["--resume"])))
 
 
 def sweep_command() -> list[str]:

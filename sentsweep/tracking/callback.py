@@ -364,11 +364,20 @@ class SweepTracker(Callback):
 
 
 def _experiment_id(client, name: str) -> str:
-    """The experiment `name`, created if need be, with its kind tag (unless it has a kind already)."""
+    """The experiment `name`, created if need be, with its kind tag (unless it has a kind already). Two sweeps
+    that start together may both find it missing: the one whose creation the store refuses as existing takes the
+    other's."""
+    from mlflow.exceptions import MlflowException
+
     experiment = client.get_experiment_by_name(name)
     if experiment is None:
-        return client.create_experiment(name, artifact_location=artifact_location(client.tracking_uri, name),
-                                        tags={EXPERIMENT_KIND_TAG: EXPERIMENT_KIND})
+        try:
+            return client.create_experiment(name, artifact_location=artifact_location(client.tracking_uri, name),
+                                            tags={EXPERIMENT_KIND_TAG: EXPERIMENT_KIND})
+        except MlflowException as error:
+            experiment = client.get_experiment_by_name(name)
+            if error.error_code != "RESOURCE_ALREADY_EXISTS" or experiment is None:
+                raise
     if EXPERIMENT_KIND_TAG not in experiment.tags:
         client.set_experiment_tag(experiment.experiment_id, EXPERIMENT_KIND_TAG, EXPERIMENT_KIND)
     return experiment.experiment_id

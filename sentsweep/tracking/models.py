@@ -19,6 +19,7 @@ from pathlib import Path
 
 from sentsweep.errors import InputError
 from sentsweep.tracking.names import logged_model_name
+from sentsweep.tracking.store import redact
 
 MODEL_URI_SCHEMES = ("runs:/", "models:/")
 LOGGED_MODEL_NAME = "model"  # runs:/<run id>/model: a run's kept model, whatever its name (loadable_uri)
@@ -139,7 +140,8 @@ def check_model_uri(tracking_uri: str, uri: str) -> str:
             return client.get_logged_model(name).source_run_id
         return client.get_model_version(name, version).run_id
     except MlflowException as error:
-        raise InputError(f"model URI {uri!r} does not exist at {tracking_uri}: {error.message}") from None
+        raise InputError(f"model URI {uri!r} does not exist at {redact(tracking_uri)}: "
+                         f"{redact(error.message)}") from None
 
 
 def materialize_model(tracking_uri: str, uri: str, folder_root: str | Path) -> Path:

@@ -1,39 +1,115 @@
 """Where a sweep's results are stored: the MLflow tracking URI, whether it can be reached, artifact names.
 
+Credentials in a tracking URI (`http://user:password@host`, `postgresql://user:password@host/db`) are never
+printed or logged: `redact` writes every URI it finds in a text as `user:***@host`. An HTTP URI's credentials
+are handed to MLflow the way it takes them, MLFLOW_TRACKING_USERNAME and MLFLOW_TRACKING_PASSWORD
+(`resolve_tracking_uri`), and the URI goes on without them, so that MLflow's own messages (a failed request
+names its URL) do not carry them either; a database URI keeps them (SQLAlchemy reads them there).
+
 Kept free of Ray and MLflow imports, so the analysis commands and the writer can use it offline.
 """
 
 from __future__ import annotations
 
+import base64
 import os
+import re
 import urllib.error
+import urllib.parse
 import urllib.request
 from pathlib import Path
 
 from sentsweep.errors import InputError
+from sentsweep.tracking.sqlite_store import check_sqlite_store, prepare_sqlite_store
 
 DEFAULT_DB_FILE = "mlflow.db"
+HIDDEN = "***"  # a password as printed
 PER_QUERY_ARTIFACT = "per_query.json"  # {metric: [outcome per query]} of the final evaluation, for paired tests
 
 
 def resolve_tracking_uri(option: str | None = None) -> str:
-    """The tracking URI: the option, else MLFLOW_TRACKING_URI, else a SQLite file in the working directory."""
-    return option or os.environ.get("MLFLOW_TRACKING_URI") or f"sqlite:///{Path.cwd() / DEFAULT_DB_FILE}"
+    """The tracking URI: the option, else MLFLOW_TRACKING_URI, else a SQLite file in the working directory; an
+    HTTP URI's credentials go to MLflow's MLFLOW_TRACKING_USERNAME / MLFLOW_TRACKING_PASSWORD (they win over
+    those already set: the URI is the more explicit) and are left out of the URI returned. A password written
+    `***` is one sentsweep printed hidden (`redact`: a printed --resume line holds it): MLFLOW_TRACKING_PASSWORD
+    gives it."""
+    uri = option or os.environ.get("MLFLOW_TRACKING_URI") or f"sqlite:///{Path.cwd() / DEFAULT_DB_FILE}"
+    if not uri.startswith(("http://", "https://")):
+        return uri
+    scheme, rest = uri.split("://", 1)
+    authority, slash, path = rest.partition("/")
+    credentials, at, host = authority.rpartition("@")
+    if not at:
+        return uri
+    user, colon, password = credentials.partition(":")
+    os.environ["MLFLOW_TRACKING_USERNAME"] = urllib.parse.unquote(user)
+    if colon and password != HIDDEN:
+        os.environ["MLFLOW_TRACKING_PASSWORD"] = urllib.parse.unquote(password)
+    return f"{scheme}://{host}{slash}{path}"
+
+
+# scheme://userinfo@ of a URI anywhere in a text; userinfo is whatever lies between :// and the last @ before the
+# next blank or quote (a password may hold a / that its user forgot to percent-encode: it is redacted all the same)
+_CREDENTIALS = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)(?P<user>[^\s:/@'\"]*)(?P<password>:[^\s'\"]*)?@"
+                          r"(?=[^\s'\"@]*(?:[\s'\"]|$))")
+
+
+def redact(text: str) -> str:
+    """`text` with the credentials of every URI in it written as `user:***@` (a user alone stays)."""
+    return _CREDENTIALS.sub(
+        lambda match: f"{match['scheme']}{match['user']}{':' + HIDDEN if match['password'] else ''}@", text)
 
 
 def check_tracking_reachable(uri: str, timeout_s: float = 5.0) -> None:
-    """Fail with an `InputError` naming `uri` unless its store can be reached now."""
+    """Fail with an `InputError` naming `uri` (its credentials redacted) unless its store can be reached and opened
+    now: an HTTP server answers /health and lets the given user (MLFLOW_TRACKING_USERNAME) read its experiments; a
+    SQLite store's folder is writable and an existing store file opens (`check_sqlite_store`)."""
     if uri.startswith(("http://", "https://")):
-        try:
-            with urllib.request.urlopen(uri.rstrip("/") + "/health", timeout=timeout_s) as response:
-                if response.status != 200:
-                    raise InputError(f"MLflow tracking server {uri} answered /health with {response.status}")
-        except (urllib.error.URLError, OSError) as error:
-            raise InputError(f"MLflow tracking server {uri} is unreachable: {error}") from None
+        check_tracking_server(uri, timeout_s)
     elif uri.startswith("sqlite:///"):
-        folder = Path(uri[len("sqlite:///"):]).parent
-        if not folder.is_dir() or not os.access(folder, os.W_OK):
-            raise InputError(f"MLflow SQLite store {uri}: folder {folder} does not exist or is not writable")
+        check_sqlite_store(uri)
+
+
+def check_tracking_server(uri: str, timeout_s: float) -> None:
+    """The server of `uri` answers /health (which MLflow's authentication leaves open) and its API with the
+    credentials MLflow will send (MLFLOW_TRACKING_USERNAME / _PASSWORD): each problem refused with what it is."""
+    shown = redact(uri)
+    try:
+        with urllib.request.urlopen(uri.rstrip("/") + "/health", timeout=timeout_s) as response:
+            if response.status != 200:
+                raise InputError(f"MLflow tracking server {shown} answered /health with {response.status}")
+    except urllib.error.HTTPError as error:
+        raise InputError(f"MLflow tracking server {shown} answered /health with HTTP {error.code} "
+                         f"{error.reason}") from None
+    except (urllib.error.URLError, OSError, ValueError) as error:
+        reason = error.reason if isinstance(error, urllib.error.URLError) else error
+        raise InputError(f"MLflow tracking server {shown} is unreachable: {redact(str(reason))}") from None
+    user, password = os.environ.get("MLFLOW_TRACKING_USERNAME"), os.environ.get("MLFLOW_TRACKING_PASSWORD")
+    request = urllib.request.Request(uri.rstrip("/") + "/api/2.0/mlflow/experiments/search?max_results=1")
+    if user and password:  # MLflow sends basic authentication when both are set
+        request.add_header("Authorization", "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode())
+    try:
+        urllib.request.urlopen(request, timeout=timeout_s).close()
+    except urllib.error.HTTPError as error:
+        answer = f"HTTP {error.code} {error.reason}"
+        if error.code not in (401, 403):
+            raise InputError(f"MLflow tracking server {shown} answered its API with {answer}") from None
+        if user and password:
+            raise InputError(f"MLflow tracking server {shown} refused the credentials of user {user!r} ({answer}); "
+                             "check the user name and password") from None
+        raise InputError(f"MLflow tracking server {shown} asks for credentials ({answer}); give them in the URI "
+                         "(http://USER:PASSWORD@host) or as MLFLOW_TRACKING_USERNAME and MLFLOW_TRACKING_PASSWORD"
+                         ) from None
+    except (urllib.error.URLError, OSError) as error:
+        reason = error.reason if isinstance(error, urllib.error.URLError) else error
+        raise InputError(f"MLflow tracking server {shown} is unreachable: {redact(str(reason))}") from None
+
+
+def prepare_store(uri: str) -> None:
+    """Before the sweep's first write: a new SQLite store is created once, under its lock (`prepare_sqlite_store`),
+    so that sweeps started together on it do not each create its tables; a server's store is its own."""
+    if uri.startswith("sqlite:///"):
+        prepare_sqlite_store(uri)
 
 
 def store_reachable(uri: str, timeout_s: float = 3.0) -> bool:
@@ -53,6 +129,7 @@ def experiment_page(uri: str, experiment_id: str, view: str | None = None) -> st
     page = f"#/experiments/{experiment_id}/runs?workflowType=machine_learning"
     if view is not None:
         page += f"&viewStateShareKey={view}"
+    uri = redact(uri)
     if uri.startswith(("http://", "https://")):
         return f"{uri.rstrip('/')}/{page}"
     return (f"mlflow ui --backend-store-uri {uri} --host 127.0.0.1 --port 5000, then "

@@ -52,7 +52,7 @@ from collections import Counter
 from pathlib import Path
 
 from sentsweep.faults import waiting_for_mlflow
-from sentsweep.tracking.store import store_reachable
+from sentsweep.tracking.store import redact, store_reachable
 
 logger = logging.getLogger(__name__)
 # The run tag listing its table artifacts (MLflow's log_table sets it; the UI shows those files as tables).
@@ -105,10 +105,10 @@ def call_waiting(tracking_uri: str, what: str, function, *args, wait_s: float = 
                 raise
             if time.monotonic() >= deadline:
                 outage = f"stayed unreachable for {wait_s:g} s" if wait_s else "cannot be reached"
-                raise MlflowUnavailable(f"MLflow at {tracking_uri} {outage} while {what}: {state()}") from error
+                raise MlflowUnavailable(f"MLflow at {redact(tracking_uri)} {outage} while {what}: {state()}") from error
         if attempt == 0:
-            print(f"MLflow at {tracking_uri} cannot be reached while {what}: waiting for it, at most {wait_s:g} s "
-                  "(--mlflow-wait)", file=sys.stderr, flush=True)
+            print(f"MLflow at {redact(tracking_uri)} cannot be reached while {what}: waiting for it, at most "
+                  f"{wait_s:g} s (--mlflow-wait)", file=sys.stderr, flush=True)
         waiting_for_mlflow()  # the fault matrix's MLflow outages (sentsweep.faults)
         time.sleep(max(0.0, min(interval_s, deadline - time.monotonic())))
 
@@ -190,7 +190,7 @@ class QueuedMlflowWriter:
         raised as it is."""
         def attempt():
             if not self.flush():
-                raise StoreUnreachable(f"MLflow at {self.tracking_uri} cannot be reached")
+                raise StoreUnreachable(f"MLflow at {redact(self.tracking_uri)} cannot be reached")
             return function(*args, **kwargs)
 
         return call_waiting(self.tracking_uri, what, attempt, wait_s=self.wait_s if wait_s is None else wait_s,

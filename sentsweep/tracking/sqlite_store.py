@@ -1,0 +1,115 @@
+"""A SQLite tracking store (`sqlite:///path/mlflow.db`), opened and created one process at a time.
+
+MLflow creates a store's tables the first time a client opens a new file (alembic's migrations, one after
+another); two sweeps started together on a new store each ran them at once, and one crashed or both did, leaving a
+file no later client could open. Here a store is prepared before the first writer starts:
+
+- under an exclusive lock on a file beside the store (`mlflow.db.lock`, `fcntl.flock`; sweeps on one machine, or on
+  nodes of a file system that has POSIX locks, wait their turn);
+- a new store (no file, or an empty one) is built in a temporary file beside it, then renamed into place
+  (`os.replace`, atomic): a failure or a kill half-way leaves no half-created store, only a temporary file the
+  next creation removes;
+- an existing store is opened once, and one MLflow cannot open (not a database, a schema MLflow does not know, a
+  file that cannot be read) is refused with one line naming the store and what MLflow said.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+
+from sentsweep.errors import InputError
+from sentsweep.storage import write_problem
+
+LOCK_SUFFIX = ".lock"
+
+
+def sqlite_store_path(uri: str) -> Path:
+    """The file of a `sqlite:///...` tracking URI, absolute."""
+    return Path(uri[len("sqlite:///"):]).expanduser().resolve()
+
+
+def check_sqlite_store(uri: str) -> None:
+    """Refuse a SQLite store that cannot be used, without creating anything: its folder must exist and take new
+    files (a journal beside the store, the lock), and an existing, non-empty store file must open in MLflow."""
+    path = sqlite_store_path(uri)
+    if not path.parent.is_dir():
+        raise InputError(f"MLflow SQLite store {uri}: folder {path.parent} does not exist")
+    problem = write_problem(path.parent)
+    if problem:
+        raise InputError(f"MLflow SQLite store {uri}: {problem}")
+    if _holds_a_store(path):
+        with _store_lock(path):
+            _check_database(path, uri)
+            _open(uri)
+
+
+def prepare_sqlite_store(uri: str) -> None:
+    """Create the SQLite store of `uri` if it does not exist yet (once, atomically, under the lock), else open it
+    once under the lock; an `InputError` where MLflow cannot create or open it."""
+    path = sqlite_store_path(uri)
+    with _store_lock(path):
+        if _holds_a_store(path):
+            _check_database(path, uri)
+            _open(uri)
+            return
+        for stale in path.parent.glob(f".{path.name}.creating-*"):  # of a creation killed half-way (the lock is ours)
+            stale.unlink(missing_ok=True)
+        building = path.with_name(f".{path.name}.creating-{os.getpid()}")
+        try:
+            _open(f"sqlite:///{building}", shown=uri)
+            os.replace(building, path)
+        except OSError as error:
+            raise InputError(f"MLflow SQLite store {uri} cannot be created: {error}") from None
+        finally:
+            building.unlink(missing_ok=True)
+
+
+def _holds_a_store(path: Path) -> bool:
+    """An existing store file (an empty one, as SQLite leaves where nothing was written, counts as none)."""
+    return path.is_file() and path.stat().st_size > 0
+
+
+@contextlib.contextmanager
+def _store_lock(path: Path) -> Iterator[None]:
+    """An exclusive lock on `path`'s lock file, held for the block."""
+    try:
+        handle = open(path.with_name(path.name + LOCK_SUFFIX), "a")  # noqa: SIM115 - held for the block
+    except OSError as error:
+        raise InputError(f"MLflow SQLite store sqlite:///{path}: cannot make its lock file ({error})") from None
+    with handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _check_database(path: Path, uri: str) -> None:
+    """`path` is a SQLite database that can be read (checked with sqlite3 itself, at once: MLflow retries a store
+    it cannot connect to for about a minute before it says why)."""
+    try:
+        with contextlib.closing(sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)) as connection:
+            connection.execute("SELECT count(*) FROM sqlite_master").fetchone()
+    except sqlite3.Error as error:
+        raise InputError(f"MLflow cannot open the SQLite store {uri}: {error}") from None
+
+
+def _open(uri: str, shown: str | None = None) -> None:
+    """Open the store of `uri` as MLflow's client does (creating its tables where it has none), then let its
+    connections go; an `InputError` naming `shown` (default `uri`) with MLflow's first line where that fails."""
+    from mlflow.store.tracking import DEFAULT_LOCAL_FILE_AND_ARTIFACT_PATH
+    from mlflow.store.tracking.sqlalchemy_store import SqlAlchemyStore
+
+    try:  # the artifact root MLflow's client gives a store it opens (its default experiment's, on creation)
+        store = SqlAlchemyStore(uri, DEFAULT_LOCAL_FILE_AND_ARTIFACT_PATH)
+    except Exception as error:  # noqa: BLE001 - MLflow, SQLAlchemy, alembic and sqlite3 raise their own types
+        message = str(getattr(error, "message", error)).strip().splitlines()
+        raise InputError(f"MLflow cannot open the SQLite store {shown or uri}: "
+                         f"{message[0] if message else type(error).__name__}") from None
+    if shown is not None:  # a store built under another name: its connections go before it is renamed
+        store.engine.dispose()
