@@ -98,13 +98,14 @@ def test_overhead_table_lists_each_part_per_trial_and_the_difference():
 
 def test_the_simulation_schedules_the_measured_trials_on_more_slots():
     # 6 trials of 10 s on 4 slots. The grid runs 4, then 2: 20 s, 60 trial-seconds. The races start with A and B
-    # on seeds 0 and 1 (4 trials at once). The round race drops B after them (pooled t, Holm p = 0.015 < 0.2) and
-    # ends at 10 s; the asynchronous race's Tukey range at 0.2 / 2 levels on 1 residual df keeps B, so both third
-    # seeds run: 20 s, as the grid. The per-level race makes the round race's decision, but the results come in
-    # one at a time: the slots the first ones free get both third seeds, run ahead before the level closes (its
-    # cost). A setting the races do not take is left out.
+    # on seeds 0 and 1 (4 trials at once), which end together at 10 s. The round race drops B after them (pooled t,
+    # Holm p = 0.015 < 0.2) and ends at 10 s. The asynchronous races take the results one at a time: the slots the
+    # first ones free get both third seeds, run ahead; then the level closes, drops B (Tukey's range 29.7 > q = 8.9
+    # at 0.2 / 2 levels on 1 residual df; the per-level race as the round race) and so ends the race with A alone,
+    # and both third seeds, unneeded, are stopped as they start: 10 s, 40 trial-seconds, 6 trials started. A
+    # setting the races do not take is left out.
     settings = {"seeds": [0, 1, 2], "initial_seeds": 2, "alpha": 0.2, "correction": "holm", "max_trials": None,
                 "test": "pooled t", "tolerance": 0.0, "a setting the races do not take": 1}
-    assert simulate(grid_way(), settings, [4]) == {4: {"grid": (20.0, 60.0, 6), "async race": (20.0, 60.0, 6),
-                                                       "async-per-level race": (20.0, 60.0, 6),
+    assert simulate(grid_way(), settings, [4]) == {4: {"grid": (20.0, 60.0, 6), "async race": (10.0, 40.0, 6),
+                                                       "async-per-level race": (10.0, 40.0, 6),
                                                        "rounds race": (10.0, 40.0, 4)}}
