@@ -299,7 +299,7 @@ def simulate(grid: Way, race_settings: dict, slot_counts) -> dict:
     --race-schedule ("async race", "async-per-level race", "rounds race") on the race's settings, scheduled on
     `slot_counts` slots with the grid's measured durations and scores
     (`sentsweep.analysis.schedule.simulate_schedule`)."""
-    from sentsweep.analysis.async_racing import RACE_SCHEDULES, make_race
+    from sentsweep.analysis.race_schedules import RACE_SCHEDULES, make_race
     from sentsweep.analysis.racing import RaceBook
     from sentsweep.analysis.schedule import FixedGrid, simulate_schedule
 

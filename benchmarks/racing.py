@@ -56,7 +56,7 @@ from functools import partial
 
 import numpy as np
 
-from sentsweep.analysis.async_racing import make_race
+from sentsweep.analysis.race_schedules import make_race
 from sentsweep.analysis.racing import RACE_ALPHA
 from sentsweep.analysis.schedule import FixedGrid, simulate_schedule
 from sentsweep.experiments._tsdae_published import TABLE_6, TABLE_7

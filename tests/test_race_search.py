@@ -5,7 +5,8 @@ import pickle
 import pytest
 from ray.tune.search import Searcher
 
-from sentsweep.analysis.async_racing import RACE_SCHEDULES, AsyncRace, make_race
+from sentsweep.analysis.async_racing import AsyncRace
+from sentsweep.analysis.race_schedules import RACE_SCHEDULES, make_race
 from sentsweep.analysis.racing import ELIMINATED, Race
 from sentsweep.sweep.cluster import Node, trial_slots
 from sentsweep.sweep.race_search import RaceSearcher, race_searcher_named
