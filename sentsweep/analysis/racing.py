@@ -158,10 +158,9 @@ class RaceBook:
         self._alive_now: list | None = None  # _alive()'s answer until the next elimination
         self._why = dict.fromkeys(self.configs, "not started")
         self._p = dict.fromkeys(self.configs, float("nan"))
-        self._outstanding: set = set()  # handed out, not recorded
+        self._outstanding: dict = {}  # handed out, not recorded: {trial: None}, in the order handed out
         self._paused: dict = {}  # (config, seed) -> the rungs it had reached when it paused (a race over steps)
         self._stopped: set = set()  # trials the driver stopped at the race's request (`record_stopped`)
-        self._issue_order: list = []
         self._trials = 0
         self._finished = False
 
@@ -188,7 +187,7 @@ class RaceBook:
 
     def pending(self) -> list[tuple]:
         """Trials issued and not yet recorded, in issue order."""
-        return [trial for trial in self._issue_order if trial in self._outstanding]
+        return list(self._outstanding)
 
     @property
     def running_count(self) -> int:
@@ -222,7 +221,7 @@ class RaceBook:
         """Trial (config, seed), which the driver stopped at the race's request (`unneeded`, or `reached` said
         STOP), has ended: it holds no slot, and no value is recorded for it."""
         self._check_outstanding(config, seed)
-        self._outstanding.discard((config, seed))
+        self._outstanding.pop((config, seed))
         self._paused.pop((config, seed), None)
         self._stopped.add((config, seed))
 
@@ -256,8 +255,7 @@ class RaceBook:
 
     def _hand_out(self, trials: list) -> None:
         self._trials += len(trials)
-        self._outstanding.update(trials)
-        self._issue_order += trials
+        self._outstanding.update(dict.fromkeys(trials))
 
     def _check_outstanding(self, config, seed) -> None:
         """A ValueError unless trial (config, seed) was handed out and has not ended."""
@@ -271,7 +269,7 @@ class RaceBook:
         """Stores the result of an outstanding trial (None or NaN: failed); one not handed out, or already
         recorded, is an error."""
         self._check_outstanding(config, seed)
-        self._outstanding.discard((config, seed))
+        self._outstanding.pop((config, seed))
         self._paused.pop((config, seed), None)
         if value is None or np.isnan(float(value)):
             self._failed[config].add(seed)
@@ -446,7 +444,6 @@ class Race(RaceBook):
         alive = self._alive()
         self._unissued = [(config, seed) for seed in new_seeds for config in alive]
         self._seeds_used += len(new_seeds)
-        self._issue_order = []
         for config in alive:
             self._why[config] = f"running seed{'s' * (len(new_seeds) > 1)} {', '.join(map(str, new_seeds))}"
 

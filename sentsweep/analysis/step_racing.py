@@ -125,7 +125,7 @@ class StepRace(AsyncRace):
         idle)."""
         if self._finished:
             return []
-        paused = [trial for trial in self._issue_order if trial in self._paused and self._state[trial[0]] != ELIMINATED]
+        paused = [trial for trial in self._outstanding if trial in self._paused and self._state[trial[0]] != ELIMINATED]
         decided = [trial for trial in paused if self._paused[trial] <= self._rung]
         if decided or self._behind():
             return decided
