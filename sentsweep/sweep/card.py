@@ -23,8 +23,8 @@ from sentsweep.settings import Source
 from sentsweep.sweep.data_sizes import training_sentences, whole_corpus_batches
 from sentsweep.sweep.gpu_estimate import NOT_COUNTED, GpuEstimate, estimate_gpu_hours
 from sentsweep.sweep.gpu_packing import CUDA_CONTEXT_BYTES, MEMORY_MARGIN, GiB, probe_key
-from sentsweep.sweep.optuna_sampler import sampler_description
 from sentsweep.sweep.options import SweepOptions
+from sentsweep.sweep.optuna_sampler import sampler_description
 from sentsweep.sweep.param_spaces import values_to_validate
 from sentsweep.sweep.probe_records import probes_file, read_probes
 from sentsweep.sweep.protocol import with_method_settings

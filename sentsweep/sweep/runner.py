@@ -37,8 +37,8 @@ from sentsweep.sweep.budget import BudgetSpent, SweepBudget, budget_watch
 from sentsweep.sweep.cluster import PendingTimeout, cluster_nodes, pending_watch, trial_slots
 from sentsweep.sweep.definition import ResolvedSweep, Stage, SweepDefinition
 from sentsweep.sweep.models_kept import KeptModels, MissingModels
-from sentsweep.sweep.optuna_sampler import make_sampler
 from sentsweep.sweep.options import SweepOptions
+from sentsweep.sweep.optuna_sampler import make_sampler
 from sentsweep.sweep.param_spaces import (
     grid_param_space,
     grid_points,
