@@ -313,6 +313,12 @@ def test_a_run_a_race_stopped_at_a_rung_is_read_at_that_step_shown_as_stopped_an
             "alpha = 0.05).") in markdown  # mean and max only
     row = to_frame(table).set_index("pooling").loc["cls"]
     assert not row["best"] and not row["in_best_group"] and row["test"].startswith("stopped by the race")
+    # a published value is checked against runs trained to the end only
+    from sentsweep.analysis.reproduction import PublishedValue, check_target
+
+    frame.loc[frame["params.pooling"] == "cls", "status"] = "FINISHED"  # (one trained to its end before the stop)
+    assert check_target(frame, PublishedValue({"pooling": "cls"}, "best_sts_dev", 78.0, "002 App. A")).by_seed == {}
+    assert len(check_target(frame, PublishedValue({"pooling": "mean"}, "best_sts_dev", 78.0, "002 App. A")).by_seed) == 3
 
     trial("cls", "1", {10: 30.5, 20: 32.0, 40: 50.0, 60: 52.0}, "FINISHED")  # an --extend ran seed 1 to its end
     table = build_table(fetch_trial_runs(uri, "tsdae_deletion", parent), ["pooling"], ["best_sts_dev"])

@@ -16,6 +16,8 @@ from sentsweep.trainables.compute import COMPUTE_METRICS
 # The tag of a trial's run that a race over steps stopped at a rung (sentsweep.analysis.step_racing): the step of
 # the evaluation its decision counted. The run's scores are read at that step (`values_at_race_stops`).
 RACE_STOPPED_TAG = "race_stopped_at_step"
+# What a run reports of how far it ran, kept as logged where its scores are read at a race's stop.
+RAN = (*COMPUTE_METRICS, "step", "training_iteration")
 
 
 def _client(tracking_uri: str):
@@ -83,7 +85,7 @@ def values_at_race_stops(client, runs: pd.DataFrame) -> pd.DataFrame:
     metric's last value logged at a step <= it (NaN where none was), from the run's metric history. The race
     decided on that evaluation; the trial may have trained on before the stop reached it (it is stopped at its next
     evaluation), and what it reported then changes no decision, so the run's scores, like the race's, are those of
-    the rung whatever the timing. Resource metrics (compute, seconds, system/) stay as logged: they say what ran."""
+    the rung whatever the timing. What says how far it ran (`RAN`, seconds, system/) stays as logged."""
     if "race_stopped_at_step" not in runs or runs["race_stopped_at_step"].isna().all():
         return runs
     runs = runs.copy()
@@ -91,7 +93,7 @@ def values_at_race_stops(client, runs: pd.DataFrame) -> pd.DataFrame:
         step = int(runs.at[index, "race_stopped_at_step"])
         for column in [c for c in runs.columns if c.startswith("metrics.") and not pd.isna(runs.at[index, c])]:
             key = column[len("metrics."):]
-            if key in COMPUTE_METRICS or "seconds" in key or key.startswith("system/"):
+            if key in RAN or "seconds" in key or key.startswith("system/"):
                 continue
             history = [metric for metric in client.get_metric_history(runs.at[index, "run_id"], key)
                        if metric.step <= step]
