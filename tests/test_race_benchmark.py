@@ -135,7 +135,7 @@ def test_with_the_grids_scores_at_the_rungs_the_race_over_steps_is_simulated_too
     assert started == 4 and busy == pytest.approx(20.0 + 2 * 10.0 / 9) and wall == pytest.approx(10.0)
 
 
-@pytest.mark.slow  # every way through Ray at the least scale: 5 Ray Tune runs of 12 short trials
+@pytest.mark.slow  # every way through Ray at the least scale: 5 Ray Tune runs of at most 6 short trials
 def test_the_benchmark_runs_every_way_end_to_end_at_the_tiny_scale():
     from benchmarks.race_through_ray import ASHA, GRID, PLAIN, RACE, STEPS, run
 
