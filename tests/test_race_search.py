@@ -156,6 +156,11 @@ def test_the_scheduler_pauses_at_an_open_rung_resumes_when_it_keeps_the_configur
     controller.trials["t0"].status = "RUNNING"
     assert scheduler.choose_trial_to_run(controller) is None  # t4 and t0 on the 2 slots
     assert "2 trials running, 2 paused, 2 stopped for the race" in scheduler.debug_string()
+    # a restored run: Ray Tune saved bad's paused first seed as paused (it saves nothing new for a paused trial it
+    # stops) and would start it again; the race had stopped it, so it is stopped before it starts
+    restored = FakeTrial("t2", "PENDING")
+    controller.trials["t2"] = restored
+    assert scheduler.choose_trial_to_run(controller) is None and restored.status == "TERMINATED"
 
 
 def test_the_searcher_counts_running_trials_against_the_slots_and_records_a_failure_as_missing():

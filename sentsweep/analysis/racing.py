@@ -230,6 +230,10 @@ class RaceBook:
         """Trials the driver stopped at the race's request before their end."""
         return len(self._stopped)
 
+    def was_stopped(self, config, seed) -> bool:
+        """Whether trial (config, seed) was stopped at the race's request (`record_stopped`)."""
+        return (config, seed) in self._stopped
+
     def status(self) -> dict:
         """{config: ConfigStatus}, in the input's order, on each configuration's counted seeds (`counted_seeds`)."""
         statuses = {}

@@ -53,6 +53,7 @@ class RaceSearcher(Searcher):
         self.run_name, self.race, self.points, self.slots = run_name, race, dict(points), slots
         self.issued: dict[str, tuple] = {}  # Ray Tune's trial id -> (label, seed) of trials not yet recorded
         self.trial_ids: dict[tuple, str] = {}  # (label, seed) -> Ray Tune's id of its trial, every one handed out
+        self.handed_out: dict[str, tuple] = {}  # the same, by Ray Tune's id
         _SEARCHERS[run_name] = self
 
     def __reduce__(self):
@@ -66,7 +67,7 @@ class RaceSearcher(Searcher):
             return Searcher.FINISHED if self.race.finished else None
         label, seed = trial
         self.issued[trial_id] = trial
-        self.trial_ids[trial] = trial_id
+        self.trial_ids[trial], self.handed_out[trial_id] = trial_id, trial
         return self.points[label] | {"seed": seed}
 
     def on_trial_complete(self, trial_id: str, result: dict | None = None, error: bool = False) -> None:
@@ -87,6 +88,7 @@ class RaceSearcher(Searcher):
         with open(checkpoint_path, "rb") as file:
             state = pickle.load(file)
         self.race, self.issued, self.trial_ids = state["race"], state["issued"], state["trial_ids"]
+        self.handed_out = {trial_id: trial for trial, trial_id in self.trial_ids.items()}
 
 
 def ran_to_its_end(result: dict | None) -> bool:
@@ -131,11 +133,11 @@ class RaceScheduler(FIFOScheduler):
         return {PAUSE: TrialScheduler.PAUSE, STOP: TrialScheduler.STOP}.get(decision, TrialScheduler.CONTINUE)
 
     def choose_trial_to_run(self, tune_controller) -> Trial | None:
+        self._stop_paused(tune_controller)
         trials = tune_controller.get_trials()
         for trial in trials:
             if trial.status == Trial.PENDING:
                 return trial
-        self._stop_paused(tune_controller)
         race = self.searcher.race
         if self.slots is not None and race.running_count >= self.slots:
             return None
@@ -162,13 +164,17 @@ class RaceScheduler(FIFOScheduler):
         return key
 
     def _stop_paused(self, tune_controller) -> None:
-        """Stops the paused (or pausing) trials the race no longer needs."""
-        unneeded = set(self.searcher.race.unneeded())
-        if not unneeded:
-            return
+        """Stops the paused (or pausing) trials the race no longer needs, and the trials a restored run would start
+        again that the race had stopped (Ray Tune saves no new state for a paused trial it stops, so its saved
+        experiment may hold one as paused, and resumes it)."""
+        race, searcher = self.searcher.race, self.searcher
+        unneeded = set(race.unneeded())
         for trial in tune_controller.get_trials():
-            if ((trial.status == Trial.PAUSED or trial.is_saving)
-                    and self.searcher.issued.get(trial.trial_id) in unneeded):
+            key = searcher.issued.get(trial.trial_id)
+            if (trial.status == Trial.PAUSED or trial.is_saving) and key in unneeded:
+                tune_controller.stop_trial(trial)
+            elif (trial.status in (Trial.PENDING, Trial.PAUSED) and key is None
+                  and race.was_stopped(*searcher.handed_out.get(trial.trial_id, (None, None)))):
                 tune_controller.stop_trial(trial)
 
 
