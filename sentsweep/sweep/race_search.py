@@ -184,17 +184,17 @@ _SCHEDULERS: dict[str, RaceScheduler] = {}
 
 def race_searcher_named(run_name: str) -> RaceSearcher:
     """The searcher this process made for run `run_name` (a restored run's `tuner.pkl` names it)."""
-    try:
-        return _SEARCHERS[run_name]
-    except KeyError:
-        raise RuntimeError(f"no race searcher for Ray Tune run {run_name!r} in this process: a raced run is "
-                           "restored by the sweep command that made it (--resume)") from None
+    return _made_here(_SEARCHERS, "searcher", run_name)
 
 
 def race_scheduler_named(run_name: str) -> RaceScheduler:
     """The scheduler this process made for run `run_name` (a restored run's `tuner.pkl` names it)."""
+    return _made_here(_SCHEDULERS, "scheduler", run_name)
+
+
+def _made_here(made: dict, what: str, run_name: str):
     try:
-        return _SCHEDULERS[run_name]
+        return made[run_name]
     except KeyError:
-        raise RuntimeError(f"no race scheduler for Ray Tune run {run_name!r} in this process: a raced run is "
+        raise RuntimeError(f"no race {what} for Ray Tune run {run_name!r} in this process: a raced run is "
                            "restored by the sweep command that made it (--resume)") from None
