@@ -317,8 +317,10 @@ def test_a_run_a_race_stopped_at_a_rung_is_read_at_that_step_shown_as_stopped_an
     from sentsweep.analysis.reproduction import PublishedValue, check_target
 
     frame.loc[frame["params.pooling"] == "cls", "status"] = "FINISHED"  # (one trained to its end before the stop)
-    assert check_target(frame, PublishedValue({"pooling": "cls"}, "best_sts_dev", 78.0, "002 App. A")).by_seed == {}
-    assert len(check_target(frame, PublishedValue({"pooling": "mean"}, "best_sts_dev", 78.0, "002 App. A")).by_seed) == 3
+    def cell(pooling: str) -> dict:
+        return check_target(frame, PublishedValue({"pooling": pooling}, "best_sts_dev", 78.0, "002 App. A")).by_seed
+
+    assert cell("cls") == {} and len(cell("mean")) == 3
 
     trial("cls", "1", {10: 30.5, 20: 32.0, 40: 50.0, 60: 52.0}, "FINISHED")  # an --extend ran seed 1 to its end
     table = build_table(fetch_trial_runs(uri, "tsdae_deletion", parent), ["pooling"], ["best_sts_dev"])
