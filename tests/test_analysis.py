@@ -307,3 +307,61 @@ def test_a_report_accounts_for_every_run_shown_or_left_out_with_its_reason(runs,
     figure = metric_figure(frame, "w", "sts_test_at_best_dev", ["method"])
     assert sorted(figure.legends[0].get_texts()[i].get_text() for i in range(3)) == [
         "mlm+nm", "simcse (no w)", "tsdae+nm"]
+
+
+def test_a_run_a_race_stopped_at_a_rung_is_read_at_that_step_shown_as_stopped_and_kept_out_of_the_group(tmp_path):
+    """A race over steps dropped configuration "cls" at step 20; its trials trained on to step 30 before the stop
+    reached them. The table reads them at step 20 (MLflow's metric history), says so, and leaves them out of the
+    best and its group; compute stays as logged. A later --extend that trains one of those seeds to its end
+    replaces that seed's stopped run."""
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    client = MlflowClient(uri)
+    experiment = client.create_experiment("tsdae_deletion")
+    parent = client.create_run(experiment, tags={"role": "sweep", "sweep": "tsdae_deletion"}).info.run_id
+
+    def trial(pooling, seed, dev_by_step, status, stopped_at=None):
+        tags = {"sweep_run_id": parent, "seed": seed, "config_hash": pooling}
+        run = client.create_run(experiment, tags=tags | ({"race_stopped_at_step": str(stopped_at)} if stopped_at
+                                                         else {})).info.run_id
+        best = float("-inf")
+        metrics = []
+        for step, dev in dev_by_step.items():
+            best = max(best, dev)
+            metrics += [Metric("best_sts_dev", best, 0, step), Metric("wall_seconds", step / 10, 0, step),
+                        Metric("total_steps", 60, 0, step), Metric("best_step", step, 0, step)]
+        client.log_batch(run, metrics=metrics, params=[Param("pooling", pooling), Param("seed", seed)])
+        client.set_terminated(run, status=status)
+
+    for seed, shift in (("0", 0.0), ("1", 0.4), ("2", -0.3)):
+        trial("mean", seed, {10: 50 + shift, 20: 55 + shift, 40: 60 + shift, 60: 61 + shift}, "FINISHED")
+        trial("max", seed, {10: 49 + shift, 20: 54 + shift, 40: 59.5 - shift, 60: 60.5 - shift}, "FINISHED")
+    trial("cls", "0", {10: 30.0, 20: 31.0, 30: 45.0}, "KILLED", stopped_at=20)
+    trial("cls", "1", {10: 30.5, 20: 32.0, 30: 44.0}, "KILLED", stopped_at=20)
+    frame = fetch_trial_runs(uri, "tsdae_deletion", parent)
+    stopped = frame[frame["params.pooling"] == "cls"].set_index("seed")
+    assert stopped.loc["0", "metrics.best_sts_dev"] == 31.0 and stopped.loc["1", "metrics.best_sts_dev"] == 32.0
+    assert stopped.loc["0", "metrics.wall_seconds"] == 3.0  # what ran: to step 30
+
+    table = build_table(frame, ["pooling"], ["best_sts_dev"])
+    markdown = to_markdown(table)
+    assert "| cls | 31.50 ± 0.71 (step 20) (stopped at step 20 by the race) (n=2) |" in markdown
+    assert "| mean | **61.03 ± 0.35** (step 60) |" in markdown and "| max | 60.47 ± 0.35≈ (step 60) |" in markdown
+    assert "Runs left out: none." in markdown and "Stopped by the race: the values of a configuration" in markdown
+    assert ("correction: Holm, the p-values of all pairs of configurations in a column adjusted together (1 pair); "
+            "alpha = 0.05).") in markdown  # mean and max only
+    row = to_frame(table).set_index("pooling").loc["cls"]
+    assert not row["best"] and not row["in_best_group"] and row["test"].startswith("stopped by the race")
+    # a published value is checked against runs trained to the end only
+    from sentsweep.analysis.reproduction import PublishedValue, check_target
+
+    frame.loc[frame["params.pooling"] == "cls", "status"] = "FINISHED"  # (one trained to its end before the stop)
+    def cell(pooling: str) -> dict:
+        return check_target(frame, PublishedValue({"pooling": pooling}, "best_sts_dev", 78.0, "002 App. A")).by_seed
+
+    assert cell("cls") == {} and len(cell("mean")) == 3
+
+    trial("cls", "1", {10: 30.5, 20: 32.0, 40: 50.0, 60: 52.0}, "FINISHED")  # an --extend ran seed 1 to its end
+    table = build_table(fetch_trial_runs(uri, "tsdae_deletion", parent), ["pooling"], ["best_sts_dev"])
+    assert table.cells[(("cls",), "best_sts_dev")].by_seed == {"0": 31.0, "1": 52.0}
+    assert table.cells[(("cls",), "best_sts_dev")].stopped == {"0": 20}
+    assert table.excluded == {"replaced by a finished rerun": 1}

@@ -190,6 +190,7 @@ def test_failed_trials_are_compared_over_shared_seeds_and_all_failed_configs_are
     assert status["b"].why.startswith("not tested after 2 seeds")  # 1 seed shared with a
     assert [race.next_trial() for _ in range(2)] == [("a", 2), ("b", 2)]  # level 3, in the configurations' order
     assert [race.next_trial() for _ in range(2)] == [("a", 3), ("b", 3)]  # run ahead: a's mean 70.5 first
+    assert [race.next_trial() for _ in range(2)] == [("a", 4), ("b", 4)]  # as deep as the seeds go
     assert race.next_trial() is None
 
 
@@ -213,7 +214,7 @@ def test_the_budget_stops_the_handing_out_and_ends_with_the_leader_best():
     assert status[race.best].why.endswith("(10 of 10 trials run)")
 
 
-def test_run_ahead_goes_at_most_one_level_beyond_the_lowest_open_level_best_mean_first():
+def test_run_ahead_goes_shallowest_first_best_mean_first_as_deep_as_the_seeds_and_counts_only_kept_seeds():
     rng = np.random.default_rng(36)
     true = {"a": 0.0, "b": 0.3, "c": 0.1, "d": 0.2}
     scores = table_of(true, rng, sd=0.01)
@@ -221,21 +222,40 @@ def test_run_ahead_goes_at_most_one_level_beyond_the_lowest_open_level_best_mean
     first = [race.next_trial() for _ in range(8)]
     for trial in first[:-1]:  # ("d", 1) still running: level 2 stays open
         race.record(*trial, scores[trial])
-    ahead = [race.next_trial() for _ in range(4)]
-    assert ahead == [("b", 2), ("d", 2), ("c", 2), ("a", 2)]  # best current mean first
-    assert race.next_trial() is None  # seed 3 would be two levels ahead
+    ahead = [race.next_trial() for _ in range(12)]
+    # every configuration's seed 2 (best current mean first), then seed 3, then seed 4: no slot idles while a
+    # configuration alive has a seed left
+    assert ahead == [(config, seed) for seed in (2, 3, 4) for config in "bdca"]
+    assert race.next_trial() is None
     for slots in (4, 30):
         race = AsyncRace(list(true), SEEDS, alpha=0.01)
-        running = []
-        while True:
-            while len(running) < slots and (trial := race.next_trial()) is not None:
-                running.append(trial)
-            assert all(SEEDS.index(seed) <= race.open_level for _, seed in race.pending())
-            if not running:
-                break
-            trial = running.pop(int(rng.integers(len(running))))
-            race.record(*trial, scores[trial])
+        simulate_schedule(race, {trial: rng.uniform(0.5, 1.5) for trial in scores}, scores, slots)
         assert race.finished
+        # a seed run ahead of a configuration a level then dropped is not counted: each counts the seeds up to the
+        # level that decided it, whatever ran
+        for config, status in race.status().items():
+            assert race.counted_seeds()[config] == SEEDS[:status.n]
+
+
+def test_the_trials_of_a_dropped_configuration_and_those_left_at_the_end_are_unneeded_and_stopped():
+    scores = {(config, seed): value for config, values in {"a": (80.0, 81.0, 80.5, 80.7, 80.2),
+                                                             "b": (79.0, 81.5, 80.0, 80.9, 80.1),
+                                                             "bad": (50.0, 51.0, 50.5, 50.2, 50.9)}.items()
+              for seed, value in zip(SEEDS, values)}
+    race = AsyncRace(["a", "b", "bad"], SEEDS, alpha=0.5)
+    out = [race.next_trial() for _ in range(9)]
+    assert out[6:] == [("a", 2), ("b", 2), ("bad", 2)]  # the first level, then seed 2 run ahead
+    for trial in out[:6]:
+        assert race.reached(*trial, 0.5, scores[trial]) == "continue"
+        race.record(*trial, scores[trial])
+    assert race.eliminated == ["bad"] and race.unneeded() == [("bad", 2)]
+    assert race.reached("bad", 2, 0.5, 50.0) == "stop"
+    race.record_stopped("bad", 2)
+    assert race.unneeded() == [] and race.trials_stopped == 1 and race.status()["bad"].n == 2
+    with pytest.raises(ValueError, match="already recorded"):
+        race.record("bad", 2, 50.0)
+    with pytest.raises(ValueError, match="not issued"):
+        race.record_stopped("a", 4)
 
 
 def test_a_race_pickled_mid_race_goes_on_as_the_original():

@@ -56,6 +56,11 @@ def closed_port() -> int:
         (["--set", "temperature=0.1"], "setting 'temperature' is not used by the method\\(s\\) of this sweep: tsdae"),
         (["--set", "tie_decoder=maybe"], "setting tie_decoder='maybe' must be true or false"),
         (["--race", "--race-alpha", "1.5"], "--race-alpha 1.5 must be in \\(0, 1\\)"),
+        (["--race", "--seeds", "3", "--race-rungs", "0.5"],
+         "--race-rungs is the steps schedule's \\(--race-schedule steps\\), not async's"),
+        (["--race", "--seeds", "3", "--race-schedule", "steps", "--race-rungs", "0.3", "1"],
+         "--race-rungs 0.3 1.0: each must be a fraction of the steps in \\(0, 1\\), given once"),
+        (["--race", "--race-schedule", "steps", "--extend"], "--race and --extend: give one"),
         (["--alpha", "0"], "--alpha 0.0 must be in \\(0, 1\\)"),
     ],
 )

@@ -45,7 +45,7 @@ from pathlib import Path
 import pytest
 from mlflow.tracking import MlflowClient
 
-from sentsweep.analysis.runs import fetch_trial_runs, latest_sweep_run_id
+from sentsweep.analysis.runs import RACE_STOPPED_TAG, fetch_trial_runs, latest_sweep_run_id
 from sentsweep.faults import FAULT_ENV, OUTAGES
 from sentsweep.sweep.runner import RACE_NOT_COUNTED_TAG
 from tests.cluster_helpers import PROJECT, RAY_ENV, MlflowServer, sqlite_store, start_sweep
@@ -61,6 +61,7 @@ class Shape:
     arguments: tuple[str, ...]
     points: tuple[str, ...]  # point:stage pairs where its driver is stopped (sentsweep.faults.POINTS)
     before: tuple[str, ...] | None = None  # a sweep run first, uninterrupted (--extend adds to it)
+    shows: str | None = None  # what the uninterrupted run must print (the shape exercises it)
 
 
 TSDAE_GRID = ("--ratios", "0.3", "0.6", "--poolings", "cls", "--seeds", "2")
@@ -74,6 +75,11 @@ SHAPES = {
                      ("trial:0", "model:0", "stage:0", "trial:1", "table:2")),
     "race": Shape("tsdae_deletion.py", ("--ratios", "0.3", "0.6", "0.9", "--poolings", "cls", "--race", "--seeds",
                                         "3", "--race-initial-seeds", "2"), ("trial:0", "model:0", "table:0")),
+    # the race over steps: on the tiny model CLS pooling is clearly worse at the rung (step 10 of 20), so its two
+    # configurations stop there, paused or running; `trial:0` is the first of those stops, the others paused
+    "race-steps": Shape("tsdae_deletion.py", ("--ratios", "0.3", "0.6", "--poolings", "cls", "mean", "--race",
+                                              "--race-schedule", "steps", "--seeds", "3"),
+                        ("trial:0", "model:0", "table:0"), shows="(stopped at step 10 by the race)"),
     "optuna": Shape("tsdae_deletion.py", ("--search", "optuna", "--num-configs", "2", "--poolings", "cls", "--seeds",
                                           "2"), ("trial:0", "model:0", "table:0")),
     # a one-seed sweep, then --extend to two seeds: stopped and run again, it must give the two-seed grid's table
@@ -91,7 +97,8 @@ ALL_CASES = [(shape, point, fault) for shape, spec in SHAPES.items() for point i
 # killed while it waits for it
 SUBSET = [("grid", "model:0", "KILL"), ("multistage", "trial:1", "INT"), ("greedy", "stage:0", "KILL"),
           ("chained", "model:0", "INT"), ("race", "trial:0", "KILL"), ("optuna", "table:0", "INT"),
-          ("extend", "trial:0", "KILL"), ("grid", "trial:0", "BLINK"), ("grid", "trial:0", "CRASH")]
+          ("extend", "trial:0", "KILL"), ("race-steps", "trial:0", "INT"), ("grid", "trial:0", "BLINK"),
+          ("grid", "trial:0", "CRASH")]
 CASES = ALL_CASES if os.environ.get("SENTSWEEP_FAULT_MATRIX") == "all" else SUBSET
 REPORT = PROJECT / "sweep_outputs" / "fault_matrix.md"
 # A driver is taken for hung, and killed, once it printed nothing for this long; never for being slow: while its
@@ -193,6 +200,10 @@ def sweep_runs(uri: str, experiment: str, workdir: Path):
     # an asynchronous race's seed run ahead for a configuration it then dropped: run or not as the timing falls,
     # left out of its table (sentsweep.sweep.runner.SweepRunner.counted_runs) and of the cells compared
     runs["counted"] = [RACE_NOT_COUNTED_TAG not in tags[run_id] for run_id in runs["run_id"]]
+    # a trial the race stopped (KILLED, stopped early): one a rung dropped is counted, at the rung
+    runs["stopped_for_race"] = [RACE_STOPPED_TAG in tags[run_id] or (RACE_NOT_COUNTED_TAG in tags[run_id]
+                                                                     and "stopped_early" in tags[run_id])
+                                for run_id in runs["run_id"]]
     return client.get_run(parent).info.status, runs
 
 
@@ -220,6 +231,7 @@ def uninterrupted(shape: Shape, root: Path) -> Outcome:
             uri = sqlite_store(workdir)
             code, log = run_to_end(shape.script, workdir, ("--tracking-uri", uri, *arguments, *FEW_STEPS))
             assert code == 0, log[-3000:]
+            assert shape.shows is None or shape.shows in log, log[-3000:]
             _references[key] = Outcome(code, log, *sweep_runs(uri, experiment_of(shape.script), workdir))
         return _references[key]
 
@@ -257,14 +269,16 @@ def test_a_sweep_stopped_anywhere_is_resumed_to_the_uninterrupted_table(tmp_path
     assert status == "FINISHED"
     assert not runs["status"].isin(["RUNNING", "FAILED"]).any(), runs[["ray_trial_id", "seed", "status"]]
     # a run left out ended KILLED, tagged interrupted (and lost_trial where Ray Tune had not saved its trial), and
-    # its (stage, configuration, seed) finished in another run: the resumed trial, or an --extend run again
-    left_out = runs[runs["status"] != "FINISHED"]
-    finished = runs[runs["status"] == "FINISHED"]
+    # its (stage, configuration, seed) finished in another run: the resumed trial, or an --extend run again; a run
+    # the race stopped is its own (below)
+    left_out = runs[(runs["status"] != "FINISHED") & ~runs["stopped_for_race"]]
+    finished = runs[(runs["status"] == "FINISHED") | runs["stopped_for_race"]]
     assert (left_out["status"] == "KILLED").all() and left_out["interrupted"].all(), left_out[["seed", "status"]]
     assert set(left_out["cell"]) <= set(finished["cell"])
     assert not finished["cell"].duplicated().any(), "a (stage, configuration, seed) finished twice"
     finished = finished[finished["counted"]]
-    reference_finished = reference.runs[(reference.runs["status"] == "FINISHED") & reference.runs["counted"]]
+    reference_finished = reference.runs[((reference.runs["status"] == "FINISHED") | reference.runs["stopped_for_race"])
+                                        & reference.runs["counted"]]
     assert set(finished["cell"]) == set(reference_finished["cell"])
     assert (set(zip(finished["cell"], finished["parent_cell"]))
             == set(zip(reference_finished["cell"], reference_finished["parent_cell"])))

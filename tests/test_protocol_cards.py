@@ -58,6 +58,16 @@ def test_the_card_names_how_trials_are_scheduled_and_compared_and_which_values_t
     assert row(card, "race", "--race-test", "pooled", "project choice")
     assert row(card, "early stopping", "grace_period", "2", "project choice")
     assert row(card, "GPU packing", "memory per trial", "measured peak x 1.25 + 1 GiB", "project choice")
+    assert "| race | --race-rungs |" not in card and "| search | sampler |" not in card
+    code, card, _ = dry_run("tsdae_deletion", "--race", "--race-schedule", "steps")
+    assert code == 0 and row(card, "race", "--race-schedule", "steps", "command line |")
+    assert row(card, "race", "--race-rungs", "1/9, 1/3", "project choice (successive halving's rungs")
+    code, card, _ = dry_run("tsdae_deletion", "--race", "--race-schedule", "steps", "--race-rungs", "0.25")
+    assert row(card, "race", "--race-rungs", "1/4", "command line |")
+    code, card, _ = dry_run("tsdae_deletion", "--search", "optuna")
+    assert code == 0 and row(card, "search", "sampler", "TPESampler(seed=0, n_startup_trials=10, n_ei_candidates=24, "
+                                 "multivariate=True, group=False, constant_liar=True), Optuna 5.0.0",
+                                 "project choice (Optuna 5.0's defaults")
 
 
 def test_multitask_card_carries_wang_2022_settings_with_sources():

@@ -5,7 +5,8 @@ import pickle
 import pytest
 from ray.tune.search import Searcher
 
-from sentsweep.analysis.async_racing import RACE_SCHEDULES, AsyncRace, make_race
+from sentsweep.analysis.async_racing import AsyncRace
+from sentsweep.analysis.race_schedules import RACE_SCHEDULES, make_race
 from sentsweep.analysis.racing import ELIMINATED, Race
 from sentsweep.sweep.cluster import Node, trial_slots
 from sentsweep.sweep.race_search import RaceSearcher, race_searcher_named
@@ -80,3 +81,94 @@ def test_each_schedule_makes_its_race_with_the_settings_given():
         while (trial := race.next_trial()) is not None or not race.finished:
             race.record(*trial, scores[trial[0]][trial[1]])
     assert repr(races["rounds"].status()) == repr(races["async-per-level"].status())
+
+
+class FakeTrial:
+    """What RaceScheduler reads of a Ray Tune trial."""
+
+    def __init__(self, trial_id: str, status: str = "RUNNING"):
+        self.trial_id, self.status, self.is_saving = trial_id, status, False
+
+
+class FakeController:
+    """What RaceScheduler calls of Ray Tune's controller: the trials, and stopping one (which tells the searcher, as
+    TuneController.stop_trial does for a paused trial)."""
+
+    def __init__(self, searcher):
+        self.searcher, self.trials = searcher, {}
+
+    def get_trials(self):
+        return list(self.trials.values())
+
+    def stop_trial(self, trial):
+        self.searcher.on_trial_complete(trial.trial_id)
+        trial.status = "TERMINATED"
+
+
+def test_the_scheduler_pauses_at_an_open_rung_resumes_when_it_keeps_the_configuration_and_stops_the_dropped():
+    from ray.tune.schedulers import TrialScheduler
+
+    from sentsweep.analysis.step_racing import StepRace
+    from sentsweep.sweep.race_search import RaceScheduler
+
+    configs = {"a": {"x": 1}, "b": {"x": 2}, "bad": {"x": 3}}
+    race = StepRace(list(configs), seeds=[0, 1, 2], rungs=(0.25,), alpha=0.2)
+    searcher = RaceSearcher("run-steps", race, configs, metric="dev", slots=2)
+    scheduler = RaceScheduler("run-steps", slots=2)
+    assert pickle.loads(pickle.dumps(scheduler)) is scheduler
+    controller = FakeController(searcher)
+
+    def start(trial_id):
+        config = searcher.suggest(trial_id)
+        if config is not None:
+            controller.trials[trial_id] = FakeTrial(trial_id)
+        return config
+
+    def report(trial_id, step, dev):
+        return scheduler.on_trial_result(controller, controller.trials[trial_id],
+                                         {"dev": dev, "step": step, "total_steps": 100})
+
+    assert [start("t0"), start("t1"), start("t2")] == [{"x": 1, "seed": 0}, {"x": 2, "seed": 0}, None]  # 2 slots
+    assert report("t0", 30, 80.0) == TrialScheduler.PAUSE  # at the rung (1/4), first-level trials wait to start
+    controller.trials["t0"].status = "PAUSED"
+    assert start("t2") == {"x": 3, "seed": 0}
+    assert report("t1", 30, 79.0) == TrialScheduler.PAUSE
+    controller.trials["t1"].status = "PAUSED"
+    assert start("t3") == {"x": 1, "seed": 1} and scheduler.choose_trial_to_run(controller) is None
+    assert report("t2", 30, 50.0) == TrialScheduler.PAUSE
+    controller.trials["t2"].status = "PAUSED"
+    assert start("t4") == {"x": 2, "seed": 1}
+    assert report("t3", 30, 80.5) == TrialScheduler.PAUSE
+    controller.trials["t3"].status = "PAUSED"
+    assert start("t5") == {"x": 3, "seed": 1}
+    # every first-level trial is out and no rung has kept a paused one: nothing waits for t4's slot, it trains on
+    assert report("t4", 30, 79.5) == TrialScheduler.CONTINUE
+    # bad's second seed reaches the rung: the rung closes, bad is out (Tukey's range at 0.2 / (2 levels + 1 rung))
+    assert report("t5", 30, 51.0) == TrialScheduler.STOP and race.eliminated == ["bad"]
+    assert controller.trials["t2"].status == "TERMINATED"  # bad's paused first seed, stopped at once
+    searcher.on_trial_complete("t5", {"dev": 51.0, "step": 30, "total_steps": 100})  # Ray Tune ends it
+    assert race.trials_stopped == 2 and race.status()["bad"].n == 2
+    assert race.stopped_at() == {("bad", 0): 30, ("bad", 1): 30} and searcher.trial_ids[("bad", 1)] == "t5"
+    # a slot is free: the paused trials the rung kept resume, first in first out, before anything new
+    assert start("t6") is None and scheduler.choose_trial_to_run(controller) is controller.trials["t0"]
+    controller.trials["t0"].status = "PENDING"
+    assert scheduler.choose_trial_to_run(controller) is controller.trials["t0"]  # (the same, until it runs)
+    controller.trials["t0"].status = "RUNNING"
+    assert scheduler.choose_trial_to_run(controller) is None  # t4 and t0 on the 2 slots
+    assert "2 trials running, 2 paused, 2 stopped for the race" in scheduler.debug_string()
+    # a restored run: Ray Tune saved bad's paused first seed as paused (it saves nothing new for a paused trial it
+    # stops) and would start it again; the race had stopped it, so it is stopped before it starts
+    restored = FakeTrial("t2", "PENDING")
+    controller.trials["t2"] = restored
+    assert scheduler.choose_trial_to_run(controller) is None and restored.status == "TERMINATED"
+
+
+def test_the_searcher_counts_running_trials_against_the_slots_and_records_a_failure_as_missing():
+    race = AsyncRace(["a", "b", "bad"], seeds=[0, 1, 2], alpha=0.5)
+    searcher = RaceSearcher("run-slots", race, {"a": {}, "b": {}, "bad": {}}, metric="dev", slots=2)
+    assert searcher.suggest("t0") == {"seed": 0} and searcher.suggest("t1") == {"seed": 0}
+    assert searcher.suggest("t2") is None  # two running on two slots
+    searcher.on_trial_complete("t0", {"dev": 80.0})
+    assert searcher.suggest("t2") == {"seed": 0}
+    searcher.on_trial_complete("t1", None, error=True)  # a failure is recorded as missing
+    assert race.status()["b"].failed == 1

@@ -75,30 +75,30 @@ Design
   whole race: the option for a user who wants the round race's compute on a cluster's slots.
 - Issuing order when a slot frees (`next_trial`): first the trials of the lowest open level not handed out
   yet, seed by seed and in the configurations' order (the first level is Race's first round); then, when all of
-  those are out and results are still to come, run-ahead: the next seed (level n + 1) for configurations alive,
-  best current mean first, and never more than ONE level beyond the lowest open level. The cost of that
-  speculation: a configuration dropped at level n may already have run its seed n + 1, at most one wasted trial
-  per configuration dropped (the round race wastes none), and a trial still running when the race finishes
-  (its result is accepted by `record`, and changes nothing). Without it, the slots would idle while the
-  slowest trial of a level runs, which is the barrier again. Measured (benchmarks/racing.py, the TSDAE grid, 16
-  slots): the Tukey race runs 9% more trials than on one slot (where nothing runs ahead), family="level" 26%.
-  With a trial budget there is no run-ahead: it would spend the budget on seeds before the decisions that could
-  have saved them (on the TSDAE grid with --race-budget 67, all 67 went out before the first level closed).
+  those are out and results are still to come, run-ahead: the next seed of a configuration alive, the
+  configuration with the fewest seeds handed out first (the shallowest run-ahead), best current mean among
+  those, as deep as the seeds go, so that no slot idles while a configuration alive has a seed left. A seed run
+  ahead is counted only once a level's decision keeps its configuration (`counted_seeds`); the driver stops
+  the trials the race no longer needs (`unneeded`: those of a configuration just dropped, and every one once
+  the race has finished), so what the speculation costs is the part of those trials run before the decision,
+  not the trials. Without it, the slots would idle while the slowest trial of a level runs, which is the
+  barrier again; with run-ahead of one level only (this race until issue 44), at most the configurations alive
+  x 2 seeds could be out at once, and on 64 slots most idled. With a trial budget there is no run-ahead: it
+  would spend the budget on seeds before the decisions that could have saved them (on the TSDAE grid with
+  --race-budget 67, all 67 went out before the first level closed).
 - The end: one configuration left ("best"); the last level closed (the leader "best", the others "tied with
   best" at the maximum of the seeds); or the budget: `max_trials` stops the handing out once that many trials
   are out, and when their results are all in, the leader (best mean over its own seeds) is "best" and the
   others "tied with best" with "trial budget reached" as the reason. The states and their reasons read as
   Race's (racing.ConfigStatus, the same state names).
 - What the guarantee costs (benchmarks/racing.py, the TSDAE grid of 27 configurations at the defaults, 500
-  simulated sweeps, 16 slots): the Tukey race runs 78% of the fixed 5-seed grid's trials where the round race
-  runs 48% and family="level" 60%; it finds the best as often (99.6%, against 99.2%) and never dropped the true
-  best (0.0%, against 23.8% of races for the round race); its wall-clock on 16 slots is 79% of the grid's and
-  9% more than the round race's, at 91% slot utilisation against 64%. With 27 configurations the range's
-  critical value is large (q(0.95; 27, 26) = 5.8 standard errors of a mean, where Holm's first step in the
-  round race needs about 3.7), and the alpha split matters little (--race-alpha 0.05 to 0.25: 82% to 77%).
-  On 64 slots the bound of one level ahead shows: at most (configurations alive) x 2 seeds can be out, so the
-  slots idle (51% utilisation; the grid 74%, the round race 32%) and the race's wall-clock is 3.5 trial-means
-  against the grid's 2.9 (200 sweeps, the same durations); a deeper bound would trade wasted trials for it.
+  simulated sweeps, 16 slots, with the run-ahead of one level it had until issue 44): the Tukey race ran 78% of
+  the fixed 5-seed grid's trials where the round race runs 48% and family="level" 60%; it finds the best as
+  often (99.6%, against 99.2%) and never dropped the true best (0.0%, against 23.8% of races for the round
+  race). With 27 configurations the range's critical value is large (q(0.95; 27, 26) = 5.8 standard errors of
+  a mean, where Holm's first step in the round race needs about 3.7), and the alpha split matters little
+  (--race-alpha 0.05 to 0.25: 82% to 77%). benchmarks/racing.py prints the current figures, with the deep
+  run-ahead and the stops, on 16 and 64 slots.
 - Failed trials: as Race. `record(config, seed, None)` (or NaN) marks the seed missing, it is not retried,
   a comparison is over the seeds the two share; a configuration whose every trial on the level's seeds failed
   is eliminated when the level closes ("every trial failed"), before the test.
@@ -111,14 +111,12 @@ from functools import lru_cache
 import numpy as np
 from scipy import optimize, special, stats
 
-from sentsweep.analysis.racing import ELIMINATED, MIN_SHARED_SEEDS, RACE_ALPHA, Race, RaceBook, pooled_variance
+from sentsweep.analysis.racing import ELIMINATED, MIN_SHARED_SEEDS, RACE_ALPHA, RaceBook, pooled_variance
 from sentsweep.analysis.significance import P_LABELS, adjust_p_values
 
 # What an elimination's error is controlled over: the whole race (Tukey's range, alpha split over the levels; the
 # default) or each level separately (Race's test at each level: its eliminations, without its barrier).
 FAMILIES = ("race", "level")
-# How a race runs, by the command line's name (--race-schedule): the race `make_race` makes of each.
-RACE_SCHEDULES = ("async", "async-per-level", "rounds")
 
 
 # Gauss-Legendre nodes and weights on [-1, 1] for the two integrals of the studentized range's distribution.
@@ -174,7 +172,8 @@ class AsyncRace(RaceBook):
         super().__init__(configs, seeds, initial_seeds=initial_seeds, alpha=alpha, **settings)
         self.family = family
         self.levels = max(1, len(self.seeds) - max(initial_seeds, MIN_SHARED_SEEDS) + 1)
-        self.level_alpha = alpha / self.levels
+        self.tests = self.levels  # the tests alpha is split over (a race over steps adds its rungs)
+        self.level_alpha = alpha / self.tests
         self._level = initial_seeds  # the lowest open level: its decisions use seeds[:_level]
         self._handed = dict.fromkeys(self.configs, 0)  # seeds handed out to each configuration: seeds[:count]
         self._tukey: dict = {}  # config -> (statistic, k, df) of its last Tukey comparison (status's p-value)
@@ -188,18 +187,18 @@ class AsyncRace(RaceBook):
 
     def next_trial(self) -> tuple | None:
         """One (config, seed) for a free slot: the lowest open level's trials not handed out yet (seed by seed,
-        in the configurations' order), else the next seed of a configuration alive, best current mean first, at
-        most one level ahead (without a budget); None when nothing may start now (results to wait for), the budget
-        is spent, or the race is finished. Each trial is handed out once."""
+        in the configurations' order), else the next seed of a configuration alive, the fewest seeds handed out
+        first, best current mean among those (without a budget); None when nothing may start now (results to wait
+        for), the budget is spent, or the race is finished. Each trial is handed out once."""
         if self._finished or (self.max_trials is not None and self._trials >= self.max_trials):
             return None
         alive = self._alive()
         behind = [config for config in alive if self._handed[config] < self._level]
         if behind:
             config = min(behind, key=self._handed.__getitem__)  # min keeps the configurations' order on ties
-        elif self._level < len(self.seeds) and self.max_trials is None and len(alive) > 1:
+        elif self.max_trials is None and len(alive) > 1 and self._may_run_ahead():
             # (no run-ahead on a budget, module docstring; nor for a lone configuration: the level's close ends it)
-            ahead = [config for config in alive if self._handed[config] == self._level]
+            ahead = [config for config in alive if self._handed[config] < len(self.seeds)]
             if not ahead:
                 return None
             config = max(ahead, key=self._run_ahead_rank)
@@ -219,6 +218,7 @@ class AsyncRace(RaceBook):
         self._take(config, seed, value)
         if self._finished:
             return
+        self._before_levels(config, seed, value)
         while not self._finished and self._level_complete():
             self._close_level()
         if (not self._finished and self.max_trials is not None and self._trials >= self.max_trials
@@ -227,21 +227,25 @@ class AsyncRace(RaceBook):
 
     # --- a level's decisions -------------------------------------------------------------------------------
 
+    def _may_run_ahead(self) -> bool:
+        """Whether a free slot may go to a seed run ahead now (a race over steps keeps it for a paused trial)."""
+        return True
+
+    def _before_levels(self, config, seed, value) -> None:
+        """What a race does with a result before its levels are closed (a race over steps: its rungs)."""
+
     def _run_ahead_rank(self, config) -> tuple:
-        """Best current mean first (max), configurations without a value last, earlier configurations first."""
+        """The shallowest run-ahead first (fewest seeds handed out), then the best current mean (max),
+        configurations without a value last, earlier configurations first."""
         scored = bool(self._values[config])
-        return scored, self._sign * self._mean(config) if scored else 0.0, -self._order[config]
+        return -self._handed[config], scored, self._sign * self._mean(config) if scored else 0.0, -self._order[config]
 
     def _level_complete(self) -> bool:
-        """Every configuration alive has a result on each of seeds[:level] (it has at most one more: seeds[level],
-        run ahead; counted without it)."""
-        n = self._level
-        ahead = self.seeds[n] if n < len(self.seeds) else None
-        for config in self._alive():
-            values, failed = self._values[config], self._failed[config]
-            if len(values) + len(failed) - (ahead in values or ahead in failed) < n:
-                return False
-        return True
+        """Every configuration alive has a result on each of seeds[:level] (seeds run ahead beyond it are not
+        counted)."""
+        level_seeds = self.seeds[:self._level]
+        return all(seed in self._values[config] or seed in self._failed[config]
+                   for config in self._alive() for seed in level_seeds)
 
     def _close_level(self) -> None:
         n, level_seeds = self._level, self.seeds[:self._level]
@@ -272,10 +276,11 @@ class AsyncRace(RaceBook):
         else:
             self._level += 1
 
-    def _test(self, alive: list, table: np.ndarray, leader) -> None:
+    def _test(self, alive: list, table: np.ndarray, leader, where: str = "") -> None:
         """The level's comparisons on `table` (the configurations alive x seeds[:level], NaN: failed; module
         docstring): eliminates each configuration found worse than some other, except the leader (with a
-        tolerance, near-ties could otherwise drop each other), says why the others stay."""
+        tolerance, near-ties could otherwise drop each other), says why the others stay. `where`: after the
+        seeds in the reasons (a race over steps: the rung)."""
         present = ~np.isnan(table)
         weights = present.astype(float)
         # Centred per seed (no difference changes) so that the sums of squares do not cancel large values.
@@ -295,15 +300,15 @@ class AsyncRace(RaceBook):
             if column not in verdicts:
                 self._p[config] = float("nan")
                 self._tukey.pop(config, None)
-                self._why[config] = (f"not tested after {self._level} seeds: no other config shares "
+                self._why[config] = (f"not tested after {self._level} seeds{where}: no other config shares "
                                      f"{MIN_SHARED_SEEDS} seeds with it, or no residual degrees of freedom")
                 continue
             row, dropped, verdict = verdicts[column]
             seeds = int(shared[row, column])
             if dropped and config != leader:
-                self._eliminate(config, f"{self._worse} {alive[row]} after {seeds} seeds ({verdict})")
+                self._eliminate(config, f"{self._worse} {alive[row]} after {seeds} seeds{where} ({verdict})")
             else:
-                self._why[config] = f"not {self._worse} {alive[row]} after {seeds} seeds ({verdict})"
+                self._why[config] = f"not {self._worse} {alive[row]} after {seeds} seeds{where} ({verdict})"
 
     def _tukey_verdicts(self, alive: list, table, shifted, shared, testable) -> dict:
         """{column: (row of its strongest comparison, dropped, the verdict in words)}: Tukey(-Kramer)."""
@@ -320,8 +325,8 @@ class AsyncRace(RaceBook):
             value = float(strongest[rows[column], column])
             self._tukey[alive[column]] = (value, len(alive), df)
             verdicts[column] = (rows[column], value > critical, f"Tukey's range statistic {value:.3g} "
-                                f"{'>' if value > critical else '<='} q = {critical:.3g} at {self.alpha:g} / "
-                                f"{self.levels} levels, {len(alive)} configs, {df} df")
+                                f"{'>' if value > critical else '<='} q = {critical:.3g} at {self._split}, "
+                                f"{len(alive)} configs, {df} df")
         return verdicts
 
     def _paired_verdicts(self, alive: list, y, weights, shifted, shared, testable) -> dict:
@@ -336,12 +341,12 @@ class AsyncRace(RaceBook):
         p = np.full(t.shape, np.nan)
         p[testable] = stats.t.sf(t[testable], shared[testable] - 1)
         adjusted = adjust_p_values(p.ravel(), self.correction).reshape(p.shape)
-        label = f"{P_LABELS[self.correction]} x {self.levels} levels"
+        label = f"{P_LABELS[self.correction]} x {self._tests_text}"
         strongest = np.where(testable, adjusted, np.inf)  # [b, c]; for each c its smallest over the others b
         rows = strongest.argmin(axis=0)
         verdicts = {}
         for column in np.flatnonzero(testable.any(axis=0)):
-            value = min(1.0, self.levels * float(strongest[rows[column], column]))
+            value = min(1.0, self.tests * float(strongest[rows[column], column]))
             self._p[alive[column]] = value
             verdicts[column] = (rows[column], value < self.alpha,
                                 f"{label} = {value:.2g}{f' < {self.alpha:g}' if value < self.alpha else ''}")
@@ -375,14 +380,14 @@ class AsyncRace(RaceBook):
         if config not in self._tukey:
             return self._p[config]
         value, k, df = self._tukey[config]
-        return min(1.0, self.levels * (1.0 - studentized_range_cdf(value, k, df)))
+        return min(1.0, self.tests * (1.0 - studentized_range_cdf(value, k, df)))
 
+    @property
+    def _tests_text(self) -> str:
+        """The tests alpha is split over, in words: "4 levels"."""
+        return f"{self.levels} levels"
 
-def make_race(schedule: str, configs: list, seeds: list[int], **settings):
-    """The race `--race-schedule` names (`RACE_SCHEDULES`), `settings` as Race takes them: 'async', the asynchronous
-    race with Tukey's range over the levels (a family-wise error of at most alpha over the whole race when all
-    configurations are equal); 'async-per-level', the asynchronous race making the round race's decisions (each
-    level tested as a round is, at alpha), without its barrier; 'rounds', the round race (racing.Race)."""
-    if schedule == "rounds":
-        return Race(configs, seeds, **settings)
-    return AsyncRace(configs, seeds, family="race" if schedule == "async" else "level", **settings)
+    @property
+    def _split(self) -> str:
+        """alpha and its split, in words: "0.2 / 4 levels"."""
+        return f"{self.alpha:g} / {self._tests_text}"

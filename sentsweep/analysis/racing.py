@@ -101,6 +101,8 @@ from scipy import stats
 from sentsweep.analysis.significance import CORRECTIONS, MIN_SHARED_SEEDS, P_LABELS, adjust_p_values
 
 RACING, BEST, TIED, ELIMINATED = "racing", "best", "tied with best", "eliminated"
+# What the driver does with a trial after one of its intermediate evaluations (RaceBook.reached).
+CONTINUE, PAUSE, STOP = "continue", "pause", "stop"
 TESTS = ("paired t", "pooled t")
 # The default level of a race's eliminations (module docstring, "Level"): a compute decision, not a claim.
 RACE_ALPHA = 0.20
@@ -156,8 +158,9 @@ class RaceBook:
         self._alive_now: list | None = None  # _alive()'s answer until the next elimination
         self._why = dict.fromkeys(self.configs, "not started")
         self._p = dict.fromkeys(self.configs, float("nan"))
-        self._outstanding: set = set()  # handed out, not recorded
-        self._issue_order: list = []
+        self._outstanding: dict = {}  # handed out, not recorded: {trial: None}, in the order handed out
+        self._paused: dict = {}  # (config, seed) -> the rungs it had reached when it paused (a race over steps)
+        self._stopped: set = set()  # trials the driver stopped at the race's request (`record_stopped`)
         self._trials = 0
         self._finished = False
 
@@ -184,7 +187,52 @@ class RaceBook:
 
     def pending(self) -> list[tuple]:
         """Trials issued and not yet recorded, in issue order."""
-        return [trial for trial in self._issue_order if trial in self._outstanding]
+        return list(self._outstanding)
+
+    @property
+    def running_count(self) -> int:
+        """Trials handed out, not recorded and not paused: those holding a slot."""
+        return len(self._outstanding) - len(self._paused)
+
+    def unneeded(self) -> list[tuple]:
+        """Trials handed out and not recorded (running or paused) whose results the race will not use: those of an
+        eliminated configuration, and every one once the race has finished (a seed run ahead, which no decision
+        counts). The driver stops them and tells `record_stopped`; a result that still arrives is accepted."""
+        return [trial for trial in self.pending() if self._finished or self._state[trial[0]] == ELIMINATED]
+
+    def reached(self, config, seed, done: float, value, step: int | None = None) -> str:
+        """Trial (config, seed), handed out and not recorded, was evaluated at `done` (0 < done < 1) of its training
+        steps (`step`, where the driver knows it), `value` its selection metric so far: what the driver does with
+        it, STOP when the race no longer needs it (`unneeded`), else CONTINUE. A race over steps
+        (`sentsweep.analysis.step_racing.StepRace`) also records the value and may say PAUSE."""
+        self._check_outstanding(config, seed)
+        return STOP if self._finished or self._state[config] == ELIMINATED else CONTINUE
+
+    def resumable(self) -> list[tuple]:
+        """Paused trials to resume in a free slot, first first; a free slot goes to them before `next_trial`
+        (which answers None while there are any). Only a race over steps pauses trials."""
+        return []
+
+    def resume(self, config, seed) -> None:
+        """Trial (config, seed), paused, runs again (the driver resumed it, or found it running: a restored run)."""
+        self._paused.pop((config, seed), None)
+
+    def record_stopped(self, config, seed) -> None:
+        """Trial (config, seed), which the driver stopped at the race's request (`unneeded`, or `reached` said
+        STOP), has ended: it holds no slot, and no value is recorded for it."""
+        self._check_outstanding(config, seed)
+        self._outstanding.pop((config, seed))
+        self._paused.pop((config, seed), None)
+        self._stopped.add((config, seed))
+
+    @property
+    def trials_stopped(self) -> int:
+        """Trials the driver stopped at the race's request before their end."""
+        return len(self._stopped)
+
+    def was_stopped(self, config, seed) -> bool:
+        """Whether trial (config, seed) was stopped at the race's request (`record_stopped`)."""
+        return (config, seed) in self._stopped
 
     def status(self) -> dict:
         """{config: ConfigStatus}, in the input's order, on each configuration's counted seeds (`counted_seeds`)."""
@@ -211,17 +259,22 @@ class RaceBook:
 
     def _hand_out(self, trials: list) -> None:
         self._trials += len(trials)
-        self._outstanding.update(trials)
-        self._issue_order += trials
+        self._outstanding.update(dict.fromkeys(trials))
+
+    def _check_outstanding(self, config, seed) -> None:
+        """A ValueError unless trial (config, seed) was handed out and has not ended."""
+        if (config, seed) not in self._outstanding:
+            issued = config in self._values and (seed in self._values[config] or seed in self._failed[config]
+                                                 or (config, seed) in self._stopped)
+            raise ValueError(f"trial ({config!r}, seed {seed!r}) was "
+                             f"{'already recorded' if issued else 'not issued by this race'}")
 
     def _take(self, config, seed, value) -> None:
         """Stores the result of an outstanding trial (None or NaN: failed); one not handed out, or already
         recorded, is an error."""
-        if (config, seed) not in self._outstanding:
-            issued = config in self._values and (seed in self._values[config] or seed in self._failed[config])
-            raise ValueError(f"trial ({config!r}, seed {seed!r}) was "
-                             f"{'already recorded' if issued else 'not issued by this race'}")
-        self._outstanding.discard((config, seed))
+        self._check_outstanding(config, seed)
+        self._outstanding.pop((config, seed))
+        self._paused.pop((config, seed), None)
         if value is None or np.isnan(float(value)):
             self._failed[config].add(seed)
         else:
@@ -395,7 +448,6 @@ class Race(RaceBook):
         alive = self._alive()
         self._unissued = [(config, seed) for seed in new_seeds for config in alive]
         self._seeds_used += len(new_seeds)
-        self._issue_order = []
         for config in alive:
             self._why[config] = f"running seed{'s' * (len(new_seeds) > 1)} {', '.join(map(str, new_seeds))}"
 

@@ -164,10 +164,13 @@ def _differences(cell_runs: pd.DataFrame, setting: Mapping[str, Any]) -> tuple[s
 
 
 def check_target(runs: pd.DataFrame, target: PublishedValue, level: float = 0.95) -> TargetCheck:
-    """Check `target` against its cell among `runs` (finished runs whose params equal the target's; one value per
-    seed, a repeated seed's last run as in `sentsweep.analysis.tables.build_table`)."""
+    """Check `target` against its cell among `runs` (finished runs whose params equal the target's, a run a race
+    stopped at a rung left out: it trained for less; one value per seed, a repeated seed's last run as in
+    `sentsweep.analysis.tables.build_table`)."""
     metric = f"metrics.{target.metric}"
     selected = runs["status"] == "FINISHED" if "status" in runs else pd.Series(True, index=runs.index)
+    if "race_stopped_at_step" in runs:
+        selected &= runs["race_stopped_at_step"].isna()
     for name, value in target.params.items():
         column = f"params.{name}"
         if column in runs:

@@ -6,14 +6,21 @@ import json
 import tempfile
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from sentsweep.errors import InputError
 from sentsweep.tracking.store import PER_QUERY_ARTIFACT, redact
+from sentsweep.trainables.compute import COMPUTE_METRICS
 
 # the tag of a raced trial's run that its race's table leaves out: a seed run ahead for a configuration the race then
 # dropped on the seeds before (sentsweep.sweep.runner.SweepRunner.counted_runs)
 RACE_NOT_COUNTED_TAG = "race_not_counted"
+# The tag of a trial's run that a race over steps stopped at a rung (sentsweep.analysis.step_racing): the step of
+# the evaluation its decision counted. The run's scores are read at that step (`values_at_race_stops`).
+RACE_STOPPED_TAG = "race_stopped_at_step"
+# What a run reports of how far it ran, kept as logged where its scores are read at a race's stop.
+RAN = (*COMPUTE_METRICS, "step", "training_iteration")
 
 
 def _client(tracking_uri: str):
@@ -41,7 +48,9 @@ def fetch_trial_runs(tracking_uri: str, experiment_name: str, sweep_run_id: str 
 
     Columns: run_id, status, seed, config_hash, ray_trial_id, parent_model_run_id (the run whose model the trial
     started from, where it did), logged_model_id (its model's MLflow id, where it was kept), failure_reason,
-    race_not_counted (why a race's table leaves the run out, where it does), params.<name>, metrics.<name>.
+    race_not_counted (why a race's table leaves the run out, where it does), race_stopped_at_step (where a race over
+    steps stopped the trial, `RACE_STOPPED_TAG`: its metrics are then those of that step, `values_at_race_stops`),
+    params.<name>, metrics.<name>.
     """
     client = _client(tracking_uri)
     experiment = client.get_experiment_by_name(experiment_name)
@@ -65,6 +74,7 @@ def fetch_trial_runs(tracking_uri: str, experiment_name: str, sweep_run_id: str 
                 "logged_model_id": run.data.tags.get("logged_model_id"),
                 "failure_reason": run.data.tags.get("failure_reason"),
                 RACE_NOT_COUNTED_TAG: run.data.tags.get(RACE_NOT_COUNTED_TAG),
+                "race_stopped_at_step": run.data.tags.get(RACE_STOPPED_TAG),
             }
             row.update({f"params.{k}": v for k, v in run.data.params.items()})
             row.update({f"metrics.{k}": v for k, v in run.data.metrics.items()})
@@ -72,7 +82,29 @@ def fetch_trial_runs(tracking_uri: str, experiment_name: str, sweep_run_id: str 
         token = page.token
         if not token:
             break
-    return pd.DataFrame(rows)
+    return values_at_race_stops(client, pd.DataFrame(rows))
+
+
+def values_at_race_stops(client, runs: pd.DataFrame) -> pd.DataFrame:
+    """`runs` with the metrics of each run a race stopped at a rung (`race_stopped_at_step`) read at that step: each
+    metric's last value logged at a step <= it (NaN where none was), from the run's metric history. The race
+    decided on that evaluation; the trial may have trained on before the stop reached it (it is stopped at its next
+    evaluation), and what it reported then changes no decision, so the run's scores, like the race's, are those of
+    the rung whatever the timing. What says how far it ran (`RAN`, seconds, system/) stays as logged."""
+    if "race_stopped_at_step" not in runs or runs["race_stopped_at_step"].isna().all():
+        return runs
+    runs = runs.copy()
+    for index in runs.index[runs["race_stopped_at_step"].notna()]:
+        step = int(runs.at[index, "race_stopped_at_step"])
+        for column in [c for c in runs.columns if c.startswith("metrics.") and not pd.isna(runs.at[index, c])]:
+            key = column[len("metrics."):]
+            if key in RAN or "seconds" in key or key.startswith("system/"):
+                continue
+            history = [metric for metric in client.get_metric_history(runs.at[index, "run_id"], key)
+                       if metric.step <= step]
+            runs.at[index, column] = (max(history, key=lambda m: (m.step, m.timestamp)).value if history
+                                      else np.nan)
+    return runs
 
 
 def fetch_sweep_runs(tracking_uri: str, experiment_name: str, sweep_run_id: str | None = None,

@@ -33,6 +33,12 @@ shows its n (number of seeds), so a configuration with a missing seed is never s
 that does not set a row or column param (a stage or a method without it: NM's stage 1 has no w) is not dropped:
 its rows show "–" for the param, and with columns by a param it fills a column of its own, "no <param>", the last;
 the footnote counts them.
+One exception: the runs a race over steps stopped at a rung (`race_stopped_at_step`, sentsweep.analysis.runs;
+sentsweep.analysis.step_racing), finished or stopped early, enter their cells with their values at that step,
+and the cell says so, "(stopped at step 20 by the race)"; such a cell trained for less than the others, so it
+is left out of the best and its group (the race's own test found it worse at that step: its status says how).
+A stopped run whose configuration and seed finished in another run (an --extend after the race) is replaced
+by it.
 
 A cell of trained runs also shows the training step of the checkpoint its seeds' scores come from, "(step 40,
 60)", or "(untrained)" when every seed kept step 0: the checkpoint selection found no trained checkpoint better
@@ -59,6 +65,7 @@ from sentsweep.errors import InputError
 GROUP_MARK = "≈"  # in the best's group, not the best
 LATEX_GROUP_MARK = r"$^{\approx}$"
 UNTRAINED = "untrained"
+STOPPED_TEST = "stopped by the race at a rung: not tested"  # to_frame's `test` of a cell a race stopped
 # significance.GroupMember.test -> what the tables call it.
 TEST_NAMES = {"paired t": "paired t over seeds", "paired t over items": "paired t over items"}
 CORRECTION_NAMES = {"holm": "Holm", "bonferroni": "Bonferroni", "none": "none"}
@@ -94,6 +101,7 @@ class Cell:
     by_seed: dict
     steps: dict = field(default_factory=dict)
     selected_by: set = field(default_factory=set)
+    stopped: dict = field(default_factory=dict)  # seed -> the step a race stopped its run at (its values: that step's)
 
     @property
     def values(self) -> np.ndarray:
@@ -213,19 +221,35 @@ def race_not_counted(runs: pd.DataFrame) -> pd.Series:
     return runs[RACE_NOT_COUNTED_TAG].notna() & (runs[RACE_NOT_COUNTED_TAG].astype(str) != "")
 
 
-def status_counts(runs: pd.DataFrame) -> dict:
-    """Per reason, the number of runs a table leaves out: failed, stopped early (KILLED: by a scheduler, a race or
-    an interrupted driver), unfinished, "replaced by a finished rerun" where another run of the same
-    configuration and seed finished (an interrupted --extend, or a failed trial an extension ran again), or
-    finished and "not counted by the race" (`race_not_counted`)."""
+def _runs_entering_cells(runs: pd.DataFrame) -> pd.Series:
+    """Which runs enter the cells: the finished ones the race counted, and those a race stopped at a rung whose
+    configuration and seed did not finish in a run of their own (module docstring)."""
+    counted = ~race_not_counted(runs)
+    stopped = (runs["race_stopped_at_step"].notna() if "race_stopped_at_step" in runs
+               else pd.Series(False, index=runs.index)) & counted
+    finished = (runs["status"] == "FINISHED") & ~stopped & counted
+    done = finished_cells(runs[finished])
+    replaced = pd.Series([(config, str(seed)) in done for config, seed in
+                          zip(runs.get("config_hash", [None] * len(runs)), runs["seed"])], index=runs.index, dtype=bool)
+    return finished | (stopped & ~replaced)
+
+
+def status_counts(runs: pd.DataFrame, entered: pd.Series | None = None) -> dict:
+    """Per reason, the number of runs a table leaves out (those not `entered`: by default, those not FINISHED and
+    those its race did not count): failed, stopped early (KILLED: by a scheduler, a race or an interrupted driver),
+    unfinished, "replaced by a finished rerun" where another run of the same configuration and seed entered (an
+    interrupted --extend, a failed trial an extension ran again, a run a race stopped at a rung and an extension
+    trained to the end), or finished and "not counted by the race" (`race_not_counted`)."""
     uncounted = race_not_counted(runs)
-    left_out = runs[(runs["status"] != "FINISHED") | uncounted]
+    if entered is None:
+        entered = (runs["status"] == "FINISHED") & ~uncounted
+    left_out = runs[~entered]
     labels = left_out["status"].map({"FAILED": "failed", "KILLED": "stopped early", "FINISHED": RACE_NOT_COUNTED}
                                     ).fillna("unfinished")
-    done = finished_cells(runs[~uncounted])
+    done = finished_cells(runs[entered].assign(status="FINISHED"))
     if done:
-        rerun = [(config, str(seed)) in done and status != "FINISHED"
-                 for config, seed, status in zip(left_out["config_hash"], left_out["seed"], left_out["status"])]
+        rerun = [(config, str(seed)) in done and not skipped
+                 for config, seed, skipped in zip(left_out["config_hash"], left_out["seed"], uncounted[~entered])]
         labels = labels.mask(np.array(rerun, dtype=bool), "replaced by a finished rerun")
     return labels.value_counts().to_dict()
 
@@ -267,8 +291,10 @@ def build_table(runs: pd.DataFrame, row_params: list[str], metrics: list[str], c
         raise InputError(f"runs have no param/metric named {', '.join(map(repr, missing))}")
     if column_param and len(metrics) != 1:
         raise InputError(f"with columns by {column_param!r}, give exactly one metric (got {metrics})")
-    # labels = positions in the lists below
-    finished = runs[(runs["status"] == "FINISHED") & ~race_not_counted(runs)].reset_index(drop=True)
+    entered = _runs_entering_cells(runs)
+    finished = runs[entered].reset_index(drop=True)  # labels = positions in the lists below
+    stopped_at = (pd.to_numeric(finished["race_stopped_at_step"], errors="coerce").tolist()
+                  if "race_stopped_at_step" in finished else [np.nan] * len(finished))
     keys = pd.DataFrame({p: param_keys(finished[f"params.{p}"], unset_column(p) if p == column_param else UNSET_ROW)
                          for p in params}, index=finished.index)
     unset = {p: int(finished[f"params.{p}"].isna().sum()) for p in params if finished[f"params.{p}"].isna().any()}
@@ -292,14 +318,18 @@ def build_table(runs: pd.DataFrame, row_params: list[str], metrics: list[str], c
                 {seed: float(value) for seed, value, *_ in scored},
                 {seed: int(step) for seed, _, step, _, _ in scored if not pd.isna(step)},
                 {name for _, _, step, name, _ in scored if not pd.isna(step)},
+                {seeds[i]: int(stopped_at[i]) for i in subset.index
+                 if not pd.isna(values[i]) and not pd.isna(stopped_at[i])},
             )
             runs_of_cell[(row, column)] = {seed: (run_id, float(value)) for seed, value, _, _, run_id in scored}
     rows = sorted({row for row, _ in cells}, key=lambda r: tuple(map(sort_key, r)))
     columns = sorted({column for _, column in cells}, key=sort_key) if column_param else list(metrics)
-    table = ComparisonTable(row_params, column_param or "metric", rows, columns, cells, status_counts(runs),
+    table = ComparisonTable(row_params, column_param or "metric", rows, columns, cells, status_counts(runs, entered),
                             unset=unset, alpha=alpha, correction=correction)
     for column in columns:
-        in_column = {row: cells[(row, column)] for row in rows if (row, column) in cells}
+        # (a cell a race stopped at a rung trained for less: out of the best and its group, module docstring)
+        in_column = {row: cells[(row, column)] for row in rows
+                     if (row, column) in cells and not cells[(row, column)].stopped}
         items = None
         if per_query is not None:
             metric = metrics[0] if column_param else column
@@ -361,6 +391,8 @@ def _cell_text(table: ComparisonTable, row, column, digits: int, bold: tuple[str
         text += GROUP_MARK
     if cell.steps:
         text += f" ({cell.steps_text()})"
+    if cell.stopped:
+        text += f" (stopped at step {', '.join(map(str, sorted(set(cell.stopped.values()))))} by the race)"
     if show_n or cell.n != _typical_n(table):
         text += f" (n={cell.n})"
     return text
@@ -371,8 +403,11 @@ def _footnote(table: ComparisonTable) -> str:
     excluded = ", ".join(f"{count} {status}" for status, count in sorted(table.excluded.items())) or "none"
     steps = (" In parentheses: the training step of the checkpoint each cell's seeds selected (untrained: step 0, "
              "the model before training)." if any(cell.steps for cell in table.cells.values()) else "")
+    stopped = (" Stopped by the race: the values of a configuration a race over steps dropped at an intermediate "
+               "evaluation, at that step; it trained for less than the others, so it is left out of the best and its "
+               "group." if any(cell.stopped for cell in table.cells.values()) else "")
     return (f"Mean ± std over seeds (n={n} unless shown). {significance_note(table)} Runs left out: {excluded}."
-            f"{unset_note(table)}{steps}")
+            f"{unset_note(table)}{steps}{stopped}")
 
 
 def unset_note(table: ComparisonTable) -> str:
@@ -506,23 +541,27 @@ def to_frame(table: ComparisonTable) -> pd.DataFrame:
     """One line per cell: row params, column, mean, std, n, 95% bootstrap CI, `best`, `in_best_group` (the best
     included), `p_vs_best` and `p_vs_best_adjusted` (two-sided, against the column's best, before and after the
     correction; empty for the best and for cells not tested), `test` ("paired t over seeds", "paired t over
-    items", "not tested", "" for the best), `correction`, `alpha`, `family_size` (pairs of the column adjusted
-    together), and `selected_steps`: each seed's selected step in seed order, ';'-separated (0: the untrained
-    model kept; empty for runs without training steps)."""
+    items", "not tested", "" for the best, `STOPPED_TEST` for a cell a race stopped at a rung), `correction`,
+    `alpha`, `family_size` (pairs of the column adjusted together), and `selected_steps`: each seed's selected
+    step in seed order, ';'-separated (0: the untrained model kept; empty for runs without training steps)."""
     records = []
     for row in table.rows:
         for column in table.columns:
             cell = table.cells.get((row, column))
             if cell is None or cell.n == 0:
                 continue
-            group = table.groups[column]
-            member = group.members[row]
+            group = table.groups.get(column)
+            member = group.members.get(row) if group is not None else None
             records.append(
                 dict(zip(table.row_params, row)) | {table.column_label: column} | seed_statistics(cell.values) | {
                     "best": table.best.get(column) == row,
-                    "in_best_group": member.in_best_group, "p_vs_best": member.p_value,
-                    "p_vs_best_adjusted": member.p_adjusted, "test": TEST_NAMES.get(member.test, member.test),
-                    "correction": group.correction, "alpha": group.alpha, "family_size": group.family_size,
+                    "in_best_group": bool(member and member.in_best_group),
+                    "p_vs_best": member.p_value if member else math.nan,
+                    "p_vs_best_adjusted": member.p_adjusted if member else math.nan,
+                    "test": TEST_NAMES.get(member.test, member.test) if member else STOPPED_TEST,
+                    "correction": group.correction if group is not None else table.correction,
+                    "alpha": group.alpha if group is not None else table.alpha,
+                    "family_size": group.family_size if group is not None else 0,
                     "selected_steps": ";".join(str(cell.steps[seed]) for seed in cell.by_seed if seed in cell.steps),
                 }
             )

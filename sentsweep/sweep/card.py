@@ -17,6 +17,7 @@ import dataclasses
 import itertools
 from collections.abc import Iterable
 
+from sentsweep.analysis.step_racing import RUNGS, fraction_text
 from sentsweep.models import replaced_modules
 from sentsweep.search_spaces.param_spaces import values_to_validate
 from sentsweep.settings import Source
@@ -25,6 +26,7 @@ from sentsweep.sweep.demo_stand_ins import evaluation_data_given
 from sentsweep.sweep.gpu_estimate import NOT_COUNTED, GpuEstimate, estimate_gpu_hours
 from sentsweep.sweep.gpu_packing import CUDA_CONTEXT_BYTES, MEMORY_MARGIN, GiB, probe_key
 from sentsweep.sweep.options import SweepOptions
+from sentsweep.sweep.optuna_sampler import sampler_description
 from sentsweep.sweep.probe_records import probes_file, read_probes
 from sentsweep.sweep.protocol import with_method_settings
 from sentsweep.sweep.seed_groups import PROJECT_RUNG_SETTINGS
@@ -231,6 +233,10 @@ def sweep_options_section(options: SweepOptions, estimate: GpuEstimate) -> list[
             row("tables, race", "--correction", options.correction,
                 "Holm 1979: the family-wise error control of Bonferroni, rejecting at least as often"),
             row("early stopping", "--scheduler", options.scheduler, "none: every trial runs out")]
+    if options.search == "optuna":
+        rows.append(f"| search | sampler | {sampler_description()} | project choice (Optuna 5.0's defaults for one "
+                    "objective, stated so that another release's defaults change no proposal; "
+                    "sentsweep.sweep.optuna_sampler) |")
     if options.scheduler != "fifo":
         rows += [f"| early stopping | {name} | {value} | project choice (sentsweep.sweep.seed_groups) |"
                  for name, value in PROJECT_RUNG_SETTINGS.items()]
@@ -246,6 +252,12 @@ def sweep_options_section(options: SweepOptions, estimate: GpuEstimate) -> list[
                      "sentsweep.analysis.racing"),
                  row("race", "--race-tolerance", options.race_tolerance, "no indifference zone"),
                  row("race", "--race-budget", options.race_budget, "none: up to every seed")]
+        if options.race_schedule == "steps":
+            rungs = options.race_rungs or RUNGS
+            rows.append(row("race", "--race-rungs", ", ".join(fraction_text(rung) for rung in rungs),
+                            "successive halving's rungs with a reduction factor of 3; the first seeds are compared at "
+                            "each, --race-alpha split over them and the levels of seeds; "
+                            "sentsweep.analysis.step_racing"))
     if options.gpus_per_trial:
         rows.append(f"| GPU packing | memory per trial | measured peak x {1 + MEMORY_MARGIN:g} + "
                     f"{CUDA_CONTEXT_BYTES / GiB:g} GiB | project choice (sentsweep.sweep.gpu_packing) |")

@@ -252,7 +252,7 @@ def check_sampled_methods(resolved: ResolvedSweep, stages: list[tuple[str, dict]
 def check_race(definition: SweepDefinition, options: SweepOptions, seeds: list[int],
                stages: list[tuple[str, dict]]) -> None:
     """--alpha and --race-alpha in (0, 1); --race needs a grid, stages that stand alone, more seeds than it starts
-    with, a tolerance >= 0 and a budget of one round at least."""
+    with, a tolerance >= 0, a budget of one round at least, and rungs (the steps schedule's) in (0, 1)."""
     for option in ("alpha", "race_alpha"):
         if not 0 < getattr(options, option) < 1:
             raise InputError(f"--{option.replace('_', '-')} {getattr(options, option)} must be in (0, 1)")
@@ -270,7 +270,13 @@ def check_race(definition: SweepDefinition, options: SweepOptions, seeds: list[i
                if not 0 <= options.race_tolerance < math.inf else
                f"--race-budget {options.race_budget} is less than one first round ({configs} configurations x "
                f"{options.race_initial_seeds} seeds)" if options.race_budget is not None
-               and options.race_budget < configs * options.race_initial_seeds else None)
+               and options.race_budget < configs * options.race_initial_seeds else
+               f"--race-rungs is the steps schedule's (--race-schedule steps), not {options.race_schedule}'s"
+               if options.race_rungs is not None and options.race_schedule != "steps" else
+               f"--race-rungs {' '.join(map(str, options.race_rungs))}: each must be a fraction of the steps in "
+               f"(0, 1), given once" if options.race_rungs is not None and (
+                   not all(0 < rung < 1 for rung in options.race_rungs)
+                   or len(set(options.race_rungs)) != len(options.race_rungs)) else None)
     if problem:
         raise InputError(problem)
 

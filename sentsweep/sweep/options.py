@@ -28,7 +28,7 @@ import typing
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar
 
-from sentsweep.analysis.async_racing import RACE_SCHEDULES
+from sentsweep.analysis.race_schedules import RACE_SCHEDULES
 from sentsweep.analysis.racing import RACE_ALPHA, TEST_OPTIONS
 from sentsweep.analysis.significance import CORRECTIONS
 from sentsweep.errors import InputError
@@ -161,9 +161,16 @@ class SweepOptions:
     race_schedule: str = option(
         "how a race runs: 'async' gives a configuration its next seed as soon as a slot is free, decides once "
         "every configuration racing has a seed's results, and holds the whole race's family-wise error at "
-        "--race-alpha (Tukey's range); 'async-per-level' runs the same way with the round race's test and "
-        "decisions; 'rounds' waits for each round's slowest trial and tests against the leader at --race-alpha "
-        "per round (docs/analysis.md, racing)", "async", choices=RACE_SCHEDULES)
+        "--race-alpha (Tukey's range); 'steps' is 'async' that also judges the first seeds at intermediate "
+        "evaluations (--race-rungs), so a configuration clearly worse stops at a fraction of its training; "
+        "'async-per-level' runs as 'async' with the round race's test and decisions; 'rounds' waits for each "
+        "round's slowest trial and tests against the leader at --race-alpha per round "
+        "(docs/analysis.md, racing)", "async", choices=RACE_SCHEDULES)
+    race_rungs: tuple[float, ...] | None = option(
+        "with --race-schedule steps: the fractions of a trial's steps at which the first seeds of every "
+        "configuration are compared, the race's test at each, --race-alpha split over them and the seeds' levels "
+        "(default 1/9 and 1/3: successive halving's rungs with a reduction factor of 3, the project's choice)",
+        metavar="FRACTION")
     race_initial_seeds: int = option("seeds every configuration runs (--race)", 2)
     race_budget: int | None = option("at most this many trials in a race (--race; default: no limit but "
                                            "configurations x seeds)")

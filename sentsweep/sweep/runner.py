@@ -18,16 +18,19 @@ import sys
 import time
 from pathlib import Path
 
-from sentsweep.analysis.async_racing import make_race
+from sentsweep.analysis.race_schedules import make_race
 from sentsweep.analysis.racing import TEST_OPTIONS
 from sentsweep.analysis.reproduction import TARGETS_ARTIFACT, targets_to_json
 from sentsweep.analysis.runs import (
     RACE_NOT_COUNTED_TAG,
+    RACE_STOPPED_TAG,
     fetch_trial_runs,
     finished_cells,
     runs_of_row,
     same_param_value,
+    values_at_race_stops,
 )
+from sentsweep.analysis.step_racing import RUNGS
 from sentsweep.analysis.tables import build_table, seed_statistics, to_frame, to_markdown
 from sentsweep.data import read_scored_pairs
 from sentsweep.faults import FAULT_ENV, fault_point
@@ -46,6 +49,7 @@ from sentsweep.sweep.deterministic_failures import no_retry_of_deterministic_fai
 from sentsweep.sweep.local_ray import start_ray
 from sentsweep.sweep.models_kept import KeptModels, MissingModels
 from sentsweep.sweep.options import SweepOptions
+from sentsweep.sweep.optuna_sampler import make_sampler
 from sentsweep.sweep.progress import SweepProgress, ray_logging_level, tune_verbosity
 from sentsweep.sweep.ray_leftovers import end_left_ray, record_local_ray
 from sentsweep.sweep.resources import check_resources
@@ -100,6 +104,7 @@ class SweepRunner:
         self.race_status: dict = {}  # the last raced stage's {configuration: ConfigStatus} (--race)
         self.race_counted: set | None = None  # ... and the (config hash, seed) cells its decisions counted
         self.race_hashes: dict = {}  # ... and {configuration: config hash}
+        self.race_stopped: dict = {}  # ... and of those, the trials a rung stopped: {Ray trial id: step}
         self.stage_index = 0  # of the stage running now, as run_stage numbers them
         self.stage_title, self.stage_axes = definition.name, []  # of the stage running now, for its progress bar
         self.targets: TargetList | None = None  # the published values' line per stage and their list (run)
@@ -244,7 +249,7 @@ class SweepRunner:
             say("\nRace over seeds (" + ", ".join(map(str, self.seeds)) + "):\n" + "\n".join(lines))
             race = "Race over seeds:\n" + "\n".join(lines)
         self.log_configurations(tracker, title, table, stage_runs, race, targets)
-        self.race_status, self.race_counted = {}, None
+        self.race_status, self.race_counted, self.race_stopped = {}, None, {}
         if self.definition.selection_metric not in table.best:
             raise StageFailed("no trial of this stage finished; see the failure_reason tags in MLflow", exit_code=1)
         self.kept_models.keep(stage or self.definition.stages[0].name, runs, table, results, index, tracker.writer)
@@ -326,7 +331,8 @@ class SweepRunner:
             tune_config = tune.TuneConfig(num_samples=1, scheduler=scheduler, reuse_actors=True)
         else:
             param_space = sampled_param_space(constants, axes, self.seeds) | chain
-            searcher = SeedAveragingRepeater(OptunaSearch(metric=metric, mode="max", seed=0), repeat=len(self.seeds))
+            searcher = SeedAveragingRepeater(OptunaSearch(metric=metric, mode="max", sampler=make_sampler()),
+                                             repeat=len(self.seeds))
             tune_config = tune.TuneConfig(
                 search_alg=searcher, num_samples=self.options.num_configs * len(self.seeds), scheduler=scheduler,
                 reuse_actors=True,
@@ -334,10 +340,11 @@ class SweepRunner:
         return self._tune(tracker, run_name, param_space, tune_config)
 
     def race_settings(self) -> dict:
-        """The race's options (--race-*, --correction), as Race takes them."""
+        """The race's options (--race-*, --correction), as Race takes them (and the steps schedule's rungs)."""
+        rungs = {"rungs": list(self.options.race_rungs or RUNGS)} if self.options.race_schedule == "steps" else {}
         return {"seeds": self.seeds, "initial_seeds": self.options.race_initial_seeds, "alpha": self.options.race_alpha,
                 "correction": self.options.correction, "max_trials": self.options.race_budget,
-                "test": TEST_OPTIONS[self.options.race_test], "tolerance": self.options.race_tolerance}
+                "test": TEST_OPTIONS[self.options.race_test], "tolerance": self.options.race_tolerance} | rungs
 
     def _race(self, tracker, run_name: str, constants: dict, axes: dict, configs: list[dict]) -> list:
         """Race the configurations over the seeds as one Ray Tune run (`sentsweep.sweep.race_search`; restored
@@ -345,37 +352,48 @@ class SweepRunner:
         and the cells it counted are kept for the table. Returns the trials' results."""
         from ray import tune
 
-        from sentsweep.sweep.race_search import RaceSearcher  # lazy: imports Ray Tune, as above
+        from sentsweep.sweep.race_search import RaceScheduler, RaceSearcher  # lazy: imports Ray Tune, as above
 
         by_label = {", ".join(f"{name}={value}" for name, value in config.items() if name in axes): config
                     for config in configs}
         settings = self.race_settings()
         race = make_race(self.options.race_schedule, list(by_label), settings.pop("seeds"), **settings)
         name = f"{run_name}-race"
-        searcher = RaceSearcher(name, race, by_label, self.definition.selection_metric)
-        # at most as many trials live as the cluster runs at once, so that a trial is chosen when a slot frees,
+        # at most as many trials running as the cluster runs at once, so that a trial is chosen when a slot frees,
         # on the results in by then; an autoscaling cluster's room is not known: Ray Tune keeps one trial waiting
         slots = None if self.options.autoscaling else trial_slots(self.options.cpus_per_trial, self.gpus_per_trial,
                                                                  cluster_nodes())
+        searcher = RaceSearcher(name, race, by_label, self.definition.selection_metric, slots)
         bound = min(len(by_label) * len(self.seeds), self.options.race_budget or math.inf)
         results = self._tune(tracker, name, dict(constants), tune.TuneConfig(
-            search_alg=searcher, num_samples=-1, max_concurrent_trials=slots, reuse_actors=True), bound)
-        self.race_status = searcher.race.status()
+            search_alg=searcher, scheduler=RaceScheduler(name, slots), num_samples=-1, reuse_actors=True), bound)
+        race = searcher.race  # (restored with a resumed run)
+        self.race_status = race.status()
         self.race_hashes = {label: config_hash(constants | config) for label, config in by_label.items()}
         self.race_counted = {(self.race_hashes[label], str(seed))
-                             for label, seeds in searcher.race.counted_seeds().items() for seed in seeds}
+                             for label, seeds in race.counted_seeds().items() for seed in seeds}
+        self.race_stopped = {searcher.trial_ids[trial]: step  # (a race over steps: the trials a rung stopped)
+                             for trial, step in getattr(race, "stopped_at", dict)().items()}
         return list(results)
 
     def counted_runs(self, tracker, runs):
-        """The runs of a race's cells that its decisions counted; a finished run beyond them (a seed run ahead for a
-        configuration its level then dropped: `sentsweep.analysis.async_racing`) is tagged and left out of the
-        table, which so depends on the race's results alone, not on the order they came in."""
+        """The runs of a race's cells that its decisions counted; a run beyond them (a seed run ahead for a
+        configuration its level then dropped: `sentsweep.analysis.async_racing`; finished, or stopped for the
+        race) is tagged and left out of the table, which so depends on the race's results alone, not on the order
+        they came in. The runs a rung stopped (a race over steps) are tagged with the step the race counted, and
+        read at it (`sentsweep.analysis.runs.values_at_race_stops`)."""
         runs = runs.assign(counted=[(config, str(seed)) in self.race_counted
                                     for config, seed in zip(runs["config_hash"], runs["seed"])])
-        for trial_id in runs[~runs["counted"] & (runs["status"] == "FINISHED")]["ray_trial_id"]:
+        for trial_id in runs[~runs["counted"] & runs["status"].isin(["FINISHED", "KILLED"])
+                             & runs["ray_trial_id"].notna()]["ray_trial_id"]:
             tracker.writer.submit({"op": "tag", "trial": trial_id, "key": RACE_NOT_COUNTED_TAG, "value": (
-                "a seed run ahead for a configuration the race dropped on the seeds before")})
-        return runs[runs["counted"]].drop(columns="counted")
+                "a seed run ahead for a configuration the race dropped on the seeds before, or after its end")})
+        stopped = runs["ray_trial_id"].map(self.race_stopped)
+        for trial_id, step in zip(runs["ray_trial_id"][stopped.notna()], stopped.dropna()):
+            tracker.writer.submit({"op": "tag", "trial": trial_id, "key": RACE_STOPPED_TAG, "value": str(int(step))})
+        runs = runs.assign(race_stopped_at_step=stopped.where(stopped.notna(), runs["race_stopped_at_step"]))
+        return tracker.writer.call("reading the metric histories of the runs the race stopped", values_at_race_stops,
+                                   tracker.writer.client, runs[runs["counted"]].drop(columns="counted"))
 
     def _tune(self, tracker, run_name: str, param_space: dict, tune_config, race_bound: int | None = None):
         """One Ray Tune run of `param_space` under `run_name` (restored from its saved state with --resume);
