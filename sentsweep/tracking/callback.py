@@ -344,14 +344,14 @@ class SweepTracker(Callback):
         RUNNING (a stage without its table: they end with it, `ConfigurationRuns.stage_done`) as KILLED; returns
         what those trials were."""
         client = self.writer.client
+        running = self.writer.call(
+            "finding the sweep's trial runs left RUNNING", client.search_runs, [self.writer.experiment_id],
+            f"tags.sweep_run_id = '{self.parent_run_id}' and attributes.status = 'RUNNING'", wait_s=wait_s)
         configurations = self.writer.call(
             "finding the sweep's configuration runs left RUNNING", client.search_runs, [self.writer.experiment_id],
             f"tags.{CONFIGURATION_OF_TAG} = '{self.parent_run_id}' and attributes.status = 'RUNNING'", wait_s=wait_s)
         for run in configurations:
             self.writer.submit({"op": "terminate", "trial": address(run.data.tags["config_hash"]), "status": "KILLED"})
-        running = self.writer.call(
-            "finding the sweep's trial runs left RUNNING", client.search_runs, [self.writer.experiment_id],
-            f"tags.sweep_run_id = '{self.parent_run_id}' and attributes.status = 'RUNNING'", wait_s=wait_s)
         stopped = []
         for run in running:
             run_tags = run.data.tags
