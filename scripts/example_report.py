@@ -35,7 +35,9 @@ FIXED_COLUMNS = ["run_id", "status", "seed", "config_hash"]
 
 
 def rerun(work: Path) -> str:
-    """The quick sweep again into a store of its own under `work`; returns the store's URI."""
+    """The quick sweep again into a store of its own under `work` (made here: the sweep refuses a store whose folder
+    does not exist); returns the store's URI."""
+    work.mkdir(parents=True, exist_ok=True)
     uri = f"sqlite:///{work.resolve() / 'report.db'}"
     subprocess.run([sys.executable, str(ROOT / "sweeps" / f"{EXPERIMENT}.py"), "--quick", "--tracking-uri", uri,
                     "--output-dir", str(work)], check=True)

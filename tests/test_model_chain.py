@@ -15,7 +15,7 @@ import ray
 from mlflow.tracking import MlflowClient
 
 from sentsweep.analysis.runs import fetch_trial_runs, latest_sweep_run_id
-from sentsweep.demo_data import CORPUS_FILE
+from sentsweep.demo_data import DEMO_DIR
 from sentsweep.sweep import Stage, SweepDefinition, run_sweep
 from sentsweep.sweep.protocol import project_protocol
 from tests.test_mlflow_conventions import rest, tags_of
@@ -83,9 +83,10 @@ def test_a_trial_run_carries_source_tags_its_data_as_datasets_and_system_metrics
     assert tags["mlflow.source.name"] == __file__ and tags["mlflow.source.type"] == "LOCAL"
     assert tags.get("mlflow.source.git.commit")
     inputs = {item["dataset"]["name"]: item["dataset"] for item in run["inputs"]["dataset_inputs"]}
-    corpus_digest = hashlib.sha256(Path(CORPUS_FILE).read_bytes()).hexdigest()[:36]
-    assert inputs["corpus.txt"]["digest"] == corpus_digest
-    assert {"sts-train.csv", "sts-dev.csv", "sts-test.csv"} <= set(inputs)
+    train_digest = hashlib.sha256((DEMO_DIR / "sts-train.csv").read_bytes()).hexdigest()[:36]
+    assert inputs["sts-train.csv"]["digest"] == train_digest
+    # SBERT trains on the gold pairs: the sweep's corpus is no setting of its method, so no data of its run
+    assert set(inputs) == {"sts-train.csv", "sts-dev.csv", "sts-test.csv"}
     metrics = {metric["key"] for metric in run["data"]["metrics"]}
     assert {"system/cpu_utilization_percentage", "system/system_memory_usage_megabytes"} <= metrics
     experiment = rest(server, "experiments/get-by-name", experiment_name="chain")["experiment"]

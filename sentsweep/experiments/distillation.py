@@ -91,7 +91,8 @@ class DistillationOptions(SweepOptions):
                           "6.5-6.6; sts-b-to-bws: Tables 6.7-6.8), logged as the param `dataset`", "sts-b",
                           choices=DATASETS)
     teacher_train_file: str | None = option("sts-b-to-bws: the teacher's gold pairs, STS-B's sts-train.csv (the "
-                                            "bi-encoder learns the BWS train pairs of --sts-dir, re-annotated)")
+                                            "bi-encoder learns the BWS train pairs of --sts-dir, re-annotated; "
+                                            "default: none, required with sts-b-to-bws but with --quick)")
 
 
 def dataset_settings(options: DistillationOptions) -> dict:

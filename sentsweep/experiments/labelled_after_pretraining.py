@@ -47,7 +47,8 @@ class LabelledAfterPretrainingOptions(TargetTaskOptions):
         f"labelled pairs (default: {' '.join(map(str, PROTOCOL.grid('sample_size')))})")
     task_pairs: tuple[str, ...] = option(
         "the target task's labelled training pairs, in-domain SBERT's (USEB: data-train/<task>/supervised; "
-        "required with a target task unless --set train_file names them)", (), repeat=True, metavar="NAME=PATH")
+        "default: none, required with a target task unless --set train_file names them)", (), repeat=True,
+        metavar="NAME=PATH")
 
 
 def task_pairs(options: LabelledAfterPretrainingOptions) -> str | None:

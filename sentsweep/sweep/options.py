@@ -94,10 +94,10 @@ class SweepOptions:
     model: str | None = option("Hugging Face model name, local folder, or MLflow model URI (runs:/<run id>/model, "
                                "models:/<name>/<version>); required, but with --quick (default there: a tiny random "
                                "BERT)")
-    corpus: str | None = option("training sentences, one per line (required where a method reads a corpus; "
-                                "--quick without evaluation data: the shipped demo corpus)")
-    sts_dir: str | None = option("folder with sts-dev.csv and sts-test.csv, the STS benchmark's files (required, "
-                                 "unless --sick-file or --hf-sts; --quick: the shipped demo pairs)",
+    corpus: str | None = option("training sentences, one per line (default: none, required where a method reads a "
+                                "corpus; --quick without evaluation data: the shipped demo corpus)")
+    sts_dir: str | None = option("folder with sts-dev.csv and sts-test.csv, the STS benchmark's files (default: "
+                                 "none, required unless --sick-file or --hf-sts; --quick: the shipped demo pairs)",
                                  group="evaluation data")
     sick_file: str | None = option("SICK instead of --sts-dir: SICK.txt (its SemEval_set column: dev and test) or the "
                                    "SemEval 2014 files' folder (default: --sts-dir)", group="evaluation data")
@@ -110,10 +110,12 @@ class SweepOptions:
         "in docs/evaluation.md; default: STS dev and test only)", (),
         repeat=True, metavar="NAME=PATH")
     select_on: str | None = option("select every trial's checkpoint on the dev split of this --eval-task task (for "
-                                   "example mteb:STSBenchmark); its test split is only reported", metavar="TASK")
+                                   "example mteb:STSBenchmark); its test split is only reported (default: none, "
+                                   "the protocol's selection, see --dry-run)", metavar="TASK")
     mteb_results: str | None = option("a local copy of MTEB's results repository (results/<org>__<model>/<revision>/"
                                       "<Task>.json): the model's published MTEB scores, reproduction targets of the "
-                                      "untrained model's scores on the --eval-task mteb: tasks", metavar="FOLDER")
+                                      "untrained model's scores on the --eval-task mteb: tasks (default: none, no "
+                                      "such targets)", metavar="FOLDER")
     seeds: str | None = option("a count (5 = seeds 0..4) or a list (0,1,2) (default: the protocol's, see "
                                "--dry-run)")
     search: Literal["grid", "optuna"] = option("a grid, or configurations Optuna samples", "grid")

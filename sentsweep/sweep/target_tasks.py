@@ -35,7 +35,7 @@ class PerTaskOptions(SweepOptions):
     task_corpus: tuple[str, ...] = option(
         "a target task's unlabelled training sentences, one per line (USEB: data-train/<task>/unsupervised/"
         "train.txt): its models train on them and are scored on that task alone (repeatable; every --eval-task "
-        "needs one where several are given; with one, --corpus is its corpus)", (), repeat=True,
+        "needs one where several are given; with one, --corpus is its corpus; default: none)", (), repeat=True,
         metavar="NAME=PATH")
 
 
