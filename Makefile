@@ -27,11 +27,11 @@ test: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(PY) -m pytest -q $(PARALLEL) --durations=15 tests
 
-# Everyday work: every test but those marked slow (they start Ray, an MLflow server or sweeps), within 2 minutes;
-# `make test` runs all.
+# Everyday work: every test but those marked slow (they start Ray, an MLflow server or sweeps), within 2 minutes on
+# 2 cores, in parallel as `make test`; `make test` runs all.
 test-fast: $(STAMP)
 	$(VENV)/bin/ruff check .
-	$(PY) -m pytest -q -m "not slow" --durations=15 tests
+	$(PY) -m pytest -q $(PARALLEL) -m "not slow" --durations=15 tests
 
 # The documentation site (README.md as its home, docs/ as its pages) into sweep_outputs/site/; strict, as the
 # tests build it (tests/test_docs_site.py): a broken link or a page left out of the navigation fails.

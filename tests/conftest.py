@@ -81,6 +81,16 @@ def shared_ray(session_ray, monkeypatch) -> str:
         ray.shutdown()
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _no_terminal_size_in_a_worker():
+    """A worker of a parallel run writes to no terminal, as a serial run writing to a pipe: without the COLUMNS and
+    LINES the worker is given by the time its tests start (GNU readline exports the terminal's size; output fitted to
+    COLUMNS would differ from a serial run's)."""
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        for name in ("COLUMNS", "LINES"):
+            os.environ.pop(name, None)
+
+
 def _run_root(tmp_path_factory, worker_id: str) -> Path:
     """A folder shared by every worker of this run of the suite (the run's own, not another run's)."""
     base = tmp_path_factory.getbasetemp()

@@ -57,7 +57,8 @@ SHAPES = {
     "grid": Shape("tsdae_deletion.py", TSDAE_GRID, ("trial:0", "model:0", "table:0", "stage:0")),
     "multistage": Shape("nm_weight.py", ("--poolings", "cls", "--methods", "tsdae+nm", "--weights", "0.01", "1.0"),
                         ("trial:0", "stage:0", "trial:1", "model:1", "table:1")),
-    "greedy": Shape("tsdae_noise.py", (), ("trial:0", "stage:0", "trial:2", "model:3", "table:3")),
+    # one seed: four stages of 3, 2, 2 and 2 configurations (the other shapes resume over seeds)
+    "greedy": Shape("tsdae_noise.py", ("--seeds", "1"), ("trial:0", "stage:0", "trial:2", "model:3", "table:3")),
     # stage 2 starts from each seed's model of each stage-1 configuration; stage 3 trains from the released model
     "chained": Shape("labelled_after_pretraining.py", ("--methods", "tsdae", "--labelled-sizes", "50"),
                      ("trial:0", "model:0", "stage:0", "trial:1", "table:2")),
