@@ -18,14 +18,20 @@ install: $(STAMP)
 demo: $(STAMP)
 	$(PY) sweeps/tsdae_deletion.py --quick
 
+# The whole suite, within 20 minutes on 2 cores: in TEST_WORKERS processes (pytest-xdist), since its slow tests mostly
+# wait on Ray, drivers and servers. Tests are handed out one by one, slow ones first; those that share a module's
+# fixture, or name an xdist_group, run on one worker (tests/conftest.py). The 15 slowest are listed at the end.
+TEST_WORKERS ?= 3
+PARALLEL := -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder
 test: $(STAMP)
 	$(VENV)/bin/ruff check .
-	$(PY) -m pytest -q tests
+	$(PY) -m pytest -q $(PARALLEL) --durations=15 tests
 
-# Everyday work: every test but those marked slow (they start Ray, an MLflow server or sweeps); `make test` runs all.
+# Everyday work: every test but those marked slow (they start Ray, an MLflow server or sweeps), within 2 minutes on
+# 2 cores, in parallel as `make test`; `make test` runs all.
 test-fast: $(STAMP)
 	$(VENV)/bin/ruff check .
-	$(PY) -m pytest -q -m "not slow" --durations=15 tests
+	$(PY) -m pytest -q $(PARALLEL) -m "not slow" --durations=15 tests
 
 # The documentation site (README.md as its home, docs/ as its pages) into sweep_outputs/site/; strict, as the
 # tests build it (tests/test_docs_site.py): a broken link or a page left out of the navigation fails.
@@ -36,7 +42,7 @@ docs: $(STAMP)
 # and compared with an uninterrupted run (tests/test_fault_matrix.py; `make test` runs a subset). The outcome table
 # is written to sweep_outputs/fault_matrix.md.
 fault-matrix: $(STAMP)
-	SENTSWEEP_FAULT_MATRIX=all $(PY) -m pytest -v tests/test_fault_matrix.py
+	SENTSWEEP_FAULT_MATRIX=all $(PY) -m pytest -v $(PARALLEL) tests/test_fault_matrix.py
 
 # The example report under docs/: a quick NM-weight sweep, its runs kept in docs/example_report_runs.csv, then the
 # report, as `sentsweep analyze report` writes it (tests/test_example_report.py writes it again from the CSV and

@@ -1,14 +1,25 @@
-"""Shared fixtures: the shipped demo data, a tiny random BERT and a real `mlflow server` on 127.0.0.1, each
-started once per test session."""
+"""Shared fixtures: the shipped demo data, a tiny random BERT, a real `mlflow server` on 127.0.0.1 and a Ray
+for the sweeps that need no Ray of their own, each started once per test session; results computed once per run
+of the suite (`computed_once`); and the parallel run of `make test` (pytest-xdist, see `pytest_collection_modifyitems`).
+"""
 
 from __future__ import annotations
 
 import os
+import pickle
 from pathlib import Path
 
 import pytest
 
-from tests.cluster_helpers import ray_token_auth_env
+# PyTorch in one thread, as in Ray's trials (Ray gives a trial of 1 CPU one): the test process, the drivers it starts
+# and the trials and workers of a parallel run (make test) share the cores, and PyTorch's threads, one per core in
+# each process, then wait on one another (a test encoding with batches of 2: 8 s alone in one thread, 66 s in two
+# beside a running sweep, on 2 cores). Set before PyTorch is imported (and before
+# tests.cluster_helpers takes the environment its drivers and nodes start with);
+# a value given in the environment is kept.
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+from tests.cluster_helpers import ray_token_auth_env  # noqa: E402
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
@@ -39,6 +50,105 @@ def mlflow_server(tmp_path_factory):
     server = MlflowServer(tmp_path_factory.mktemp("mlflow-server"))
     yield server
     server.kill()
+
+
+@pytest.fixture(scope="session")
+def session_ray():
+    """The session's Ray (see `shared_ray`), started the first time a test asks for it: a `RayCluster`, whose
+    `address` a module-scoped fixture sets as RAY_ADDRESS (`pytest.MonkeyPatch.context()`) for the sweep it runs."""
+    from tests.cluster_helpers import RayCluster
+
+    cluster = RayCluster(head_cpus=2)
+    yield cluster
+    cluster.stop()
+
+
+@pytest.fixture()
+def shared_ray(session_ray, monkeypatch) -> str:
+    """The address of one Ray per test session (per worker of a parallel run): a head of 2 CPUs and no GPU, as the
+    local Ray a sweep starts by itself on this machine, with a temporary folder of its own. Starting a Ray takes
+    from seconds to tens of seconds on 2 cores; a sweep that joins one takes about one.
+
+    RAY_ADDRESS names it for the test: a sweep run in-process joins it (the test's `ray.shutdown()` only
+    disconnects); a driver started as a process joins it with `RAY_ENV | {"RAY_ADDRESS": shared_ray}`. Tests that
+    kill a driver or a node, or need another Ray (GPUs, other CPUs, a setting their trials read from the environment
+    at the time, Ray's own start-up being what is tested), keep a Ray of their own."""
+    import ray
+
+    monkeypatch.setenv("RAY_ADDRESS", session_ray.address)
+    yield session_ray.address
+    if ray.is_initialized():  # the test's in-process driver, disconnected: the next test joins afresh
+        ray.shutdown()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _no_terminal_size_in_a_worker():
+    """A worker of a parallel run writes to no terminal, as a serial run writing to a pipe: without the COLUMNS and
+    LINES the worker is given by the time its tests start (GNU readline exports the terminal's size; output fitted to
+    COLUMNS would differ from a serial run's)."""
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        for name in ("COLUMNS", "LINES"):
+            os.environ.pop(name, None)
+
+
+def _run_root(tmp_path_factory, worker_id: str) -> Path:
+    """A folder shared by every worker of this run of the suite (the run's own, not another run's)."""
+    base = tmp_path_factory.getbasetemp()
+    return base if worker_id == "master" else base.parent
+
+
+@pytest.fixture(scope="session")
+def computed_once(tmp_path_factory, worker_id):
+    """`computed_once(key, compute)`: what `compute(folder)` returns, computed once per run of the suite, whichever
+    worker of a parallel run asks first (the others wait for it and read its pickled result). `folder` is a new
+    folder shared by the run, for what the computation writes; `key` names it (letters, digits, '-', '_').
+
+    For results several tests compare against, e.g. the fault matrix's uninterrupted reference sweeps."""
+    from filelock import FileLock
+
+    root = _run_root(tmp_path_factory, worker_id) / "computed-once"
+    root.mkdir(exist_ok=True)
+
+    def get(key: str, compute):
+        result, folder = root / f"{key}.pickle", root / key
+        with FileLock(str(root / f"{key}.lock")):
+            if not result.exists():
+                folder.mkdir()
+                value = compute(folder)
+                result.write_bytes(pickle.dumps(value))
+                return value
+        return pickle.loads(result.read_bytes())
+
+    return get
+
+
+@pytest.fixture(scope="session")
+def worker_id(request) -> str:
+    """pytest-xdist's name of this worker ("gw0", ...), "master" outside a parallel run (xdist's own fixture, kept
+    for runs with `-p no:xdist`)."""
+    return os.environ.get("PYTEST_XDIST_WORKER", "master")
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's own, which reads the groups
+def pytest_collection_modifyitems(config, items):
+    """A parallel run (`make test`: pytest-xdist, `--dist loadgroup`) hands out tests one by one, except groups:
+    the tests of a module sharing a module-scoped fixture (a sweep run once, a site built once) form one group, so
+    that one worker builds it once; a test may name a group of its own (`@pytest.mark.xdist_group("name")`) for
+    anything else several tests must share on one worker. The slow tests (the test's mark `slow`) go out first,
+    groups before single tests, so that no worker starts a long test while the others have finished."""
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        return
+    for item in items:
+        info = getattr(item, "_fixtureinfo", None)
+        shares = info is not None and any(
+            definition.scope == "module" for definitions in info.name2fixturedefs.values()
+            for definition in definitions)
+        if shares and not item.get_closest_marker("xdist_group"):
+            item.add_marker(pytest.mark.xdist_group(item.module.__name__))
+    grouped = {id(item) for item in items if item.get_closest_marker("xdist_group")}
+    order = {id(item): index for index, item in enumerate(items)}
+    items.sort(key=lambda item: (item.get_closest_marker("slow") is None, id(item) not in grouped,
+                                 order[id(item)]))
 
 
 SHARED_INPUTS = dict(corpus=str(CORPUS_FILE), dev_file=str(DEMO_DIR / "sts-dev.csv"),

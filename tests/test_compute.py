@@ -124,7 +124,7 @@ def test_compute_per_cell_adds_up_to_the_runs_total():
 
 
 @pytest.mark.slow
-def test_a_time_budget_stops_the_quick_nm_grid_and_resume_completes_it(tmp_path, monkeypatch, capsys):
+def test_a_time_budget_stops_the_quick_nm_grid_and_resume_completes_it(tmp_path, monkeypatch, capsys, shared_ray):
     """--time-budget stops the sweep midway (resumable, the resume command printed); --resume runs what was left,
     each (configuration, seed) FINISHED once; `analyze table --compute` sums the runs' recorded compute."""
     import ray

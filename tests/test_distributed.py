@@ -196,10 +196,11 @@ def test_fractional_gpus_pack_trials_onto_one_gpu(cluster_factory, tmp_path, gpu
     assert max_overlap(runs) == expected
 
 
-def test_mlflow_server_lost_mid_sweep_loses_no_result(tmp_path):
+def test_mlflow_server_lost_mid_sweep_loses_no_result(tmp_path, shared_ray):
     server = MlflowServer(tmp_path)
-    try:
-        driver = start_sweep("tsdae_deletion.py", tmp_path, "--tracking-uri", server.uri, *LONG_TRIALS)
+    try:  # the driver is not what fails here: it runs on the session's Ray
+        driver = start_sweep("tsdae_deletion.py", tmp_path, "--tracking-uri", server.uri, *LONG_TRIALS,
+                             env={"RAY_ADDRESS": shared_ray})
         wait_until(lambda: len(trial_runs(server.uri)) >= 1, 240, what="the first trial run")
         server.kill()
         # trials go on; their results queue on the driver (and in its pending file) until the server is back

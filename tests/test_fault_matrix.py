@@ -31,13 +31,13 @@ sweep_outputs/fault_matrix.md.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import shlex
 import signal
 import subprocess
 import sys
-import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -69,7 +69,8 @@ SHAPES = {
     "grid": Shape("tsdae_deletion.py", TSDAE_GRID, ("trial:0", "model:0", "table:0", "stage:0")),
     "multistage": Shape("nm_weight.py", ("--poolings", "cls", "--methods", "tsdae+nm", "--weights", "0.01", "1.0"),
                         ("trial:0", "stage:0", "trial:1", "model:1", "table:1")),
-    "greedy": Shape("tsdae_noise.py", (), ("trial:0", "stage:0", "trial:2", "model:3", "table:3")),
+    # one seed: four stages of 3, 2, 2 and 2 configurations (the other shapes resume over seeds)
+    "greedy": Shape("tsdae_noise.py", ("--seeds", "1"), ("trial:0", "stage:0", "trial:2", "model:3", "table:3")),
     # stage 2 starts from each seed's model of each stage-1 configuration; stage 3 trains from the released model
     "chained": Shape("labelled_after_pretraining.py", ("--methods", "tsdae", "--labelled-sizes", "50"),
                      ("trial:0", "model:0", "stage:0", "trial:1", "table:2")),
@@ -215,48 +216,48 @@ class Outcome:
     runs: object
 
 
-_references: dict[tuple, Outcome] = {}
-_reference_lock = threading.Lock()
-
-
-def uninterrupted(shape: Shape, root: Path) -> Outcome:
-    """The shape's sweep run without a fault (once per session and arguments; the extension's reference is the grid
-    it extends to, run whole)."""
+def uninterrupted(shape: Shape, computed_once, ray_address: str) -> Outcome:
+    """The shape's sweep run without a fault, once per run of the suite and arguments, whichever case (or worker of
+    a parallel run) asks first (the extension's reference is the grid it extends to, run whole). Nothing stops it, so
+    it runs on the session's shared Ray (`ray_address`); the cases' own drivers each start their own, as a user's."""
     arguments = tuple(argument for argument in shape.arguments if argument != "--extend")
-    key = (shape.script, arguments)
-    with _reference_lock:
-        if key not in _references:
-            workdir = root / f"reference-{len(_references)}"
-            workdir.mkdir(parents=True)
-            uri = sqlite_store(workdir)
-            code, log = run_to_end(shape.script, workdir, ("--tracking-uri", uri, *arguments, *FEW_STEPS))
-            assert code == 0, log[-3000:]
-            assert shape.shows is None or shape.shows in log, log[-3000:]
-            _references[key] = Outcome(code, log, *sweep_runs(uri, experiment_of(shape.script), workdir))
-        return _references[key]
+    key = "fault-matrix-reference-" + hashlib.sha256(repr((shape.script, arguments)).encode()).hexdigest()[:16]
+
+    def run(workdir: Path) -> Outcome:
+        uri = sqlite_store(workdir)
+        code, log = run_to_end(shape.script, workdir, ("--tracking-uri", uri, *arguments, *FEW_STEPS),
+                               env={"RAY_ADDRESS": ray_address})
+        assert code == 0, log[-3000:]
+        assert shape.shows is None or shape.shows in log, log[-3000:]
+        return Outcome(code, log, *sweep_runs(uri, experiment_of(shape.script), workdir))
+
+    return computed_once(key, run)
 
 
 @pytest.fixture(scope="session")
-def reference_root(tmp_path_factory) -> Path:
-    return tmp_path_factory.mktemp("fault-matrix-references")
+def report(tmp_path_factory, worker_id):
+    """The outcome table of the cases run, written to sweep_outputs/fault_matrix.md at the session's end: the rows of
+    every worker of a parallel run (each keeps its own in the run's shared folder, the last to end writes them all)."""
+    from filelock import FileLock
 
-
-@pytest.fixture(scope="session")
-def report():
-    """The outcome table of the cases run, written to sweep_outputs/fault_matrix.md at the session's end."""
+    base = tmp_path_factory.getbasetemp()
+    shared = base if worker_id == "master" else base.parent
     rows: list[str] = []
     yield rows
-    REPORT.parent.mkdir(exist_ok=True)
-    REPORT.write_text("| shape | kill point | signal | stopped | continued | outcome |\n|---|---|---|---|---|---|\n"
-                      + "\n".join(rows) + "\n")
+    (shared / f"fault-matrix-rows-{worker_id}.md").write_text("".join(row + "\n" for row in rows))
+    with FileLock(str(shared / "fault-matrix-rows.lock")):
+        every = sorted(line for part in shared.glob("fault-matrix-rows-*.md") for line in part.read_text().splitlines())
+        REPORT.parent.mkdir(exist_ok=True)
+        REPORT.write_text("| shape | kill point | signal | stopped | continued | outcome |\n|---|---|---|---|---|---|\n"
+                          + "\n".join(every) + "\n")
 
 
 @pytest.mark.parametrize("shape_name, point, signal_name", CASES, ids=["-".join(case) for case in CASES])
-def test_a_sweep_stopped_anywhere_is_resumed_to_the_uninterrupted_table(tmp_path, reference_root, report,
+def test_a_sweep_stopped_anywhere_is_resumed_to_the_uninterrupted_table(tmp_path, computed_once, shared_ray, report,
                                                                        shape_name, point, signal_name):
     shape = SHAPES[shape_name]
     experiment = experiment_of(shape.script)
-    reference = uninterrupted(shape, reference_root)
+    reference = uninterrupted(shape, computed_once, shared_ray)
     server = MlflowServer(tmp_path / "mlflow") if signal_name in OUTAGES else None
     try:
         outcome = stop_and_continue(tmp_path, shape, point, signal_name, server)
@@ -353,7 +354,7 @@ def stop_and_continue(workdir: Path, shape: Shape, point: str, fault: str, serve
     return outcome | {"code": code, "log": log, "continued": continued}
 
 
-def test_an_error_after_a_stage_ends_the_sweep_failed_and_resume_finishes_it(tmp_path, monkeypatch):
+def test_an_error_after_a_stage_ends_the_sweep_failed_and_resume_finishes_it(tmp_path, monkeypatch, shared_ray):
     """Not a signal but a bug (or a lost disk) at a stage's end: the sweep's run ends FAILED with the reason, never
     RUNNING, no trial run stays RUNNING, and --resume, once the cause is gone, finishes the sweep."""
     import contextlib

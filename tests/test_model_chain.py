@@ -41,13 +41,16 @@ def run_chain(server, workdir: Path, *extra: str) -> tuple[int, str]:
 
 
 @pytest.fixture(scope="module")
-def chained(tmp_path_factory, mlflow_server):
-    """The chain sweep run once against a real MLflow server; yields (server, its trial runs by stage)."""
+def chained(tmp_path_factory, mlflow_server, session_ray):
+    """The chain sweep run once against a real MLflow server, on the session's Ray; yields (server, its trial runs by
+    stage)."""
     server = mlflow_server
     argv = sys.argv
     sys.argv = [__file__]  # the driver script MLflow names as the runs' source: this test, in a git checkout
     try:
-        code, output = run_chain(server, tmp_path_factory.mktemp("chain"))
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setenv("RAY_ADDRESS", session_ray.address)
+            code, output = run_chain(server, tmp_path_factory.mktemp("chain"))
     finally:
         sys.argv = argv
         ray.shutdown()

@@ -243,7 +243,8 @@ def shared_sts_rows(folder: Path, split: str) -> list[dict]:
 
 
 @pytest.mark.slow  # a quick sweep (4 trials on Ray) with two MTEB tasks
-def test_a_quick_sweep_selects_on_an_mteb_dev_split_and_its_table_tests_mteb_columns_over_items(tmp_path, capsys):
+def test_a_quick_sweep_selects_on_an_mteb_dev_split_and_its_table_tests_mteb_columns_over_items(tmp_path, capsys,
+                                                                                                  shared_ray):
     """tsdae_deletion --quick over two noise ratios with mteb:STSBenchmark (selecting on its validation split) and
     mteb:SciFact: every trial logs MTEB's scores, items and result JSON; a kept model scores what its run logged
     under MTEB's own evaluation; the table tests both MTEB columns over items, the suite averages them."""

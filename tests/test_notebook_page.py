@@ -22,7 +22,7 @@ def run_cell(source: str, namespace: dict):
 
 
 @pytest.mark.slow  # runs a sweep (2 trials of 4 steps)
-def test_the_notebook_page_runs_a_sweep_and_tabulates_its_runs(tmp_path, monkeypatch, capsys):
+def test_the_notebook_page_runs_a_sweep_and_tabulates_its_runs(tmp_path, monkeypatch, capsys, shared_ray):
     text = PAGE.read_text(encoding="utf-8")
     cells = PYTHON_CELL.findall(text)
     assert len(cells) == 3

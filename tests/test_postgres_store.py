@@ -57,11 +57,10 @@ def postgres():
 
 
 @pytest.mark.slow  # a PostgreSQL server, an MLflow server, Ray and a sweep
-def test_a_quick_sweep_logs_every_trial_finished_to_a_postgres_backed_mlflow_server(postgres, tmp_path):
+def test_a_quick_sweep_logs_every_trial_finished_to_a_postgres_backed_mlflow_server(postgres, tmp_path, shared_ray):
     server = MlflowServer(tmp_path / "mlflow", backend_store=postgres.uri)
     try:
         module = load_sweep(PROJECT / "sweeps" / "tsdae_deletion.py")
-        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
         output = io.StringIO()
         try:
             with contextlib.redirect_stdout(output):

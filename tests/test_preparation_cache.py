@@ -388,8 +388,8 @@ def test_the_card_lists_the_cached_stages_and_whether_the_seed_is_in_their_keys(
 
 
 @pytest.mark.slow
-def test_a_second_sweep_loads_every_stage_the_first_computed(tmp_path):
-    """The quick GPL sweep on local Ray, twice with one storage path: the trial of the second sweep finds every
+def test_a_second_sweep_loads_every_stage_the_first_computed(tmp_path, shared_ray):
+    """The quick GPL sweep on the session's Ray, twice with one storage path: the trial of the second sweep finds every
     entry the first one's trial wrote, and each run's tags say so."""
     import ray
 
@@ -398,7 +398,6 @@ def test_a_second_sweep_loads_every_stage_the_first_computed(tmp_path):
 
     module = load_sweep(PROJECT / "sweeps" / "gpl.py")
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
     try:
         statuses = []
         for _ in range(2):

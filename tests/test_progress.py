@@ -164,7 +164,7 @@ def run_in_process(definition, workdir, *extra):
 
 
 @pytest.mark.slow  # runs two small sweeps
-def test_a_failed_trials_reason_is_printed_and_verbose_brings_ray_tunes_tables_back(tmp_path, capsys):
+def test_a_failed_trials_reason_is_printed_and_verbose_brings_ray_tunes_tables_back(tmp_path, capsys, shared_ray):
     code, printed = run_in_process(failing_definition("progress_fail", [0.05, 1e-300]), tmp_path / "quiet",
                                    "--max-failures", "0")
     err = capsys.readouterr().err

@@ -21,7 +21,7 @@ CUT = ["--poolings", "mean", "--seeds", "1", "--max-steps", "4", "--eval-steps",
 
 
 @pytest.mark.slow  # runs a sweep of 6 small trials
-def test_analyze_report_on_a_quick_nm_weight_sweep_accounts_for_every_trial_run(tmp_path, capsys):
+def test_analyze_report_on_a_quick_nm_weight_sweep_accounts_for_every_trial_run(tmp_path, capsys, shared_ray):
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
     try:
         code = run_sweep(get_experiment("nm_weight"), ["--quick", *CUT, "--tracking-uri", uri, "--output-dir",

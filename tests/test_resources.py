@@ -296,9 +296,9 @@ def test_a_malformed_probes_file_is_refused_naming_it_before_any_probe(tmp_path,
 
 
 @pytest.fixture()
-def local_ray():
-    """A Ray of its own on this machine with 2 CPUs and no GPU (not another test's cluster)."""
-    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
+def local_ray(shared_ray):
+    """The session's Ray on this machine, 2 CPUs and no GPU (tests/conftest.py), joined by this process."""
+    ray.init(address=shared_ray, log_to_driver=False)
     yield
     ray.shutdown()
 

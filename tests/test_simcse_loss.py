@@ -98,8 +98,7 @@ def test_the_card_says_what_is_not_targeted(tmp_path, monkeypatch):
 
 
 @pytest.mark.slow
-def test_quick_runs_both_stages_to_their_tables_with_the_retrieval_columns(tmp_path):
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+def test_quick_runs_both_stages_to_their_tables_with_the_retrieval_columns(tmp_path, shared_ray):
     out, err = io.StringIO(), io.StringIO()
     try:
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):

@@ -117,8 +117,7 @@ def test_the_quick_squad_file_answers_each_question_with_its_own_sentence(tmp_pa
 
 
 @pytest.mark.slow
-def test_quick_runs_every_stage_to_its_table(tmp_path):
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+def test_quick_runs_every_stage_to_its_table(tmp_path, shared_ray):
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
     try:
         code, printed, err = run("--quick", "--tracking-uri", uri, "--output-dir", str(tmp_path / "out"))

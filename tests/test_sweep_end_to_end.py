@@ -32,8 +32,9 @@ def load_sweep(path=SWEEP_SCRIPT):
 
 
 @pytest.fixture(scope="module")
-def quick_sweep(tmp_path_factory):
-    """Run `sweeps/tsdae_deletion.py --quick` once; yield (tracking uri, parent run id, printed output)."""
+def quick_sweep(tmp_path_factory, session_ray):
+    """Run `sweeps/tsdae_deletion.py --quick` once, on the session's Ray; yield (tracking uri, parent run id, printed
+    output)."""
     workdir = tmp_path_factory.mktemp("quick-sweep")
     uri = f"sqlite:///{workdir / 'mlflow.db'}"
     module = load_sweep()
@@ -46,12 +47,13 @@ def quick_sweep(tmp_path_factory):
                     "candidates": ["a cat sat on the mat", "stocks fell", "rain"][: 2 + i % 2],
                     "positive": 0}) + "\n" for i in range(6)), encoding="utf-8")
     output = io.StringIO()
-    with contextlib.redirect_stdout(output):
+    with contextlib.redirect_stdout(output), pytest.MonkeyPatch.context() as patch:
+        patch.setenv("RAY_ADDRESS", session_ray.address)
         code = module.run_sweep(
             module.DEFINITION, ["--quick", "--tracking-uri", uri, "--output-dir", str(workdir / "out"),
                                 "--eval-task", f"distractors={pools}"]
         )
-    ray.shutdown()
+        ray.shutdown()
     assert code == 0, output.getvalue()
     yield uri, latest_sweep_run_id(uri, "tsdae_deletion"), output.getvalue()
 

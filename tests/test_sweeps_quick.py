@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-import ray
 from mlflow.tracking import MlflowClient
 
 import sentsweep.analysis.cli as analysis_cli
 from sentsweep.analysis.runs import fetch_trial_runs, latest_sweep_run_id
 from sentsweep.tracking.names import configuration_name
+from tests.cluster_helpers import sqlite_store
 from tests.test_sweep_end_to_end import load_sweep
 
 pytestmark = pytest.mark.slow  # starts Ray, an MLflow server or sweeps (make test-fast leaves it out)
@@ -21,17 +21,17 @@ pytestmark = pytest.mark.slow  # starts Ray, an MLflow server or sweeps (make te
 SWEEPS = Path(__file__).resolve().parents[1] / "sweeps"
 
 
-@pytest.fixture(scope="module")
-def workdir(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("sweeps")
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-    yield folder
-    ray.shutdown()
+@pytest.fixture()
+def workdir(tmp_path, shared_ray):
+    """The test's folder (its MLflow store, its sweeps' output); the sweeps join the session's Ray (tests/conftest.py),
+    so the tests of this file can run on any worker of a parallel run."""
+    return tmp_path
 
 
 def run_quick(name, workdir, *extra):
     module = load_sweep(SWEEPS / f"{name}.py")
-    uri = f"sqlite:///{workdir / 'mlflow.db'}"
+    store = workdir / "mlflow.db"
+    uri = f"sqlite:///{store}" if store.exists() else sqlite_store(workdir)  # a test's second sweep: the same store
     output = io.StringIO()
     with contextlib.redirect_stdout(output):
         code = module.run_sweep(

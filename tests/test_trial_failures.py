@@ -24,7 +24,7 @@ def run(definition, workdir, *extra):
     return code, uri, output.getvalue()
 
 
-def test_nan_loss_fails_its_trial_with_the_reason_and_the_sweep_goes_on(tmp_path):
+def test_nan_loss_fails_its_trial_with_the_reason_and_the_sweep_goes_on(tmp_path, shared_ray):
     definition = SweepDefinition(
         name="temperature",
         description="SimCSE temperature, one value so small that the logits overflow",
@@ -43,7 +43,7 @@ def test_nan_loss_fails_its_trial_with_the_reason_and_the_sweep_goes_on(tmp_path
     assert "| 0.05 |" in printed and "| 1e-300 |" not in printed
 
 
-def test_asha_stops_every_seed_of_a_configuration_together_and_the_table_counts_them(tmp_path):
+def test_asha_stops_every_seed_of_a_configuration_together_and_the_table_counts_them(tmp_path, shared_ray):
     definition = SweepDefinition(
         name="asha",
         description="TSDAE deletion ratios under config-level ASHA",
@@ -66,7 +66,8 @@ def test_asha_stops_every_seed_of_a_configuration_together_and_the_table_counts_
     assert f"Runs left out: {len(stopped)} stopped early." in printed
 
 
-def test_when_every_trial_diverges_each_runs_once_and_the_sweep_ends_failed_naming_the_reason(tmp_path, capsys):
+def test_when_every_trial_diverges_each_runs_once_and_the_sweep_ends_failed_naming_the_reason(tmp_path, capsys,
+                                                                                             shared_ray):
     """The default --max-failures (2) retries a lost worker, not a loss that is nan at a given step: each trial
     fails once (Ray Tune's error file counts the attempts, one "Failure #" line each), and the sweep's run ends
     FAILED with the reason, not RUNNING."""
