@@ -96,7 +96,8 @@ def test_a_password_in_the_tracking_uri_is_nowhere_in_the_output_or_the_runs(mlf
     assert "s3cret-pw" not in printed.out + printed.err
     client = MlflowClient(mlflow_server.uri)
     runs = client.search_runs([client.get_experiment_by_name("credentials").experiment_id])
-    assert len(runs) == 2  # the sweep's and its trial's
+    # the sweep's, its configuration's and its trial's
+    assert sorted(run.data.tags.get("role", "trial") for run in runs) == ["configuration", "sweep", "trial"]
     for run in runs:
         assert "s3cret-pw" not in repr(run.data.tags) + repr(run.data.params)
 
