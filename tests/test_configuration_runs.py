@@ -243,3 +243,20 @@ def test_a_description_over_mlflows_tag_size_links_what_it_cuts_to_its_artifact(
     assert earlier == ("stage 1\n\n**Best on m** (mean over 2 seeds): **x=1**: m 1.00 ± 0.10\n\n(whole in the run's "
                        "artifacts: [tables/01-stage_1.md](#/experiments/7/runs/abc/artifacts/tables/01-stage_1.md))")
     assert targets == "Reproduction targets\n\n" + "r" * 100
+
+
+def test_the_sweep_runs_params_of_a_combined_method_are_keys_mlflow_takes(tmp_path):
+    """nm_weight's methods are combined (`tsdae+nm`): their settings' param key reads '+' as ' plus ', which MLflow
+    takes (its keys refuse '+': the sweep run's params were rejected whole, into the .rejected.jsonl file)."""
+    from sentsweep.tracking.sweep_run import experiment_params
+
+    params = experiment_params([("method x w", {"method": ["tsdae+nm", "simcse"], "w": [0.1, 1.0]})], [0, 1], {},
+                               {"tsdae+nm": {"noise_ratio": 0.6}, "simcse": {"temperature": 0.05}}, {"search": "grid"})
+    assert params["method_settings.tsdae plus nm"] == '{"noise_ratio": 0.6}'
+    assert params["method_settings.simcse"] == '{"temperature": 0.05}'
+    client = MlflowClient(f"sqlite:///{tmp_path / 'mlflow.db'}")
+    run = client.create_run(client.create_experiment("keys")).info.run_id
+    from mlflow.entities import Param
+
+    client.log_batch(run, params=[Param(key, value) for key, value in params.items()])
+    assert client.get_run(run).data.params == params

@@ -111,8 +111,8 @@ OUTAGE_WAIT_S = 5  # --mlflow-wait of the outage cases: an OUTAGE outlasts it, a
 OUTAGE_STOP = re.compile(
     r"^error: MLflow at (?P<uri>\S+) stayed unreachable for (?P<waited>\S+) s while (?P<what>.+): the sweep's MLflow "
     r"run (?P<run>\w+) stays RUNNING, and (?:nothing is queued|(?P<queued>\d+) queued writes \((?P<kinds>[^)]*)\) "
-    r"of \d+ trial runs(?: and the sweep's run)? in (?P<file>\S+)); once MLflow is back, finish the sweep with: "
-    r"(?P<command>.+)$", re.MULTILINE)
+    r"of \d+ trial runs(?:, \d+ configuration runs)?(?: and the sweep's run)? in (?P<file>\S+)); once MLflow is "
+    r"back, finish the sweep with: (?P<command>.+)$", re.MULTILINE)
 REPLAYED = re.compile(r"^writing the (\d+) queued writes \(.*\) of .* in (\S+), left by the sweep's last driver$",
                       re.MULTILINE)
 

@@ -14,7 +14,13 @@ import pytest
 from mlflow.tracking import MlflowClient
 
 from sentsweep.tracking.callback import LOST_TRIAL_REASON, SweepTracker
-from sentsweep.tracking.writer import MlflowUnavailable, QueuedMlflowWriter, call_waiting, main as replay_main
+from sentsweep.tracking.writer import (
+    MlflowUnavailable,
+    QueuedMlflowWriter,
+    call_waiting,
+    describe_queue,
+    main as replay_main,
+)
 from tests.cluster_helpers import PROJECT, free_port
 
 
@@ -254,3 +260,13 @@ def test_a_sweep_stopped_while_mlflow_is_away_says_its_runs_are_left_running(tmp
     assert client.get_run(tracker.parent_run_id).info.status == "RUNNING"  # as the message says
     assert {run.info.status for run in client.search_runs([tracker.writer.experiment_id])} == {"RUNNING"}
     assert tracker.writer.pending_file.exists()
+
+
+def test_queued_writes_of_configuration_runs_are_counted_as_such():
+    """A configuration run's operations address it as {"configuration": config hash}: the stop line counts those
+    runs beside the trials' (a driver stopped while MLflow was away with such writes queued crashed on them)."""
+    queue = [{"op": "create", "trial": "t1"}, {"op": "metrics", "trial": "t1"},
+             {"op": "create", "trial": {"configuration": "abc"}}, {"op": "tags", "trial": {"configuration": "abc"}},
+             {"op": "terminate", "trial": {"configuration": "def"}}, {"op": "tag", "trial": None}]
+    assert describe_queue(queue) == ("6 queued writes (2 run starts, 1 metric batches, 1 tag batches, 1 run ends, "
+                                     "1 tags) of 1 trial runs, 2 configuration runs and the sweep's run")

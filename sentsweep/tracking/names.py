@@ -23,6 +23,7 @@ searching the runs list's columns, or choosing the axes of a parallel coordinate
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -39,6 +40,13 @@ SEED_SEPARATOR = " · seed "
 MAX_RUN_NAME = 250  # characters of a run name MLflow's stores keep
 # What a logged model's name may not hold (mlflow.utils.validation._validate_logged_model_name), and instead.
 LOGGED_MODEL_REFUSED = {".": ",", "/": "|", ":": "-", "%": " pct", '"': "", "'": ""}
+
+
+def param_key(name: str) -> str:
+    """`name` as an MLflow param key, which may hold only letters, digits, `_ - . : /` and spaces
+    (mlflow.utils.validation): a combined method's `+` reads as ' plus ' (`method_settings.tsdae plus nm`), any other
+    character refused as `_`."""
+    return re.sub(r"[^A-Za-z0-9_\-.:/ ]", "_", name.replace("+", " plus "))
 
 
 def mlflow_metric_key(name: str) -> str:

@@ -3,7 +3,8 @@
 - params: the experiment (`experiment_params`): each stage's grid (`grid`: {stage: {axis: values}}, a sampled axis
   as its range), the `seeds`, the search (`search`, `num_configs` when Optuna samples, `scheduler`, `race`), the
   tables' significance settings (`alpha`, `correction`), the `selection_metric`, and the protocol's settings:
-  each fixed setting by its name, as the trials log it, and each method's own (`method_settings.<method>`). MLflow
+  each fixed setting by its name, as the trials log it, and each method's own (`method_settings.<method>`, a
+  combined method's `+` as ' plus ': `method_settings.tsdae plus nm`, `sentsweep.tracking.names.param_key`). MLflow
   keeps a param's first value, so a value a later --extend changes (more seeds, more grid values) is the tag
   `extended.<param>` instead.
 - metrics: the best configuration's statistics (`best_sts_dev_mean`, ..., `sentsweep.tracking.names`) of the
@@ -26,7 +27,7 @@ from collections.abc import Mapping, Sequence
 
 import pandas as pd
 
-from sentsweep.tracking.names import STATISTICS, configuration_name, statistic_key
+from sentsweep.tracking.names import STATISTICS, configuration_name, param_key, statistic_key
 
 DESCRIPTION_TAG = "mlflow.note.content"  # a run's description in the MLflow UI (Markdown)
 BEST_CONFIGURATION_TAG = "best_configuration"
@@ -61,7 +62,7 @@ def experiment_params(stages: Sequence[tuple[str, Mapping]], seeds: Sequence[int
                        for name, stage_axes in stages},
               "seeds": list(seeds)} | dict(settings)
     params |= {name: value for name, value in constants.items() if name not in axes | not_params | params.keys()}
-    params |= {f"method_settings.{method}": values for method, values in method_settings.items() if values}
+    params |= {param_key(f"method_settings.{method}"): values for method, values in method_settings.items() if values}
     return {name: param_text(value) for name, value in params.items() if value is not None}
 
 

@@ -80,14 +80,16 @@ class StoreUnreachable(Exception):
 
 def describe_queue(queue: list[dict]) -> str:
     """What queued operations hold, in words: '70 queued writes (4 run starts, 52 metric batches, ...) of 4 trial
-    runs and the sweep's run'."""
+    runs, 2 configuration runs and the sweep's run' (the configuration runs named where there are any)."""
     if not queue:
         return "no queued writes"
     kinds = Counter(operation["op"] for operation in queue)
-    trials = {operation["trial"] for operation in queue if operation["trial"] is not None}
+    trials = {operation["trial"] for operation in queue if isinstance(operation["trial"], str)}
+    configurations = {_cache_key(operation["trial"]) for operation in queue if isinstance(operation["trial"], dict)}
     parts = ", ".join(f"{count} {OPERATION_NAMES.get(kind, kind)}" for kind, count in kinds.items())
+    of_configurations = f", {len(configurations)} configuration runs" if configurations else ""
     sweep_run = " and the sweep's run" if any(operation["trial"] is None for operation in queue) else ""
-    return f"{len(queue)} queued writes ({parts}) of {len(trials)} trial runs{sweep_run}"
+    return f"{len(queue)} queued writes ({parts}) of {len(trials)} trial runs{of_configurations}{sweep_run}"
 
 
 def call_waiting(tracking_uri: str, what: str, function, *args, wait_s: float = DEFAULT_WAIT_S,
