@@ -149,6 +149,23 @@ def pytest_collection_modifyitems(config, items):
     order = {id(item): index for index, item in enumerate(items)}
     items.sort(key=lambda item: (item.get_closest_marker("slow") is None, id(item) not in grouped,
                                  order[id(item)]))
+    if config.getvalue("loadgroup"):
+        _name_groups_in_node_ids(items)
+
+
+def _name_groups_in_node_ids(items) -> None:
+    """The group of each grouped test at the end of its node id ("...::test@group"), which is what xdist's scheduler
+    groups by. pytest-xdist 3.8 writes it to `item._nodeid`, which pytest 9 no longer reads (a node's id is its
+    structured `_id`): without this, every test would go out alone. Left to xdist under an older pytest."""
+    try:
+        from _pytest.nodeid import NodeId
+    except ImportError:
+        return
+    for item in items:
+        names = sorted({str(mark.args[0] if mark.args else mark.kwargs.get("name", "default"))
+                        for mark in item.iter_markers("xdist_group")})
+        if names and "@" not in item.nodeid.rpartition("]")[2]:
+            item._id = NodeId.parse(f"{item.nodeid}@{'_'.join(names)}")
 
 
 SHARED_INPUTS = dict(corpus=str(CORPUS_FILE), dev_file=str(DEMO_DIR / "sts-dev.csv"),
