@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import pickle
+import sys
 from pathlib import Path
 
 import pytest
@@ -20,6 +21,11 @@ import pytest
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 from tests.cluster_helpers import ray_token_auth_env  # noqa: E402
+
+if os.environ.get("PYTEST_XDIST_WORKER") and sys.argv[:1] == ["-c"]:
+    # A worker of a parallel run runs as `python -c ...`; its main file is pytest's, as in a serial run (`python -m
+    # pytest`): MLflow takes a run's source and, once per process, its git tags from it (tests read them).
+    sys.argv[0] = str(Path(pytest.__file__).parent / "__main__.py")
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
@@ -89,6 +95,18 @@ def _no_terminal_size_in_a_worker():
     if os.environ.get("PYTEST_XDIST_WORKER"):
         for name in ("COLUMNS", "LINES"):
             os.environ.pop(name, None)
+
+
+@pytest.fixture(autouse=True)
+def _git_tags_of_the_tests_own_runs():
+    """MLflow takes a run's git tags from the process's main file once, at its first run, and keeps them; each test
+    starts with that forgotten, so that its runs get the tags of the driver it names (`sys.argv`), whichever test
+    ran before it in this process (a worker of a parallel run runs them in another order than a serial run)."""
+    registry = sys.modules.get("mlflow.tracking.context.registry")
+    if registry is not None:
+        for provider in registry._run_context_provider_registry:
+            if type(provider).__name__ == "GitRunContext":
+                provider._cache.clear()
 
 
 def _run_root(tmp_path_factory, worker_id: str) -> Path:
