@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import pickle
+import sys
 from pathlib import Path
 
 import pytest
@@ -20,6 +21,11 @@ import pytest
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 from tests.cluster_helpers import ray_token_auth_env  # noqa: E402
+
+if os.environ.get("PYTEST_XDIST_WORKER") and sys.argv[:1] == ["-c"]:
+    # A worker of a parallel run runs as `python -c ...`; its main file is pytest's, as in a serial run (`python -m
+    # pytest`): MLflow takes a run's source and, once per process, its git tags from it (tests read them).
+    sys.argv[0] = str(Path(pytest.__file__).parent / "__main__.py")
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
@@ -91,6 +97,18 @@ def _no_terminal_size_in_a_worker():
             os.environ.pop(name, None)
 
 
+@pytest.fixture(autouse=True)
+def _git_tags_of_the_tests_own_runs():
+    """MLflow takes a run's git tags from the process's main file once, at its first run, and keeps them; each test
+    starts with that forgotten, so that its runs get the tags of the driver it names (`sys.argv`), whichever test
+    ran before it in this process (a worker of a parallel run runs them in another order than a serial run)."""
+    registry = sys.modules.get("mlflow.tracking.context.registry")
+    if registry is not None:
+        for provider in registry._run_context_provider_registry:
+            if type(provider).__name__ == "GitRunContext":
+                provider._cache.clear()
+
+
 def _run_root(tmp_path_factory, worker_id: str) -> Path:
     """A folder shared by every worker of this run of the suite (the run's own, not another run's)."""
     base = tmp_path_factory.getbasetemp()
@@ -149,6 +167,23 @@ def pytest_collection_modifyitems(config, items):
     order = {id(item): index for index, item in enumerate(items)}
     items.sort(key=lambda item: (item.get_closest_marker("slow") is None, id(item) not in grouped,
                                  order[id(item)]))
+    if config.getvalue("loadgroup"):
+        _name_groups_in_node_ids(items)
+
+
+def _name_groups_in_node_ids(items) -> None:
+    """The group of each grouped test at the end of its node id ("...::test@group"), which is what xdist's scheduler
+    groups by. pytest-xdist 3.8 writes it to `item._nodeid`, which pytest 9 no longer reads (a node's id is its
+    structured `_id`): without this, every test would go out alone. Left to xdist under an older pytest."""
+    try:
+        from _pytest.nodeid import NodeId
+    except ImportError:
+        return
+    for item in items:
+        names = sorted({str(mark.args[0] if mark.args else mark.kwargs.get("name", "default"))
+                        for mark in item.iter_markers("xdist_group")})
+        if names and "@" not in item.nodeid.rpartition("]")[2]:
+            item._id = NodeId.parse(f"{item.nodeid}@{'_'.join(names)}")
 
 
 SHARED_INPUTS = dict(corpus=str(CORPUS_FILE), dev_file=str(DEMO_DIR / "sts-dev.csv"),
