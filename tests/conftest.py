@@ -87,14 +87,17 @@ def shared_ray(session_ray, monkeypatch) -> str:
         ray.shutdown()
 
 
-@pytest.fixture(scope="session", autouse=True)
+@pytest.fixture(autouse=True)
 def _no_terminal_size_in_a_worker():
-    """A worker of a parallel run writes to no terminal, as a serial run writing to a pipe: without the COLUMNS and
-    LINES the worker is given by the time its tests start (GNU readline exports the terminal's size; output fitted to
-    COLUMNS would differ from a serial run's)."""
+    """A worker of a parallel run writes to no terminal, as a serial run writing to a pipe: each test starts without
+    the COLUMNS and LINES the worker comes to have (GNU readline exports the terminal's size), in its environment and
+    in the one its drivers start with (`RAY_ENV`); output fitted to COLUMNS would differ from a serial run's."""
     if os.environ.get("PYTEST_XDIST_WORKER"):
+        from tests.cluster_helpers import RAY_ENV
+
         for name in ("COLUMNS", "LINES"):
             os.environ.pop(name, None)
+            RAY_ENV.pop(name, None)
 
 
 @pytest.fixture(autouse=True)
