@@ -33,7 +33,9 @@ class MlflowUi(MlflowServer):
     """`mlflow ui` over a sweep's tracking store, on 127.0.0.1 and a free port; a context that kills it at its end."""
 
     def __init__(self, store_uri: str) -> None:
-        super().__init__(Path(tempfile.gettempdir()), backend_store=store_uri)
+        # a folder of its own for its settings and process id (MlflowServer keeps them there, and another server's
+        # folder would be attached to: its port, its store)
+        super().__init__(Path(tempfile.mkdtemp(prefix="mlflow-ui-")), backend_store=store_uri)
 
     def start(self) -> None:
         self.process = subprocess.Popen(
@@ -41,6 +43,7 @@ class MlflowUi(MlflowServer):
              str(self.port), "--workers", "1"],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
             env=os.environ | {"MLFLOW_SERVER_ENABLE_JOB_EXECUTION": "false"})  # no GenAI job runner beside it
+        (self.folder / "server.pid").write_text(str(self.process.pid))  # what `kill` ends
         wait_until(self.healthy, 180, what="mlflow ui")
 
     def __enter__(self) -> MlflowUi:

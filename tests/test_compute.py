@@ -144,7 +144,8 @@ def test_a_time_budget_stops_the_quick_nm_grid_and_resume_completes_it(tmp_path,
         ray.shutdown()
     error = capsys.readouterr().err
     assert re.search(r"error: --time-budget 20: the sweep ran \d+ s; \d+ trial\(s\) of this stage unfinished, "
-                     r"stopped at their last checkpoint\nresume with:\n  .* --resume\n", error), error
+                     r"stopped at their last checkpoint\ntheir MLflow runs and the sweep's ended KILLED\nresume with:\n"
+                     r"  .* --resume\n", error), error
     parent = latest_sweep_run_id(uri, "nm_weight")
     assert MlflowClient(uri).get_run(parent).info.status == "KILLED"
     stopped = fetch_trial_runs(uri, "nm_weight", parent)

@@ -334,7 +334,7 @@ def test_pending_timeout_ends_the_sweep_resumably_and_keeps_what_finished(local_
     too_big = ["--cpus-per-trial", "4", "--autoscaling", "--pending-timeout", "3"]
     message = (r"error: --pending-timeout 3: 4 trial\(s\) waited PENDING 3 s with none running; each asks for 4 CPUs "
                r"and 0 GPUs on one node, and the Ray cluster at \S+ has 0 GPUs \(CPUs 2\)\n"
-               r"resume once the cluster can run the trials:\n  .*")
+               r"their MLflow runs and the sweep's ended KILLED\nresume once the cluster can run the trials:\n  .*")
     assert quick_sweep(tmp_path, "--seeds", "1", "--max-steps", "10", *too_big) == 1
     captured = capsys.readouterr()
     assert re.search(message + r" --resume\n", captured.err), captured.err
