@@ -87,17 +87,29 @@ def shared_ray(session_ray, monkeypatch) -> str:
         ray.shutdown()
 
 
-@pytest.fixture(autouse=True)
-def _no_terminal_size_in_a_worker():
-    """A worker of a parallel run writes to no terminal, as a serial run writing to a pipe: each test starts without
-    the COLUMNS and LINES the worker comes to have (GNU readline exports the terminal's size), in its environment and
-    in the one its drivers start with (`RAY_ENV`); output fitted to COLUMNS would differ from a serial run's."""
+def _drop_terminal_size() -> None:
+    """A worker of a parallel run writes to no terminal, as a serial run writing to a pipe: without the COLUMNS and
+    LINES the worker comes to have (GNU readline exports the terminal's size), in its environment and in the one its
+    drivers start with (`RAY_ENV`); output fitted to COLUMNS would differ from a serial run's."""
     if os.environ.get("PYTEST_XDIST_WORKER"):
         from tests.cluster_helpers import RAY_ENV
 
         for name in ("COLUMNS", "LINES"):
             os.environ.pop(name, None)
             RAY_ENV.pop(name, None)
+
+
+@pytest.fixture(autouse=True)
+def _no_terminal_size_in_a_worker():
+    """Each test starts without a terminal size (`_drop_terminal_size`)."""
+    _drop_terminal_size()
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _no_terminal_size_for_a_modules_fixtures():
+    """... and so does a module's fixture (a sweep run once for the module's tests, whose printed link they read):
+    autouse, it comes before the module's other fixtures."""
+    _drop_terminal_size()
 
 
 @pytest.fixture(autouse=True)
