@@ -17,6 +17,7 @@ import contextlib
 import io
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -51,6 +52,7 @@ class MlflowUi(MlflowServer):
 
     def __exit__(self, *exc) -> None:
         self.kill()
+        shutil.rmtree(self.folder, ignore_errors=True)  # its settings and process id, kept only while it runs
 
 
 def printed_link(output: str) -> str:
