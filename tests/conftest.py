@@ -112,16 +112,28 @@ def _no_terminal_size_for_a_modules_fixtures():
     _drop_terminal_size()
 
 
-@pytest.fixture(autouse=True)
-def _git_tags_of_the_tests_own_runs():
-    """MLflow takes a run's git tags from the process's main file once, at its first run, and keeps them; each test
-    starts with that forgotten, so that its runs get the tags of the driver it names (`sys.argv`), whichever test
-    ran before it in this process (a worker of a parallel run runs them in another order than a serial run)."""
+def _forget_git_tags() -> None:
+    """MLflow takes a run's git tags from the process's main file once, at its first run, and keeps them; forgotten,
+    the next run gets the tags of the driver it names (`sys.argv`), whichever test ran before in this process (a
+    worker of a parallel run runs them in another order than a serial run)."""
     registry = sys.modules.get("mlflow.tracking.context.registry")
     if registry is not None:
         for provider in registry._run_context_provider_registry:
             if type(provider).__name__ == "GitRunContext":
                 provider._cache.clear()
+
+
+@pytest.fixture(autouse=True)
+def _git_tags_of_the_tests_own_runs():
+    """Each test's runs get the git tags of the driver it names (`_forget_git_tags`)."""
+    _forget_git_tags()
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _git_tags_of_a_modules_own_runs():
+    """... and so do the runs of a module's fixture (a sweep run once for the module's tests): autouse, it comes
+    before the module's other fixtures."""
+    _forget_git_tags()
 
 
 def _run_root(tmp_path_factory, worker_id: str) -> Path:
