@@ -99,19 +99,6 @@ def _drop_terminal_size() -> None:
             RAY_ENV.pop(name, None)
 
 
-@pytest.fixture(autouse=True)
-def _no_terminal_size_in_a_worker():
-    """Each test starts without a terminal size (`_drop_terminal_size`)."""
-    _drop_terminal_size()
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _no_terminal_size_for_a_modules_fixtures():
-    """... and so does a module's fixture (a sweep run once for the module's tests, whose printed link they read):
-    autouse, it comes before the module's other fixtures."""
-    _drop_terminal_size()
-
-
 def _forget_git_tags() -> None:
     """MLflow takes a run's git tags from the process's main file once, at its first run, and keeps them; forgotten,
     the next run gets the tags of the driver it names (`sys.argv`), whichever test ran before in this process (a
@@ -123,17 +110,24 @@ def _forget_git_tags() -> None:
                 provider._cache.clear()
 
 
-@pytest.fixture(autouse=True)
-def _git_tags_of_the_tests_own_runs():
-    """Each test's runs get the git tags of the driver it names (`_forget_git_tags`)."""
+def _start_clean() -> None:
+    """What a test or a module's fixture starts from, whichever test ran before it in this process."""
+    _drop_terminal_size()
     _forget_git_tags()
+
+
+@pytest.fixture(autouse=True)
+def _each_test_starts_clean():
+    """Each test starts without a terminal size and with MLflow's git tags forgotten (`_start_clean`)."""
+    _start_clean()
 
 
 @pytest.fixture(scope="module", autouse=True)
-def _git_tags_of_a_modules_own_runs():
-    """... and so do the runs of a module's fixture (a sweep run once for the module's tests): autouse, it comes
-    before the module's other fixtures."""
-    _forget_git_tags()
+def _each_modules_fixtures_start_clean():
+    """... and so does a module's fixture (a sweep run once for the module's tests, whose printed link and runs they
+    read): autouse, it comes before the module's other fixtures. The one module-scoped fixture that every test has,
+    so no reason to keep a module's tests on one worker (`pytest_collection_modifyitems`)."""
+    _start_clean()
 
 
 def _run_root(tmp_path_factory, worker_id: str) -> Path:
@@ -186,8 +180,8 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         info = getattr(item, "_fixtureinfo", None)
         shares = info is not None and any(
-            definition.scope == "module" for definitions in info.name2fixturedefs.values()
-            for definition in definitions)
+            definition.scope == "module" for name, definitions in info.name2fixturedefs.items()
+            if name != "_each_modules_fixtures_start_clean" for definition in definitions)
         if shares and not item.get_closest_marker("xdist_group"):
             item.add_marker(pytest.mark.xdist_group(item.module.__name__))
     grouped = {id(item) for item in items if item.get_closest_marker("xdist_group")}
