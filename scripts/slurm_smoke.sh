@@ -146,7 +146,8 @@ wait_for_job() {
     echo "TIMED_OUT_AFTER_${MAX_WAIT}s"
 }
 
-# The trial runs of the sweep in the SQLite store $1: all FINISHED, each (configuration, seed) once.
+# The runs of the sweep in the SQLite store $1, as sentsweep reads them (`fetch_trial_runs`: the trial runs sit under
+# their configuration's run): one sweep, FINISHED, its trial runs all FINISHED, each (configuration, seed) once.
 check_mlflow() {
     "$VENV/bin/python" - "$1" <<'EOF'
 import collections
@@ -154,20 +155,21 @@ import sys
 
 from mlflow.tracking import MlflowClient
 
+from sentsweep.analysis.runs import fetch_trial_runs
+
 client = MlflowClient(sys.argv[1])
 experiment = client.get_experiment_by_name("nm_weight")
-runs = client.search_runs([experiment.experiment_id], max_results=1000)
-sweeps = [run for run in runs if "mlflow.parentRunId" not in run.data.tags]
-assert len(sweeps) == 1, f"expected one sweep (parent) run, found {len(sweeps)}"
-trials = [run for run in runs if run.data.tags.get("mlflow.parentRunId") == sweeps[0].info.run_id]
-statuses = collections.Counter(run.info.status for run in trials)
-per_point = collections.Counter(
-    (run.data.params.get("stage"), run.data.params["method"], run.data.params.get("w"),
-     run.data.params.get("pooling"), run.data.params["seed"]) for run in trials)
+sweeps = client.search_runs([experiment.experiment_id], "tags.role = 'sweep'")
+assert len(sweeps) == 1, f"expected one sweep run, found {len(sweeps)}"
+trials = fetch_trial_runs(sys.argv[1], "nm_weight", sweeps[0].info.run_id)
+assert len(trials) == len(fetch_trial_runs(sys.argv[1], "nm_weight")), "trial runs outside the sweep"
+statuses = collections.Counter(trials["status"])
+points = [tuple(trials.get(f"params.{name}", [None] * len(trials))) for name in ("stage", "method", "w", "pooling")]
+per_point = collections.Counter(zip(*points, trials["seed"]))
 print(f"MLflow {sys.argv[1]}: sweep run {sweeps[0].info.status}, {len(trials)} trial runs, "
       f"{statuses['FINISHED']} FINISHED ({dict(statuses)}); (configuration, seed) points {len(per_point)}, "
       f"runs per point: {sorted(set(per_point.values()))}")
-assert sweeps[0].info.status == "FINISHED" and trials and statuses["FINISHED"] == len(trials), "unfinished runs"
+assert sweeps[0].info.status == "FINISHED" and len(trials) and statuses["FINISHED"] == len(trials), "unfinished runs"
 assert set(per_point.values()) == {1}, f"points run more than once: {[k for k, v in per_point.items() if v > 1]}"
 EOF
 }
@@ -231,13 +233,13 @@ import sys
 
 from mlflow.tracking import MlflowClient
 
+from sentsweep.analysis.runs import fetch_trial_runs
+
+trials = fetch_trial_runs(sys.argv[1], "nm_weight")
 client = MlflowClient(sys.argv[1])
-experiment = client.get_experiment_by_name("nm_weight")
-trials = [run for run in client.search_runs([experiment.experiment_id], max_results=1000)
-          if "mlflow.parentRunId" in run.data.tags]
 job_start = datetime.datetime.fromisoformat(sys.argv[2]).timestamp()  # SLURM writes the local time
-startup = min(run.info.start_time for run in trials) / 1000 - job_start
-print(statistics.median(run.data.metrics["seconds_per_step"] for run in trials), len(trials), round(startup))
+startup = min(client.get_run(run_id).info.start_time for run_id in trials["run_id"]) / 1000 - job_start
+print(statistics.median(trials["metrics.system/seconds_per_step"]), len(trials), round(startup))
 EOF
 }
 
