@@ -10,10 +10,11 @@
 #                and its seconds per step), so that each run trains for a while and the trials' steps alone outlast
 #                the time to the signal: the job requeues itself, its later runs resume, and it ends COMPLETED with
 #                each (configuration, seed) run once.
-#   cancel       a plain `scancel` mid-sweep: the job ends CANCELLED.
-#   kill         the driver killed with `kill -9` mid-sweep: the job ends FAILED, its log ends with the line that
-#                resumes it (sbatch with the options it was submitted with), and that line, run as printed,
-#                finishes the sweep with each (configuration, seed) run once.
+#   cancel       a plain `scancel` mid-sweep, once a trial runs (trials of about 20 s at the quick case's speed,
+#                `mid_trial_options`): the job ends CANCELLED.
+#   kill         the driver killed with `kill -9` mid-sweep (trials as cancel's): the job ends FAILED, its log ends
+#                with the line that resumes it (sbatch with the options it was submitted with), and that line, run
+#                as printed, finishes the sweep with each (configuration, seed) run once.
 #   credentials  MLFLOW_TRACKING_URI=http://alice:PASSWORD@127.0.0.1:A_CLOSED_PORT: the driver refuses it naming the
 #                real problem (the job FAILED, exit code 2), and the password is nowhere in the job's log.
 # Run as root (`make slurm-smoke`): the set-up below, each part skipped when done, installs slurm-wlm and munge,
@@ -214,12 +215,17 @@ finish() {
     [ "$left" = none ] || { echo "$name: job $JOB left $left" >&2; exit 1; }
 }
 
-# Wait until the sweep of job JOB has trials running (its progress line says so).
+# Wait until the sweep of job JOB has trials running (its progress line says so); fail at once if the job ends
+# first (its sweep was over before a progress line showed a trial running: its trials were too short).
 wait_for_trials() {
     local deadline=$(( $(date +%s) + MAX_WAIT ))
     until grep -qE "trials ended .*, [1-9][0-9]* running" "$OUTPUT/job.out" 2>/dev/null; do
         [ "$(date +%s)" -lt "$deadline" ] || { echo "job $JOB: no trial started" >&2; scancel "$JOB"; exit 1; }
-        sleep 5
+        case $(job_field "$JOB" JobState) in
+            PENDING|RUNNING|CONFIGURING) ;;
+            *) echo "job $JOB ended $(job_field "$JOB" JobState) before a trial was seen running" >&2; exit 1 ;;
+        esac
+        sleep 2
     done
 }
 
@@ -241,6 +247,16 @@ job_start = datetime.datetime.fromisoformat(sys.argv[2]).timestamp()  # SLURM wr
 startup = min(client.get_run(run_id).info.start_time for run_id in trials["run_id"]) / 1000 - job_start
 print(statistics.median(trials["metrics.system/seconds_per_step"]), len(trials), round(startup))
 EOF
+}
+
+# SWEEP_OPTIONS of a case stopped mid-trial (cancel, kill): trials of about $1 seconds each at the quick case's
+# measured seconds per step, evaluated 4 times, and a progress line every 2 s, so that a trial is seen running
+# (the quick sweep's own 20-step trials end within its first progress interval).
+mid_trial_options() {
+    local speed steps
+    read -r speed _ < <(measured_speed "$QUICK_JOB")
+    steps=$("$VENV/bin/python" -c "import math; print(math.ceil($1 / $speed))")
+    echo "--max-steps $steps --eval-steps $(( (steps + 3) / 4 )) --progress-interval 2"
 }
 
 # The requeue case sized from the quick case's measures (`measured_speed`) and the signal's lead $1 (seconds): sets
@@ -270,7 +286,8 @@ sinfo
 rm -rf "$WORK"
 start=$(date +%s)
 ROWS=()
-[[ " $CASES " != *" requeue "* || " $CASES " == *" quick "* ]] || CASES="quick $CASES"  # requeue's speed is quick's
+# the requeue, cancel and kill cases are sized on the quick case's speed
+[[ " $CASES " == *" quick "* || ! " $CASES " =~ \ (requeue|cancel|kill)\  ]] || CASES="quick $CASES"
 for name in $CASES; do
     case_started=$(date +%s)
     case $name in
@@ -291,19 +308,19 @@ for name in $CASES; do
             check_mlflow "sqlite:///$OUTPUT/mlflow.db"
             ;;
         cancel)
-            submit cancel "" --time=30
+            submit cancel "$(mid_trial_options 20)" --time=30
             wait_for_trials
             scancel "$JOB"
             finish cancel CANCELLED "$case_started"
             ;;
         kill)
-            submit kill "" --time=30 --job-name=smoke-kill
+            submit kill "$(mid_trial_options 20)" --time=30 --job-name=smoke-kill
             wait_for_trials
             driver=$(pgrep -f -- "--output-dir $OUTPUT " | head -1)  # the job's driver: its output folder is its own
             kill -KILL "$driver"
             finish kill FAILED "$case_started"
             resume=$(grep -A1 "resume it with:" "$OUTPUT/job.out" | tail -1 | sed 's/^ *//')
-            [[ $resume == *"sbatch --nodes=1 --time=00:30:00 "*"--job-name=smoke-kill"*" slurm/sweep.sbatch sweeps/nm_weight.py --quick --resume" ]] \
+            [[ $resume == *"sbatch --nodes=1 --time=00:30:00 "*"--job-name=smoke-kill"*" slurm/sweep.sbatch sweeps/nm_weight.py --quick --max-steps "*" --resume"* ]] \
                 || { echo "kill: the printed resume line lacks the job's options: $resume" >&2; exit 1; }
             step "kill: the printed resume line, run as printed (its log appended to $OUTPUT/job.out): $resume"
             # shellcheck disable=SC2086  # the printed line's words, as a shell would split them
