@@ -253,13 +253,12 @@ EOF
 # measured seconds per step, evaluated 4 times, and a progress line every 2 s, so that a trial is seen running
 # (the quick sweep's own 20-step trials end within its first progress interval).
 mid_trial_options() {
-    local speed steps
-    read -r speed _ < <(measured_speed "$QUICK_JOB")
-    steps=$("$VENV/bin/python" -c "import math; print(math.ceil($1 / $speed))")
+    local steps
+    steps=$("$VENV/bin/python" -c "import math; print(math.ceil($1 / $QUICK_SPEED))")
     echo "--max-steps $steps --eval-steps $(( (steps + 3) / 4 )) --progress-interval 2"
 }
 
-# The requeue case sized from the quick case's measures (`measured_speed`) and the signal's lead $1 (seconds): sets
+# The requeue case sized from the quick case's measures (QUICK_*) and the signal's lead $1 (seconds): sets
 # LIMIT (minutes) and STEPS (per trial).
 # - LIMIT: each run must train for REQUEUE_WINDOW seconds at least after the job's startup (Ray's start, the
 #   driver's checks: the quick case's) and before the signal, which SLURM sends up to 60 s before the time it is
@@ -269,8 +268,7 @@ mid_trial_options() {
 #   still running when the signal comes however much faster the steps go than measured, up to 1.5 times, so the
 #   job must requeue itself, and the next runs finish it.
 size_requeue_case() {
-    local lead=$1 speed trials startup slots
-    read -r speed trials startup < <(measured_speed "$QUICK_JOB")
+    local lead=$1 speed=$QUICK_SPEED trials=$QUICK_TRIALS startup=$QUICK_STARTUP slots
     slots=$(nproc)
     LIMIT=$(( (startup + REQUEUE_WINDOW + 60 + lead + 59) / 60 ))
     STEPS=$("$VENV/bin/python" -c "import math
@@ -293,10 +291,11 @@ for name in $CASES; do
     case $name in
         quick)
             submit quick "" --time=30
-            QUICK_JOB=$JOB
             finish quick COMPLETED "$case_started"
             grep -q "| mlm+nm | 0.01 | cls |" "$OUTPUT/job.out" || { echo "quick: no table in its log" >&2; exit 1; }
             check_mlflow "sqlite:///$OUTPUT/mlflow.db"
+            # what the later cases are sized on, measured once
+            read -r QUICK_SPEED QUICK_TRIALS QUICK_STARTUP < <(measured_speed "$JOB")
             ;;
         requeue)
             size_requeue_case 120

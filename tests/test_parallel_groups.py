@@ -54,4 +54,3 @@ def test_only_a_shared_module_fixture_or_a_named_group_keeps_tests_on_one_worker
                                              "test_in_a_named_group", "test_stands_alone"]
     assert [item.nodeid.rpartition("@")[2] if "@" in item.nodeid else None for item in items] == [
         None, module, "servers", None]
-
