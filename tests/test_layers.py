@@ -16,6 +16,7 @@ those at module level and those inside functions. The rules:
 from __future__ import annotations
 
 import ast
+import functools
 import importlib.util
 import io
 import os
@@ -172,7 +173,7 @@ def _imports_in_source(importer: str, is_package: bool, source: str, filename: s
                 found.append(Import(
                     importer=importer,
                     line=child.lineno,
-                    text=" ".join(ast.get_source_segment(source, child).split()),
+                    text=" ".join(_statement_text(lines, child).split()),
                     named=tuple(named),
                     targets=tuple(dict.fromkeys(targets)),
                     in_function=function is not None,
@@ -184,12 +185,26 @@ def _imports_in_source(importer: str, is_package: bool, source: str, filename: s
     return found
 
 
+def _statement_text(lines: list[str], node: ast.stmt) -> str:
+    """The statement's source, from the module's lines (`ast.get_source_segment` splits the whole source again for
+    each statement: seconds for the package's some 700 imports). `ast`'s column offsets count UTF-8 bytes."""
+    first, last = (lines[index].encode() for index in (node.lineno - 1, node.end_lineno - 1))
+    if node.lineno == node.end_lineno:
+        return first[node.col_offset:node.end_col_offset].decode()
+    return "\n".join([first[node.col_offset:].decode(), *lines[node.lineno:node.end_lineno - 1],
+                      last[:node.end_col_offset].decode()])
+
+
 def _imports_of(module: Module) -> list[Import]:
     return _imports_in_source(module.name, module.is_package, module.path.read_text(encoding="utf-8"),
                               str(module.path))
 
 
-IMPORTS: dict[str, list[Import]] = {name: _imports_of(module) for name, module in sorted(MODULES.items())}
+@functools.cache
+def imports_by_module() -> dict[str, list[Import]]:
+    """Every module's first-party imports, read when a test first asks rather than when the file is collected
+    (each worker of a parallel run collects every test file, whichever tests it runs)."""
+    return {name: _imports_of(module) for name, module in sorted(MODULES.items())}
 
 
 def _matches(module: str, prefix: str) -> bool:
@@ -206,25 +221,24 @@ def _layer_name(index: int) -> str:
     return f"{index} ({LAYERS[index][0]})"
 
 
-def _edges() -> dict[str, dict[str, Import]]:
+@functools.cache
+def edges() -> dict[str, dict[str, Import]]:
     """module -> {imported module: the import that brings it in}.
 
     Importing sentsweep.a.b runs sentsweep.a's __init__ first, so an import also leads to each package above
     its target, except the packages above the importer itself: those were imported before the importer ran,
     whatever it imports (otherwise every `__init__` that imports its own submodules would be a cycle)."""
-    edges: dict[str, dict[str, Import]] = {name: {} for name in MODULES}
-    for importer, imports in IMPORTS.items():
+    found: dict[str, dict[str, Import]] = {name: {} for name in MODULES}
+    for importer, imports in imports_by_module().items():
         own = set(_ancestors(importer))
         for statement in imports:
             for target in statement.targets:
                 implied = [parent for parent in _ancestors(target) if parent not in own]
                 for module in [target, *implied]:
                     if module != importer and module in MODULES:
-                        edges[importer].setdefault(module, statement)
-    return edges
+                        found[importer].setdefault(module, statement)
+    return found
 
-
-EDGES = _edges()
 
 
 def test_the_walk_found_the_package():
@@ -235,7 +249,7 @@ def test_the_walk_found_the_package():
 
 def test_every_first_party_import_names_an_existing_module():
     problems = []
-    for imports in IMPORTS.values():
+    for imports in imports_by_module().values():
         for statement in imports:
             for named in statement.named:
                 if named not in MODULES:
@@ -256,7 +270,7 @@ def test_every_module_belongs_to_exactly_one_layer():
 
 def test_no_module_imports_a_higher_layer():
     problems = []
-    for importer, targets in EDGES.items():
+    for importer, targets in edges().items():
         own = _layers_of(importer)
         if len(own) != 1:
             continue  # reported by test_every_module_belongs_to_exactly_one_layer
@@ -341,8 +355,8 @@ def test_find_cycles_reports_the_path():
 
 def test_no_import_cycles():
     messages = []
-    for cycle, component in _find_cycles(EDGES):
-        steps = [f"  {a} -> {b}  ({EDGES[a][b].where})" for a, b in zip(cycle, cycle[1:])]
+    for cycle, component in _find_cycles(edges()):
+        steps = [f"  {a} -> {b}  ({edges()[a][b].where})" for a, b in zip(cycle, cycle[1:])]
         others = sorted(set(component) - set(cycle))
         also = f"\n  (in the same knot of cycles: {', '.join(others)})" if others else ""
         messages.append("import cycle " + " -> ".join(cycle) + ":\n" + "\n".join(steps) + also)
@@ -352,7 +366,7 @@ def test_no_import_cycles():
 def test_imports_inside_functions_say_why():
     problems = [
         f"{statement.where} imports inside a function without a `{LAZY_MARK}` comment"
-        for imports in IMPORTS.values() for statement in imports
+        for imports in imports_by_module().values() for statement in imports
         if statement.in_function and not statement.comment_ok
     ]
     assert not problems, "\n".join(problems) + (
