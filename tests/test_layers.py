@@ -240,7 +240,6 @@ def edges() -> dict[str, dict[str, Import]]:
     return found
 
 
-
 def test_the_walk_found_the_package():
     assert len(MODULES) > 20, sorted(MODULES)
     for name in ("sentsweep", "sentsweep.cli", "sentsweep.analysis.tables", "sentsweep.trainables"):
