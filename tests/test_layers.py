@@ -353,9 +353,9 @@ def test_find_cycles_reports_the_path():
 
 
 def test_no_import_cycles():
-    messages = []
-    for cycle, component in _find_cycles(edges()):
-        steps = [f"  {a} -> {b}  ({edges()[a][b].where})" for a, b in zip(cycle, cycle[1:])]
+    messages, graph = [], edges()
+    for cycle, component in _find_cycles(graph):
+        steps = [f"  {a} -> {b}  ({graph[a][b].where})" for a, b in zip(cycle, cycle[1:])]
         others = sorted(set(component) - set(cycle))
         also = f"\n  (in the same knot of cycles: {', '.join(others)})" if others else ""
         messages.append("import cycle " + " -> ".join(cycle) + ":\n" + "\n".join(steps) + also)
