@@ -31,8 +31,9 @@ test: $(STAMP)
 	$(PY) -m pytest -q $(PARALLEL) --durations=15 tests
 
 # Everyday work: every test but those marked slow (they start Ray, an MLflow server or sweeps), its budget 2 minutes
-# on 2 cores (115-155 s as the machine's speed varies); `make test` runs all. In FAST_TEST_WORKERS processes: these tests compute rather than wait, so on 2 cores a
-# third process mostly adds its own collection of the suite (some 20 s of CPU: 134 s against 149 s on 2 cores).
+# on 2 cores (115-155 s as the machine's speed varies); `make test` runs all. In FAST_TEST_WORKERS processes: these
+# tests compute rather than wait, so on 2 cores a third process mostly adds its own collection of the suite (some 20 s
+# of CPU: 134 s against 149 s on 2 cores).
 FAST_TEST_WORKERS ?= 2
 test-fast: $(STAMP)
 	$(VENV)/bin/ruff check .
