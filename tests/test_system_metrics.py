@@ -55,7 +55,7 @@ def test_the_sampler_reports_what_mlflows_monitors_report_from_the_same_readings
     assert mlflow_metrics["network_receive_megabytes"] == pytest.approx(2.345678)  # since the monitors started
 
 
-def test_a_trial_process_without_a_gpu_never_imports_mlflow():
+def test_a_trial_process_on_a_node_without_a_gpu_never_imports_mlflow():
     """Importing MLflow costs a process seconds of CPU: a trial (the trainables, a report's system metrics) needs
     none of it; the driver logs everything."""
     probe = ("import sys\n"

@@ -9,9 +9,9 @@ other result, and the MLflow UI shows the `system/` metrics on the run's System 
 
 CPU, memory, disk and network are read with psutil as MLflow's `CPUMonitor`, `DiskMonitor` and `NetworkMonitor`
 read them (`mlflow.system_metrics.metrics`), not through those classes: importing any module of MLflow imports all
-of MLflow, 2-4 s of CPU in every trial process, which needs nothing else of it (tests/test_mlflow_conventions.py
-compares names and values with MLflow's monitors). GPUs are sampled by MLflow's `GPUMonitor`, imported only where
-NVML finds a GPU, beside which that cost is small.
+of MLflow, which cost every trial process 1.3 s of CPU or more and 70 MiB (docs/performance.md) and gave it nothing
+else (tests/test_system_metrics.py compares names and values with MLflow's monitors). GPUs are sampled by MLflow's
+`GPUMonitor`, imported only on a node where NVML finds a GPU, beside which that cost is small.
 """
 
 from __future__ import annotations
@@ -109,7 +109,7 @@ def process_sampler() -> SystemMetricsSampler:
 
 def _gpu_monitor():
     """MLflow's NVIDIA GPU monitor where NVML finds a GPU, else None (no `nvidia-ml-py`, no driver, an NVML
-    error): usage metrics never fail a trial, and a trial process without a GPU never imports MLflow."""
+    error): usage metrics never fail a trial, and on a node without one no trial process imports MLflow."""
     try:
         import pynvml
 
