@@ -12,6 +12,7 @@ from mlflow.system_metrics.metrics.cpu_monitor import CPUMonitor
 from mlflow.system_metrics.metrics.disk_monitor import DiskMonitor
 from mlflow.system_metrics.metrics.network_monitor import NetworkMonitor
 
+from sentsweep.trainables import system_metrics
 from sentsweep.trainables.system_metrics import PREFIX, SystemMetricsSampler
 
 
@@ -37,6 +38,7 @@ class Machine:
 def test_the_sampler_reports_what_mlflows_monitors_report_from_the_same_readings(monkeypatch):
     machine = Machine()
     machine.install(monkeypatch)
+    monkeypatch.setattr(system_metrics, "_gpu_monitor", lambda: None)  # a CPU node's metrics, wherever it runs
     machine.set(cpu=12.0, memory_used=9_000_000_000, received=5_000_000, sent=1_000_000)
     monitors = [CPUMonitor(), DiskMonitor(), NetworkMonitor()]  # the network's traffic counts from here
     sampler = SystemMetricsSampler(interval_s=3600)  # its thread never samples within the test
@@ -58,6 +60,8 @@ def test_the_sampler_reports_what_mlflows_monitors_report_from_the_same_readings
 def test_a_trial_process_on_a_node_without_a_gpu_never_imports_mlflow():
     """Importing MLflow costs a process seconds of CPU: a trial (the trainables, a report's system metrics) needs
     none of it; the driver logs everything."""
+    if system_metrics._gpu_monitor() is not None:
+        pytest.skip("NVML finds a GPU here: the trial samples it with MLflow's GPU monitor")
     probe = ("import sys\n"
              "from sentsweep.trainables.catalog import train\n"
              "from sentsweep.trainables.system_metrics import process_sampler\n"

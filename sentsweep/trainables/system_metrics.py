@@ -21,6 +21,8 @@ import threading
 import time
 from collections import defaultdict
 
+import psutil  # a dependency of Ray and MLflow
+
 PREFIX = "system/"  # SystemMetricsMonitor's prefix, which the UI's System metrics tab shows
 DEFAULT_INTERVAL_S = 5.0
 INTERVAL_VARIABLE = "MLFLOW_SYSTEM_METRICS_SAMPLING_INTERVAL"  # mlflow.environment_variables
@@ -33,9 +35,6 @@ class SystemMetricsSampler:
     """Samples the machine on a daemon thread; `take` returns the means since the last take."""
 
     def __init__(self, interval_s: float) -> None:
-        import psutil  # lazy: a dependency of Ray and MLflow, read in the trial process only
-
-        self._psutil = psutil
         self._network_at_start = psutil.net_io_counters()  # counted since boot: usage is the difference
         self._gpu = _gpu_monitor()
         self.interval_s = interval_s
@@ -73,7 +72,6 @@ class SystemMetricsSampler:
                 self._collect()
 
     def _collect(self) -> None:
-        psutil = self._psutil
         memory, disk, network = psutil.virtual_memory(), psutil.disk_usage(os.sep), psutil.net_io_counters()
         for key, value in {
             "cpu_utilization_percentage": psutil.cpu_percent(),
