@@ -76,9 +76,11 @@ def shared_ray(session_ray, monkeypatch) -> str:
     from seconds to tens of seconds on 2 cores; a sweep that joins one takes about one.
 
     RAY_ADDRESS names it for the test: a sweep run in-process joins it (the test's `ray.shutdown()` only
-    disconnects); a driver started as a process joins it with `RAY_ENV | {"RAY_ADDRESS": shared_ray}`. Tests that
-    kill a driver or a node, or need another Ray (GPUs, other CPUs, a setting their trials read from the environment
-    at the time, Ray's own start-up being what is tested), keep a Ray of their own."""
+    disconnects); a driver started as a process joins it with `RAY_ENV | {"RAY_ADDRESS": shared_ray}` (a driver
+    killed there is Ray's to clean up, as on a cluster: the fault matrix's joined shapes). Tests that kill a node, stop
+    a driver's own Ray with it (Ctrl-C to its process group, `kill -9`), or need another Ray (GPUs, other CPUs, a
+    setting their trials read from the environment at the time, Ray's own start-up being what is tested), keep a Ray
+    of their own."""
     import ray
 
     monkeypatch.setenv("RAY_ADDRESS", session_ray.address)

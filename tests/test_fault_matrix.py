@@ -22,7 +22,10 @@ In every case:
 
 Kill points and outages are deterministic: the driver stops itself, or stops and starts its MLflow server (and waits
 until it is down, or up), where `SENTSWEEP_FAULT` says (`sentsweep.faults`), whatever the machine's speed or load.
-Each driver is its own process group on its own embedded Ray, as `python sweeps/<name>.py` runs.
+Each driver is its own process group. The drivers of the shapes in OWN_RAY start their own embedded Ray, as
+`python sweeps/<name>.py` in a terminal does: Ctrl-C reaches Ray's processes too, and `kill -9` leaves them behind.
+The other shapes' drivers join the session's shared Ray, as a driver joins a cluster (`ray submit`, RAY_ADDRESS):
+the signal reaches the driver alone, and Ray ends a dead driver's trials.
 
 `make test` runs a representative subset (`SUBSET`: one case per shape, both signals, and issue 32's
 reproduction); `make fault-matrix` (SENTSWEEP_FAULT_MATRIX=all) runs every case and writes the outcome table to
@@ -31,7 +34,9 @@ sweep_outputs/fault_matrix.md.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import io
 import os
 import re
 import shlex
@@ -101,6 +106,9 @@ SUBSET = [("grid", "model:0", "KILL"), ("multistage", "trial:1", "INT"), ("greed
           ("extend", "trial:0", "KILL"), ("race-steps", "trial:0", "INT"), ("grid", "trial:0", "BLINK"),
           ("grid", "trial:0", "CRASH")]
 CASES = ALL_CASES if os.environ.get("SENTSWEEP_FAULT_MATRIX") == "all" else SUBSET
+# shapes whose drivers start a Ray of their own (both signals and the MLflow faults among the subset's cases: grid's
+# KILL, BLINK and CRASH, multistage's INT, issue 32's reproduction); a Ray start and stop costs each driver seconds
+OWN_RAY = {"grid", "multistage"}
 REPORT = PROJECT / "sweep_outputs" / "fault_matrix.md"
 # A driver is taken for hung, and killed, once it printed nothing for this long; never for being slow: while its
 # trials run it prints its progress line every --progress-interval (30 s), and between them it works in steps of
@@ -132,7 +140,7 @@ def run_to_end(command: list[str] | str, workdir: Path, arguments: tuple[str, ..
     else:
         with open(log_file, "ab") as log:
             process = subprocess.Popen(command, cwd=workdir, stdout=log, stderr=subprocess.STDOUT,
-                                       start_new_session=True, env=RAY_ENV | {"PYTHONUNBUFFERED": "1"})
+                                       start_new_session=True, env=RAY_ENV | {"PYTHONUNBUFFERED": "1"} | (env or {}))
     code = wait_while_printing(process, log_file)
     _reap(process.pid)
     return code, log_file.read_bytes()[start:].decode(errors="replace")
@@ -219,14 +227,31 @@ class Outcome:
 def uninterrupted(shape: Shape, computed_once, ray_address: str) -> Outcome:
     """The shape's sweep run without a fault, once per run of the suite and arguments, whichever case (or worker of
     a parallel run) asks first (the extension's reference is the grid it extends to, run whole). Nothing stops it, so
-    it runs on the session's shared Ray (`ray_address`); the cases' own drivers each start their own, as a user's."""
+    its driver runs in this process (no interpreter of its own to start) on the session's shared Ray (`ray_address`),
+    whichever Ray its cases' drivers run on; what it prints is its log."""
+    import ray
+
+    from tests.test_sweep_end_to_end import load_sweep
+
     arguments = tuple(argument for argument in shape.arguments if argument != "--extend")
     key = "fault-matrix-reference-" + hashlib.sha256(repr((shape.script, arguments)).encode()).hexdigest()[:16]
 
     def run(workdir: Path) -> Outcome:
         uri = sqlite_store(workdir)
-        code, log = run_to_end(shape.script, workdir, ("--tracking-uri", uri, *arguments, *FEW_STEPS),
-                               env={"RAY_ADDRESS": ray_address})
+        script = PROJECT / "sweeps" / shape.script
+        module = load_sweep(script)
+        output = io.StringIO()
+        with pytest.MonkeyPatch.context() as patch, contextlib.redirect_stdout(output), \
+                contextlib.redirect_stderr(output):
+            patch.setenv("RAY_ADDRESS", ray_address)
+            patch.setattr(sys, "argv", [str(script)])  # the runs' source, as a driver of its own names it
+            patch.chdir(workdir)  # where a driver of its own runs (start_sweep)
+            try:
+                code = module.run_sweep(module.DEFINITION, ["--quick", "--output-dir", str(workdir / "out"),
+                                                            "--tracking-uri", uri, *arguments, *FEW_STEPS])
+            finally:
+                ray.shutdown()
+        log = output.getvalue()
         assert code == 0, log[-3000:]
         assert shape.shows is None or shape.shows in log, log[-3000:]
         return Outcome(code, log, *sweep_runs(uri, experiment_of(shape.script), workdir))
@@ -259,8 +284,9 @@ def test_a_sweep_stopped_anywhere_is_resumed_to_the_uninterrupted_table(tmp_path
     experiment = experiment_of(shape.script)
     reference = uninterrupted(shape, computed_once, shared_ray)
     server = MlflowServer(tmp_path / "mlflow") if signal_name in OUTAGES else None
+    ray_env = {} if shape_name in OWN_RAY else {"RAY_ADDRESS": shared_ray}
     try:
-        outcome = stop_and_continue(tmp_path, shape, point, signal_name, server)
+        outcome = stop_and_continue(tmp_path, shape, point, signal_name, server, ray_env)
         status, runs = sweep_runs(server.uri if server else outcome["uri"], experiment, tmp_path)
     finally:
         if server is not None:
@@ -291,17 +317,19 @@ def test_a_sweep_stopped_anywhere_is_resumed_to_the_uninterrupted_table(tmp_path
                   f"equal ({time.monotonic() - outcome['started']:.0f} s) |")
 
 
-def stop_and_continue(workdir: Path, shape: Shape, point: str, fault: str, server: MlflowServer | None) -> dict:
+def stop_and_continue(workdir: Path, shape: Shape, point: str, fault: str, server: MlflowServer | None,
+                      ray_env: dict) -> dict:
     """Run the shape's sweep with `fault` at `point` (an MLflow outage: on `server`, which the driver stops and
     starts), then, unless it finished, continue it as a user would: the command it printed, or --resume after a
-    SIGKILL, once the server is back. Returns the continuation's exit code and output (that of the faulted run
-    where it finished), how the run stopped and was continued, the store's URI and when it started."""
+    SIGKILL, once the server is back. Every driver runs with `ray_env` (RAY_ADDRESS: the Ray it joins; none: its
+    own). Returns the continuation's exit code and output (that of the faulted run where it finished), how the run
+    stopped and was continued, the store's URI and when it started."""
     uri = server.uri if server is not None else sqlite_store(workdir)
     arguments = ("--tracking-uri", uri, *shape.arguments, *FEW_STEPS)
     if shape.before is not None:
-        code, log = run_to_end(shape.script, workdir, ("--tracking-uri", uri, *shape.before, *FEW_STEPS))
+        code, log = run_to_end(shape.script, workdir, ("--tracking-uri", uri, *shape.before, *FEW_STEPS), env=ray_env)
         assert code == 0, log[-3000:]
-    env = {FAULT_ENV: f"{point}:{fault}"}
+    env = ray_env | {FAULT_ENV: f"{point}:{fault}"}
     if server is not None:
         arguments += ("--mlflow-wait", str(OUTAGE_WAIT_S))
         env |= server.fault_commands()
@@ -345,7 +373,7 @@ def stop_and_continue(workdir: Path, shape: Shape, point: str, fault: str, serve
             outcome["stopped"] += f", {queued} writes queued"
             server.start()
 
-    code, log = run_to_end(continuation, workdir)
+    code, log = run_to_end(continuation, workdir, env=ray_env)
     continued = f"exit {code}"
     if fault in OUTAGES and queued:  # the pending file's writes, first
         replayed = REPLAYED.search(log)
