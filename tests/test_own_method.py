@@ -98,11 +98,13 @@ def test_an_objective_whose_loss_fails_stops_the_sweep_before_ray_starts_naming_
 
 
 @pytest.mark.slow
-def test_recipe_e_a_trainer_script_swept_over_seeds_and_an_argument_reports_each_evaluation(tmp_path):
+def test_recipe_e_a_trainer_script_swept_over_seeds_and_an_argument_reports_each_evaluation(tmp_path, shared_ray):
     script = tmp_path / "trainer_script.py"
     shutil.copy(RECIPE_E, script)
     uri = sqlite_store(tmp_path)
-    result = run([sys.executable, str(script), "--quick", "--tracking-uri", uri], tmp_path)
+    # on the session's Ray (recipe A's test runs a user's file on a Ray of the driver's own)
+    result = run([sys.executable, str(script), "--quick", "--tracking-uri", uri], tmp_path,
+                 env={"RAY_ADDRESS": shared_ray})
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     assert "| cosent_script | 10.0 |" in result.stdout and "| cosent_script | 20.0 |" in result.stdout
     runs = fetch_trial_runs(uri, "trainer_script", None)
@@ -170,10 +172,11 @@ def test_recipe_a_runs_on_a_worker_node_that_has_not_got_the_file(tmp_path):
      ["| pooling=mean, noise_type=delete, noise_ratio=0.6, tie_decoder=false | best_sts_dev | 2 |",
       "3 published values: outside 3."]),
 ])
-def test_recipes_c_and_d_run_from_a_folder_of_their_own(tmp_path, recipe, expected, listed):
+def test_recipes_c_and_d_run_from_a_folder_of_their_own(tmp_path, shared_ray, recipe, expected, listed):
     shutil.copytree(PROJECT / "examples", tmp_path / "examples")
     uri = sqlite_store(tmp_path)
-    result = run([sys.executable, str(tmp_path / "examples" / recipe), "--quick", "--tracking-uri", uri], tmp_path)
+    result = run([sys.executable, str(tmp_path / "examples" / recipe), "--quick", "--tracking-uri", uri], tmp_path,
+                 env={"RAY_ADDRESS": shared_ray})  # on the session's Ray, as recipe E's
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     table = result.stdout[result.stdout.rindex("mean ± std over seeds"):]
     for text in expected:
