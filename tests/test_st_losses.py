@@ -66,8 +66,8 @@ def test_the_loss_is_built_with_the_trial_s_arguments_and_fed_scored_pairs(tiny_
 
 
 @pytest.mark.slow
-def test_recipe_b_sweeps_three_losses_to_a_table_with_their_arguments_and_citations(tmp_path):
-    env = RAY_ENV | {"PYTHONUNBUFFERED": "1"}
+def test_recipe_b_sweeps_three_losses_to_a_table_with_their_arguments_and_citations(tmp_path, shared_ray):
+    env = RAY_ENV | {"PYTHONUNBUFFERED": "1", "RAY_ADDRESS": shared_ray}  # the sweep on the session's Ray
     card = subprocess.run([sys.executable, str(RECIPE_B), "--quick", "--dry-run"], cwd=tmp_path, env=env,
                           capture_output=True, text=True, timeout=120)
     assert card.returncode == 0, card.stderr
