@@ -308,8 +308,8 @@ if __name__ == "__main__":
 '''
 
 
-@pytest.mark.slow  # two sweeps on the embedded Ray
-def test_a_sweep_outside_the_repository_records_the_code_the_packages_and_the_node(tmp_path):
+@pytest.mark.slow  # two sweeps, on the session's Ray (a user's file on a Ray of the driver's own: test_own_method.py)
+def test_a_sweep_outside_the_repository_records_the_code_the_packages_and_the_node(tmp_path, shared_ray):
     import importlib.metadata
 
     folder = tmp_path / "researcher"
@@ -320,11 +320,12 @@ def test_a_sweep_outside_the_repository_records_the_code_the_packages_and_the_no
     commit = subprocess.run(["git", "-C", str(PROJECT), "rev-parse", "HEAD"], capture_output=True, text=True,
                             check=True).stdout.strip()  # the checkout of the installed package, as the sweeps ran
     command = [sys.executable, str(sweep_file), "--quick", "--tracking-uri", uri]
-    first = subprocess.run(command, cwd=folder, capture_output=True, text=True, timeout=900, env=RAY_ENV)
+    env = RAY_ENV | {"RAY_ADDRESS": shared_ray}
+    first = subprocess.run(command, cwd=folder, capture_output=True, text=True, timeout=900, env=env)
     assert first.returncode == 0, first.stdout[-3000:] + first.stderr[-3000:]
     sweep_file.write_text(SWEEP_OF_ONE_S_OWN.replace("align_weight: float = setting(1.0",
                                                      "align_weight: float = setting(0.5"))
-    second = subprocess.run(command, cwd=folder, capture_output=True, text=True, timeout=900, env=RAY_ENV)
+    second = subprocess.run(command, cwd=folder, capture_output=True, text=True, timeout=900, env=env)
     assert second.returncode == 0, second.stdout[-3000:] + second.stderr[-3000:]
 
     client = MlflowClient(uri)
