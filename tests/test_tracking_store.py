@@ -17,7 +17,7 @@ from sentsweep.sweep.runner import resume_command
 from sentsweep.tracking.callback import _experiment_id
 from sentsweep.tracking.sqlite_store import prepare_sqlite_store
 from sentsweep.tracking.store import check_tracking_reachable, redact, resolve_tracking_uri
-from tests.cluster_helpers import RayCluster, start_sweep
+from tests.cluster_helpers import start_sweep
 from tests.test_sweep_end_to_end import load_sweep
 
 
@@ -47,23 +47,19 @@ def test_three_starts_at_once_on_a_new_sqlite_store_create_it_and_its_experiment
     assert sorted(path.name for path in tmp_path.iterdir()) == ["mlflow.db", "mlflow.db.lock"]  # no temporary left
 
 
-@pytest.mark.slow  # three sweeps (on one Ray cluster, to spare the machine three Rays)
-def test_three_sweeps_started_at_once_on_a_new_sqlite_store_all_finish(tmp_path):
+@pytest.mark.slow  # three sweeps (on the session's Ray, to spare the machine three Rays)
+def test_three_sweeps_started_at_once_on_a_new_sqlite_store_all_finish(tmp_path, shared_ray):
     store = tmp_path / "store"
     store.mkdir()
     uri = f"sqlite:///{store / 'mlflow.db'}"  # no file yet: the first of them creates it
-    cluster = RayCluster(head_cpus=3)
-    try:
-        drivers = []
-        for number in range(3):
-            workdir = tmp_path / f"sweep-{number}"
-            workdir.mkdir()
-            drivers.append(start_sweep("tsdae_deletion.py", workdir, "--tracking-uri", uri, "--ratios", "0.6",
-                                       "--poolings", "cls", "--seeds", "1", "--max-steps", "2", "--eval-steps", "1",
-                                       env={"RAY_ADDRESS": cluster.address}))
-        codes = [driver.wait(timeout=900) for driver in drivers]
-    finally:
-        cluster.stop()
+    drivers = []
+    for number in range(3):
+        workdir = tmp_path / f"sweep-{number}"
+        workdir.mkdir()
+        drivers.append(start_sweep("tsdae_deletion.py", workdir, "--tracking-uri", uri, "--ratios", "0.6",
+                                   "--poolings", "cls", "--seeds", "1", "--max-steps", "2", "--eval-steps", "1",
+                                   env={"RAY_ADDRESS": shared_ray}))
+    codes = [driver.wait(timeout=900) for driver in drivers]
     logs = [(tmp_path / f"sweep-{number}" / "driver.log").read_text() for number in range(3)]
     assert codes == [0, 0, 0], "\n\n".join(log[-3000:] for log in logs)
     client = MlflowClient(uri)
