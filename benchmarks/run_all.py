@@ -12,7 +12,7 @@ import importlib
 from benchmarks.common import machine
 
 BENCHMARKS = ["tsdae_training", "contrastive_step", "encoding_retrieval", "bm25", "sweep_overhead", "gpu_packing",
-              "analysis_10k_runs", "racing", "preparation_cache", "race_through_ray"]
+              "analysis_10k_runs", "racing", "preparation_cache", "race_through_ray", "trial_process_start"]
 
 
 def main() -> None:
