@@ -142,6 +142,60 @@ def queued_trial(writer: QueuedMlflowWriter, parent: str, trial: str = "t1") -> 
         writer.submit(operation)
 
 
+def test_a_write_that_fails_on_the_way_is_tried_again_and_one_the_store_refuses_is_set_aside(tmp_path, monkeypatch):
+    """A trial's run is not dropped for an exception in MLflow's client while the store answers (the fault matrix's
+    multistage-trial:0-OUTAGE lost one: a search in the replay of its pending file failed in MLflow's client with
+    KeyError '_MLFLOW_TELEMETRY_SESSION_ID', the name of an environment variable of MLflow's telemetry): the write is
+    tried again. A write the store refuses (a
+    4xx kind) is set aside at once, and one that keeps failing on the way after WRITE_ATTEMPTS tries."""
+    from mlflow.exceptions import MlflowException
+    from mlflow.protos.databricks_pb2 import INVALID_PARAMETER_VALUE
+
+    import sentsweep.tracking.writer as writer_module
+
+    monkeypatch.setattr(writer_module, "RETRY_PAUSE_S", 0.0)
+    store = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    client = MlflowClient(store)
+    experiment = client.create_experiment("flaky")
+    parent = client.create_run(experiment, tags={"role": "sweep"}).info.run_id
+    writer = QueuedMlflowWriter(store, experiment, parent, tmp_path / "pending.jsonl")
+    search, set_tag = writer.client.search_runs, writer.client.set_tag
+    on_the_way = MlflowException("API request to http://127.0.0.1:5000/api/2.0/mlflow/runs/search failed with "
+                                 "exception '_MLFLOW_TELEMETRY_SESSION_ID'")  # INTERNAL_ERROR: HTTP 500
+    failures = [on_the_way, on_the_way]
+
+    def flaky_search(*args, **kwargs):
+        if failures:
+            raise failures.pop(0)
+        return search(*args, **kwargs)
+
+    refusals = []
+
+    def refusing_set_tag(run_id, key, value):
+        if key == "refused":
+            refusals.append(key)
+            raise MlflowException("Invalid tag name: 'refused'", error_code=INVALID_PARAMETER_VALUE)
+        return set_tag(run_id, key, value)
+
+    monkeypatch.setattr(writer.client, "search_runs", flaky_search)
+    monkeypatch.setattr(writer.client, "set_tag", refusing_set_tag)
+    queued_trial(writer, parent)  # its create fails on the way twice, then goes through
+    writer.submit({"op": "tag", "trial": "t1", "key": "refused", "value": "x"})
+    writer.submit({"op": "tag", "trial": "t1", "key": "kept", "value": "y"})
+    assert writer.pending == 0 and not failures and refusals == ["refused"]  # refused at the first try
+    run, = client.search_runs([experiment], f"tags.sweep_run_id = '{parent}'")
+    assert run.info.status == "FINISHED" and run.data.metrics == {"sts_dev": 61.5} and run.data.tags["kept"] == "y"
+    rejected = [json.loads(line) for line in (tmp_path / "pending.rejected.jsonl").read_text().splitlines()]
+    assert [entry["operation"]["key"] for entry in rejected] == ["refused"]
+
+    failures.extend([on_the_way] * writer_module.WRITE_ATTEMPTS)  # failing on the way every time: set aside
+    writer.submit({"op": "create", "trial": "t2", "name": "tsdae-t2", "tags": {"ray_trial_id": "t2",
+                                                                               "sweep_run_id": parent}})
+    assert writer.pending == 0 and not failures
+    rejected = [json.loads(line) for line in (tmp_path / "pending.rejected.jsonl").read_text().splitlines()]
+    assert rejected[-1]["operation"]["trial"] == "t2" and "_MLFLOW_TELEMETRY_SESSION_ID" in rejected[-1]["error"]
+
+
 def test_a_read_waits_for_the_store_within_its_bound_then_stops_naming_what_is_kept(tmp_path):
     pending = tmp_path / "out" / "mlflow-pending-run12345.jsonl"
     unreachable = f"http://127.0.0.1:{free_port()}"

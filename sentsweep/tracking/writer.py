@@ -31,7 +31,10 @@ so no write is lost or applied out of order. A file can also be written by hand:
 
     sentsweep replay PENDING_FILE [--tracking-uri URI]
 
-Runs are found again by their Ray trial id tag, so applying an operation twice never duplicates a run.
+Runs are found again by their Ray trial id tag, so applying an operation twice never duplicates a run. A write the
+store refuses (`refused_by_the_store`: a key or value it does not take) is logged and set aside, with the error, in
+the pending file's `.rejected.jsonl`, and the writes after it go on. One that fails on the way while the store can be
+reached (an exception in the client, a server error) is tried again first, WRITE_ATTEMPTS times in all.
 
 The writes are synchronous, in Ray Tune's driver loop (the tracker's callbacks): while they run, no trial is
 started and no result is read. `write_seconds` counts the time they took (the sweep logs it on its run as
@@ -60,6 +63,10 @@ LOGGED_ARTIFACTS_TAG = "mlflow.loggedArtifacts"
 
 DEFAULT_WAIT_S = 600.0  # --mlflow-wait: the project's choice (see docs/fault_tolerance.md)
 RETRY_INTERVAL_S = 5.0
+# a write that failed while the store could be reached, but was not refused by it (`refused_by_the_store`), is tried
+# this many times in all, RETRY_PAUSE_S apart, before it is set aside as a refused one (the project's choice)
+WRITE_ATTEMPTS = 3
+RETRY_PAUSE_S = 0.5
 # how `describe_queue` names the operations of each kind (an operation of another kind is named by its `op`)
 OPERATION_NAMES = {"create": "run starts", "metrics": "metric batches", "tag": "tags", "tags": "tag batches",
                    "params": "param batches", "artifact": "JSON artifacts", "text": "text artifacts",
@@ -76,6 +83,22 @@ class MlflowUnavailable(Exception):
 
 class StoreUnreachable(Exception):
     """Queued operations could not be written: the store cannot be reached now."""
+
+
+class NoRunForTrial(KeyError):
+    """An operation for a trial whose run is not in the store (its "create" was refused)."""
+
+
+def refused_by_the_store(error: Exception) -> bool:
+    """Whether `error` is the store's refusal of a write, which trying again cannot mend: an MLflow error of a
+    client-error kind (HTTP 4xx: a value or key it does not take, a run that does not exist), or a trial without a
+    run. A failure on the way is not one: an exception in the client (MLflow's REST client reports it as "API
+    request to ... failed with exception ..."), a server error (5xx), a locked SQLite file."""
+    from mlflow.exceptions import MlflowException
+
+    if isinstance(error, NoRunForTrial):
+        return True
+    return isinstance(error, MlflowException) and 400 <= error.get_http_status_code() < 500
 
 
 def describe_queue(queue: list[dict]) -> str:
@@ -217,17 +240,25 @@ class QueuedMlflowWriter:
 
     def _flush(self, attempts: int, wait_s: float) -> bool:
         for attempt in range(attempts):
+            failures = 0  # of the operation at the head of the queue, while the store could be reached
             while self.queue:
                 try:
                     self._apply(self.queue[0])
                 except Exception as error:  # noqa: BLE001 - any store failure: decide below
-                    if store_reachable(self.tracking_uri):
+                    if not store_reachable(self.tracking_uri):
+                        self._last_failure = time.monotonic()
+                        break
+                    failures += 1
+                    if refused_by_the_store(error) or failures == WRITE_ATTEMPTS:
                         logger.error("MLflow rejected %s: %s", self.queue[0], error)
                         self._reject(self.queue.pop(0), error)
-                        continue
-                    self._last_failure = time.monotonic()
-                    break
+                        failures = 0
+                    else:  # failed on the way: the same write again, the queue kept in order
+                        logger.warning("writing %s failed (%s); trying again", self.queue[0]["op"], error)
+                        time.sleep(RETRY_PAUSE_S)
+                    continue
                 self.queue.pop(0)
+                failures = 0
             self._save()
             if not self.queue:
                 return True
@@ -306,7 +337,7 @@ class QueuedMlflowWriter:
         elif kind == "experiment_tag":  # of the sweep's experiment, e.g. a saved view of its runs list
             self.client.set_experiment_tag(self.experiment_id, operation["key"], operation["value"])
         elif run_id is None:
-            raise KeyError(f"no MLflow run for trial {trial_id}")
+            raise NoRunForTrial(f"no MLflow run for trial {trial_id}")
         elif kind == "nest":  # a trial's run (of an earlier sweep process) under its parent run, renamed
             self.client.set_tag(run_id, "mlflow.parentRunId", self._parent_run_id(operation))
             self.client.update_run(run_id, name=operation["name"])
