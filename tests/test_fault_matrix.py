@@ -22,11 +22,10 @@ In every case:
 
 Kill points and outages are deterministic: the driver stops itself, or stops and starts its MLflow server (and waits
 until it is down, or up), where `SENTSWEEP_FAULT` says (`sentsweep.faults`), whatever the machine's speed or load.
-Each driver is its own process group. Stopped by a signal, the drivers of the shapes in OWN_RAY start their own
-embedded Ray, as `python sweeps/<name>.py` in a terminal does: Ctrl-C reaches Ray's processes too, and `kill -9`
-leaves them behind. The other drivers (the other shapes', and those whose MLflow server goes away) join the session's
-shared Ray, as a driver joins a cluster (`ray submit`, RAY_ADDRESS): a signal reaches the driver alone, and Ray ends
-a dead driver's trials.
+Each driver is its own process group. The drivers of the shapes in OWN_RAY start their own embedded Ray, as
+`python sweeps/<name>.py` in a terminal does: Ctrl-C reaches Ray's processes too, and `kill -9` leaves them behind.
+The other shapes' drivers join the session's shared Ray, as a driver joins a cluster (`ray submit`, RAY_ADDRESS):
+the signal reaches the driver alone, and Ray ends a dead driver's trials.
 
 `make test` runs a representative subset (`SUBSET`: one case per shape, both signals, and issue 32's
 reproduction); `make fault-matrix` (SENTSWEEP_FAULT_MATRIX=all) runs every case and writes the outcome table to
@@ -107,8 +106,8 @@ SUBSET = [("grid", "model:0", "KILL"), ("multistage", "trial:1", "INT"), ("greed
           ("extend", "trial:0", "KILL"), ("race-steps", "trial:0", "INT"), ("grid", "trial:0", "BLINK"),
           ("grid", "trial:0", "CRASH")]
 CASES = ALL_CASES if os.environ.get("SENTSWEEP_FAULT_MATRIX") == "all" else SUBSET
-# shapes whose drivers, stopped by a signal, start a Ray of their own (both signals among the subset's cases: grid's
-# KILL, multistage's INT, issue 32's reproduction); a Ray start and stop costs each driver seconds
+# shapes whose drivers start a Ray of their own (both signals and the MLflow faults among the subset's cases: grid's
+# KILL, BLINK and CRASH, multistage's INT, issue 32's reproduction); a Ray start and stop costs each driver seconds
 OWN_RAY = {"grid", "multistage"}
 REPORT = PROJECT / "sweep_outputs" / "fault_matrix.md"
 # A driver is taken for hung, and killed, once it printed nothing for this long; never for being slow: while its
@@ -285,7 +284,7 @@ def test_a_sweep_stopped_anywhere_is_resumed_to_the_uninterrupted_table(tmp_path
     experiment = experiment_of(shape.script)
     reference = uninterrupted(shape, computed_once, shared_ray)
     server = MlflowServer(tmp_path / "mlflow") if signal_name in OUTAGES else None
-    ray_env = {} if shape_name in OWN_RAY and signal_name in SIGNALS else {"RAY_ADDRESS": shared_ray}
+    ray_env = {} if shape_name in OWN_RAY else {"RAY_ADDRESS": shared_ray}
     try:
         outcome = stop_and_continue(tmp_path, shape, point, signal_name, server, ray_env)
         status, runs = sweep_runs(server.uri if server else outcome["uri"], experiment, tmp_path)
