@@ -147,7 +147,7 @@ def test_a_write_that_fails_on_the_way_is_tried_again_and_one_the_store_refuses_
     multistage-trial:0-OUTAGE lost one: a search in the replay of its pending file failed in MLflow's client with
     KeyError '_MLFLOW_TELEMETRY_SESSION_ID', the name of an environment variable of MLflow's telemetry): the write is
     tried again. A write the store refuses (a
-    4xx kind) is set aside at once, and one that keeps failing on the way after WRITE_ATTEMPTS tries."""
+    4xx kind) is set aside at once, and one that keeps failing on the way after ATTEMPTS_ON_THE_WAY tries."""
     from mlflow.exceptions import MlflowException
     from mlflow.protos.databricks_pb2 import INVALID_PARAMETER_VALUE
 
@@ -188,7 +188,7 @@ def test_a_write_that_fails_on_the_way_is_tried_again_and_one_the_store_refuses_
     rejected = [json.loads(line) for line in (tmp_path / "pending.rejected.jsonl").read_text().splitlines()]
     assert [entry["operation"]["key"] for entry in rejected] == ["refused"]
 
-    failures.extend([on_the_way] * writer_module.WRITE_ATTEMPTS)  # failing on the way every time: set aside
+    failures.extend([on_the_way] * writer_module.ATTEMPTS_ON_THE_WAY)  # failing on the way every time: set aside
     writer.submit({"op": "create", "trial": "t2", "name": "tsdae-t2", "tags": {"ray_trial_id": "t2",
                                                                                "sweep_run_id": parent}})
     assert writer.pending == 0 and not failures
@@ -224,9 +224,46 @@ def test_a_read_is_retried_while_the_store_is_away_and_an_error_of_a_reachable_s
         return answer
 
     assert call_waiting(unreachable, "reading", read, wait_s=60, interval_s=0.01) == "runs"
-    store = f"sqlite:///{tmp_path / 'mlflow.db'}"  # reachable: its error is the answer, at once
-    with pytest.raises(KeyError):
-        call_waiting(store, "reading", {}.__getitem__, "missing", wait_s=60)
+
+
+def test_a_reachable_stores_refusal_is_raised_at_once_and_a_failure_on_the_way_after_its_tries(tmp_path, monkeypatch):
+    """A driver's reads and its sweep run's creation (`call_waiting`) meet the same failures on the way as its queued
+    writes: MLflow 3.17's client failed a joined driver's first request to its server with KeyError
+    '_MLFLOW_TELEMETRY_SESSION_ID' (its telemetry thread removed that environment variable while the request read
+    the environment), which stopped the sweep at its start. Such a call is tried again, ATTEMPTS_ON_THE_WAY times in
+    all; a refusal of the store (4xx) is the answer at the first try."""
+    from mlflow.exceptions import MlflowException
+    from mlflow.protos.databricks_pb2 import RESOURCE_DOES_NOT_EXIST
+
+    import sentsweep.tracking.writer as writer_module
+
+    monkeypatch.setattr(writer_module, "RETRY_PAUSE_S", 0.0)
+    store = f"sqlite:///{tmp_path / 'mlflow.db'}"  # reachable
+    on_the_way = MlflowException("API request to http://127.0.0.1:5000/api/2.0/mlflow/runs/create failed with "
+                                 "exception '_MLFLOW_TELEMETRY_SESSION_ID'")  # INTERNAL_ERROR: HTTP 500
+    refusal = MlflowException("Run 'x' not found", error_code=RESOURCE_DOES_NOT_EXIST)  # HTTP 404
+    calls = []
+
+    def answering(*answers):
+        def call():
+            answer = answers[len(calls)]
+            calls.append(answer)
+            if isinstance(answer, Exception):
+                raise answer
+            return answer
+        return call
+
+    assert call_waiting(store, "creating the sweep's run", answering(on_the_way, on_the_way, "run"), wait_s=60) == "run"
+    assert calls == [on_the_way, on_the_way, "run"]
+    calls.clear()
+    with pytest.raises(MlflowException, match="not found"):
+        call_waiting(store, "reading a run", answering(refusal, "never"), wait_s=60)
+    assert calls == [refusal]
+    calls.clear()
+    with pytest.raises(MlflowException, match="_MLFLOW_TELEMETRY_SESSION_ID"):
+        call_waiting(store, "reading runs", answering(*[on_the_way] * writer_module.ATTEMPTS_ON_THE_WAY, "never"),
+                     wait_s=60)
+    assert len(calls) == writer_module.ATTEMPTS_ON_THE_WAY == 3
 
 
 def test_a_resumed_sweep_writes_what_its_dead_driver_queued_before_anything_else(tmp_path, capsys, monkeypatch):

@@ -34,7 +34,8 @@ so no write is lost or applied out of order. A file can also be written by hand:
 Runs are found again by their Ray trial id tag, so applying an operation twice never duplicates a run. A write the
 store refuses (`refused_by_the_store`: a key or value it does not take) is logged and set aside, with the error, in
 the pending file's `.rejected.jsonl`, and the writes after it go on. One that fails on the way while the store can be
-reached (an exception in the client, a server error) is tried again first, WRITE_ATTEMPTS times in all.
+reached (an exception in the client, a server error) is tried again first, ATTEMPTS_ON_THE_WAY times in all; so is a
+read, or a write made directly (`call`, `call_waiting`), which is then raised.
 
 The writes are synchronous, in Ray Tune's driver loop (the tracker's callbacks): while they run, no trial is
 started and no result is read. `write_seconds` counts the time they took (the sweep logs it on its run as
@@ -44,7 +45,6 @@ started and no result is read. `write_seconds` counts the time they took (the sw
 from __future__ import annotations
 
 import argparse
-import itertools
 import json
 import logging
 import os
@@ -63,9 +63,10 @@ LOGGED_ARTIFACTS_TAG = "mlflow.loggedArtifacts"
 
 DEFAULT_WAIT_S = 600.0  # --mlflow-wait: the project's choice (see docs/fault_tolerance.md)
 RETRY_INTERVAL_S = 5.0
-# a write that failed while the store could be reached, but was not refused by it (`refused_by_the_store`), is tried
-# this many times in all, RETRY_PAUSE_S apart, before it is set aside as a refused one (the project's choice)
-WRITE_ATTEMPTS = 3
+# an access that failed while the store could be reached, but was not refused by it (`refused_by_the_store`), is tried
+# this many times in all, RETRY_PAUSE_S apart, before a queued write is set aside as a refused one and any other access
+# raises its error (the project's choice)
+ATTEMPTS_ON_THE_WAY = 3
 RETRY_PAUSE_S = 0.5
 # how `describe_queue` names the operations of each kind (an operation of another kind is named by its `op`)
 OPERATION_NAMES = {"create": "run starts", "metrics": "metric batches", "tag": "tags", "tags": "tag batches",
@@ -90,7 +91,7 @@ class NoRunForTrial(KeyError):
 
 
 def refused_by_the_store(error: Exception) -> bool:
-    """Whether `error` is the store's refusal of a write, which trying again cannot mend: an MLflow error of a
+    """Whether `error` is the store's refusal of a write or read, which trying again cannot mend: an MLflow error of a
     client-error kind (HTTP 4xx: a value or key it does not take, a run that does not exist), or a trial without a
     run. A failure on the way is not one: an exception in the client (MLflow's REST client reports it as "API
     request to ... failed with exception ..."), a server error (5xx), a locked SQLite file."""
@@ -119,21 +120,31 @@ def call_waiting(tracking_uri: str, what: str, function, *args, wait_s: float = 
                  interval_s: float = RETRY_INTERVAL_S, state=lambda: "nothing is queued", **kwargs):
     """`function(*args, **kwargs)`, retried every `interval_s` while the store at `tracking_uri` cannot be reached,
     for at most `wait_s` seconds; then `MlflowUnavailable`, its message saying `what` was being done and `state()`
-    (what is kept). An error while the store can be reached is raised as it is. (`QueuedMlflowWriter.call` runs
-    this after writing the queue; a sweep's accesses before its writer exists call it directly.)"""
+    (what is kept). An error while the store can be reached is raised: at once where the store refused the call
+    (`refused_by_the_store`), after ATTEMPTS_ON_THE_WAY tries in all where it failed on the way (MLflow 3.17's
+    client failed a driver's first requests so, intermittently: docs/fault_tolerance.md). (`QueuedMlflowWriter.call`
+    runs this after writing the queue; a sweep's accesses before its writer exists call it directly.)"""
     deadline = time.monotonic() + wait_s
-    for attempt in itertools.count():
+    failures_on_the_way = 0
+    announced = False
+    while True:
         try:
             return function(*args, **kwargs)
         except Exception as error:  # noqa: BLE001 - any failure: the store's reachability decides below
             if not isinstance(error, StoreUnreachable) and store_reachable(tracking_uri):
-                raise
+                failures_on_the_way += 1
+                if refused_by_the_store(error) or failures_on_the_way == ATTEMPTS_ON_THE_WAY:
+                    raise
+                logger.warning("%s failed (%s); trying again", what, error)
+                time.sleep(RETRY_PAUSE_S)
+                continue
             if time.monotonic() >= deadline:
                 outage = f"stayed unreachable for {wait_s:g} s" if wait_s else "cannot be reached"
                 raise MlflowUnavailable(f"MLflow at {redact(tracking_uri)} {outage} while {what}: {state()}") from error
-        if attempt == 0:
+        if not announced:
             print(f"MLflow at {redact(tracking_uri)} cannot be reached while {what}: waiting for it, at most "
                   f"{wait_s:g} s (--mlflow-wait)", file=sys.stderr, flush=True)
+            announced = True
         waiting_for_mlflow()  # the fault matrix's MLflow outages (sentsweep.faults)
         time.sleep(max(0.0, min(interval_s, deadline - time.monotonic())))
 
@@ -212,7 +223,7 @@ class QueuedMlflowWriter:
         """`function(*args, **kwargs)` once everything queued is written, retried while the store cannot be reached,
         for at most `wait_s` seconds (default: the writer's `wait_s`), then `MlflowUnavailable`. `what` says what it
         does ('reading the stage's trial runs'), for that message. An error while the store can be reached is
-        raised as it is."""
+        raised as `call_waiting` says: at once if the store refused the call, else after ATTEMPTS_ON_THE_WAY tries."""
         def attempt():
             if not self.flush():
                 raise StoreUnreachable(f"MLflow at {redact(self.tracking_uri)} cannot be reached")
@@ -249,7 +260,7 @@ class QueuedMlflowWriter:
                         self._last_failure = time.monotonic()
                         break
                     failures += 1
-                    if refused_by_the_store(error) or failures == WRITE_ATTEMPTS:
+                    if refused_by_the_store(error) or failures == ATTEMPTS_ON_THE_WAY:
                         logger.error("MLflow rejected %s: %s", self.queue[0], error)
                         self._reject(self.queue.pop(0), error)
                         failures = 0
