@@ -22,10 +22,11 @@ In every case:
 
 Kill points and outages are deterministic: the driver stops itself, or stops and starts its MLflow server (and waits
 until it is down, or up), where `SENTSWEEP_FAULT` says (`sentsweep.faults`), whatever the machine's speed or load.
-Each driver is its own process group. The drivers of the shapes in OWN_RAY, and those of the MLflow outages, start
-their own embedded Ray, as `python sweeps/<name>.py` in a terminal does: Ctrl-C reaches Ray's processes too, and
-`kill -9` leaves them behind. The other shapes' signal cases join the session's shared Ray, as a driver joins a
-cluster (`ray submit`, RAY_ADDRESS): the signal reaches the driver alone, and Ray ends a dead driver's trials.
+Each driver is its own process group. The drivers of the shapes in OWN_RAY start their own embedded Ray, as
+`python sweeps/<name>.py` in a terminal does: Ctrl-C reaches Ray's processes too, and `kill -9` leaves them behind.
+The other shapes' drivers join the session's shared Ray, as a driver joins a cluster (`ray submit`, RAY_ADDRESS):
+the signal reaches the driver alone, Ray ends a dead driver's trials, and a driver whose MLflow server goes away
+reaches it over HTTP within a second of its start, as one on a cluster reaches its head's.
 
 `make test` runs a representative subset (`SUBSET`: one case per shape, both signals, and issue 32's
 reproduction); `make fault-matrix` (SENTSWEEP_FAULT_MATRIX=all) runs every case and writes the outcome table to
@@ -107,7 +108,7 @@ SUBSET = [("grid", "model:0", "KILL"), ("multistage", "trial:1", "INT"), ("greed
           ("grid", "trial:0", "CRASH")]
 CASES = ALL_CASES if os.environ.get("SENTSWEEP_FAULT_MATRIX") == "all" else SUBSET
 # shapes whose drivers start a Ray of their own (both signals among the subset's cases: grid's KILL, multistage's INT,
-# issue 32's reproduction; every shape's MLflow outages do too, see the test); a Ray start and stop costs seconds
+# issue 32's reproduction); a Ray start and stop costs seconds
 OWN_RAY = {"grid", "multistage"}
 REPORT = PROJECT / "sweep_outputs" / "fault_matrix.md"
 # A driver is taken for hung, and killed, once it printed nothing for this long; never for being slow: while its
@@ -284,10 +285,7 @@ def test_a_sweep_stopped_anywhere_is_resumed_to_the_uninterrupted_table(tmp_path
     experiment = experiment_of(shape.script)
     reference = uninterrupted(shape, computed_once, shared_ray)
     server = MlflowServer(tmp_path / "mlflow") if signal_name in OUTAGES else None
-    # an outage case's driver talks to an MLflow server within a second of starting when it joins a running Ray,
-    # while MLflow 3.17's telemetry thread may be removing an environment variable its requests read (KeyError
-    # '_MLFLOW_TELEMETRY_SESSION_ID', seen twice on 2026-11-26): those start their own Ray
-    ray_env = {} if shape_name in OWN_RAY or signal_name in OUTAGES else {"RAY_ADDRESS": shared_ray}
+    ray_env = {} if shape_name in OWN_RAY else {"RAY_ADDRESS": shared_ray}
     try:
         outcome = stop_and_continue(tmp_path, shape, point, signal_name, server, ray_env)
         status, runs = sweep_runs(server.uri if server else outcome["uri"], experiment, tmp_path)
