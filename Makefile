@@ -18,7 +18,7 @@ install: $(STAMP)
 demo: $(STAMP)
 	$(PY) sweeps/tsdae_deletion.py --quick
 
-# The whole suite, its budget 20 minutes on 2 cores (it takes about 40 there: its CPU goes to the processes its sweeps
+# The whole suite, its budget 20 minutes on 2 cores (it takes 30 to 42 there: its CPU goes to the processes its sweeps
 # start, each importing PyTorch, Ray and MLflow; see docs/performance.md): in TEST_WORKERS processes (pytest-xdist),
 # since its slow tests also wait on Ray, drivers and servers. Tests are handed out one by one, slow ones first; those
 # that share a module's fixture, or name an xdist_group, run on one worker (tests/conftest.py). The 15 slowest are
