@@ -146,8 +146,8 @@ def test_a_write_that_fails_on_the_way_is_tried_again_and_one_the_store_refuses_
     """A trial's run is not dropped for an exception in MLflow's client while the store answers (the fault matrix's
     multistage-trial:0-OUTAGE lost one: a search in the replay of its pending file failed in MLflow's client with
     KeyError '_MLFLOW_TELEMETRY_SESSION_ID', the name of an environment variable of MLflow's telemetry): the write is
-    tried again. A write the store refuses (a
-    4xx kind) is set aside at once, and one that keeps failing on the way after ATTEMPTS_ON_THE_WAY tries."""
+    tried again. A write the store refuses (a 4xx kind) is set aside at once, and one that keeps failing on the way
+    after ATTEMPTS_ON_THE_WAY tries."""
     from mlflow.exceptions import MlflowException
     from mlflow.protos.databricks_pb2 import INVALID_PARAMETER_VALUE
 

@@ -102,6 +102,17 @@ def refused_by_the_store(error: Exception) -> bool:
     return isinstance(error, MlflowException) and 400 <= error.get_http_status_code() < 500
 
 
+def tried_again(what: str, error: Exception, failures: int) -> bool:
+    """Whether an access that failed `failures` times in a row while the store could be reached is tried once more:
+    not where the store refused it (`refused_by_the_store`), nor after ATTEMPTS_ON_THE_WAY tries in all; else after
+    a warning naming `what` and a pause of RETRY_PAUSE_S."""
+    if refused_by_the_store(error) or failures >= ATTEMPTS_ON_THE_WAY:
+        return False
+    logger.warning("%s failed (%s); trying again", what, error)
+    time.sleep(RETRY_PAUSE_S)
+    return True
+
+
 def describe_queue(queue: list[dict]) -> str:
     """What queued operations hold, in words: '70 queued writes (4 run starts, 52 metric batches, ...) of 4 trial
     runs, 2 configuration runs and the sweep's run' (the configuration runs named where there are any)."""
@@ -133,11 +144,9 @@ def call_waiting(tracking_uri: str, what: str, function, *args, wait_s: float = 
         except Exception as error:  # noqa: BLE001 - any failure: the store's reachability decides below
             if not isinstance(error, StoreUnreachable) and store_reachable(tracking_uri):
                 failures_on_the_way += 1
-                if refused_by_the_store(error) or failures_on_the_way == ATTEMPTS_ON_THE_WAY:
-                    raise
-                logger.warning("%s failed (%s); trying again", what, error)
-                time.sleep(RETRY_PAUSE_S)
-                continue
+                if tried_again(what, error, failures_on_the_way):
+                    continue
+                raise
             if time.monotonic() >= deadline:
                 outage = f"stayed unreachable for {wait_s:g} s" if wait_s else "cannot be reached"
                 raise MlflowUnavailable(f"MLflow at {redact(tracking_uri)} {outage} while {what}: {state()}") from error
@@ -260,13 +269,11 @@ class QueuedMlflowWriter:
                         self._last_failure = time.monotonic()
                         break
                     failures += 1
-                    if refused_by_the_store(error) or failures == ATTEMPTS_ON_THE_WAY:
+                    # tried again, the same write first (the queue kept in order), or set aside
+                    if not tried_again(f"writing {self.queue[0]['op']}", error, failures):
                         logger.error("MLflow rejected %s: %s", self.queue[0], error)
                         self._reject(self.queue.pop(0), error)
                         failures = 0
-                    else:  # failed on the way: the same write again, the queue kept in order
-                        logger.warning("writing %s failed (%s); trying again", self.queue[0]["op"], error)
-                        time.sleep(RETRY_PAUSE_S)
                     continue
                 self.queue.pop(0)
                 failures = 0
