@@ -38,7 +38,7 @@ ROOT = "sentsweep"
 LAYERS: list[tuple[str, list[str]]] = [
     ("foundation", ["sentsweep.errors", "sentsweep.faults", "sentsweep.plugins", "sentsweep.references",
                     "sentsweep.settings", "sentsweep.registry", "sentsweep.storage", "sentsweep.terminal",
-                    "sentsweep.version"]),
+                    "sentsweep.version", "sentsweep.worker_fork"]),
     ("data", ["sentsweep.random_seeds", "sentsweep.data", "sentsweep.demo_data", "sentsweep.noise",
               "sentsweep.topics"]),
     ("modelling", ["sentsweep.models", "sentsweep.hub", "sentsweep.encoding", "sentsweep.bm25_index",

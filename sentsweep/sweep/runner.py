@@ -64,6 +64,7 @@ from sentsweep.tracking.store import experiment_page, redact
 from sentsweep.tracking.sweep_run import experiment_params
 from sentsweep.tracking.writer import MlflowUnavailable
 from sentsweep.trainables.catalog import train
+from sentsweep.worker_fork import worker_runtime_env
 
 
 def baseline_scores(constants: dict) -> dict:
@@ -122,7 +123,7 @@ class SweepRunner:
                 "left running")
         context = start_ray(ignore_reinit_error=True, include_dashboard=False, log_to_driver=False,
                             logging_level=ray_logging_level(self.options.verbose),
-                            runtime_env={"py_modules": user_code} if user_code else None)
+                            runtime_env=({"py_modules": user_code} if user_code else {}) | worker_runtime_env())
         if context is not None and context.address_info.get("session_dir"):
             record_local_ray(self.options.output_dir, context.address_info["session_dir"])
         # again after ray.init, whose failure handler takes SIGTERM over (and aborts): a SIGTERM stops the sweep as

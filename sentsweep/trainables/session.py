@@ -10,6 +10,7 @@ driver makes the run's provenance tags.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import tempfile
 import weakref
@@ -33,11 +34,25 @@ def trial_gpu_fraction() -> float:
     return float(tune.get_context().get_trial_resources().required_resources.get("GPU", 0.0))
 
 
+def use_the_threads_ray_gave() -> None:
+    """PyTorch's thread count as `OMP_NUM_THREADS` says (Ray sets it to the trial's CPUs before the trial starts).
+
+    A process that imports PyTorch after Ray set it gets that count from OpenMP; a worker forked from a process that
+    had imported PyTorch before (`sentsweep.worker_fork`) would keep OpenMP's count from then, all the node's cores,
+    and the trials sharing a node would each run as many threads as it has cores."""
+    import torch
+
+    threads = os.environ.get("OMP_NUM_THREADS", "")
+    if threads.isdigit() and int(threads) > 0:
+        torch.set_num_threads(int(threads))
+
+
 class TuneSession:
     """Reports to Ray Tune (`tune.report`), with the `system/...` usage metrics since the last report and the
     trial's compute (its checkpoints keep it), and resumes from Tune's latest checkpoint of this trial."""
 
     def __init__(self) -> None:
+        use_the_threads_ray_gave()
         self._system_metrics = process_sampler()
         self._system_metrics.new_window()  # a process running trials one after another: this trial's usage only
         self._compute = ComputeMeter(trial_gpu_fraction())

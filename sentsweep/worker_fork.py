@@ -1,0 +1,313 @@
+"""Ray worker processes forked from a process that has already imported PyTorch and sentence-transformers.
+
+Each process Ray starts for a trial imports PyTorch, transformers, sentence-transformers and Ray before it trains:
+some 7 s of CPU, most of a small trial's cost (docs/performance.md). Ray starts a worker with a command it builds
+itself and lets a job put its own program in front (`runtime_env={"py_executable": ...}`); `worker_command()` is
+that program: `python -m sentsweep.worker_fork <Ray's worker arguments>`, the launcher below.
+
+- **The launcher** (`launch`) stands where Ray's worker would: Ray started it and watches it. It asks the node's
+  fork server for a worker, handing over its standard streams, environment, working folder and arguments, forwards
+  the signals it gets to the worker, and exits as the worker does. Where no server answers it starts one; where
+  none can start, it runs Ray's worker itself, as Ray would have (`os.execv`).
+- **The fork server** (`serve`) imports `PRELOADED` (third-party packages only: sentsweep's and a researcher's own
+  modules are imported after the fork, from the checkout as it is then), then forks one child per request. The
+  child takes the launcher's streams, environment, folder and arguments and runs Ray's worker script as `python
+  <script>` would; it ends when its launcher does (the end of their socket). The server reaps its children, tells
+  each launcher how its worker ended, and ends after `IDLE_EXIT_S` with no child and no request.
+- **One server per interpreter, packages and environment**: its socket's name is a digest of the interpreter, the
+  modification time of its site-packages folders (an install changes them) and every environment variable but
+  those Ray sets per worker (`PER_WORKER_VARIABLES`). A package reads some of its settings from the environment
+  when it is imported (Hugging Face's cache and offline mode, OpenMP's thread count), so a worker is only forked
+  from a server started with the environment it would have had.
+"""
+
+from __future__ import annotations
+
+import atexit
+import fcntl
+import hashlib
+import json
+import os
+import runpy
+import select
+import shlex
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+# What the fork server imports before it forks: what each trial process of a sweep imports first.
+PRELOADED = ("torch", "sentence_transformers", "transformers.models.bert.modeling_bert", "scipy.stats",
+             "sklearn.metrics")
+# Set per worker or per driver (Ray's job and raylet, MLflow's telemetry session): read by no package of PRELOADED.
+PER_WORKER_VARIABLES = frozenset({"RAY_JOB_ID", "RAY_RAYLET_PID", "_MLFLOW_TELEMETRY_SESSION_ID"})
+SWITCH = "SENTSWEEP_FORKED_WORKERS"  # "0": Ray starts each worker itself
+# A node with an NVIDIA GPU: its workers are not forked (a process that has touched CUDA cannot be forked safely,
+# and this was never tried on a GPU; its trials are long enough that a worker's start does not count).
+GPU_DEVICE = Path("/dev/nvidiactl")
+IDLE_EXIT_S = 120.0  # the server ends after this long with no child and no request
+SERVER_START_S = 120.0  # how long a launcher waits for a server it started (its imports) before running Ray's worker
+STREAMS = (0, 1, 2)
+
+
+def worker_runtime_env() -> dict:
+    """The part of a driver's `runtime_env` that has Ray start its workers through the launcher: Ray's
+    `py_executable`, this module in the driver's interpreter (each node of a sentsweep cluster has the project's
+    environment at the same path: cluster.yaml, slurm/sweep.sbatch). Empty where `SENTSWEEP_FORKED_WORKERS=0`, and
+    for a Ray Client address (`ray://`), whose driver runs elsewhere than the cluster."""
+    if os.environ.get(SWITCH) == "0" or os.environ.get("RAY_ADDRESS", "").startswith("ray://"):
+        return {}
+    return {"py_executable": f"{shlex.quote(sys.executable)} -P -m sentsweep.worker_fork"}
+
+
+def server_key(environment: dict[str, str]) -> str:
+    """The digest naming the fork server for this interpreter, its installed packages and `environment`."""
+    site_folders = sorted({path for path in sys.path if path.endswith("site-packages") and os.path.isdir(path)})
+    described = {
+        "interpreter": os.path.realpath(sys.executable),
+        "packages": [(folder, os.stat(folder).st_mtime_ns) for folder in site_folders],
+        "environment": sorted((name, value) for name, value in environment.items()
+                              if name not in PER_WORKER_VARIABLES),
+    }
+    return hashlib.sha256(json.dumps(described).encode()).hexdigest()[:20]
+
+
+def server_socket_path(key: str) -> Path:
+    folder = Path(tempfile.gettempdir()) / f"sentsweep-worker-fork-{os.getuid()}"
+    folder.mkdir(mode=0o700, exist_ok=True)
+    return folder / f"{key}.sock"
+
+
+# ---- the launcher -------------------------------------------------------------------------------------------------
+
+def launch(worker_arguments: list[str]) -> None:
+    """Run Ray's worker (`worker_arguments`: its script and its arguments) in a child of the fork server; exits
+    as that worker does. Falls back to running it here where no server can be had."""
+    if GPU_DEVICE.exists():
+        _run_here(worker_arguments)
+    path = server_socket_path(server_key(dict(os.environ)))
+    connection = _connect(path) or _start_server(path)
+    if connection is None:
+        _run_here(worker_arguments)
+    request = json.dumps({"argv": worker_arguments, "cwd": os.getcwd(), "env": dict(os.environ)}).encode()
+    try:
+        socket.send_fds(connection, [len(request).to_bytes(8, "big") + request], list(STREAMS))
+        child = int(_read_line(connection))
+    except (OSError, ValueError):
+        _run_here(worker_arguments)  # the server ended before it forked: nothing of the worker ran yet
+    for signal_number in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1):
+        signal.signal(signal_number, lambda number, _frame: _forward(child, number))
+    try:
+        ending = json.loads(_read_line(connection))
+    except (OSError, ValueError):
+        ending = {"exit": 1}  # the server ended with the worker running; the worker ends with this launcher
+    if "signal" in ending:
+        signal.signal(ending["signal"], signal.SIG_DFL)
+        os.kill(os.getpid(), ending["signal"])
+    os._exit(ending.get("exit", 1))
+
+
+def _forward(child: int, number: int) -> None:
+    try:
+        os.kill(child, number)
+    except ProcessLookupError:
+        pass
+
+
+def _connect(path: Path) -> socket.socket | None:
+    connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        connection.connect(str(path))
+    except OSError:
+        connection.close()
+        return None
+    return connection
+
+
+def _start_server(path: Path) -> socket.socket | None:
+    """Start the fork server for `path` (one launcher does, the others wait on its lock) and connect to it."""
+    with open(path.with_suffix(".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        connection = _connect(path)
+        if connection is not None:
+            return connection
+        with open(path.with_suffix(".log"), "ab") as log:
+            server = subprocess.Popen([sys.executable, "-P", "-m", "sentsweep.worker_fork", "--serve", str(path)],
+                                      stdin=subprocess.DEVNULL, stdout=log, stderr=log, cwd="/",
+                                      start_new_session=True, close_fds=True)
+        deadline = time.monotonic() + SERVER_START_S
+        while time.monotonic() < deadline and server.poll() is None:
+            connection = _connect(path)
+            if connection is not None:
+                return connection
+            time.sleep(0.1)
+    return None  # the server failed to start (its log says why) or is still importing
+
+
+def _run_here(worker_arguments: list[str]) -> None:
+    os.execv(sys.executable, [sys.executable, *worker_arguments])
+
+
+def _read_line(connection: socket.socket) -> str:
+    data = b""
+    while not data.endswith(b"\n"):
+        chunk = connection.recv(4096)
+        if not chunk:
+            raise OSError("the fork server closed the connection")
+        data += chunk
+    return data.decode()
+
+
+# ---- the fork server ----------------------------------------------------------------------------------------------
+
+def serve(path: Path) -> None:
+    """Import `PRELOADED`, listen on `path`, fork a worker per request; end after `IDLE_EXIT_S` idle."""
+    for name in PRELOADED:
+        __import__(name)
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    bound_path = path.with_suffix(f".{os.getpid()}")
+    listener.bind(str(bound_path))
+    listener.listen(64)
+    os.replace(bound_path, path)  # the name appears only once the server can answer
+    own_socket = os.stat(path).st_ino
+    children: dict[int, socket.socket] = {}  # pid: its launcher's connection
+    idle_since = time.monotonic()
+    try:
+        while children or time.monotonic() - idle_since < IDLE_EXIT_S:
+            readable, _, _ = select.select([listener], [], [], 1.0)
+            if readable:
+                connection, _ = listener.accept()
+                child = _fork_worker(listener, connection, list(children.values()))
+                if child is None:
+                    connection.close()
+                else:
+                    children[child] = connection
+            for pid, status in _ended_children():
+                connection = children.pop(pid, None)
+                if connection is not None:
+                    _tell_ending(connection, status)
+                if not children:
+                    idle_since = time.monotonic()
+    finally:
+        try:
+            if os.stat(path).st_ino == own_socket:  # not yet replaced by a newer server's
+                path.unlink()
+        except OSError:
+            pass
+
+
+def _fork_worker(listener: socket.socket, connection: socket.socket, others: list[socket.socket]) -> int | None:
+    try:
+        header, descriptors, _, _ = socket.recv_fds(connection, 8, len(STREAMS))
+        request = json.loads(_receive_exactly(connection, int.from_bytes(header, "big")))
+    except (OSError, ValueError):
+        return None
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid == 0:
+        for held in (listener, *others):  # so that each launcher sees its own worker's end, and only that
+            held.close()
+        _become_worker(request, descriptors, connection)
+    for descriptor in descriptors:
+        os.close(descriptor)
+    try:
+        connection.sendall(f"{pid}\n".encode())
+    except OSError:
+        pass  # the launcher is gone; the child ends with it
+    return pid
+
+
+def _receive_exactly(connection: socket.socket, size: int) -> bytes:
+    data = b""
+    while len(data) < size:
+        chunk = connection.recv(size - len(data))
+        if not chunk:
+            raise OSError("the launcher closed the connection")
+        data += chunk
+    return data
+
+
+def _ended_children():
+    while True:
+        try:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+        yield pid, status
+
+
+def _tell_ending(connection: socket.socket, status: int) -> None:
+    ending = {"signal": os.WTERMSIG(status)} if os.WIFSIGNALED(status) else {"exit": os.waitstatus_to_exitcode(status)}
+    try:
+        connection.sendall((json.dumps(ending) + "\n").encode())
+    except OSError:
+        pass
+    connection.close()
+
+
+def _become_worker(request: dict, descriptors: list[int], connection: socket.socket) -> None:
+    """In the forked child: take the launcher's streams, environment, folder and arguments, then run Ray's worker
+    script as `python <script> <arguments>` would. Never returns."""
+    code = 1
+    try:
+        for target, descriptor in zip(STREAMS, descriptors):
+            os.dup2(descriptor, target)
+            os.close(descriptor)
+        for signal_number in (signal.SIGCHLD, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1):
+            signal.signal(signal_number, signal.SIG_DFL)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        os.setsid()
+        os.environ.clear()
+        os.environ.update(request["env"])
+        os.chdir(request["cwd"])
+        _end_with_launcher(connection)
+        script, *arguments = request["argv"]
+        sys.argv = [script, *arguments]
+        sys.path[0:0] = [os.path.dirname(os.path.abspath(script))]
+        runpy.run_path(script, run_name="__main__")
+        code = 0
+    except SystemExit as ended:
+        code = ended.code if isinstance(ended.code, int) else (0 if ended.code is None else 1)
+    except BaseException:  # noqa: BLE001 - the worker's own failure, printed as Python would
+        import traceback
+
+        traceback.print_exc()
+    finally:
+        atexit._run_exitfuncs()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+
+
+def _end_with_launcher(connection: socket.socket) -> None:
+    """End this worker when its launcher's end of `connection` closes (the launcher was killed)."""
+    import threading
+
+    def watch() -> None:
+        try:
+            while connection.recv(1):
+                pass
+        except OSError:
+            pass
+        os._exit(1)
+
+    threading.Thread(target=watch, name="sentsweep-launcher-watch", daemon=True).start()
+
+
+def main(arguments: list[str]) -> None:
+    if arguments[:1] == ["--serve"]:
+        serve(Path(arguments[1]))
+    elif arguments and not arguments[0].startswith("-"):
+        launch(arguments)
+    else:  # interpreter flags before the script (Ray's `-S`, `-s`): run as Ray would, unforked
+        _run_here(arguments)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
