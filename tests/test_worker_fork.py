@@ -1,0 +1,162 @@
+"""Ray workers forked from a fork server (sentsweep.worker_fork): the launcher stands for the worker it asks for
+(its streams, environment, folder, arguments, exit status and signals), a worker ends with its launcher, a server
+serves one environment, a launcher with no server runs the worker itself, and Ray's trials run in forked workers
+with the threads Ray gave them."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from sentsweep import worker_fork
+
+pytestmark = pytest.mark.slow  # each test starts a fork server, which imports PyTorch and sentence-transformers
+
+# A stand-in for Ray's default_worker.py: says where and how it runs, then does what its first argument says.
+FAKE_WORKER = textwrap.dedent("""
+    import json, os, sys, time
+    preloaded = "torch" in sys.modules  # before this script imported anything itself
+    print(json.dumps({"pid": os.getpid(), "parent": open(f"/proc/{os.getppid()}/cmdline").read(),
+                      "cwd": os.getcwd(), "argv": sys.argv, "marker": os.environ.get("FORK_TEST_MARKER"),
+                      "preloaded": preloaded, "main": __name__, "script_folder_on_path": sys.path[0]}), flush=True)
+    print("to stderr", file=sys.stderr, flush=True)
+    action = sys.argv[1]
+    if action == "exit":
+        sys.exit(int(sys.argv[2]))
+    if action == "sigterm-self":
+        os.kill(os.getpid(), 15)
+    if action == "sleep":
+        open(sys.argv[2], "w").write(str(os.getpid()))
+        time.sleep(600)
+""")
+
+
+@pytest.fixture(scope="module")
+def fork_env(tmp_path_factory) -> dict[str, str]:
+    """An environment whose fork servers live in a folder of this module's own (TMPDIR), stopped at its end."""
+    folder = tmp_path_factory.mktemp("wf")
+    yield os.environ | {"TMPDIR": str(folder), "FORK_TEST_MARKER": "seen"}
+    for log in folder.glob("sentsweep-worker-fork-*/*.sock"):
+        subprocess.run(["pkill", "-f", f"--serve {log}"], check=False)
+
+
+@pytest.fixture(scope="module")
+def fake_worker(tmp_path_factory) -> Path:
+    script = tmp_path_factory.mktemp("worker") / "default_worker.py"
+    script.write_text(FAKE_WORKER)
+    return script
+
+
+def launch(env, fake_worker, *arguments, cwd="/") -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-P", "-m", "sentsweep.worker_fork", str(fake_worker), *arguments],
+                          env=env, cwd=cwd, capture_output=True, text=True, timeout=300)
+
+
+def test_a_forked_worker_runs_with_the_launchers_streams_folder_environment_and_arguments(fork_env, fake_worker,
+                                                                                           tmp_path):
+    ended = launch(fork_env, fake_worker, "exit", "7", cwd=tmp_path)
+    seen = json.loads(ended.stdout.splitlines()[0])
+    assert ended.returncode == 7
+    assert "--serve" in seen["parent"] and seen["preloaded"]  # forked from the server, PyTorch already imported
+    assert seen["cwd"] == str(tmp_path)
+    assert seen["argv"] == [str(fake_worker), "exit", "7"] and seen["marker"] == "seen"
+    assert seen["main"] == "__main__" and seen["script_folder_on_path"] == str(fake_worker.parent)
+    assert ended.stderr.strip().endswith("to stderr")
+
+
+def test_a_worker_ended_by_a_signal_ends_its_launcher_by_that_signal(fork_env, fake_worker):
+    assert launch(fork_env, fake_worker, "sigterm-self").returncode == -signal.SIGTERM
+
+
+def test_a_signal_to_the_launcher_reaches_its_worker_and_a_killed_launcher_ends_its_worker(fork_env, fake_worker,
+                                                                                           tmp_path):
+    for sent in (signal.SIGTERM, signal.SIGKILL):
+        pid_file = tmp_path / f"worker-{sent}"
+        launcher = subprocess.Popen([sys.executable, "-P", "-m", "sentsweep.worker_fork", str(fake_worker), "sleep",
+                                     str(pid_file)], env=fork_env, stdout=subprocess.DEVNULL)
+        deadline = time.monotonic() + 300
+        while not (pid_file.exists() and pid_file.read_text()) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        worker = int(pid_file.read_text())
+        launcher.send_signal(sent)
+        assert launcher.wait(timeout=30) == -sent
+        assert _ends(worker), f"the worker outlived its launcher's {signal.Signals(sent).name}"
+
+
+def _ends(pid: int, within_s: float = 10.0) -> bool:
+    deadline = time.monotonic() + within_s
+    while time.monotonic() < deadline:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except FileNotFoundError:
+            return True
+        if state == "Z":
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def test_a_server_serves_only_the_environment_it_was_started_with():
+    base = {"PATH": "/usr/bin", "HF_HUB_OFFLINE": "1"}
+    assert worker_fork.server_key(base) == worker_fork.server_key(base | {"RAY_JOB_ID": "02000000",
+                                                                          "RAY_RAYLET_PID": "4242"})
+    assert worker_fork.server_key(base) != worker_fork.server_key(base | {"HF_HUB_OFFLINE": "0"})
+    assert worker_fork.server_key(base) != worker_fork.server_key(base | {"OMP_NUM_THREADS": "4"})
+
+
+def test_a_launcher_whose_server_cannot_start_runs_the_worker_itself(fork_env, fake_worker, tmp_path):
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "sentence_transformers.py").write_text("raise ImportError('broken on purpose')\n")
+    ended = launch(fork_env | {"PYTHONPATH": str(broken)}, fake_worker, "exit", "3")
+    seen = json.loads(ended.stdout.splitlines()[0])
+    assert ended.returncode == 3
+    assert "--serve" not in seen["parent"] and not seen["preloaded"]
+    logs = list(Path(fork_env["TMPDIR"]).glob("sentsweep-worker-fork-*/*.log"))
+    assert any("broken on purpose" in log.read_text() for log in logs)
+
+
+def test_ray_runs_a_jobs_actors_in_forked_workers_with_the_threads_it_gave_them(fork_env):
+    probe = textwrap.dedent("""
+        import json, os, sys
+        import ray
+        from sentsweep.worker_fork import worker_runtime_env
+
+        @ray.remote(num_cpus=1)
+        class Trial:
+            def where(self):
+                preloaded = "torch" in sys.modules
+                from sentsweep.trainables.session import use_the_threads_ray_gave
+                import torch
+                use_the_threads_ray_gave()
+                return {"parent": open(f"/proc/{os.getppid()}/cmdline").read(), "preloaded": preloaded,
+                        "threads": torch.get_num_threads(), "omp": os.environ.get("OMP_NUM_THREADS")}
+
+        ray.init(num_cpus=2, include_dashboard=False, runtime_env=worker_runtime_env(),
+                 _temp_dir=sys.argv[1])
+        print(json.dumps(ray.get([Trial.remote().where.remote() for _ in range(2)])))
+        ray.shutdown()
+    """)
+    env = {name: value for name, value in fork_env.items() if name not in ("OMP_NUM_THREADS", "RAY_ADDRESS")}
+    ray_folder = tempfile.mkdtemp(prefix="rt")  # short: Ray's socket paths live under it
+    try:
+        ran = subprocess.run([sys.executable, "-c", probe, ray_folder], env=env, capture_output=True, text=True,
+                             timeout=300)
+    finally:
+        shutil.rmtree(ray_folder, ignore_errors=True)
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    trials = json.loads(ran.stdout.strip().splitlines()[-1])
+    for trial in trials:
+        assert "--serve" in trial["parent"] and trial["preloaded"]
+        # Ray sets OMP_NUM_THREADS=1 for a 1-CPU actor after the server imported PyTorch with all the cores
+        assert trial["omp"] == "1" and trial["threads"] == 1
