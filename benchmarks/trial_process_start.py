@@ -1,11 +1,18 @@
 """What a trial's own process costs: a trial in a fresh interpreter, as in each process Ray starts for a Ray Tune
-run, against the same trial in a child forked from a process that has already imported what it needs.
+run, against the same trial in a child forked from a process that has already imported what it needs; then what
+that saves a whole sweep, whose Ray workers sentsweep forks so (`sentsweep.worker_fork`).
 
 Both run one 20-step TSDAE trial of the tiny model (the sweeps' --quick) in one thread, as a trial of 1 CPU runs;
 the CPU seconds of the child process are counted, 3 rounds alternating, the best of each. The fresh interpreter
 imports PyTorch, sentence-transformers and the trainables first, as every trial process does; the forked child
 starts with them. No goal: the figure is the fixed cost of a trial process, which a sweep pays per slot and per
 stage, and the test suite about 240 times (docs/performance.md, "The test suite's time").
+
+The sweep: `python sweeps/tsdae_deletion.py --quick` (8 trials of the tiny model on the driver's own local Ray, 2
+slots), with its workers forked and with `SENTSWEEP_FORKED_WORKERS=0` (Ray starts each), 3 rounds alternating, the
+best of each; its CPU is the machine's (/proc/stat: the driver, Ray's processes, the trials, the fork server), so the
+machine should be otherwise idle. The fork server, started by the first forked round, stays between rounds (it ends
+after 2 idle minutes), as between a researcher's sweeps in a row or the sweeps of the test suite.
 """
 
 from __future__ import annotations
@@ -64,6 +71,22 @@ def forked_child(model: str) -> float:
     return usage.ru_utime + usage.ru_stime
 
 
+def quick_sweep(forked: bool) -> float:
+    """Seconds of the machine's CPU (all processes) while the quick TSDAE sweep runs, its workers forked or not."""
+    ticks = os.sysconf("SC_CLK_TCK")
+
+    def machine_cpu() -> float:
+        user, nice, system = (int(field) for field in Path("/proc/stat").read_text().split()[1:4])
+        return (user + nice + system) / ticks
+
+    with tempfile.TemporaryDirectory() as output:
+        before = machine_cpu()
+        subprocess.run([sys.executable, "sweeps/tsdae_deletion.py", "--quick", "--output-dir", output,
+                        "--tracking-uri", f"sqlite:///{output}/mlflow.db"], cwd=ROOT, check=True,
+                       capture_output=True, env=os.environ | {"SENTSWEEP_FORKED_WORKERS": "1" if forked else "0"})
+        return machine_cpu() - before
+
+
 def run() -> list[Result]:
     import sentence_transformers  # noqa: F401  (what a trial process imports, done here before forking)
 
@@ -78,8 +101,14 @@ def run() -> list[Result]:
                                      "forked": lambda: 3600 / forked_child(model)})
     print(f"a trial process: {3600 / rates['fresh']:.2f} s of CPU fresh, {3600 / rates['forked']:.2f} s forked",
           flush=True)
+    sweeps = best_of_alternating({"forked": lambda: 3600 / quick_sweep(forked=True),
+                                  "started by Ray": lambda: 3600 / quick_sweep(forked=False)})
+    print(f"the quick TSDAE sweep: {3600 / sweeps['forked']:.1f} s of CPU with its workers forked, "
+          f"{3600 / sweeps['started by Ray']:.1f} s with Ray starting them", flush=True)
     return [Result("a 20-step tiny TSDAE trial in its own process (1 thread)", rates["fresh"], rates["forked"],
-                   "trials/CPU-h", "the same trial forked from a process with its imports done")]
+                   "trials/CPU-h", "the same trial forked from a process with its imports done"),
+            Result("the quick TSDAE sweep (8 trials), its Ray workers forked", sweeps["forked"],
+                   sweeps["started by Ray"], "sweeps/CPU-h", "the same sweep, Ray starting its workers")]
 
 
 if __name__ == "__main__":

@@ -14,9 +14,10 @@ that program: `python -m sentsweep.worker_fork <Ray's worker arguments>`, the la
   child takes the launcher's streams, environment, folder and arguments and runs Ray's worker script as `python
   <script>` would; it ends when its launcher does (the end of their socket). The server reaps its children, tells
   each launcher how its worker ended, and ends after `IDLE_EXIT_S` with no child and no request.
-- **One server per interpreter, packages and environment**: its socket's name is a digest of the interpreter, the
-  modification time of its site-packages folders (an install changes them) and every environment variable but
-  those Ray sets per worker (`PER_WORKER_VARIABLES`). A package reads some of its settings from the environment
+- **One server per interpreter, packages, environment and files**: its socket's name is a digest of the
+  interpreter, the modification time of its site-packages folders (an install changes them), every environment
+  variable but those Ray sets per worker (`PER_WORKER_VARIABLES`), and the mount namespace (Ray nodes on one
+  machine that see different files each get their own). A package reads some of its settings from the environment
   when it is imported (Hugging Face's cache and offline mode, OpenMP's thread count), so a worker is only forked
   from a server started with the environment it would have had.
 """
@@ -55,10 +56,9 @@ STREAMS = (0, 1, 2)
 
 def worker_runtime_env() -> dict:
     """The part of a driver's `runtime_env` that has Ray start its workers through the launcher: Ray's
-    `py_executable`, this module in the driver's interpreter (each node of a sentsweep cluster has the project's
-    environment at the same path: cluster.yaml, slurm/sweep.sbatch). Empty where `SENTSWEEP_FORKED_WORKERS=0`, and
-    for a Ray Client address (`ray://`), whose driver runs elsewhere than the cluster."""
-    if os.environ.get(SWITCH) == "0" or os.environ.get("RAY_ADDRESS", "").startswith("ray://"):
+    `py_executable`, this module in the driver's interpreter (so only for a Ray on the driver's machine, where that
+    interpreter is: `sentsweep.sweep.ray_connection.ray_on_this_machine`). Empty where `SENTSWEEP_FORKED_WORKERS=0`."""
+    if os.environ.get(SWITCH) == "0":
         return {}
     return {"py_executable": f"{shlex.quote(sys.executable)} -P -m sentsweep.worker_fork"}
 
@@ -67,6 +67,7 @@ def server_key(environment: dict[str, str]) -> str:
     """The digest naming the fork server for this interpreter, its installed packages and `environment`."""
     site_folders = sorted({path for path in sys.path if path.endswith("site-packages") and os.path.isdir(path)})
     described = {
+        "mount namespace": os.readlink("/proc/self/ns/mnt"),  # the files a worker of this node sees
         "interpreter": os.path.realpath(sys.executable),
         "packages": [(folder, os.stat(folder).st_mtime_ns) for folder in site_folders],
         "environment": sorted((name, value) for name, value in environment.items()

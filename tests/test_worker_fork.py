@@ -19,8 +19,7 @@ from pathlib import Path
 import pytest
 
 from sentsweep import worker_fork
-
-pytestmark = pytest.mark.slow  # each test starts a fork server, which imports PyTorch and sentence-transformers
+from sentsweep.sweep import ray_connection
 
 # A stand-in for Ray's default_worker.py: says where and how it runs, then does what its first argument says.
 FAKE_WORKER = textwrap.dedent("""
@@ -62,6 +61,7 @@ def launch(env, fake_worker, *arguments, cwd="/") -> subprocess.CompletedProcess
                           env=env, cwd=cwd, capture_output=True, text=True, timeout=300)
 
 
+@pytest.mark.slow  # starts a fork server, which imports PyTorch and sentence-transformers
 def test_a_forked_worker_runs_with_the_launchers_streams_folder_environment_and_arguments(fork_env, fake_worker,
                                                                                            tmp_path):
     ended = launch(fork_env, fake_worker, "exit", "7", cwd=tmp_path)
@@ -74,10 +74,12 @@ def test_a_forked_worker_runs_with_the_launchers_streams_folder_environment_and_
     assert ended.stderr.strip().endswith("to stderr")
 
 
+@pytest.mark.slow  # starts a fork server, which imports PyTorch and sentence-transformers
 def test_a_worker_ended_by_a_signal_ends_its_launcher_by_that_signal(fork_env, fake_worker):
     assert launch(fork_env, fake_worker, "sigterm-self").returncode == -signal.SIGTERM
 
 
+@pytest.mark.slow  # starts a fork server, which imports PyTorch and sentence-transformers
 def test_a_signal_to_the_launcher_reaches_its_worker_and_a_killed_launcher_ends_its_worker(fork_env, fake_worker,
                                                                                            tmp_path):
     for sent in (signal.SIGTERM, signal.SIGKILL):
@@ -114,6 +116,37 @@ def test_a_server_serves_only_the_environment_it_was_started_with():
     assert worker_fork.server_key(base) != worker_fork.server_key(base | {"OMP_NUM_THREADS": "4"})
 
 
+class FakeNode:
+    def __init__(self, address: str) -> None:
+        self.node_manager_address = address
+
+
+def test_workers_are_forked_only_on_a_ray_whose_nodes_all_run_on_this_machine(monkeypatch):
+    from ray._private.services import get_node_ip_address
+    from ray._raylet import GcsClient
+
+    nodes = {}
+
+    class FakeGcsClient:
+        def __init__(self, address: str) -> None:
+            assert address == "127.0.0.1:6390"
+
+        def get_all_node_info(self, timeout, state_filter):
+            return nodes
+
+    monkeypatch.setattr(ray_connection, "cluster_address", lambda: None)
+    assert ray_connection.ray_on_this_machine()  # a Ray the driver starts itself
+    monkeypatch.setattr(ray_connection, "cluster_address", lambda: "127.0.0.1:6390")
+    monkeypatch.setattr(sys.modules[GcsClient.__module__], "GcsClient", FakeGcsClient)
+    nodes.update(head=FakeNode("127.0.0.1"), worker=FakeNode(get_node_ip_address()))
+    assert ray_connection.ray_on_this_machine()
+    nodes["elsewhere"] = FakeNode("10.1.2.3")
+    assert not ray_connection.ray_on_this_machine()
+    monkeypatch.setenv("RAY_ADDRESS", "ray://10.1.2.3:10001")
+    assert not ray_connection.ray_on_this_machine()
+
+
+@pytest.mark.slow  # starts a fork server, which imports PyTorch and sentence-transformers
 def test_a_launcher_whose_server_cannot_start_runs_the_worker_itself(fork_env, fake_worker, tmp_path):
     broken = tmp_path / "broken"
     broken.mkdir()
@@ -126,6 +159,7 @@ def test_a_launcher_whose_server_cannot_start_runs_the_worker_itself(fork_env, f
     assert any("broken on purpose" in log.read_text() for log in logs)
 
 
+@pytest.mark.slow  # starts a fork server, which imports PyTorch and sentence-transformers
 def test_ray_runs_a_jobs_actors_in_forked_workers_with_the_threads_it_gave_them(fork_env):
     probe = textwrap.dedent("""
         import json, os, sys

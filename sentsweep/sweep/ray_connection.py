@@ -13,6 +13,9 @@ with one line naming the cause and the fix (`InputError`, exit code 2):
   exactly, Python to the patch level unless RAY_DEFAULT_PYTHON_VERSION_MATCH_LEVEL=minor).
 
 A Ray Client address (`ray://...`) is left to `ray.init`.
+
+`ray_on_this_machine` says whether every node of that Ray runs on the driver's machine: there the driver has Ray
+fork its workers (`sentsweep.worker_fork`), with the driver's interpreter.
 """
 
 from __future__ import annotations
@@ -98,6 +101,25 @@ def check_ray_cluster() -> None:
         raise InputError(f"the Ray cluster at {where(address)} {skew}: Ray refuses a driver of other versions; run the "
                          "driver where the cluster's environment is installed (ray submit, or on the head), or install "
                          "the lock (constraints.txt) the cluster was installed from")
+
+
+def ray_on_this_machine() -> bool:
+    """Whether every node of the Ray the driver will use runs on this machine: a Ray it starts itself, or a
+    cluster whose live nodes all have this machine's address (a Ray Client driver's cluster is elsewhere)."""
+    if os.environ.get("RAY_ADDRESS", "").startswith("ray://"):
+        return False
+    address = cluster_address()
+    if address is None:
+        return True
+    from ray._private.services import get_node_ip_address
+    from ray._raylet import GcsClient
+    from ray.core.generated.gcs_pb2 import GcsNodeInfo
+
+    here = {"127.0.0.1", "localhost", get_node_ip_address()}
+    with native_stderr_silenced():
+        nodes = GcsClient(address=address).get_all_node_info(timeout=CONNECT_TIMEOUT_S,
+                                                             state_filter=GcsNodeInfo.GcsNodeState.ALIVE)
+    return all(node.node_manager_address in here for node in nodes.values())
 
 
 @contextlib.contextmanager

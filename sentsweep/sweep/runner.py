@@ -51,6 +51,7 @@ from sentsweep.sweep.models_kept import KeptModels, MissingModels
 from sentsweep.sweep.options import SweepOptions
 from sentsweep.sweep.optuna_sampler import make_sampler
 from sentsweep.sweep.progress import SweepProgress, ray_logging_level, tune_verbosity
+from sentsweep.sweep.ray_connection import ray_on_this_machine
 from sentsweep.sweep.ray_leftovers import end_left_ray, record_local_ray
 from sentsweep.sweep.resources import check_resources
 from sentsweep.sweep.target_list import TargetList
@@ -123,7 +124,8 @@ class SweepRunner:
                 "left running")
         context = start_ray(ignore_reinit_error=True, include_dashboard=False, log_to_driver=False,
                             logging_level=ray_logging_level(self.options.verbose),
-                            runtime_env=({"py_modules": user_code} if user_code else {}) | worker_runtime_env())
+                            runtime_env=({"py_modules": user_code} if user_code else {})
+                            | (worker_runtime_env() if ray_on_this_machine() else {}))
         if context is not None and context.address_info.get("session_dir"):
             record_local_ray(self.options.output_dir, context.address_info["session_dir"])
         # again after ray.init, whose failure handler takes SIGTERM over (and aborts): a SIGTERM stops the sweep as
