@@ -2,8 +2,8 @@
 
 Each process Ray starts for a trial imports PyTorch, transformers, sentence-transformers and Ray before it trains:
 some 7 s of CPU, most of a small trial's cost (docs/performance.md). Ray starts a worker with a command it builds
-itself and lets a job put its own program in front (`runtime_env={"py_executable": ...}`); `worker_command()` is
-that program: `python -m sentsweep.worker_fork <Ray's worker arguments>`, the launcher below.
+itself and lets a job name the program that runs it (`runtime_env={"py_executable": ...}`, `worker_runtime_env()`):
+here `python -P -m sentsweep.worker_fork <Ray's worker arguments>`, the launcher below.
 
 - **The launcher** (`launch`) stands where Ray's worker would: Ray started it and watches it. It asks the node's
   fork server for a worker, handing over its standard streams, environment, working folder and arguments, forwards
