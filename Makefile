@@ -23,7 +23,7 @@ demo: $(STAMP)
 # since its slow tests also wait on Ray, drivers and servers. Tests are handed out one by one, slow ones first; those
 # that share a module's fixture, or name an xdist_group, run on one worker (tests/conftest.py). The 15 slowest are
 # listed at the end.
-TEST_WORKERS ?= 4
+TEST_WORKERS ?= 3
 DISTRIBUTE := --dist loadgroup --no-loadscope-reorder
 PARALLEL := -n $(TEST_WORKERS) $(DISTRIBUTE)
 test: $(STAMP)
