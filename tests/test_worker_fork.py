@@ -45,8 +45,8 @@ def fork_env(tmp_path_factory) -> dict[str, str]:
     """An environment whose fork servers live in a folder of this module's own (TMPDIR), stopped at its end."""
     folder = tmp_path_factory.mktemp("wf")
     yield os.environ | {"TMPDIR": str(folder), "FORK_TEST_MARKER": "seen"}
-    for log in folder.glob("sentsweep-worker-fork-*/*.sock"):
-        subprocess.run(["pkill", "-f", f"--serve {log}"], check=False)
+    for server_socket in folder.glob("sentsweep-worker-fork-*/*.sock"):
+        subprocess.run(["pkill", "-f", "--", f"--serve {server_socket}"], check=False)
 
 
 @pytest.fixture(scope="module")
