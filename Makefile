@@ -18,12 +18,12 @@ install: $(STAMP)
 demo: $(STAMP)
 	$(PY) sweeps/tsdae_deletion.py --quick
 
-# The whole suite, its budget 20 minutes on 2 cores (it takes about 27 there, its trial processes forked by
+# The whole suite, its budget 20 minutes on 2 cores (it takes 27 to 30 there, its trial processes forked by
 # sentsweep.worker_fork; its drivers and Ray's processes each still import PyTorch, Ray or MLflow: see
 # docs/performance.md): in TEST_WORKERS processes (pytest-xdist), since its slow tests also wait on Ray, drivers and
-# servers (4 are slower than 3). Tests are handed out one by one, slow ones first; those
-# that share a module's fixture, or name an xdist_group, run on one worker (tests/conftest.py). The 15 slowest are
-# listed at the end.
+# servers (4 were tried and not measured to the end: docs/performance.md). Tests are handed out one by one, slow
+# ones first; those that share a module's fixture, or name an xdist_group, run on one worker (tests/conftest.py).
+# The 15 slowest are listed at the end.
 TEST_WORKERS ?= 3
 DISTRIBUTE := --dist loadgroup --no-loadscope-reorder
 PARALLEL := -n $(TEST_WORKERS) $(DISTRIBUTE)
