@@ -203,6 +203,7 @@ def serve(path: Path) -> None:
 def _fork_worker(listener: socket.socket, connection: socket.socket, others: list[socket.socket]) -> int | None:
     try:
         header, descriptors, _, _ = socket.recv_fds(connection, 8, len(STREAMS))
+        header += _receive_exactly(connection, 8 - len(header))  # a stream socket may deliver it in parts
         request = json.loads(_receive_exactly(connection, int.from_bytes(header, "big")))
     except (OSError, ValueError):
         return None
