@@ -16,7 +16,7 @@ here `python -P -m sentsweep.worker_fork <Ray's worker arguments>`, the launcher
   each launcher how its worker ended, and ends after `IDLE_EXIT_S` with no child and no request.
 - **One server per interpreter, packages, environment and files**: its socket's name is a digest of the
   interpreter, the modification time of its site-packages folders (an install changes them), every environment
-  variable but those Ray sets per worker (`PER_WORKER_VARIABLES`), and the mount namespace (Ray nodes on one
+  variable but those set per worker, driver or test (`UNKEYED_VARIABLES`), and the mount namespace (Ray nodes on one
   machine that see different files each get their own). A package reads some of its settings from the environment
   when it is imported (Hugging Face's cache and offline mode, OpenMP's thread count), so a worker is only forked
   from a server started with the environment it would have had.
@@ -41,10 +41,15 @@ import time
 from pathlib import Path
 
 # What the fork server imports before it forks: what each trial process of a sweep imports first.
+# Not Ray: its core library (ray/_raylet.so), once imported, keeps the raylet's pid of the first worker's environment,
+# and the workers of any later Ray forked from that server end at once ("the local raylet failed").
 PRELOADED = ("torch", "sentence_transformers", "transformers.models.bert.modeling_bert", "scipy.stats",
              "sklearn.metrics")
-# Set per worker or per driver (Ray's job and raylet, MLflow's telemetry session): read by no package of PRELOADED.
-PER_WORKER_VARIABLES = frozenset({"RAY_JOB_ID", "RAY_RAYLET_PID", "_MLFLOW_TELEMETRY_SESSION_ID"})
+# Left out of the server's key, set per worker, driver or test (Ray's job and raylet, MLflow's telemetry session,
+# pytest's running test, which a Ray started in a test's process passes to its workers): read by no package of
+# PRELOADED when it is imported.
+UNKEYED_VARIABLES = frozenset({"RAY_JOB_ID", "RAY_RAYLET_PID", "_MLFLOW_TELEMETRY_SESSION_ID",
+                               "PYTEST_CURRENT_TEST"})
 SWITCH = "SENTSWEEP_FORKED_WORKERS"  # "0": Ray starts each worker itself
 # A node with an NVIDIA GPU: its workers are not forked (a process that has touched CUDA cannot be forked safely,
 # and this was never tried on a GPU; its trials are long enough that a worker's start does not count).
@@ -71,7 +76,7 @@ def server_key(environment: dict[str, str]) -> str:
         "interpreter": os.path.realpath(sys.executable),
         "packages": [(folder, os.stat(folder).st_mtime_ns) for folder in site_folders],
         "environment": sorted((name, value) for name, value in environment.items()
-                              if name not in PER_WORKER_VARIABLES),
+                              if name not in UNKEYED_VARIABLES),
     }
     return hashlib.sha256(json.dumps(described).encode()).hexdigest()[:20]
 
