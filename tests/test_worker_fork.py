@@ -112,7 +112,9 @@ def test_a_server_serves_only_the_environment_it_was_started_with():
     base = {"PATH": "/usr/bin", "HF_HUB_OFFLINE": "1"}
     assert worker_fork.server_key(base) == worker_fork.server_key(base | {"RAY_JOB_ID": "02000000",
                                                                           "RAY_RAYLET_PID": "4242",
-                                                                          "PYTEST_CURRENT_TEST": "t.py::a (call)"})
+                                                                          "PYTEST_CURRENT_TEST": "t.py::a (call)",
+                                                                          "PWD": "/elsewhere", "SHLVL": "3",
+                                                                          "SENTSWEEP_FAULT": "trial:0:KILL"})
     assert worker_fork.server_key(base) != worker_fork.server_key(base | {"HF_HUB_OFFLINE": "0"})
     assert worker_fork.server_key(base) != worker_fork.server_key(base | {"OMP_NUM_THREADS": "4"})
 
