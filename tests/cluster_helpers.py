@@ -62,7 +62,7 @@ def at_least(count: int, items: list):
 class RayCluster:
     """A head node and worker nodes on this machine, each its own `ray start --block` process group."""
 
-    def __init__(self, head_cpus: float, head_gpus: int = 0) -> None:
+    def __init__(self, head_cpus: float, head_gpus: int = 0, log_monitor: bool = True) -> None:
         self.port = free_port()
         self.address = f"127.0.0.1:{self.port}"
         self.nodes: list[subprocess.Popen] = []
@@ -71,7 +71,8 @@ class RayCluster:
         # at the same time, must not find and join this cluster.
         self.temp_dir = tempfile.mkdtemp(prefix="rt")  # short: Ray's socket paths live under it
         self._start(["--head", f"--port={self.port}", "--node-ip-address=127.0.0.1", f"--num-cpus={head_cpus}",
-                     f"--num-gpus={head_gpus}", "--include-dashboard=false", f"--temp-dir={self.temp_dir}"])
+                     f"--num-gpus={head_gpus}", "--include-dashboard=false", f"--temp-dir={self.temp_dir}",
+                     f"--include-log-monitor={str(log_monitor).lower()}"])
         self._gcs = None
         wait_until(self._ready, 60, interval_s=0.2, what="the Ray head")
 
