@@ -16,7 +16,7 @@ here `python -P -m sentsweep.worker_fork <Ray's worker arguments>`, the launcher
   each launcher how its worker ended, and ends after `IDLE_EXIT_S` with no child and no request.
 - **One server per interpreter, packages, environment and files**: its socket's name is a digest of the
   interpreter, the modification time of its site-packages folders (an install changes them), every environment
-  variable but those no preloaded package reads (`UNKEYED_VARIABLES`, sentsweep's own), and the mount namespace
+  variable but those no preloaded package reads (`UNKEYED_PREFIXES`, `UNKEYED_VARIABLES`), and the mount namespace
   (Ray nodes on one machine that see different files each get their own). A package reads some of its settings
   from the environment when it is imported (Hugging Face's cache and offline mode, OpenMP's thread count), so a
   worker is only forked from a server started with the environment it would have had.
@@ -45,13 +45,13 @@ from pathlib import Path
 # and the workers of any later Ray forked from that server end at once ("the local raylet failed").
 PRELOADED = ("torch", "sentence_transformers", "transformers.models.bert.modeling_bert", "scipy.stats",
              "sklearn.metrics")
-# Left out of the server's key, read by no package of PRELOADED when it is imported: set per worker, driver or test
-# (Ray's job and raylet, MLflow's telemetry session, pytest's running test, which a Ray started in a test's process
-# passes to its workers), the shell's own (the folder it was in, its depth, its last command), and sentsweep's
-# (UNKEYED_PREFIX: sentsweep is imported after the fork).
-UNKEYED_VARIABLES = frozenset({"RAY_JOB_ID", "RAY_RAYLET_PID", "_MLFLOW_TELEMETRY_SESSION_ID",
-                               "PYTEST_CURRENT_TEST", "PWD", "OLDPWD", "SHLVL", "_"})
-UNKEYED_PREFIX = "SENTSWEEP_"
+# Left out of the server's key, read by no package of PRELOADED when it is imported (a worker reads them, if at all,
+# after the fork, from its own environment): the settings of the packages the server does not import (Ray, Ray Tune,
+# MLflow, pytest, sentsweep), many set per worker, driver, test or cluster (Ray's job, raylet and token file,
+# MLflow's telemetry session and tracking URI, pytest's running test, the fault matrix's fault), and the shell's own
+# (the folder it was in, its depth, its last command).
+UNKEYED_PREFIXES = ("RAY_", "TUNE_", "MLFLOW_", "_MLFLOW_", "PYTEST_", "SENTSWEEP_")
+UNKEYED_VARIABLES = frozenset({"PWD", "OLDPWD", "SHLVL", "_"})
 SWITCH = "SENTSWEEP_FORKED_WORKERS"  # "0": Ray starts each worker itself
 # A node with an NVIDIA GPU: its workers are not forked (a process that has touched CUDA cannot be forked safely,
 # and this was never tried on a GPU; its trials are long enough that a worker's start does not count).
@@ -78,7 +78,7 @@ def server_key(environment: dict[str, str]) -> str:
         "interpreter": os.path.realpath(sys.executable),
         "packages": [(folder, os.stat(folder).st_mtime_ns) for folder in site_folders],
         "environment": sorted((name, value) for name, value in environment.items()
-                              if name not in UNKEYED_VARIABLES and not name.startswith(UNKEYED_PREFIX)),
+                              if name not in UNKEYED_VARIABLES and not name.startswith(UNKEYED_PREFIXES)),
     }
     return hashlib.sha256(json.dumps(described).encode()).hexdigest()[:20]
 
