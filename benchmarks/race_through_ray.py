@@ -9,6 +9,30 @@ The five ways:
 
 (a) plain Ray Tune as its users write it (benchmarks/plain_tune_tsdae.py: sentence-transformers' TSDAE, its STS
     evaluator, `tune.report`; Ray Tune's grid with the seed as an axis), no sentsweep code in the trainable;
+(b) the same with Ray Tune's ASHAScheduler at its defaults (the natural peer: it stops a trial at an early rung,
+    judging each (configuration, seed) trial alone); its answer is the best mean over the seeds that trained to
+    their end;
+(c) sentsweep's 5-seed grid, the sweep script's own command line through `run_sweep`, preparation cache on;
+(d) the same sweep with `--race` (the default --race-schedule, async: seeds as levels);
+(e) the same sweep with `--race --race-schedule steps` (the race over seeds and steps: the first seeds of every
+    configuration also compared at 1/9 and 1/3 of their steps; sentsweep.analysis.step_racing).
+
+Each trial runs on one CPU (a slot; the local Ray has one per core). Reported for each way: trials run (those
+stopped early among them); trial-seconds (the sum of the trials' wall seconds, measured inside each trial:
+sentsweep's `wall_seconds`, the plain trainable's own clock; a trial stopped early counts what it ran);
+wall-clock to the answer (the Tune run or the sweep, Ray already up); slot utilisation (trial-seconds / (slots x
+wall-clock)); the answer: the best configuration by its mean best-STS-dev over the seeds that trained to their
+end, and its significance group (`sentsweep.analysis.significance.best_group`: the configurations not
+significantly worse than the best, paired t over shared seeds, Holm at --alpha).
+
+Then the same schedules on 16 and 64 slots, simulated with (c)'s measured trial durations and scores, its scores
+at the rungs read from each run's metric history (`simulate_schedule`): the grid, and the race of each
+--race-schedule on the settings (d) ran with. The goals (issue 44, item 3): the answer of the 5-seed grid ((c)'s)
+at most a third of plain Ray Tune's compute ((a)'s trial-seconds) and at most half its wall-clock, through Ray,
+for each race; and (item 2) on the simulated 16 and 64 slots each race's wall-clock at most the grid's while its
+compute stays below it. A missed goal is printed with by how much and the figures that say why. Ratios only,
+every figure from this run.
+
 Per-trial overhead of sentsweep over the plain trainable at equal steps, by part, means per trial from (c)'s and
 (a)'s trials: preparation (model, data; sentsweep's step-0 evaluation, cached), evaluations, checkpoints
 (sentsweep's `evaluation_seconds` and `checkpoint_seconds`, sentsweep.trainables.loop, which MLflow keeps as
@@ -16,6 +40,10 @@ Per-trial overhead of sentsweep over the plain trainable at equal steps, by part
 a trial, per trial: actor start-up and imports, scheduling, the driver's MLflow writes where they hold it up, and
 the last trials' tail), and the driver's MLflow writes (`system/mlflow_write_seconds` of the sweep's run, per
 trial: synchronous in Ray Tune's loop, they overlap the running trials and delay the next starts).
+
+    .venv/bin/python -m benchmarks.race_through_ray                 # about an hour on 2 cores
+    .venv/bin/python -m benchmarks.race_through_ray --tiny          # every way end to end in minutes (its test)
+    .venv/bin/python -m benchmarks.race_through_ray --trial-seconds 2 --ratios 0.1 0.9 --seeds 3
 """
 
 from __future__ import annotations
