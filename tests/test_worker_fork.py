@@ -116,7 +116,9 @@ def test_a_server_serves_only_the_environment_it_was_started_with():
                                                                           "PWD": "/elsewhere", "SHLVL": "3",
                                                                           "SENTSWEEP_FAULT": "trial:0:KILL",
                                                                           "RAY_AUTH_TOKEN_PATH": "/tmp/a/token",
-                                                                          "MLFLOW_TRACKING_URI": "sqlite:///m.db"})
+                                                                          "MLFLOW_TRACKING_URI": "sqlite:///m.db",
+                                                                          "_MLFLOW_TELEMETRY_SESSION_ID": "abc",
+                                                                          "TUNE_MAX_PENDING_TRIALS_PG": "4"})
     assert worker_fork.server_key(base) != worker_fork.server_key(base | {"HF_HUB_OFFLINE": "0"})
     assert worker_fork.server_key(base) != worker_fork.server_key(base | {"OMP_NUM_THREADS": "4"})
     assert worker_fork.server_key(base) != worker_fork.server_key(base | {"PYTHONPATH": "/tmp/plugins"})
