@@ -47,11 +47,14 @@ PRELOADED = ("torch", "sentence_transformers", "transformers.models.bert.modelin
              "sklearn.metrics")
 # Left out of the server's key, read by no package of PRELOADED when it is imported (a worker reads them, if at all,
 # after the fork, from its own environment): the settings of the packages the server does not import (Ray, Ray Tune,
-# MLflow, pytest, sentsweep), many set per worker, driver, test or cluster (Ray's job, raylet and token file,
-# MLflow's telemetry session and tracking URI, pytest's running test, the fault matrix's fault), and the shell's own
-# (the folder it was in, its depth, its last command).
-UNKEYED_PREFIXES = ("RAY_", "TUNE_", "MLFLOW_", "_MLFLOW_", "PYTEST_", "SENTSWEEP_")
-UNKEYED_VARIABLES = frozenset({"PWD", "OLDPWD", "SHLVL", "_"})
+# MLflow, MTEB, pytest, sentsweep), many set per worker, driver, test or cluster (Ray's job, raylet and token file,
+# MLflow's telemetry session and tracking URI, MTEB's cache, pytest's running test, the fault matrix's fault); what
+# Ray adds to its workers' environment for packages the server does not import (Ray Tune's PL_DISABLE_FORK for PyTorch
+# Lightning, the raylet's SPT_NOENV for setproctitle and _RJEM_MALLOC_CONF for jemalloc), so that a driver forked from
+# a server (tests/forked_python.py) shares it with its trials; and the shell's own (the folder it was in, its depth,
+# its last command).
+UNKEYED_PREFIXES = ("RAY_", "TUNE_", "MLFLOW_", "_MLFLOW_", "MTEB_", "PYTEST_", "SENTSWEEP_")
+UNKEYED_VARIABLES = frozenset({"SPT_NOENV", "PL_DISABLE_FORK", "_RJEM_MALLOC_CONF", "PWD", "OLDPWD", "SHLVL", "_"})
 SWITCH = "SENTSWEEP_FORKED_WORKERS"  # "0": Ray starts each worker itself
 # A node with an NVIDIA GPU: its workers are not forked (a process that has touched CUDA cannot be forked safely,
 # and this was never tried on a GPU; its trials are long enough that a worker's start does not count).
@@ -96,26 +99,45 @@ def launch(worker_arguments: list[str]) -> None:
     as that worker does. Falls back to running it here where no server can be had."""
     if GPU_DEVICE.exists():
         _run_here(worker_arguments)
-    path = server_socket_path(server_key(dict(os.environ)))
-    connection = _connect(path) or _start_server(path)
-    if connection is None:
-        _run_here(worker_arguments)
-    request = json.dumps({"argv": worker_arguments, "cwd": os.getcwd(), "env": dict(os.environ)}).encode()
-    try:
-        socket.send_fds(connection, [len(request).to_bytes(8, "big") + request], list(STREAMS))
-        child = int(_read_line(connection))
-    except (OSError, ValueError):
-        _run_here(worker_arguments)  # the server ended before it forked: nothing of the worker ran yet
+    forked = fork_python(worker_arguments, os.getcwd(), dict(os.environ), list(STREAMS))
+    if forked is None:
+        _run_here(worker_arguments)  # no server, or it ended before it forked: nothing of the worker ran yet
+    connection, child = forked
     for signal_number in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1):
         signal.signal(signal_number, lambda number, _frame: _forward(child, number))
-    try:
-        ending = json.loads(_read_line(connection))
-    except (OSError, ValueError):
-        ending = {"exit": 1}  # the server ended with the worker running; the worker ends with this launcher
+    ending = read_ending(connection)
     if "signal" in ending:
         signal.signal(ending["signal"], signal.SIG_DFL)
         os.kill(os.getpid(), ending["signal"])
     os._exit(ending.get("exit", 1))
+
+
+def fork_python(argv: list[str], cwd: str, environment: dict[str, str], streams: list[int],
+                ) -> tuple[socket.socket, int] | None:
+    """Have the fork server for `environment` (started here if none answers) fork a child that runs `python
+    <argv>` as that command would: in `cwd`, with `environment`, `streams` as its standard input, output and error,
+    and a session of its own (as `subprocess.Popen(..., start_new_session=True)`). Returns the connection on which
+    its ending arrives (`read_ending`; the child ends when this connection closes) and its pid, or None where no
+    server could be had or it ended before it forked."""
+    path = server_socket_path(server_key(environment))
+    connection = _connect(path) or _start_server(path, environment)
+    if connection is None:
+        return None
+    request = json.dumps({"argv": argv, "cwd": cwd, "env": environment}).encode()
+    try:
+        socket.send_fds(connection, [len(request).to_bytes(8, "big") + request], streams)
+        return connection, int(_read_line(connection))
+    except (OSError, ValueError):
+        connection.close()
+        return None
+
+
+def read_ending(connection: socket.socket) -> dict:
+    """How a forked child ended, once it has: {"exit": its exit code} or {"signal": the signal that ended it}."""
+    try:
+        return json.loads(_read_line(connection))
+    except (OSError, ValueError):
+        return {"exit": 1}  # the server ended with the child running; the child ends with this connection
 
 
 def _forward(child: int, number: int) -> None:
@@ -135,8 +157,9 @@ def _connect(path: Path) -> socket.socket | None:
     return connection
 
 
-def _start_server(path: Path) -> socket.socket | None:
-    """Start the fork server for `path` (one launcher does, the others wait on its lock) and connect to it."""
+def _start_server(path: Path, environment: dict[str, str]) -> socket.socket | None:
+    """Start the fork server for `path` with `environment` (one launcher does, the others wait on its lock) and
+    connect to it."""
     with open(path.with_suffix(".lock"), "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         connection = _connect(path)
@@ -145,7 +168,7 @@ def _start_server(path: Path) -> socket.socket | None:
         with open(path.with_suffix(".log"), "ab") as log:
             server = subprocess.Popen([sys.executable, "-P", "-m", "sentsweep.worker_fork", "--serve", str(path)],
                                       stdin=subprocess.DEVNULL, stdout=log, stderr=log, cwd="/",
-                                      start_new_session=True, close_fds=True)
+                                      env=environment, start_new_session=True, close_fds=True)
         deadline = time.monotonic() + SERVER_START_S
         while time.monotonic() < deadline and server.poll() is None:
             connection = _connect(path)
@@ -261,9 +284,11 @@ def _tell_ending(connection: socket.socket, status: int) -> None:
 
 
 def _become_worker(request: dict, descriptors: list[int], connection: socket.socket) -> None:
-    """In the forked child: take the launcher's streams, environment, folder and arguments, then run Ray's worker
-    script as `python <script> <arguments>` would. Never returns."""
-    code = 1
+    """In the forked child: take the launcher's streams, environment, folder and arguments, run the script as
+    `python <script> <arguments>` would, and end as that interpreter would (non-daemon threads joined, then the
+    `atexit` functions; an uncaught Ctrl-C ends it by SIGINT, a `sys.exit("message")` prints the message and exits
+    1). Never returns."""
+    code, interrupted = 1, False
     try:
         for target, descriptor in zip(STREAMS, descriptors):
             os.dup2(descriptor, target)
@@ -282,15 +307,33 @@ def _become_worker(request: dict, descriptors: list[int], connection: socket.soc
         runpy.run_path(script, run_name="__main__")
         code = 0
     except SystemExit as ended:
-        code = ended.code if isinstance(ended.code, int) else (0 if ended.code is None else 1)
-    except BaseException:  # noqa: BLE001 - the worker's own failure, printed as Python would
-        import traceback
-
-        traceback.print_exc()
+        code = _exit_code(ended)
+    except BaseException as failure:  # noqa: BLE001 - the script's own failure, printed as Python would
+        interrupted = isinstance(failure, KeyboardInterrupt)
+        sys.excepthook(type(failure), failure, failure.__traceback__)
     finally:
+        _end_as_python_does(code, interrupted)
+
+
+def _exit_code(ended: SystemExit) -> int:
+    if ended.code is None or isinstance(ended.code, int):
+        return ended.code or 0
+    print(ended.code, file=sys.stderr)
+    return 1
+
+
+def _end_as_python_does(code: int, interrupted: bool) -> None:
+    import threading
+
+    try:
+        threading._shutdown()  # what the interpreter's own exit does first: wait for the non-daemon threads
         atexit._run_exitfuncs()
+    finally:
         sys.stdout.flush()
         sys.stderr.flush()
+        if interrupted:
+            signal.signal(signal.SIGINT, signal.SIG_DFL)
+            os.kill(os.getpid(), signal.SIGINT)
         os._exit(code)
 
 
