@@ -18,6 +18,8 @@ import time
 import urllib.request
 from pathlib import Path
 
+from tests.forked_python import ForkedProcess, run_python, start_python
+
 PROJECT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
 
@@ -274,15 +276,21 @@ def sqlite_store(folder: Path) -> str:
     return f"sqlite:///{folder / 'mlflow.db'}"
 
 
-def start_sweep(script: str, workdir: Path, *arguments: str, env: dict | None = None) -> subprocess.Popen:
-    """A sweep script as its own process (the driver), output to workdir/driver.log."""
-    log = open(workdir / "driver.log", "ab")
-    return subprocess.Popen(
-        [sys.executable, str(PROJECT / "sweeps" / script), "--quick", "--output-dir", str(workdir / "out"),
-         *arguments],
-        cwd=workdir, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-        env=RAY_ENV | {"PYTHONUNBUFFERED": "1"} | (env or {}),
-    )
+def start_sweep(script: str, workdir: Path, *arguments: str, env: dict | None = None,
+                ) -> ForkedProcess | subprocess.Popen:
+    """A sweep script as its own process (the driver) in a session of its own, with `env` over RAY_ENV, output to
+    workdir/driver.log (tests.forked_python: forked from the server of Ray's workers)."""
+    command = [sys.executable, str(PROJECT / "sweeps" / script), "--quick", "--output-dir", str(workdir / "out"),
+               *arguments]
+    with open(workdir / "driver.log", "ab") as log:
+        return start_python(command, workdir, RAY_ENV | {"PYTHONUNBUFFERED": "1"} | (env or {}), log, subprocess.STDOUT)
+
+
+def run_driver(command: list[str], cwd: Path, env: dict | None = None, timeout: float = 600,
+               ) -> subprocess.CompletedProcess:
+    """`command` (a sweep's or a researcher's script, `python FILE.py ...`) run to its end in `cwd` with `env` over
+    RAY_ENV, its output and errors captured (tests.forked_python: forked from the server of Ray's workers)."""
+    return run_python(command, cwd, RAY_ENV | {"PYTHONUNBUFFERED": "1"} | (env or {}), timeout)
 
 
 def saved_trial_statuses(storage: Path) -> dict[str, str]:

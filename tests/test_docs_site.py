@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.forked_python import run_python
+
 ROOT = Path(__file__).resolve().parent.parent
 README_LIMIT_BYTES = 12 * 1024
 DOC_FILES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
@@ -191,5 +193,5 @@ def test_the_readme_and_the_docs_have_commands_that_the_tests_run():
 def test_a_docs_command_runs_as_written(argv):
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
            "RAY_USAGE_STATS_ENABLED": "0"}
-    done = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    done = run_python(argv, ROOT, env, timeout=300)  # a `python FILE.py` command forked (tests.forked_python)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]

@@ -55,6 +55,7 @@ from sentsweep.analysis.runs import RACE_STOPPED_TAG, fetch_trial_runs, latest_s
 from sentsweep.faults import FAULT_ENV, OUTAGES
 from sentsweep.sweep.runner import RACE_NOT_COUNTED_TAG
 from tests.cluster_helpers import PROJECT, RAY_ENV, MlflowServer, sqlite_store, start_sweep
+from tests.forked_python import ForkedProcess, start_python
 
 pytestmark = pytest.mark.slow
 
@@ -140,14 +141,14 @@ def run_to_end(command: list[str] | str, workdir: Path, arguments: tuple[str, ..
         process = start_sweep(command, workdir, *arguments, env=env)
     else:
         with open(log_file, "ab") as log:
-            process = subprocess.Popen(command, cwd=workdir, stdout=log, stderr=subprocess.STDOUT,
-                                       start_new_session=True, env=RAY_ENV | {"PYTHONUNBUFFERED": "1"} | (env or {}))
+            process = start_python(command, workdir, RAY_ENV | {"PYTHONUNBUFFERED": "1"} | (env or {}), log,
+                                   subprocess.STDOUT)
     code = wait_while_printing(process, log_file)
     _reap(process.pid)
     return code, log_file.read_bytes()[start:].decode(errors="replace")
 
 
-def wait_while_printing(process: subprocess.Popen, log_file: Path) -> int:
+def wait_while_printing(process: ForkedProcess | subprocess.Popen, log_file: Path) -> int:
     """The driver's exit code, once it ends; a driver that printed nothing to `log_file` for DRIVER_SILENCE_S is
     killed (its process group) and the test fails, however long it has run."""
     size, printed_at = -1, time.monotonic()

@@ -7,9 +7,7 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 from mlflow.tracking import MlflowClient
@@ -19,16 +17,11 @@ from sentsweep.errors import InputError
 from sentsweep.plugins import code_digest, import_user_modules, load_user_file, user_modules
 from sentsweep.registry import Registry
 from sentsweep.sweep.target_list import TARGET_LIST_ARTIFACT
-from tests.cluster_helpers import PROJECT, RAY_ENV, RayCluster, sqlite_store
+from tests.cluster_helpers import PROJECT, RayCluster, run_driver, sqlite_store
 
 RECIPE_A = PROJECT / "examples" / "own_objective.py"
 RECIPE_E = PROJECT / "examples" / "trainer_script.py"
 FEW_STEPS = ["--max-steps", "20", "--eval-steps", "10"]
-
-
-def run(command: list[str], cwd: Path, env: dict | None = None, timeout: float = 600) -> subprocess.CompletedProcess:
-    return subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=timeout,
-                          env=RAY_ENV | {"PYTHONUNBUFFERED": "1"} | (env or {}))
 
 
 def test_a_file_with_a_syntax_error_is_refused_naming_its_file_and_line(tmp_path):
@@ -36,7 +29,7 @@ def test_a_file_with_a_syntax_error_is_refused_naming_its_file_and_line(tmp_path
     broken.write_text("from sentsweep.sweep import run_sweep\n\ndef loss(x:\n    return x\n")
     with pytest.raises(InputError, match=rf"{broken}, line 3: SyntaxError"):
         load_user_file(broken)
-    result = run([sys.executable, "-m", "sentsweep", "run", str(broken), "--quick"], tmp_path, timeout=120)
+    result = run_driver([sys.executable, "-m", "sentsweep", "run", str(broken), "--quick"], tmp_path, timeout=120)
     assert result.returncode == 2, result.stderr
     assert f"{broken}, line 3: SyntaxError" in result.stderr and "Traceback" not in result.stderr
     assert not (tmp_path / "sweep_outputs").exists()  # nothing ran, no Ray session, no store
@@ -53,8 +46,8 @@ def test_a_file_that_needs_a_missing_package_is_refused_naming_the_package_and_l
 def test_a_plugin_whose_name_collides_with_a_built_in_is_refused_before_ray_starts(tmp_path):
     plugin = tmp_path / "my_losses.py"
     plugin.write_text((RECIPE_A.read_text().split("OWN = ")[0]).replace('"align_uniform"', '"simcse"'))
-    result = run([sys.executable, str(PROJECT / "sweeps" / "nm_weight.py"), "--quick", "--plugin", str(plugin),
-                  "--dry-run"], tmp_path, timeout=120)
+    result = run_driver([sys.executable, str(PROJECT / "sweeps" / "nm_weight.py"), "--quick", "--plugin",
+                         str(plugin), "--dry-run"], tmp_path, timeout=120)
     assert result.returncode == 2, result.stderr
     assert (f"objective 'simcse' of {plugin} (module my_losses) collides with the objective 'simcse' of "
             "sentsweep (built-in, sentsweep.trainables.objectives)") in result.stderr
@@ -89,7 +82,7 @@ def test_an_objective_whose_loss_fails_stops_the_sweep_before_ray_starts_naming_
                                           "    raise ValueError('a bug in my loss')\n    return alignment + weight")
     broken.write_text(source)
     line = source.splitlines().index("    raise ValueError('a bug in my loss')") + 1
-    result = run([sys.executable, str(broken), "--quick"], tmp_path, timeout=300)
+    result = run_driver([sys.executable, str(broken), "--quick"], tmp_path, timeout=300)
     assert result.returncode == 2, result.stdout[-2000:] + result.stderr[-2000:]
     assert (f"method 'align_uniform' failed its first step on a tiny model at {broken}, line {line}: ValueError: a "
             "bug in my loss") in result.stderr
@@ -103,8 +96,8 @@ def test_recipe_e_a_trainer_script_swept_over_seeds_and_an_argument_reports_each
     shutil.copy(RECIPE_E, script)
     uri = sqlite_store(tmp_path)
     # on the session's Ray (recipe A's test runs a user's file on a Ray of the driver's own)
-    result = run([sys.executable, str(script), "--quick", "--tracking-uri", uri], tmp_path,
-                 env={"RAY_ADDRESS": shared_ray})
+    result = run_driver([sys.executable, str(script), "--quick", "--tracking-uri", uri], tmp_path,
+                        env={"RAY_ADDRESS": shared_ray})
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     assert "| cosent_script | 10.0 |" in result.stdout and "| cosent_script | 20.0 |" in result.stdout
     runs = fetch_trial_runs(uri, "trainer_script", None)
@@ -123,13 +116,13 @@ def test_recipe_e_a_trainer_script_swept_over_seeds_and_an_argument_reports_each
 def test_recipe_a_runs_from_a_folder_outside_the_repository_on_the_embedded_ray(tmp_path):
     sweep_file = tmp_path / "own_objective.py"
     shutil.copy(RECIPE_A, sweep_file)
-    card = run([sys.executable, str(sweep_file), "--dry-run"], tmp_path, timeout=120)
+    card = run_driver([sys.executable, str(sweep_file), "--dry-run"], tmp_path, timeout=120)
     assert card.returncode == 0, card.stderr
     assert ("| align_uniform | uniformity_weight (swept) | 1 | default: project choice (this example's starting "
             "point; swept) |") in card.stdout
     assert "| align_uniform | uniformity_t | 2 | default: project choice (this example's choice) |" in card.stdout
     uri = sqlite_store(tmp_path)
-    result = run([sys.executable, str(sweep_file), "--quick", "--tracking-uri", uri, *FEW_STEPS], tmp_path)
+    result = run_driver([sys.executable, str(sweep_file), "--quick", "--tracking-uri", uri, *FEW_STEPS], tmp_path)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     assert "| align_uniform | 1.0 |" in result.stdout and "| align_uniform | 2.0 |" in result.stdout
     runs = fetch_trial_runs(uri, "own_objective", None)
@@ -151,8 +144,8 @@ def test_recipe_a_runs_on_a_worker_node_that_has_not_got_the_file(tmp_path):
         # the worker node sees an empty folder where the driver has the file, as another machine would have none
         cluster.add_worker(cpus=2, hidden=(user_folder,))
         uri = sqlite_store(shared)
-        result = run([sys.executable, str(sweep_file), "--quick", "--tracking-uri", uri, "--output-dir",
-                      str(shared / "out"), *FEW_STEPS], shared, env={"RAY_ADDRESS": cluster.address})
+        result = run_driver([sys.executable, str(sweep_file), "--quick", "--tracking-uri", uri, "--output-dir",
+                             str(shared / "out"), *FEW_STEPS], shared, env={"RAY_ADDRESS": cluster.address})
     finally:
         cluster.stop()
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
@@ -175,8 +168,8 @@ def test_recipe_a_runs_on_a_worker_node_that_has_not_got_the_file(tmp_path):
 def test_recipes_c_and_d_run_from_a_folder_of_their_own(tmp_path, shared_ray, recipe, expected, listed):
     shutil.copytree(PROJECT / "examples", tmp_path / "examples")
     uri = sqlite_store(tmp_path)
-    result = run([sys.executable, str(tmp_path / "examples" / recipe), "--quick", "--tracking-uri", uri], tmp_path,
-                 env={"RAY_ADDRESS": shared_ray})  # on the session's Ray, as recipe E's
+    result = run_driver([sys.executable, str(tmp_path / "examples" / recipe), "--quick", "--tracking-uri", uri],
+                        tmp_path, env={"RAY_ADDRESS": shared_ray})  # on the session's Ray, as recipe E's
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     table = result.stdout[result.stdout.rindex("mean ± std over seeds"):]
     for text in expected:

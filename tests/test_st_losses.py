@@ -6,7 +6,6 @@ as MLflow params."""
 from __future__ import annotations
 
 import inspect
-import subprocess
 import sys
 
 import pytest
@@ -16,7 +15,7 @@ from sentsweep.analysis.runs import fetch_trial_runs
 from sentsweep.errors import InputError
 from sentsweep.trainables.catalog import get_method, validate_config
 from sentsweep.trainables.st_losses import build_st_loss
-from tests.cluster_helpers import PROJECT, RAY_ENV, sqlite_store
+from tests.cluster_helpers import PROJECT, run_driver, sqlite_store
 from tests.conftest import SHARED_INPUTS, typed_trial
 
 RECIPE_B = PROJECT / "examples" / "st_losses.py"
@@ -67,20 +66,18 @@ def test_the_loss_is_built_with_the_trial_s_arguments_and_fed_scored_pairs(tiny_
 
 @pytest.mark.slow
 def test_recipe_b_sweeps_three_losses_to_a_table_with_their_arguments_and_citations(tmp_path, shared_ray):
-    env = RAY_ENV | {"PYTHONUNBUFFERED": "1", "RAY_ADDRESS": shared_ray}  # the sweep on the session's Ray
-    card = subprocess.run([sys.executable, str(RECIPE_B), "--quick", "--dry-run"], cwd=tmp_path, env=env,
-                          capture_output=True, text=True, timeout=120)
+    on_shared_ray = {"RAY_ADDRESS": shared_ray}  # the sweep on the session's Ray
+    card = run_driver([sys.executable, str(RECIPE_B), "--quick", "--dry-run"], tmp_path, on_shared_ray, timeout=120)
     assert card.returncode == 0, card.stderr
     assert "title={CoSENT: Consistent Sentence Embedding via Similarity Ranking}" in card.stdout
     assert "AoE: Angle-optimized Embeddings for Semantic Textual Similarity" in card.stdout
     assert "Representation Learning with Contrastive Predictive Coding" in card.stdout  # MNRL's own citation
-    refused = subprocess.run([sys.executable, str(RECIPE_B), "--quick", "--set", "scael=30"], cwd=tmp_path, env=env,
-                             capture_output=True, text=True, timeout=120)
+    refused = run_driver([sys.executable, str(RECIPE_B), "--quick", "--set", "scael=30"], tmp_path, on_shared_ray,
+                         timeout=120)
     assert refused.returncode == 2 and "did you mean 'scale'" in refused.stderr, refused.stderr
 
     uri = sqlite_store(tmp_path)
-    result = subprocess.run([sys.executable, str(RECIPE_B), "--quick", "--tracking-uri", uri], cwd=tmp_path, env=env,
-                            capture_output=True, text=True, timeout=600)
+    result = run_driver([sys.executable, str(RECIPE_B), "--quick", "--tracking-uri", uri], tmp_path, on_shared_ray)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     for loss in ("st:CoSENTLoss", "st:AnglELoss", "st:MultipleNegativesRankingLoss"):
         assert f"| {loss} |" in result.stdout

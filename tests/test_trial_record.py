@@ -35,7 +35,7 @@ from sentsweep.tracking.callback import SweepTracker, trial_params
 from sentsweep.trainables.catalog import METHODS, resolve_trial
 from sentsweep.trainables.objectives import OBJECTIVES, objective
 from sentsweep.version import read_code_version
-from tests.cluster_helpers import PROJECT, RAY_ENV, RayCluster, free_port, sqlite_store
+from tests.cluster_helpers import PROJECT, RAY_ENV, RayCluster, free_port, run_driver, sqlite_store
 from tests.conftest import SHARED_INPUTS
 
 TRAIN_FILE = str(DEMO_DIR / "sts-train.csv")
@@ -320,12 +320,11 @@ def test_a_sweep_outside_the_repository_records_the_code_the_packages_and_the_no
     commit = subprocess.run(["git", "-C", str(PROJECT), "rev-parse", "HEAD"], capture_output=True, text=True,
                             check=True).stdout.strip()  # the checkout of the installed package, as the sweeps ran
     command = [sys.executable, str(sweep_file), "--quick", "--tracking-uri", uri]
-    env = RAY_ENV | {"RAY_ADDRESS": shared_ray}
-    first = subprocess.run(command, cwd=folder, capture_output=True, text=True, timeout=900, env=env)
+    first = run_driver(command, folder, {"RAY_ADDRESS": shared_ray}, timeout=900)
     assert first.returncode == 0, first.stdout[-3000:] + first.stderr[-3000:]
     sweep_file.write_text(SWEEP_OF_ONE_S_OWN.replace("align_weight: float = setting(1.0",
                                                      "align_weight: float = setting(0.5"))
-    second = subprocess.run(command, cwd=folder, capture_output=True, text=True, timeout=900, env=env)
+    second = run_driver(command, folder, {"RAY_ADDRESS": shared_ray}, timeout=900)
     assert second.returncode == 0, second.stdout[-3000:] + second.stderr[-3000:]
 
     client = MlflowClient(uri)
@@ -414,11 +413,6 @@ def test_a_loss_argument_out_of_its_range_is_refused_in_one_line(tmp_path):
                                        "train_file": TRAIN_FILE, "mini_batch_size": 0})
 
 
-def run(command: list[str], cwd: Path, env: dict | None = None, timeout: float = 600) -> subprocess.CompletedProcess:
-    return subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=timeout,
-                          env=RAY_ENV | {"PYTHONUNBUFFERED": "1"} | (env or {}))
-
-
 def test_a_colliding_name_is_one_line_and_exit_2_in_every_entry_point(tmp_path):
     colliding = tmp_path / "my_sweep.py"
     colliding.write_text(RECIPE_A.read_text().replace('"align_uniform"', '"simcse"'))
@@ -428,7 +422,7 @@ def test_a_colliding_name_is_one_line_and_exit_2_in_every_entry_point(tmp_path):
     for command in ([sys.executable, str(colliding), "--dry-run"],
                     [sys.executable, "-m", "sentsweep", "run", str(colliding), "--dry-run"],
                     [sys.executable, nm_weight, "--dry-run", "--plugin", str(colliding)]):
-        result = run(command, tmp_path, timeout=300)
+        result = run_driver(command, tmp_path, timeout=300)
         assert (result.returncode, result.stderr) == (2, line), command
 
 
@@ -445,7 +439,7 @@ def test_a_failing_builder_is_one_line_and_exit_2_in_every_entry_point(tmp_path,
     command = {"python FILE.py": [sys.executable, str(broken), "--quick"],
                "--plugin FILE.py": [sys.executable, str(PROJECT / "sweeps" / "learning_rate.py"), "--quick", "--plugin",
                                     str(broken), "--methods", "align_uniform"]}[entry]
-    result = run(command, tmp_path)
+    result = run_driver(command, tmp_path)
     assert result.returncode == 2 and result.stderr == (
         f"error: method 'align_uniform' failed its first step on a tiny model at {broken}, line {line}: RuntimeError: "
         "my builder broke\n"), result.stdout[-2000:] + result.stderr[-2000:]

@@ -20,6 +20,7 @@ import pytest
 
 from sentsweep import worker_fork
 from sentsweep.sweep import ray_connection
+from tests.forked_python import ForkedProcess, run_python, start_python
 
 # A stand-in for Ray's default_worker.py: says where and how it runs, then does what its first argument says.
 FAKE_WORKER = textwrap.dedent("""
@@ -37,6 +38,14 @@ FAKE_WORKER = textwrap.dedent("""
     if action == "sleep":
         open(sys.argv[2], "w").write(str(os.getpid()))
         time.sleep(600)
+    if action == "exit-message":
+        sys.exit("stopped: a message")
+    if action == "interrupt":
+        raise KeyboardInterrupt
+    if action == "thread-then-atexit":
+        import atexit, threading
+        atexit.register(print, "atexit ran", flush=True)
+        threading.Thread(target=lambda: (time.sleep(1), print("thread done", flush=True))).start()
 """)
 
 
@@ -95,6 +104,42 @@ def test_a_signal_to_the_launcher_reaches_its_worker_and_a_killed_launcher_ends_
         assert _ends(worker), f"the worker outlived its launcher's {signal.Signals(sent).name}"
 
 
+@pytest.mark.slow  # starts a fork server, which imports PyTorch and sentence-transformers
+@pytest.mark.parametrize("action", [["exit", "7"], ["exit-message"], ["interrupt"], ["thread-then-atexit"]],
+                         ids=" ".join)
+def test_a_forked_script_ends_as_a_fresh_interpreter_ends_it(fork_env, fake_worker, tmp_path, action):
+    """Its exit status, and what it printed last: a `sys.exit` message, an uncaught Ctrl-C (ended by SIGINT), a
+    non-daemon thread joined before the `atexit` functions run. Through the launcher and through the tests' own
+    forked commands (tests.forked_python)."""
+    command = [sys.executable, str(fake_worker), *action]
+    fresh = subprocess.run(command, env=fork_env, cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    for forked in (launch(fork_env, fake_worker, *action, cwd=tmp_path),
+                   run_python(command, tmp_path, fork_env, timeout=300)):
+        assert forked.returncode == fresh.returncode, forked.stderr
+        assert forked.stdout.splitlines()[1:] == fresh.stdout.splitlines()[1:]  # after the line naming its pid
+        assert forked.stderr.splitlines()[-1] == fresh.stderr.splitlines()[-1]
+    assert "--serve" in json.loads(forked.stdout.splitlines()[0])["parent"]  # forked, not started afresh
+
+
+@pytest.mark.slow  # starts a fork server, which imports PyTorch and sentence-transformers
+def test_a_forked_command_leads_a_process_group_of_its_own_as_a_new_session_does(fork_env, fake_worker, tmp_path):
+    pid_file = tmp_path / "pid"
+    with open(tmp_path / "out", "wb") as output:
+        process = start_python([sys.executable, str(fake_worker), "sleep", str(pid_file)], tmp_path, fork_env, output,
+                               subprocess.STDOUT)
+    assert isinstance(process, ForkedProcess)
+    deadline = time.monotonic() + 300
+    while not (pid_file.exists() and pid_file.read_text()) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert int(pid_file.read_text()) == process.pid  # the script's own process, not a launcher's
+    assert os.getpgid(process.pid) == os.getsid(process.pid) == process.pid
+    assert process.poll() is None
+    with pytest.raises(subprocess.TimeoutExpired):
+        process.wait(timeout=0.5)
+    os.killpg(process.pid, signal.SIGKILL)  # as a test reaps a driver's group
+    assert process.wait(timeout=30) == -signal.SIGKILL and process.poll() == -signal.SIGKILL
+
+
 def _ends(pid: int, within_s: float = 10.0) -> bool:
     deadline = time.monotonic() + within_s
     while time.monotonic() < deadline:
@@ -118,7 +163,10 @@ def test_a_server_serves_only_the_environment_it_was_started_with():
                                                                           "RAY_AUTH_TOKEN_PATH": "/tmp/a/token",
                                                                           "MLFLOW_TRACKING_URI": "sqlite:///m.db",
                                                                           "_MLFLOW_TELEMETRY_SESSION_ID": "abc",
-                                                                          "TUNE_MAX_PENDING_TRIALS_PG": "4"})
+                                                                          "TUNE_MAX_PENDING_TRIALS_PG": "4",
+                                                                          "MTEB_CACHE": "/tmp/mteb-cache",
+                                                                          "SPT_NOENV": "1", "PL_DISABLE_FORK": "1",
+                                                                          "_RJEM_MALLOC_CONF": "dirty_decay_ms:500"})
     assert worker_fork.server_key(base) != worker_fork.server_key(base | {"HF_HUB_OFFLINE": "0"})
     assert worker_fork.server_key(base) != worker_fork.server_key(base | {"OMP_NUM_THREADS": "4"})
     assert worker_fork.server_key(base) != worker_fork.server_key(base | {"PYTHONPATH": "/tmp/plugins"})
