@@ -22,7 +22,8 @@ In every case:
 
 Kill points and outages are deterministic: the driver stops itself, or stops and starts its MLflow server (and waits
 until it is down, or up), where `SENTSWEEP_FAULT` says (`sentsweep.faults`), whatever the machine's speed or load.
-Each driver is its own process group. The drivers of the shapes in OWN_RAY start their own embedded Ray, as
+Each driver is its own process group (forked from the fork server as `python sweeps/<name>.py` runs:
+tests/forked_python.py). The drivers of the shapes in OWN_RAY start their own embedded Ray, as
 `python sweeps/<name>.py` in a terminal does: Ctrl-C reaches Ray's processes too, and `kill -9` leaves them behind.
 The other shapes' drivers join the session's shared Ray, as a driver joins a cluster (`ray submit`, RAY_ADDRESS):
 the signal reaches the driver alone, Ray ends a dead driver's trials, and a driver whose MLflow server goes away
