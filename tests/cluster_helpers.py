@@ -278,19 +278,28 @@ def sqlite_store(folder: Path) -> str:
 
 def start_sweep(script: str, workdir: Path, *arguments: str, env: dict | None = None,
                 ) -> ForkedProcess | subprocess.Popen:
-    """A sweep script as its own process (the driver) in a session of its own, with `env` over RAY_ENV, output to
-    workdir/driver.log (tests.forked_python: forked from the server of Ray's workers)."""
-    command = [sys.executable, str(PROJECT / "sweeps" / script), "--quick", "--output-dir", str(workdir / "out"),
-               *arguments]
+    """A sweep script's --quick run as its own process (the driver: `start_driver`), its output in workdir/out."""
+    return start_driver([sys.executable, str(PROJECT / "sweeps" / script), "--quick", "--output-dir",
+                         str(workdir / "out"), *arguments], workdir, env)
+
+
+def start_driver(command: list[str], workdir: Path, env: dict | None = None) -> ForkedProcess | subprocess.Popen:
+    """`command` (a sweep's `python FILE.py ...`, forked: tests.forked_python) as its own process in `workdir`, in a
+    session of its own, with `driver_environment(env)`, its output and errors appended to workdir/driver.log."""
     with open(workdir / "driver.log", "ab") as log:
-        return start_python(command, workdir, RAY_ENV | {"PYTHONUNBUFFERED": "1"} | (env or {}), log, subprocess.STDOUT)
+        return start_python(command, workdir, driver_environment(env), log, subprocess.STDOUT)
 
 
 def run_driver(command: list[str], cwd: Path, env: dict | None = None, timeout: float = 600,
                ) -> subprocess.CompletedProcess:
-    """`command` (a sweep's or a researcher's script, `python FILE.py ...`) run to its end in `cwd` with `env` over
-    RAY_ENV, its output and errors captured (tests.forked_python: forked from the server of Ray's workers)."""
-    return run_python(command, cwd, RAY_ENV | {"PYTHONUNBUFFERED": "1"} | (env or {}), timeout)
+    """`command` (a sweep's or a researcher's `python FILE.py ...`, forked: tests.forked_python) run to its end in
+    `cwd` with `driver_environment(env)`, its output and errors captured."""
+    return run_python(command, cwd, driver_environment(env), timeout)
+
+
+def driver_environment(env: dict | None) -> dict[str, str]:
+    """A driver's environment: the session's Ray settings (RAY_ENV), unbuffered output, then `env`."""
+    return RAY_ENV | {"PYTHONUNBUFFERED": "1"} | (env or {})
 
 
 def saved_trial_statuses(storage: Path) -> dict[str, str]:

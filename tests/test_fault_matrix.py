@@ -55,8 +55,8 @@ from mlflow.tracking import MlflowClient
 from sentsweep.analysis.runs import RACE_STOPPED_TAG, fetch_trial_runs, latest_sweep_run_id
 from sentsweep.faults import FAULT_ENV, OUTAGES
 from sentsweep.sweep.runner import RACE_NOT_COUNTED_TAG
-from tests.cluster_helpers import PROJECT, RAY_ENV, MlflowServer, sqlite_store, start_sweep
-from tests.forked_python import ForkedProcess, start_python
+from tests.cluster_helpers import PROJECT, MlflowServer, sqlite_store, start_driver, start_sweep
+from tests.forked_python import ForkedProcess
 
 pytestmark = pytest.mark.slow
 
@@ -141,9 +141,7 @@ def run_to_end(command: list[str] | str, workdir: Path, arguments: tuple[str, ..
     if isinstance(command, str):
         process = start_sweep(command, workdir, *arguments, env=env)
     else:
-        with open(log_file, "ab") as log:
-            process = start_python(command, workdir, RAY_ENV | {"PYTHONUNBUFFERED": "1"} | (env or {}), log,
-                                   subprocess.STDOUT)
+        process = start_driver(command, workdir, env)
     code = wait_while_printing(process, log_file)
     _reap(process.pid)
     return code, log_file.read_bytes()[start:].decode(errors="replace")
