@@ -18,9 +18,9 @@ install: $(STAMP)
 demo: $(STAMP)
 	$(PY) sweeps/tsdae_deletion.py --quick
 
-# The whole suite, its budget 20 minutes on 2 cores (it takes 28 to 36 there, its trial processes forked by
-# sentsweep.worker_fork; its drivers and Ray's processes each still import PyTorch, Ray or MLflow: see
-# docs/performance.md): in TEST_WORKERS processes (pytest-xdist), since its slow tests also wait on Ray, drivers and
+# The whole suite, its budget 20 minutes on 2 cores (a fresh clone took 23 there, its trial processes and the sweep
+# drivers it starts forked by sentsweep.worker_fork; its drivers still import Ray and MLflow, and each Ray start
+# costs seconds: see docs/performance.md): in TEST_WORKERS processes (pytest-xdist), since its slow tests also wait on Ray, drivers and
 # servers (4 were tried and not measured to the end: docs/performance.md). Tests are handed out one by one, slow
 # ones first; those that share a module's fixture, or name an xdist_group, run on one worker (tests/conftest.py).
 # The 15 slowest are listed at the end.
