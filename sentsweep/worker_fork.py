@@ -96,12 +96,10 @@ def server_socket_path(key: str) -> Path:
 
 def launch(worker_arguments: list[str]) -> None:
     """Run Ray's worker (`worker_arguments`: its script and its arguments) in a child of the fork server; exits
-    as that worker does. Falls back to running it here where no server can be had."""
-    if GPU_DEVICE.exists():
-        _run_here(worker_arguments)
+    as that worker does. Falls back to running it here where no server can be had or on a GPU node."""
     forked = fork_python(worker_arguments, os.getcwd(), dict(os.environ), list(STREAMS))
     if forked is None:
-        _run_here(worker_arguments)  # no server, or it ended before it forked: nothing of the worker ran yet
+        _run_here(worker_arguments)  # a GPU node, no server, or it ended before it forked: nothing of it ran yet
     connection, child = forked
     for signal_number in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1):
         signal.signal(signal_number, lambda number, _frame: _forward(child, number))
@@ -117,8 +115,10 @@ def fork_python(argv: list[str], cwd: str, environment: dict[str, str], streams:
     """Have the fork server for `environment` (started here if none answers) fork a child that runs `python
     <argv>` as that command would: in `cwd`, with `environment`, `streams` as its standard input, output and error,
     and a session of its own (as `subprocess.Popen(..., start_new_session=True)`). Returns the connection on which
-    its ending arrives (`read_ending`; the child ends when this connection closes) and its pid, or None where no
-    server could be had or it ended before it forked."""
+    its ending arrives (`read_ending`; the child ends when this connection closes) and its pid, or None on a node
+    with an NVIDIA GPU (`GPU_DEVICE`), where no server could be had, or where it ended before it forked."""
+    if GPU_DEVICE.exists():
+        return None
     path = server_socket_path(server_key(environment))
     connection = _connect(path) or _start_server(path, environment)
     if connection is None:

@@ -11,10 +11,10 @@ that interpreter would (`sentsweep.worker_fork._become_worker`). What it returns
 and `returncode` as a `Popen` does; `run_python` is `subprocess.run(..., capture_output=True, text=True)` on it.
 
 A fresh interpreter still runs any other command (`python -m ...`, `python -c ...`), a command where
-`SENTSWEEP_FORKED_WORKERS=0` (the switch of Ray's forked workers) or where no fork server can be had, and the tests
-that start their commands themselves: the demo's printed lines (tests/test_progress.py), the Hugging Face cache's
-tests (an environment of their own would start a server of its own, and cost what it saves), a closed pipe and
-`--help` (tests/test_command_line.py, tests/test_sweep_options.py).
+`SENTSWEEP_FORKED_WORKERS=0` (the switch of Ray's forked workers), on a node with an NVIDIA GPU, or where no fork
+server can be had, and the tests that start their commands themselves: the demo's printed lines
+(tests/test_progress.py), the Hugging Face cache's tests (an environment of their own would start a server of its
+own, and cost what it saves), a closed pipe and `--help` (tests/test_command_line.py, tests/test_sweep_options.py).
 """
 
 from __future__ import annotations

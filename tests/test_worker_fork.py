@@ -202,6 +202,17 @@ def test_workers_are_forked_only_on_a_ray_whose_nodes_all_run_on_this_machine(mo
     assert not ray_connection.ray_on_this_machine()
 
 
+def test_nothing_is_forked_on_a_node_with_an_nvidia_gpu(fork_env, fake_worker, tmp_path, monkeypatch):
+    monkeypatch.setattr(worker_fork, "GPU_DEVICE", fake_worker)  # a path that exists, standing for /dev/nvidiactl
+    env = fork_env | {"TMPDIR": str(tmp_path)}  # where a server, had one been asked for, would have its socket
+    assert worker_fork.fork_python([str(fake_worker), "exit", "0"], str(tmp_path), env, [0, 1, 2]) is None
+    with open(tmp_path / "out", "wb") as output:
+        process = start_python([sys.executable, str(fake_worker), "exit", "5"], tmp_path, env, output,
+                               subprocess.STDOUT)
+    assert isinstance(process, subprocess.Popen) and process.wait(timeout=120) == 5
+    assert not list(tmp_path.glob("sentsweep-worker-fork-*"))  # no server was asked for
+
+
 @pytest.mark.slow  # starts a fork server, which imports PyTorch and sentence-transformers
 def test_a_launcher_whose_server_cannot_start_runs_the_worker_itself(fork_env, fake_worker, tmp_path):
     broken = tmp_path / "broken"
