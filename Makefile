@@ -20,10 +20,10 @@ demo: $(STAMP)
 
 # The whole suite, its budget 20 minutes on 2 cores (a fresh clone took 23 there, its trial processes and the sweep
 # drivers it starts forked by sentsweep.worker_fork; its drivers still import Ray and MLflow, and each Ray start
-# costs seconds: see docs/performance.md): in TEST_WORKERS processes (pytest-xdist), since its slow tests also wait on Ray, drivers and
-# servers (4 were tried and not measured to the end: docs/performance.md). Tests are handed out one by one, slow
-# ones first; those that share a module's fixture, or name an xdist_group, run on one worker (tests/conftest.py).
-# The 15 slowest are listed at the end.
+# costs seconds: see docs/performance.md): in TEST_WORKERS processes (pytest-xdist), since its slow tests also wait
+# on Ray, drivers and servers (4 were tried and not measured to the end: docs/performance.md). Tests are handed out
+# one by one, slow ones first; those that share a module's fixture, or name an xdist_group, run on one worker
+# (tests/conftest.py). The 15 slowest are listed at the end.
 TEST_WORKERS ?= 3
 DISTRIBUTE := --dist loadgroup --no-loadscope-reorder
 PARALLEL := -n $(TEST_WORKERS) $(DISTRIBUTE)
