@@ -2,7 +2,6 @@
 pages) builds strictly, a broken link or a page left out of the navigation fails that build, and the docs'
 commands that are cheap and deterministic run as written."""
 
-import os
 import re
 import shlex
 import shutil
@@ -12,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.cluster_helpers import driver_environment
 from tests.forked_python import run_python
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -191,7 +191,6 @@ def test_the_readme_and_the_docs_have_commands_that_the_tests_run():
 
 @pytest.mark.parametrize("argv", RUNNABLE)
 def test_a_docs_command_runs_as_written(argv):
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
-           "RAY_USAGE_STATS_ENABLED": "0"}
-    done = run_python(argv, ROOT, env, timeout=300)  # a `python FILE.py` command forked (tests.forked_python)
+    # a driver's environment, as the other tests' drivers have it: forked from the same server (tests.forked_python)
+    done = run_python(argv, ROOT, driver_environment(None), timeout=300)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
