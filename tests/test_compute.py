@@ -137,13 +137,15 @@ def test_a_time_budget_stops_the_quick_nm_grid_and_resume_completes_it(tmp_path,
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
     arguments = ["--quick", "--tracking-uri", uri, "--output-dir", str(tmp_path / "out"), "--no-table-rows",
                  "--poolings", "cls", "--methods", "tsdae+nm", "--weights", "0.01", "1.0", "--seeds", "2",
-                 "--max-steps", "600", "--eval-steps", "100"]  # trials far longer than the budget, on any machine
+                 "--max-steps", "300", "--eval-steps", "100"]
+    # 4 trials on 2 slots, each longer than the budget (about 9 s alone on this machine's cores): the budget ends the
+    # sweep before its second pair of trials can finish, on a machine up to 3 times faster; the resume trains the rest
     try:
-        assert run_sweep(DEFINITION, [*arguments, "--time-budget", "20"]) == 1
+        assert run_sweep(DEFINITION, [*arguments, "--time-budget", "6"]) == 1
     finally:
         ray.shutdown()
     error = capsys.readouterr().err
-    assert re.search(r"error: --time-budget 20: the sweep ran \d+ s; \d+ trial\(s\) of this stage unfinished, "
+    assert re.search(r"error: --time-budget 6: the sweep ran \d+ s; \d+ trial\(s\) of this stage unfinished, "
                      r"stopped at their last checkpoint\ntheir MLflow runs and the sweep's ended KILLED\nresume with:\n"
                      r"  .* --resume\n", error), error
     parent = latest_sweep_run_id(uri, "nm_weight")

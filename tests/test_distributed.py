@@ -33,8 +33,8 @@ SHORT_TRIALS = ["--max-steps", "60", "--eval-steps", "20"]
 EXPECTED_STEPS = [0, 20, 40, 60]
 # Trials of a few seconds (besides their start), still running when a fault lands just after they started, and
 # resumed from a checkpoint in their middle when their driver was killed.
-LONG_TRIALS = ["--max-steps", "300", "--eval-steps", "100"]
-LONG_STEPS = [0, 100, 200, 300]
+LONG_TRIALS = ["--max-steps", "150", "--eval-steps", "50"]
+LONG_STEPS = [0, 50, 100, 150]
 
 
 @pytest.fixture()
