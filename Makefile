@@ -18,7 +18,7 @@ install: $(STAMP)
 demo: $(STAMP)
 	$(PY) sweeps/tsdae_deletion.py --quick
 
-# The whole suite, its budget 20 minutes on 2 cores (a fresh clone took 23 there, its trial processes and the sweep
+# The whole suite, its budget 20 minutes on 2 cores (a fresh clone took 21 there, its trial processes and the sweep
 # drivers it starts forked by sentsweep.worker_fork; its drivers still import Ray and MLflow, and each Ray start
 # costs seconds: see docs/performance.md): in TEST_WORKERS processes (pytest-xdist), since its slow tests also wait
 # on Ray, drivers and servers (4 were tried and not measured to the end: docs/performance.md). Tests are handed out
@@ -32,9 +32,9 @@ test: $(STAMP)
 	$(PY) -m pytest -q $(PARALLEL) --durations=15 tests
 
 # Everyday work: every test but those marked slow (they start Ray, an MLflow server or sweeps), its budget 2 minutes
-# on 2 cores (115-155 s as the machine's speed varies); `make test` runs all. In FAST_TEST_WORKERS processes: these
-# tests compute rather than wait, so on 2 cores a third process mostly adds its own collection of the suite (some 20 s
-# of CPU: 134 s against 149 s on 2 cores).
+# on 2 cores (107-114 s at 78619df; the machine's speed varies by a quarter); `make test` runs all. In
+# FAST_TEST_WORKERS processes: these tests compute rather than wait, so on 2 cores a third process mostly adds its own
+# collection of the suite (some 20 s of CPU: 134 s against 149 s on 2 cores).
 FAST_TEST_WORKERS ?= 2
 test-fast: $(STAMP)
 	$(VENV)/bin/ruff check .
