@@ -138,8 +138,9 @@ def test_a_time_budget_stops_the_quick_nm_grid_and_resume_completes_it(tmp_path,
     arguments = ["--quick", "--tracking-uri", uri, "--output-dir", str(tmp_path / "out"), "--no-table-rows",
                  "--poolings", "cls", "--methods", "tsdae+nm", "--weights", "0.01", "1.0", "--seeds", "2",
                  "--max-steps", "300", "--eval-steps", "100"]
-    # 4 trials on 2 slots, each longer than the budget (about 9 s alone on this machine's cores): the budget ends the
-    # sweep before its second pair of trials can finish, on a machine up to 3 times faster; the resume trains the rest
+    # 4 trials on 2 slots, each longer than the budget (9.4 and 10.2 s, two at a time on this machine's 2 cores): the
+    # budget ends the sweep before its second pair of trials can finish, on a machine up to 3 times faster; the resume
+    # trains the rest
     try:
         assert run_sweep(DEFINITION, [*arguments, "--time-budget", "6"]) == 1
     finally:
