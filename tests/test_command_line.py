@@ -5,6 +5,7 @@ refuses an unknown argument; a closed pipe ends a command quietly; `sentsweep li
 import dataclasses
 import os
 import re
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -136,3 +137,24 @@ def test_a_closed_pipe_ends_a_command_quietly(command):
     finally:
         os.close(write_end)
     assert done.stderr == "" and done.returncode == PIPE_CLOSED_EXIT_CODE
+
+
+@pytest.mark.parametrize("sigint", [signal.SIG_IGN, signal.SIG_DFL, "installed"])
+def test_a_sigterm_stops_a_sweep_as_ctrl_c_does_also_where_sigint_is_ignored(sigint):
+    """The SIGTERM handler (sentsweep.sweep.interrupts) raises SIGINT where a handler takes it (Ray Tune's during a
+    stage), and raises the KeyboardInterrupt that Ctrl-C would raise where SIGINT is ignored, as in a background job
+    (`nohup python sweeps/nm_weight.py &`): a raised SIGINT would be lost there, and the sweep would go on."""
+    from sentsweep.sweep.interrupts import stop_as_interrupt
+
+    taken = []
+    previous = signal.signal(signal.SIGINT, (lambda number, frame: taken.append(number)) if sigint == "installed"
+                             else sigint)
+    try:
+        if sigint == "installed":
+            stop_as_interrupt(signal.SIGTERM, None)
+            assert taken == [signal.SIGINT]
+        else:
+            with pytest.raises(KeyboardInterrupt):
+                stop_as_interrupt(signal.SIGTERM, None)
+    finally:
+        signal.signal(signal.SIGINT, previous)

@@ -10,6 +10,7 @@ import sys
 from sentsweep.errors import InputError
 from sentsweep.plugins import import_plugin
 from sentsweep.sweep.definition import SweepDefinition
+from sentsweep.sweep.interrupts import stop_as_interrupt
 from sentsweep.sweep.option_groups import examples_epilog
 from sentsweep.sweep.options import parse_options
 from sentsweep.terminal import closed_pipe
@@ -19,8 +20,8 @@ def run_sweep(definition: SweepDefinition, argv=None, prog: str | None = None) -
     """Entry point of a sweep script; returns the process exit code."""
     prog = prog or script_command(definition)
     options = parse_options(definition.options, argv, prog, definition.description, examples_epilog(prog))
-    # SIGTERM stops a sweep as Ctrl-C does, also before Ray starts (see sentsweep.sweep.runner.stop_as_interrupt)
-    signal.signal(signal.SIGTERM, lambda signum, frame: signal.raise_signal(signal.SIGINT))
+    # SIGTERM stops a sweep as Ctrl-C does, also before Ray starts
+    signal.signal(signal.SIGTERM, stop_as_interrupt)
     try:
         for plugin in options.plugin:  # before anything reads the registries their entries join
             import_plugin(plugin)

@@ -46,6 +46,7 @@ from sentsweep.sweep.budget import BudgetSpent, SweepBudget, budget_watch
 from sentsweep.sweep.cluster import PendingTimeout, cluster_nodes, pending_watch, trial_slots
 from sentsweep.sweep.definition import ResolvedSweep, Stage, SweepDefinition
 from sentsweep.sweep.deterministic_failures import no_retry_of_deterministic_failures
+from sentsweep.sweep.interrupts import stop_as_interrupt
 from sentsweep.sweep.local_ray import start_ray
 from sentsweep.sweep.models_kept import KeptModels, MissingModels
 from sentsweep.sweep.options import SweepOptions
@@ -546,12 +547,6 @@ def end_stopped(tracker) -> tuple[list[str], str]:
 
 class Interrupted(Exception):
     """Ray Tune stopped the stage's trials on Ctrl-C or SIGTERM and saved its state for --resume."""
-
-
-def stop_as_interrupt(signum, frame) -> None:
-    """A signal handler that stops the sweep as Ctrl-C does (Ray Tune handles SIGINT: it ends the trials and
-    saves its state; outside Ray Tune, a KeyboardInterrupt)."""
-    signal.raise_signal(signal.SIGINT)
 
 
 def resume_command(extend: bool) -> str:
