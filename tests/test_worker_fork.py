@@ -166,7 +166,9 @@ def test_a_server_serves_only_the_environment_it_was_started_with():
                                                                           "TUNE_MAX_PENDING_TRIALS_PG": "4",
                                                                           "MTEB_CACHE": "/tmp/mteb-cache",
                                                                           "SPT_NOENV": "1", "PL_DISABLE_FORK": "1",
-                                                                          "_RJEM_MALLOC_CONF": "dirty_decay_ms:500"})
+                                                                          "_RJEM_MALLOC_CONF": "dirty_decay_ms:500",
+                                                                          "PYTHONBREAKPOINT": "ray.util.rpdb.set_trace",
+                                                                          "CRC32C_SW_MODE": "auto"})
     assert worker_fork.server_key(base) != worker_fork.server_key(base | {"HF_HUB_OFFLINE": "0"})
     assert worker_fork.server_key(base) != worker_fork.server_key(base | {"OMP_NUM_THREADS": "4"})
     assert worker_fork.server_key(base) != worker_fork.server_key(base | {"PYTHONPATH": "/tmp/plugins"})
