@@ -18,13 +18,13 @@ install: $(STAMP)
 demo: $(STAMP)
 	$(PY) sweeps/tsdae_deletion.py --quick
 
-# The whole suite, its budget 20 minutes on 2 cores (a fresh clone took 21 there, its trial processes and the sweep
-# drivers it starts forked by sentsweep.worker_fork; its drivers still import Ray and MLflow, and each Ray start
-# costs seconds: see docs/performance.md): in TEST_WORKERS processes (pytest-xdist), since its slow tests also wait
-# on Ray, drivers and servers (4 were tried and not measured to the end: docs/performance.md). Tests are handed out
-# one by one, slow ones first; those that share a module's fixture, or name an xdist_group, run on one worker
-# (tests/conftest.py). The 15 slowest are listed at the end.
-TEST_WORKERS ?= 3
+# The whole suite, its budget 20 minutes on 2 cores (see docs/performance.md): in TEST_WORKERS processes
+# (pytest-xdist), one per core. A third process lets one test's waits on Ray, drivers and servers overlap another's
+# work, but costs more CPU than those waits leave: the same checkout took 1,392 s with 3 (2,764 s of CPU) and
+# 1,158 s with 2 (2,180 s of CPU; the cores idle 120 s). Tests are handed out one by one, slow ones first; those that
+# share a module's fixture, or name an xdist_group, run on one worker (tests/conftest.py). The 15 slowest are listed
+# at the end.
+TEST_WORKERS ?= 2
 # The project's own modules compiled to bytecode (__pycache__/, ignored by git) before the tests start the hundreds
 # of processes that import them: where PYTHONDONTWRITEBYTECODE is set (it is on the machine of docs/performance.md),
 # Python writes none, and each of those processes compiled the source again (0.2 to 0.3 s of CPU per sweep driver).
