@@ -27,7 +27,7 @@ demo: $(STAMP)
 TEST_WORKERS ?= 2
 # The project's own modules compiled to bytecode (__pycache__/, ignored by git) before the tests start the hundreds
 # of processes that import them: where PYTHONDONTWRITEBYTECODE is set (it is on the machine of docs/performance.md),
-# Python writes none, and each of those processes compiled the source again (0.2 to 0.3 s of CPU per sweep driver).
+# Python writes none, and each of those processes compiled the source again (about 0.15 s of CPU in a sweep driver).
 COMPILE := $(PY) -m compileall -q -j 0 sentsweep sweeps tests benchmarks examples scripts
 DISTRIBUTE := --dist loadgroup --no-loadscope-reorder
 PARALLEL := -n $(TEST_WORKERS) $(DISTRIBUTE)
