@@ -8,31 +8,49 @@ head node, a CI runner; 2 cores at a load of 20 here), that agent can take longe
 first trial. Such a start is tried again, `START_ATTEMPTS` times at most, the processes of the failed one ended
 first; the next agent loads its modules from a warm page cache. A driver that joins a running cluster
 (RAY_ADDRESS) starts no node and is not retried.
+
+A node started for a job whose workers Ray starts through `py_executable` (the fork server's launcher,
+`sentsweep.worker_fork`) prestarts none: Ray starts one default worker per CPU when a node's first driver connects
+(its `prestart_worker_first_driver`), each importing Ray (about 0.75 s of CPU), and a trial of that job, whose
+runtime environment differs, never runs in one.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
 START_ATTEMPTS = 4
 STARTUP_TIMED_OUT = "timed out during startup"  # ray._private.node.Node's message
+# Ray's setting, which a raylet reads from its environment (RAY_<name>) as it starts; a value the user set is kept
+NO_PRESTARTED_WORKERS = ("RAY_prestart_worker_first_driver", "0")
 
 
 def start_ray(**init_arguments):
     """`ray.init(**init_arguments)`, tried again while Ray's local node times out during its startup; returns
-    `ray.init`'s context (None where Ray was running already)."""
+    `ray.init`'s context (None where Ray was running already). With a `py_executable` in `runtime_env`, a node
+    it starts prestarts no workers (the module docstring): the setting is in the environment of the processes
+    `ray.init` starts, not in the driver's afterwards."""
     import ray
 
-    for attempt in range(1, START_ATTEMPTS + 1):
-        try:
-            return ray.init(**init_arguments)
-        except Exception as error:  # noqa: BLE001 - Ray raises a bare Exception for this one
-            if STARTUP_TIMED_OUT not in str(error) or attempt == START_ATTEMPTS:
-                raise
-            end_ray_processes()
-            print(f"Ray's local node missed one of Ray's startup deadlines ({error}); starting it again "
-                  f"({attempt + 1}/{START_ATTEMPTS})", file=sys.stderr, flush=True)
+    name, value = NO_PRESTARTED_WORKERS
+    added = "py_executable" in init_arguments.get("runtime_env", {}) and name not in os.environ
+    if added:
+        os.environ[name] = value
+    try:
+        for attempt in range(1, START_ATTEMPTS + 1):
+            try:
+                return ray.init(**init_arguments)
+            except Exception as error:  # noqa: BLE001 - Ray raises a bare Exception for this one
+                if STARTUP_TIMED_OUT not in str(error) or attempt == START_ATTEMPTS:
+                    raise
+                end_ray_processes()
+                print(f"Ray's local node missed one of Ray's startup deadlines ({error}); starting it again "
+                      f"({attempt + 1}/{START_ATTEMPTS})", file=sys.stderr, flush=True)
+    finally:
+        if added:
+            del os.environ[name]
 
 
 def end_ray_processes() -> None:
