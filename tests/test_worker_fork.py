@@ -24,11 +24,12 @@ from tests.forked_python import ForkedProcess, run_python, start_python
 
 # A stand-in for Ray's default_worker.py: says where and how it runs, then does what its first argument says.
 FAKE_WORKER = textwrap.dedent("""
-    import json, os, sys, time
+    import gc, json, os, sys, time
     preloaded = "torch" in sys.modules  # before this script imported anything itself
     print(json.dumps({"pid": os.getpid(), "parent": open(f"/proc/{os.getppid()}/cmdline").read(),
                       "cwd": os.getcwd(), "argv": sys.argv, "marker": os.environ.get("FORK_TEST_MARKER"),
-                      "preloaded": preloaded, "main": __name__, "script_folder_on_path": sys.path[0]}), flush=True)
+                      "preloaded": preloaded, "main": __name__, "script_folder_on_path": sys.path[0],
+                      "frozen": gc.get_freeze_count()}), flush=True)
     print("to stderr", file=sys.stderr, flush=True)
     action = sys.argv[1]
     if action == "exit":
@@ -77,6 +78,7 @@ def test_a_forked_worker_runs_with_the_launchers_streams_folder_environment_and_
     seen = json.loads(ended.stdout.splitlines()[0])
     assert ended.returncode == 7
     assert "--serve" in seen["parent"] and seen["preloaded"]  # forked from the server, PyTorch already imported
+    assert seen["frozen"] > 100_000  # the server's objects, which the worker's garbage collections leave out
     assert seen["cwd"] == str(tmp_path)
     assert seen["argv"] == [str(fake_worker), "exit", "7"] and seen["marker"] == "seen"
     assert seen["main"] == "__main__" and seen["script_folder_on_path"] == str(fake_worker.parent)
