@@ -42,11 +42,13 @@ import tempfile
 import time
 from pathlib import Path
 
-# What the fork server imports before it forks: what each trial process of a sweep imports first.
-# Not Ray: its core library (ray/_raylet.so), once imported, keeps the raylet's pid of the first worker's environment,
-# and the workers of any later Ray forked from that server end at once ("the local raylet failed").
+# What the fork server imports before it forks: what each trial process of a sweep imports first, and the
+# third-party packages that Ray and Ray Tune import (about 0.1 s of CPU in each worker; the rest of Ray's import, some
+# 0.5 s, is Ray's own modules). Not Ray: its core library (ray/_raylet.so), once imported, keeps the raylet's pid of
+# the first worker's environment, and the workers of any later Ray forked from that server end at once ("the local
+# raylet failed").
 PRELOADED = ("torch", "sentence_transformers", "transformers.models.bert.modeling_bert", "scipy.stats",
-             "sklearn.metrics")
+             "sklearn.metrics", "pydantic", "requests", "jsonschema", "google.protobuf", "msgpack", "rich")
 # Left out of the server's key, read by no package of PRELOADED when it is imported (a worker reads them, if at all,
 # after the fork, from its own environment): the settings of the packages the server does not import (Ray, Ray Tune,
 # MLflow, MTEB, pytest, sentsweep), many set per worker, driver, test or cluster (Ray's job, raylet and token file,
