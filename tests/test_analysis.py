@@ -12,6 +12,7 @@ from sentsweep.analysis.runs import fetch_trial_runs, latest_sweep_run_id, run_a
 from sentsweep.analysis.significance import bootstrap_interval, compare, paired_items_test
 from sentsweep.analysis.tables import build_table, to_frame, to_latex, to_markdown
 from sentsweep.errors import InputError
+from tests.cluster_helpers import sqlite_store
 
 RNG = np.random.default_rng(7)
 # method x w, 3 seeds each; mlm+nm at w=0.1 misses seed 2; tsdae+nm at w=0.01 is barely below mlm+nm.
@@ -47,7 +48,7 @@ def log_sweep(uri, experiment="nm_weight"):
 
 @pytest.fixture()
 def runs(tmp_path):
-    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    uri = sqlite_store(tmp_path)
     parent = log_sweep(uri)
     assert latest_sweep_run_id(uri, "nm_weight") == parent
     return uri, fetch_trial_runs(uri, "nm_weight", parent)
@@ -260,7 +261,7 @@ def test_runs_without_training_steps_show_no_step():
 
 
 def test_a_missing_artifact_reads_as_none_and_an_unreadable_one_names_mlflows_error(tmp_path, monkeypatch):
-    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    uri = sqlite_store(tmp_path)
     client = MlflowClient(uri)
     run_id = client.create_run(client.create_experiment("artifacts")).info.run_id
     client.log_text(run_id, "{}", "present.json")
@@ -314,7 +315,7 @@ def test_a_run_a_race_stopped_at_a_rung_is_read_at_that_step_shown_as_stopped_an
     reached them. The table reads them at step 20 (MLflow's metric history), says so, and leaves them out of the
     best and its group; compute stays as logged. A later --extend that trains one of those seeds to its end
     replaces that seed's stopped run."""
-    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    uri = sqlite_store(tmp_path)
     client = MlflowClient(uri)
     experiment = client.create_experiment("tsdae_deletion")
     parent = client.create_run(experiment, tags={"role": "sweep", "sweep": "tsdae_deletion"}).info.run_id

@@ -18,6 +18,7 @@ from sentsweep.errors import InputError
 from sentsweep.sweep.budget import BudgetWatch, SweepBudget, budget_watch_named, check_budget_options
 from sentsweep.sweep.options import SweepOptions, parse_options
 from sentsweep.trainables.compute import Compute, ComputeMeter, read_compute, write_compute
+from tests.cluster_helpers import sqlite_store
 
 
 class Clock:
@@ -134,7 +135,7 @@ def test_a_time_budget_stops_the_quick_nm_grid_and_resume_completes_it(tmp_path,
 
     monkeypatch.setattr(sys, "argv", [__file__])  # MLflow's source tags, as the other in-process sweeps
     monkeypatch.chdir(tmp_path)
-    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    uri = sqlite_store(tmp_path)
     arguments = ["--quick", "--tracking-uri", uri, "--output-dir", str(tmp_path / "out"), "--no-table-rows",
                  "--poolings", "cls", "--methods", "tsdae+nm", "--weights", "0.01", "1.0", "--seeds", "2",
                  "--max-steps", "300", "--eval-steps", "100"]

@@ -30,7 +30,7 @@ from sentsweep.tracking.names import (
 from sentsweep.tracking.sweep_run import SweepRecord
 from sentsweep.tracking.views import VIEW_TAG_PREFIX
 from sentsweep.trainables.compute import COMPUTE_METRICS, TIMING_METRICS
-from tests.cluster_helpers import PROJECT
+from tests.cluster_helpers import PROJECT, sqlite_store
 
 # noise_ratio x pooling, seeds 0-2: 0.3/mean best; 0.6/mean's seed 2 fails.
 SCORES = {(0.3, "mean"): [60.0, 61.0, 62.5], (0.6, "mean"): [58.0, 57.5, None], (0.3, "cls"): [40.0, 45.0, 42.0]}
@@ -50,7 +50,7 @@ def trial(number: int, ratio: float, pooling: str, seed: int, score: float | Non
 def logged(tmp_path_factory):
     """A stage of SCORES logged as a sweep logs it, its statistics read after the first two seeds and at the end."""
     folder = tmp_path_factory.mktemp("configurations")
-    store = f"sqlite:///{folder / 'mlflow.db'}"
+    store = sqlite_store(folder)
     argv, sys.argv = sys.argv, [str(PROJECT / "sweeps" / "tsdae_deletion.py")]
     try:
         tracker = SweepTracker(store, "configurations", "tsdae_deletion", folder / "out")

@@ -12,6 +12,7 @@ import pytest
 
 from sentsweep.errors import InputError
 from sentsweep.hub import hub_model_folder, is_hub_name
+from tests.cluster_helpers import sqlite_store
 
 ROOT = Path(__file__).resolve().parents[1]
 UNREACHABLE_HUB = "http://127.0.0.1:9"  # the discard port: connections are refused at once
@@ -71,7 +72,7 @@ def test_a_hub_model_that_cannot_be_had_fails_before_ray_starts_in_one_line(tmp_
 def test_every_trial_loads_a_cached_hub_model_with_the_hub_unreachable(tmp_path, tiny_model_dir):
     cache = tmp_path / "hub"
     snapshot = put_in_hub_cache(cache, "lab/tiny-bert", tiny_model_dir)
-    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    uri = sqlite_store(tmp_path)
     completed = subprocess.run(
         [sys.executable, "sweeps/tsdae_deletion.py", "--quick", "--model", "lab/tiny-bert", "--seeds", "2",
          "--ratios", "0.6", "--poolings", "mean", "--output-dir", str(tmp_path / "out"), "--tracking-uri", uri],

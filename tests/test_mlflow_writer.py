@@ -21,11 +21,11 @@ from sentsweep.tracking.writer import (
     describe_queue,
     main as replay_main,
 )
-from tests.cluster_helpers import PROJECT, free_port
+from tests.cluster_helpers import PROJECT, free_port, sqlite_store
 
 
 def test_writes_queue_while_the_server_is_away_and_replay_later(tmp_path, capsys):
-    store = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    store = sqlite_store(tmp_path)
     client = MlflowClient(store)
     experiment = client.create_experiment("queued")
     parent = client.create_run(experiment, tags={"role": "sweep"}).info.run_id
@@ -58,7 +58,7 @@ def test_writes_queue_while_the_server_is_away_and_replay_later(tmp_path, capsys
 
 
 def test_a_run_left_without_params_by_a_killed_driver_gets_them_when_its_trial_starts_again(tmp_path):
-    store = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    store = sqlite_store(tmp_path)
     client = MlflowClient(store)
     experiment = client.create_experiment("resumed")
     parent = client.create_run(experiment, tags={"role": "sweep"}).info.run_id
@@ -82,7 +82,7 @@ def test_a_run_left_without_params_by_a_killed_driver_gets_them_when_its_trial_s
 def test_a_run_whose_trial_the_resumed_sweep_never_knew_ends_killed_not_running_for_ever(tmp_path, monkeypatch):
     # the driver script, as a sweep has it (MLflow resolves a process's source and git tags once, from sys.argv)
     monkeypatch.setattr(sys, "argv", [str(PROJECT / "sweeps" / "tsdae_deletion.py")])
-    store = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    store = sqlite_store(tmp_path)
     config = dict(method="tsdae", seed=1, noise_ratio=0.6, pooling="cls")
     trial = {trial_id: SimpleNamespace(trial_id=trial_id, config=config, error_file=None,
                                        last_result={"step": 120, "total_steps": 120}) for trial_id in "abc"}
@@ -109,7 +109,7 @@ def test_a_run_whose_trial_the_resumed_sweep_never_knew_ends_killed_not_running_
 
 def test_the_time_writes_take_is_counted_and_logged_on_the_sweep_run(tmp_path, monkeypatch):
     monkeypatch.setattr(sys, "argv", [str(PROJECT / "sweeps" / "tsdae_deletion.py")])
-    store = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    store = sqlite_store(tmp_path)
     tracker = SweepTracker(store, "timed", "tsdae_deletion", tmp_path / "out")
     apply, pause = tracker.writer._apply, 0.1  # every write made this much slower
 
@@ -154,7 +154,7 @@ def test_a_write_that_fails_on_the_way_is_tried_again_and_one_the_store_refuses_
     import sentsweep.tracking.writer as writer_module
 
     monkeypatch.setattr(writer_module, "RETRY_PAUSE_S", 0.0)
-    store = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    store = sqlite_store(tmp_path)
     client = MlflowClient(store)
     experiment = client.create_experiment("flaky")
     parent = client.create_run(experiment, tags={"role": "sweep"}).info.run_id
@@ -238,7 +238,7 @@ def test_a_reachable_stores_refusal_is_raised_at_once_and_a_failure_on_the_way_a
     import sentsweep.tracking.writer as writer_module
 
     monkeypatch.setattr(writer_module, "RETRY_PAUSE_S", 0.0)
-    store = f"sqlite:///{tmp_path / 'mlflow.db'}"  # reachable
+    store = sqlite_store(tmp_path)  # reachable
     on_the_way = MlflowException("API request to http://127.0.0.1:5000/api/2.0/mlflow/runs/create failed with "
                                  "exception '_MLFLOW_TELEMETRY_SESSION_ID'")  # INTERNAL_ERROR: HTTP 500
     refusal = MlflowException("Run 'x' not found", error_code=RESOURCE_DOES_NOT_EXIST)  # HTTP 404
@@ -268,7 +268,7 @@ def test_a_reachable_stores_refusal_is_raised_at_once_and_a_failure_on_the_way_a
 
 def test_a_resumed_sweep_writes_what_its_dead_driver_queued_before_anything_else(tmp_path, capsys, monkeypatch):
     monkeypatch.setattr(sys, "argv", [str(PROJECT / "sweeps" / "tsdae_deletion.py")])
-    store = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    store = sqlite_store(tmp_path)
     crashed = SweepTracker(store, "crashed", "tsdae_deletion", tmp_path / "out")
     # the store went away (the same sweep run's writer, pointed at a closed port), the driver queued a trial's
     # writes in its pending file and died
@@ -333,7 +333,7 @@ def test_a_sweep_stopped_while_mlflow_is_away_says_its_runs_are_left_running(tmp
     from sentsweep.sweep.runner import end_stopped
 
     monkeypatch.setattr(sys, "argv", [str(PROJECT / "sweeps" / "tsdae_deletion.py")])
-    store = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    store = sqlite_store(tmp_path)
     tracker = SweepTracker(store, "stopped", "tsdae_deletion", tmp_path / "out")
     trial = SimpleNamespace(trial_id="a", config=dict(method="tsdae", seed=0), error_file=None,
                             last_result={"step": 1, "total_steps": 1})

@@ -22,6 +22,7 @@ from tests.mteb_datasets import BUILDERS, OTHER_REVISION, REPOSITORIES, jsonl, s
 mteb = pytest.importorskip("mteb")
 
 from sentsweep.tasks.mteb_tasks import ITEMS_SUFFIX, datasets_in_temporary_cache, untrained_scores  # noqa: E402
+from tests.cluster_helpers import sqlite_store  # noqa: E402
 
 # Which task types keep per-item outcomes of their main score (the others are no mean over items).
 ITEM_TASKS = {"STSBenchmark", "SciFact", "AskUbuntuDupQuestions", "Banking77Classification"}
@@ -262,7 +263,7 @@ def test_a_quick_sweep_selects_on_an_mteb_dev_split_and_its_table_tests_mteb_col
     from tests.test_sweep_end_to_end import load_sweep
 
     sts, scifact = stsbenchmark(tmp_path / "stsb"), BUILDERS["SciFact"](tmp_path / "scifact")
-    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    uri = sqlite_store(tmp_path)
     module = load_sweep()
     output = io.StringIO()
     with contextlib.redirect_stdout(output):

@@ -23,7 +23,7 @@ from sentsweep.preparation_cache.maintenance import find_entries, main as cache_
 from sentsweep.trainables.catalog import train
 from sentsweep.trainables.compute import TIMING_METRICS
 from sentsweep.trainables.session import LocalSession
-from tests.cluster_helpers import PROJECT
+from tests.cluster_helpers import PROJECT, sqlite_store
 
 TOY = Stage("toy", 1, "a slow sum", seeded=False)
 GPL_STAGES = {"gpl_queries", "gpl_negatives", "gpl_teacher", "gpl_margins", "untrained_evaluation"}
@@ -343,7 +343,7 @@ def test_prune_removes_entries_by_age_or_all_and_nothing_outside_the_cache(tmp_p
 def test_a_trials_run_names_the_cache_entries_it_used(tmp_path):
     from sentsweep.tracking.callback import SweepTracker
 
-    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    uri = sqlite_store(tmp_path)
     tracker = SweepTracker(uri, "cache-tags", "gpl", tmp_path / "out")
     trial = SimpleNamespace(trial_id="t1", config={"method": "gpl", "seed": 0, "lr": 1e-3,
                                                    "preparation_cache": str(tmp_path / "cache")})
@@ -397,7 +397,7 @@ def test_a_second_sweep_loads_every_stage_the_first_computed(tmp_path, shared_ra
     from tests.test_sweep_end_to_end import load_sweep
 
     module = load_sweep(PROJECT / "sweeps" / "gpl.py")
-    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    uri = sqlite_store(tmp_path)
     try:
         statuses = []
         for _ in range(2):

@@ -13,6 +13,7 @@ from sentsweep.analysis.tables import build_table
 from sentsweep.experiments import get_experiment
 from sentsweep.sweep import run_sweep
 from sentsweep.sweep.target_list import TARGET_LIST_ARTIFACT
+from tests.cluster_helpers import sqlite_store
 from tests.test_example_report import SCRIPT
 
 # the quick sweep cut to one pooling, one seed and 4 steps: 2 + 4 trials (stage 1: SimCSE, NM; stage 2: MLM + NM and
@@ -22,7 +23,7 @@ CUT = ["--poolings", "mean", "--seeds", "1", "--max-steps", "4", "--eval-steps",
 
 @pytest.mark.slow  # runs a sweep of 6 small trials
 def test_analyze_report_on_a_quick_nm_weight_sweep_accounts_for_every_trial_run(tmp_path, capsys, shared_ray):
-    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    uri = sqlite_store(tmp_path)
     try:
         code = run_sweep(get_experiment("nm_weight"), ["--quick", *CUT, "--tracking-uri", uri, "--output-dir",
                                                        str(tmp_path / "out")])

@@ -13,6 +13,7 @@ from scipy import stats
 import sentsweep.analysis.cli as analysis_cli
 from sentsweep.analysis.tables import build_table, per_query_name, to_frame, to_latex, to_markdown
 from sentsweep.errors import InputError
+from tests.cluster_helpers import sqlite_store
 
 
 def runs_frame(cells: dict, metric: str = "score", run_ids: dict | None = None) -> pd.DataFrame:
@@ -265,7 +266,7 @@ def test_report_gets_alpha_and_correction(monkeypatch, tmp_path):
 def log_per_query_sweep(tmp_path) -> tuple[str, dict]:
     """A sweep in a SQLite store: methods a, b, c x seeds 0-2 with `sts_test` and `squad_top1`, each run's
     per_query.json holding its 50 top-1 outcomes. Returns the URI and {(method, seed): outcomes}."""
-    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    uri = sqlite_store(tmp_path)
     client = MlflowClient(uri)
     experiment = client.create_experiment("pq", artifact_location=(tmp_path / "artifacts").as_uri())
     parent = client.create_run(experiment, tags={"role": "sweep"}).info.run_id

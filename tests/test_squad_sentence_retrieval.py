@@ -22,6 +22,7 @@ from sentsweep.sweep.protocol import with_method_settings
 from sentsweep.sweep.target_list import TARGET_LIST_ARTIFACT
 from sentsweep.tasks.distractors import squad_pools
 from sentsweep.trainables.catalog import validate_config
+from tests.cluster_helpers import sqlite_store
 
 # 003 Table 4.1 "SQuAD experiments", the rows the sweep runs, copied from the seed (tab-separated as printed).
 TABLE_4_1_ROWS = """\
@@ -118,7 +119,7 @@ def test_the_quick_squad_file_answers_each_question_with_its_own_sentence(tmp_pa
 
 @pytest.mark.slow
 def test_quick_runs_every_stage_to_its_table(tmp_path, shared_ray):
-    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    uri = sqlite_store(tmp_path)
     try:
         code, printed, err = run("--quick", "--tracking-uri", uri, "--output-dir", str(tmp_path / "out"))
     finally:

@@ -16,6 +16,7 @@ from sentsweep.analysis.suite import (
     to_markdown,
 )
 from sentsweep.errors import InputError
+from tests.cluster_helpers import sqlite_store
 
 STS = list(SUITES["sts"])
 USEB = list(SUITES["useb"])
@@ -275,7 +276,7 @@ def test_suite_subcommand_reads_mlflow_and_per_query_artifacts(tmp_path, capsys)
 
     from sentsweep.analysis.cli import main as analyze
 
-    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    uri = sqlite_store(tmp_path)
     client = MlflowClient(uri)
     experiment = client.create_experiment("useb_suite", artifact_location=str(tmp_path / "artifacts"))
     parent = client.create_run(experiment, tags={"role": "sweep"}).info.run_id

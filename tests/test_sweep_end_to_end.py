@@ -17,6 +17,7 @@ from sentsweep.analysis.runs import fetch_trial_runs, latest_sweep_run_id, run_a
 from sentsweep.sweep.target_list import TARGET_LIST_ARTIFACT
 from sentsweep.tracking.names import configuration_name, logged_model_name
 from tests.chromium import Chromium
+from tests.cluster_helpers import sqlite_store
 from tests.mlflow_ui import MlflowUi, configuration_rows, open_printed_link, printed_link, sweep_run_page
 
 pytestmark = pytest.mark.slow  # starts Ray, an MLflow server or sweeps (make test-fast leaves it out)
@@ -36,7 +37,7 @@ def quick_sweep(tmp_path_factory, session_ray):
     """Run `sweeps/tsdae_deletion.py --quick` once, on the session's Ray; yield (tracking uri, parent run id, printed
     output)."""
     workdir = tmp_path_factory.mktemp("quick-sweep")
-    uri = f"sqlite:///{workdir / 'mlflow.db'}"
+    uri = sqlite_store(workdir)
     module = load_sweep()
     import contextlib
     import io

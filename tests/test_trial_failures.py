@@ -11,12 +11,13 @@ from sentsweep.analysis.runs import fetch_trial_runs, latest_sweep_run_id
 from sentsweep.experiments.protocols.tsdae import QUICK_SETTINGS
 from sentsweep.sweep import Stage, SweepDefinition, run_sweep
 from sentsweep.sweep.protocol import project_protocol
+from tests.cluster_helpers import sqlite_store
 
 pytestmark = pytest.mark.slow  # starts Ray, an MLflow server or sweeps (make test-fast leaves it out)
 
 
 def run(definition, workdir, *extra):
-    uri = f"sqlite:///{workdir / 'mlflow.db'}"
+    uri = sqlite_store(workdir)
     output = io.StringIO()
     with contextlib.redirect_stdout(output):
         code = run_sweep(definition, ["--quick", "--tracking-uri", uri, "--output-dir", str(workdir / "out"), *extra])
