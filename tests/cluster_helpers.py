@@ -101,8 +101,11 @@ class RayCluster:
             mounts = "".join(f"mount --bind {shlex.quote(empty)} {shlex.quote(str(path))} && " for path in hidden)
             command = ["unshare", "--mount", "--propagation", "private", "--", "sh", "-c",
                        f"{mounts}exec {shlex.join(command)}"]
+        # no default workers prestarted for the first driver, as on the local Ray a sweep starts for its forked workers
+        # (sentsweep.sweep.local_ray): the tests' sweeps fork theirs, and Ray starts a default worker when one is asked
         node = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
-                                env=RAY_ENV, cwd=hidden[0].parent if hidden else None)
+                                env=RAY_ENV | {"RAY_prestart_worker_first_driver": "0"},
+                                cwd=hidden[0].parent if hidden else None)
         self.nodes.append(node)
         return node
 
