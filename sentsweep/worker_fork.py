@@ -10,8 +10,8 @@ here `python -P -m sentsweep.worker_fork <Ray's worker arguments>`, the launcher
   the signals it gets to the worker, and exits as the worker does. Where no server answers it starts one; where
   none can start, it runs Ray's worker itself, as Ray would have (`os.execv`).
 - **The fork server** (`serve`) imports `PRELOADED` (third-party packages only: sentsweep's and a researcher's own
-  modules are imported after the fork, from the checkout as it is then), then forks one child per request, its own
-  objects frozen first (`gc.freeze`: the child's garbage collections leave them out). The child takes the
+  modules are imported after the fork, from the checkout as it is then) and freezes them (`gc.freeze`: the
+  garbage collections of its children leave them out), then forks one child per request. The child takes the
   launcher's streams, environment, folder and arguments and runs Ray's worker script as `python <script>` would;
   it ends when its launcher does (the end of their socket). The server reaps its children, tells
   each launcher how its worker ended, and ends after `IDLE_EXIT_S` with no child and no request.
@@ -206,6 +206,10 @@ def serve(path: Path) -> None:
     """Import `PRELOADED`, listen on `path`, fork a worker per request; end after `IDLE_EXIT_S` idle."""
     for name in PRELOADED:
         __import__(name)
+    # Python's garbage collector leaves what was imported (PyTorch's and transformers' modules, half a million
+    # objects) out of every later collection, the forked children's included: each full one walked them all, 0.3 s of
+    # CPU in Ray's import alone
+    gc.freeze()
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     bound_path = path.with_suffix(f".{os.getpid()}")
     listener.bind(str(bound_path))
@@ -247,9 +251,6 @@ def _fork_worker(listener: socket.socket, connection: socket.socket, others: lis
         return None
     sys.stdout.flush()
     sys.stderr.flush()
-    # Python's garbage collector leaves the server's objects (PyTorch's and transformers' modules, half a million)
-    # out of the child's collections: each full one walked them all, 0.35-0.4 s of CPU in Ray's import alone
-    gc.freeze()
     pid = os.fork()
     if pid == 0:
         for held in (listener, *others):  # so that each launcher sees its own worker's end, and only that
