@@ -44,6 +44,7 @@ def test_a_local_ray_node_that_misses_a_startup_deadline_is_started_again(tmp_pa
     ({"py_executable": "python -P -m sentsweep.worker_fork"}, None, "0"),  # the fork server's workers: none prestarted
     ({"py_executable": "python -P -m sentsweep.worker_fork"}, "1", "1"),  # the user's own choice is kept
     ({}, None, None),  # Ray's own workers (SENTSWEEP_FORKED_WORKERS=0, or a cluster elsewhere): Ray's default
+    (None, None, None),  # no runtime environment at all, as ray.init takes it
 ])
 def test_a_node_started_for_forked_workers_prestarts_none_of_rays_own(monkeypatch, runtime_env, user_value, seen):
     """The raylet reads RAY_prestart_worker_first_driver from the environment `ray.init` starts it with."""

@@ -35,7 +35,7 @@ def start_ray(**init_arguments):
     import ray
 
     name, value = NO_PRESTARTED_WORKERS
-    added = "py_executable" in init_arguments.get("runtime_env", {}) and name not in os.environ
+    added = "py_executable" in (init_arguments.get("runtime_env") or {}) and name not in os.environ
     if added:
         os.environ[name] = value
     try:
