@@ -11,8 +11,11 @@ trial's peak allocated memory, the footprint the packing counts per trial, how m
 `--gpus-per-trial auto` would choose. A fraction whose trials the probe says do not fit is not run (the launcher
 would refuse it too). During each sweep nvidia-smi is sampled every second: GPU utilisation, and the memory each
 process on the GPU uses (what the footprint predicts: allocator cache and CUDA context included), the probe's own
-process left out, so that the measured peaks are the packed trials'. Needs a CUDA machine; elsewhere it prints
-that it skipped (exit code 0).
+process left out, so that the measured peaks are the packed trials'. After each sweep its protocol card (`--dry-run`
+with the same options) estimates its GPU-hours from the probe the launch kept, as a user sees it before running the
+sweep again, and the line puts that against the GPU-hours its trials recorded (`system/gpu_seconds`; the estimate
+leaves out evaluation, checkpoints and start-up). Needs a CUDA machine; elsewhere it prints that it skipped (exit
+code 0). scripts/gpu_checks.sh runs it on a machine without a network.
 """
 
 from __future__ import annotations
@@ -107,32 +110,86 @@ def probe_prediction(model: str):
                        measure_on_cluster(cpus=1.0, timeout_s=None))
 
 
-def sweep_trials_per_hour(fraction: float, model: str, folder: Path) -> tuple[float, GpuUsage, str]:
-    """(trials per hour, GPU usage, the launcher's GPU packing line) of the TRIALS-seed sweep at `fraction` GPU
-    per trial."""
-    from sentsweep.demo_data import CORPUS_FILE, DEMO_DIR
-    from sentsweep.sweep import Stage, SweepDefinition, run_sweep
+@dataclass(frozen=True)
+class GpuHours:
+    """The protocol card's estimate of a sweep's GPU-hours against what its trials recorded."""
+
+    estimated: str  # the card's 'estimated GPU-hours' cell: a number, or "not estimated"
+    source: str  # the card's source cell for it
+    recorded: float  # the sum of the trial runs' `system/gpu_seconds` (wall seconds x fraction), in hours
+
+    def line(self) -> str:
+        try:
+            ratio = f" ({float(self.estimated) / self.recorded:.2f}x the recorded)"
+        except ValueError:
+            ratio = ""
+        return (f"the card estimated {self.estimated} GPU-hours of steps{ratio}, the trials recorded "
+                f"{self.recorded:.3g} ({self.source})")
+
+
+def sweep_definition(fraction: float, model: str):
+    from sentsweep.sweep import Stage, SweepDefinition
     from sentsweep.sweep.protocol import project_protocol
 
-    definition = SweepDefinition(name=f"gpu-packing-{fraction}", description="fractional GPU packing",
-                                 protocol=project_protocol(sweep_constants(model), {}),
-                                 stages=[Stage("seeds", lambda args: {})])
+    return SweepDefinition(name=f"gpu-packing-{fraction}", description="fractional GPU packing",
+                           protocol=project_protocol(sweep_constants(model), {}),
+                           stages=[Stage("seeds", lambda args: {})])
+
+
+def sweep_argv(fraction: float, model: str, folder: Path) -> list[str]:
+    """The command line of the TRIALS-seed sweep at `fraction` GPU per trial, its store and outputs in `folder`."""
+    from sentsweep.demo_data import CORPUS_FILE, DEMO_DIR
+
     cpus = max(1.0, (os.cpu_count() or 1) * fraction)
+    # the demo data, named: it stands in for data not given in a --quick run only
+    return ["--model", model, "--tracking-uri", f"sqlite:///{folder / 'mlflow.db'}",
+            "--experiment", f"gpu-packing-{fraction}", "--corpus", str(CORPUS_FILE), "--sts-dir", str(DEMO_DIR),
+            "--output-dir", str(folder / f"out-{fraction}"), "--gpus-per-trial", str(fraction),
+            "--cpus-per-trial", str(cpus)]
+
+
+def card_gpu_hours(fraction: float, model: str, folder: Path) -> tuple[str, str]:
+    """(value, source) of the 'estimated GPU-hours' row of the sweep's card (`--dry-run`), as a user would see it
+    before running the sweep again: from the probe its launch kept in the storage path."""
+    from sentsweep.sweep import run_sweep
+
+    output = io.StringIO()
+    with contextlib.redirect_stdout(output):
+        code = run_sweep(sweep_definition(fraction, model), [*sweep_argv(fraction, model, folder), "--dry-run"])
+    assert code == 0, f"the dry run at {fraction} GPU per trial failed (exit code {code})"
+    row = next(line for line in output.getvalue().splitlines()
+               if line.startswith("| compute budget | estimated GPU-hours |"))
+    value, source = [cell.strip() for cell in row.strip("|").split("|")][2:]
+    return value, source
+
+
+def recorded_gpu_hours(fraction: float, folder: Path) -> float:
+    """The GPU-hours the trial runs of the sweep's last run recorded (`system/gpu_seconds`, summed)."""
+    from sentsweep.analysis.runs import fetch_trial_runs, latest_sweep_run_id
+    from sentsweep.tracking.names import mlflow_metric_key
+
+    uri, experiment = f"sqlite:///{folder / 'mlflow.db'}", f"gpu-packing-{fraction}"
+    runs = fetch_trial_runs(uri, experiment, latest_sweep_run_id(uri, experiment))
+    return float(runs[f"metrics.{mlflow_metric_key('gpu_seconds')}"].fillna(0.0).sum()) / 3600
+
+
+def sweep_trials_per_hour(fraction: float, model: str, folder: Path) -> tuple[float, GpuUsage, str, GpuHours]:
+    """(trials per hour, GPU usage, the launcher's GPU packing line, the card's GPU-hours against the recorded) of
+    the TRIALS-seed sweep at `fraction` GPU per trial."""
+    from sentsweep.sweep import run_sweep
+
     sampler = GpuSampler()
     sampler.start()
     start = time.perf_counter()
     output = io.StringIO()
     with contextlib.redirect_stdout(output):
-        # the demo data, named: it stands in for data not given in a --quick run only
-        code = run_sweep(definition, ["--model", model, "--tracking-uri", f"sqlite:///{folder / 'mlflow.db'}",
-                                      "--corpus", str(CORPUS_FILE), "--sts-dir", str(DEMO_DIR),
-                                      "--output-dir", str(folder / f"out-{fraction}"),
-                                      "--gpus-per-trial", str(fraction), "--cpus-per-trial", str(cpus)])
+        code = run_sweep(sweep_definition(fraction, model), sweep_argv(fraction, model, folder))
     seconds = time.perf_counter() - start
     usage = sampler.stop()
     assert code == 0, f"the sweep at {fraction} GPU per trial failed (exit code {code})"
     packing = next((line for line in output.getvalue().splitlines() if line.startswith("GPU packing:")), "")
-    return 3600 * TRIALS / seconds, usage, packing
+    hours = GpuHours(*card_gpu_hours(fraction, model, folder), recorded_gpu_hours(fraction, folder))
+    return 3600 * TRIALS / seconds, usage, packing, hours
 
 
 def run() -> list[Result]:
@@ -172,14 +229,14 @@ def run() -> list[Result]:
                 except InputError as refused:
                     print(f"gpu_packing: {fraction} GPU per trial not run, the probe refuses it: {refused}")
                     continue
-                rate, usage, packing = sweep_trials_per_hour(fraction, model, Path(folder))
+                rate, usage, packing, hours = sweep_trials_per_hour(fraction, model, Path(folder))
                 measured[fraction] = rate, usage
                 together = min(TRIALS, trials_sharing(fraction)) * footprint
                 print(f"gpu_packing: {fraction} GPU per trial: {rate:,.1f} trials/h, GPU busy "
                       f"{usage.utilisation:.0f}%; peak per trial process {usage.trial_peak_bytes / GiB:.2f} GiB "
                       f"against {footprint / GiB:.2f} GiB predicted, all trials together "
                       f"{usage.all_trials_peak_bytes / GiB:.2f} GiB against {together / GiB:.2f} GiB predicted "
-                      f"({packing})")
+                      f"({packing}); {hours.line()}")
         finally:
             ray.shutdown()
     whole_gpu = measured[1.0][0]
