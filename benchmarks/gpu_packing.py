@@ -121,7 +121,7 @@ class GpuHours:
     def line(self) -> str:
         try:
             ratio = f" ({float(self.estimated) / self.recorded:.2f}x the recorded)"
-        except ValueError:
+        except (ValueError, ZeroDivisionError):  # not estimated, or nothing recorded
             ratio = ""
         return (f"the card estimated {self.estimated} GPU-hours of steps{ratio}, the trials recorded "
                 f"{self.recorded:.3g} ({self.source})")

@@ -32,6 +32,8 @@ def test_the_estimate_line_gives_its_ratio_to_the_recorded_hours_where_there_is_
         "the card estimated 0.01 GPU-hours of steps (0.80x the recorded), the trials recorded 0.0125 (steps x ...)")
     assert GpuHours("not estimated", "no probe", 0.0125).line() == (
         "the card estimated not estimated GPU-hours of steps, the trials recorded 0.0125 (no probe)")
+    assert GpuHours("0.01", "steps x ...", 0.0).line() == (
+        "the card estimated 0.01 GPU-hours of steps, the trials recorded 0 (steps x ...)")
 
 
 def test_a_random_init_model_has_the_sources_architecture_and_sizes_and_other_weights(tmp_path, tiny_model_dir,
