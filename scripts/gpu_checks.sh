@@ -10,7 +10,7 @@
 # and the memory are the real model's. Each step's output goes to OUTPUT_DIR (and to the terminal), with
 # nvidia-smi's description of the GPU and the package versions; a step that fails or runs past its limit leaves its
 # log and the next one still runs. Not yet run on a GPU: on a CPU, in a virtual environment holding only what the GPU
-# image has (a CPython 3.11 bundle), it ran end to end in 136 s, the packing benchmark skipped.
+# image has (a CPython 3.11 bundle), it ran end to end in 134 s, the packing benchmark skipped.
 #   scripts/gpu_checks.sh OUTPUT_DIR
 # Environment: PYTHON (python3), OFFLINE_DIR (.offline), SITE_DIR (/tmp/sentsweep-offline-site: where the bundle
 # is unpacked), TRAINING_LIMIT_S (180), PACKING_LIMIT_S (360).

