@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # What a GPU machine without a network needs to run the GPU checks (scripts/gpu_checks.sh), built on a machine with
-# PyPI, into OFFLINE_DIR (.offline/, ignored by git; about 55 MB):
+# PyPI, into OFFLINE_DIR (.offline/, ignored by git; about 56 MB):
 #   site.tar.xz  the locked packages (constraints.txt) as CPython PYTHON_VERSION wheels for x86-64 Linux, unpacked,
 #                except those an image that carries PyTorch has already (PyTorch with its CUDA libraries, Triton,
 #                networkx and SymPy, NumPy, SciPy, scikit-learn, pandas, pyarrow, matplotlib and its font and image
