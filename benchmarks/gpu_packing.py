@@ -127,11 +127,22 @@ class GpuHours:
                 f"{self.recorded:.3g} ({self.source})")
 
 
+def experiment_name(fraction: float) -> str:
+    """The sweep's name and MLflow experiment at `fraction` GPU per trial."""
+    return f"gpu-packing-{fraction}"
+
+
+def tracking_uri(folder: Path) -> str:
+    """The MLflow store of the benchmark's sweeps, in `folder`."""
+    return f"sqlite:///{folder / 'mlflow.db'}"
+
+
 def sweep_definition(fraction: float, model: str):
+    """The benchmark's sweep: one stage, the TRIALS seeds of `sweep_constants`."""
     from sentsweep.sweep import Stage, SweepDefinition
     from sentsweep.sweep.protocol import project_protocol
 
-    return SweepDefinition(name=f"gpu-packing-{fraction}", description="fractional GPU packing",
+    return SweepDefinition(name=experiment_name(fraction), description="fractional GPU packing",
                            protocol=project_protocol(sweep_constants(model), {}),
                            stages=[Stage("seeds", lambda args: {})])
 
@@ -142,8 +153,8 @@ def sweep_argv(fraction: float, model: str, folder: Path) -> list[str]:
 
     cpus = max(1.0, (os.cpu_count() or 1) * fraction)
     # the demo data, named: it stands in for data not given in a --quick run only
-    return ["--model", model, "--tracking-uri", f"sqlite:///{folder / 'mlflow.db'}",
-            "--experiment", f"gpu-packing-{fraction}", "--corpus", str(CORPUS_FILE), "--sts-dir", str(DEMO_DIR),
+    return ["--model", model, "--tracking-uri", tracking_uri(folder), "--experiment", experiment_name(fraction),
+            "--corpus", str(CORPUS_FILE), "--sts-dir", str(DEMO_DIR),
             "--output-dir", str(folder / f"out-{fraction}"), "--gpus-per-trial", str(fraction),
             "--cpus-per-trial", str(cpus)]
 
@@ -168,7 +179,7 @@ def recorded_gpu_hours(fraction: float, folder: Path) -> float:
     from sentsweep.analysis.runs import fetch_trial_runs, latest_sweep_run_id
     from sentsweep.tracking.names import mlflow_metric_key
 
-    uri, experiment = f"sqlite:///{folder / 'mlflow.db'}", f"gpu-packing-{fraction}"
+    uri, experiment = tracking_uri(folder), experiment_name(fraction)
     runs = fetch_trial_runs(uri, experiment, latest_sweep_run_id(uri, experiment))
     return float(runs[f"metrics.{mlflow_metric_key('gpu_seconds')}"].fillna(0.0).sum()) / 3600
 

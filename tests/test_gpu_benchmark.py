@@ -55,4 +55,3 @@ def test_a_random_init_model_has_the_sources_architecture_and_sizes_and_other_we
 
     monkeypatch.setenv(MODEL_VARIABLE, str(built))
     assert benchmark_model_path() == str(built)
-
