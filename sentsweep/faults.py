@@ -13,7 +13,9 @@ stage 1's second model is logged). The points (`POINTS`) are passed in this orde
 - `table`: the stage's table is printed, not yet logged to MLflow, no model logged;
 - `model`: a model of the stage is logged to MLflow, the others not yet;
 - `stage`: the stage ended (table logged, models kept, checkpoints cleaned), the next not started (after the
-  last stage: the sweep's run not yet ended).
+  last stage: the sweep's run not yet ended);
+- `checkpoint`: a trial hands a checkpoint over to Ray Tune's storage (in the trial's process, which does not know
+  its stage: give stage 0; counted over the checkpoints that process hands over, whatever their trial or stage).
 
 The faults (`FAULTS`):
 
@@ -25,7 +27,11 @@ The faults (`FAULTS`):
 - `OUTAGE`: the server goes down there for good (the test starts it again once the driver has stopped): an
   outage longer than `--mlflow-wait`;
 - `CRASH`: the server goes down there, and the driver is killed (`kill -9`) when it first waits for it: a crash
-  during an outage, with writes queued in its pending file.
+  during an outage, with writes queued in its pending file;
+- `ENOSPC`: the disk is full there: `OSError(ENOSPC)` is raised, naming the folder being written (at `checkpoint`:
+  the trial's folder in Ray Tune's storage), as a write to a full disk raises it;
+- `GONE`: the folder `SENTSWEEP_FAULT_FOLDER` names (the sweep's output folder, say) is removed there, as a
+  researcher's `rm -r` or a cleaning job would remove it while trials run.
 
 The server is stopped and started by the shell commands in `SENTSWEEP_FAULT_MLFLOW_STOP` and
 `SENTSWEEP_FAULT_MLFLOW_START`, each of which returns once the server is down, or up; the driver waits for them, so
@@ -36,7 +42,9 @@ an outage begins and ends at the same point of the driver's work however fast th
 
 from __future__ import annotations
 
+import errno
 import os
+import shutil
 import signal
 import subprocess
 from collections import Counter
@@ -44,10 +52,12 @@ from collections import Counter
 FAULT_ENV = "SENTSWEEP_FAULT"
 MLFLOW_STOP_ENV = "SENTSWEEP_FAULT_MLFLOW_STOP"
 MLFLOW_START_ENV = "SENTSWEEP_FAULT_MLFLOW_START"
-POINTS = ("trial", "table", "model", "stage")
+POINTS = ("trial", "table", "model", "stage", "checkpoint")
+FOLDER_ENV = "SENTSWEEP_FAULT_FOLDER"
 SIGNALS = {"INT": signal.SIGINT, "KILL": signal.SIGKILL}
 OUTAGES = ("BLINK", "OUTAGE", "CRASH")
-FAULTS = tuple(SIGNALS) + OUTAGES
+STORAGE_FAULTS = ("ENOSPC", "GONE")
+FAULTS = tuple(SIGNALS) + OUTAGES + STORAGE_FAULTS
 
 _reached: Counter = Counter()
 _at_first_wait: list[str] = []  # what a BLINK or CRASH does when the driver first waits for MLflow
@@ -62,9 +72,9 @@ def parse_fault(spec: str) -> tuple[str, int, str, int]:
     return parts[0], int(parts[1]), parts[2], int(parts[3]) if len(parts) == 4 else 1
 
 
-def fault_point(point: str, stage: int) -> None:
-    """The driver reached `point` of stage `stage` (0-based): stop it, or its MLflow server, there if
-    `SENTSWEEP_FAULT` says so."""
+def fault_point(point: str, stage: int, folder: str | None = None) -> None:
+    """The driver (a trial, at `checkpoint`) reached `point` of stage `stage` (0-based), writing to `folder`: stop
+    it, or its MLflow server, or fail its storage there if `SENTSWEEP_FAULT` says so."""
     spec = os.environ.get(FAULT_ENV)
     if not spec:
         return
@@ -74,7 +84,12 @@ def fault_point(point: str, stage: int) -> None:
     _reached[point, stage] += 1
     if _reached[point, stage] != count:
         return
-    print(f"[{FAULT_ENV}] {fault if fault in OUTAGES else SIGNALS[fault].name} at {point} of stage {stage}", flush=True)
+    print(f"[{FAULT_ENV}] {SIGNALS[fault].name if fault in SIGNALS else fault} at {point} of stage {stage}", flush=True)
+    if fault == "ENOSPC":
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), folder)
+    if fault == "GONE":
+        shutil.rmtree(os.environ[FOLDER_ENV])
+        return
     if fault in SIGNALS:
         _signal_driver(SIGNALS[fault])
         return

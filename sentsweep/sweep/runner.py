@@ -55,6 +55,16 @@ from sentsweep.sweep.progress import SweepProgress, ray_logging_level, tune_verb
 from sentsweep.sweep.ray_connection import ray_on_this_machine
 from sentsweep.sweep.ray_leftovers import end_left_ray, record_local_ray
 from sentsweep.sweep.resources import check_resources
+from sentsweep.sweep.storage_faults import (
+    StorageFault,
+    StorageWatch,
+    stop_for_storage,
+    stop_watching,
+    storage_fault,
+    sweep_folders,
+    unfinished_points,
+    watch_storage,
+)
 from sentsweep.sweep.target_list import TargetList
 from sentsweep.sweep.target_tasks import settings_by_task
 from sentsweep.sweep.trials import settings_by_method, stage_constants
@@ -203,6 +213,8 @@ class SweepRunner:
             _, ended = end_stopped(tracker)
             print(f"error: {spent}\n{ended}\nresume with:\n  {resume_command(self.options.extend)}", file=sys.stderr)
             return 1
+        except StorageFault as fault:  # a full disk, a folder removed: stopped as an outage stops it
+            return stop_for_storage(tracker, fault, end_stopped, resume_command(self.options.extend))
         except (Interrupted, KeyboardInterrupt):
             stopped, ended = end_stopped(tracker)
             print(f"\ninterrupted: {len(stopped)} trial(s) stopped; {ended}"
@@ -210,6 +222,10 @@ class SweepRunner:
                   + f"\nresume with:\n  {resume_command(self.options.extend)}", file=sys.stderr)
             return INTERRUPTED_EXIT_CODE
         except Exception as error:  # a bug or a lost store: the sweep's run must not stay RUNNING
+            fault = storage_fault(error, sweep_folders(self.options.output_dir, self.storage_path))
+            if fault is not None:  # met by the driver itself: Ray Tune saving its state on a full disk, say
+                return stop_for_storage(tracker, StorageFault(fault), end_stopped,
+                                        resume_command(self.options.extend))
             try:
                 tracker.end_failed(f"{type(error).__name__}: {error}")
                 ended = "its MLflow run ended FAILED"
@@ -313,12 +329,15 @@ class SweepRunner:
         metric = self.definition.selection_metric
         scheduler = make_scheduler(self.options.scheduler, metric)
         method_settings, by_task = self.resolved.method_settings, settings_by_task(self.resolved.task_data, axes)
-        if self.options.search == "grid" and scheduler is None and not (self.options.extend or self.options.race):
+        # a grid stage resumed without its saved Ray Tune state (its folder removed) runs its points not finished
+        by_points = self.options.extend or (self.options.resume and scheduler is None and not chain and not (
+            tune.Tuner.can_restore(f"{self.storage_path.rstrip('/')}/{run_name}")))
+        if self.options.search == "grid" and scheduler is None and not (by_points or self.options.race):
             return self._tune(tracker, run_name, grid_stage_space(constants, axes, self.seeds, method_settings,
                                                                   self.resolved.task_data) | chain,
                               tune.TuneConfig(num_samples=1, reuse_actors=True))
         constants = stage_constants(constants, axes, method_settings)
-        if self.options.search == "grid" and (self.options.extend or self.options.race):
+        if self.options.search == "grid" and (by_points or self.options.race):
             by_method = settings_by_method(constants, axes, method_settings)
             if self.options.race:
                 return self._race(tracker, run_name, constants, axes, grid_points(axes, [None], by_method, by_task))
@@ -448,10 +467,16 @@ class SweepRunner:
         # came: left in place, it would swallow a Ctrl-C after the stage (while models are logged, tables written)
         sigint_handler = signal.getsignal(signal.SIGINT)
         no_retry_of_deterministic_failures()  # --max-failures retries what a retry can mend, not a nan loss
+        storage = StorageWatch(sweep_folders(self.options.output_dir, self.storage_path, experiment_path))
+        watch_storage(storage)  # a full disk or a folder removed stops the sweep resumably
         try:
             results = tuner.fit()
         finally:
             signal.signal(signal.SIGINT, sigint_handler)
+            stop_watching()
+        if storage.message:
+            raise StorageFault(storage.message, unfinished_points(storage.unfinished(), self.stage_axes),
+                               storage.failed)
         if watch is not None and watch.message:
             raise PendingTimeout(watch.message)
         if budget.message:
@@ -472,12 +497,14 @@ class SweepRunner:
         return len(ended) >= len(trial_ids)
 
     def points_not_finished(self, tracker, constants: dict, points: list[dict]) -> list[dict]:
-        """The `points` whose configuration (hash) has no finished run with their seed in the sweep (--extend)."""
+        """The `points` whose configuration (hash) has no finished run with their seed in the sweep (--extend, or
+        --resume of a stage whose Ray Tune state is gone)."""
         runs = self.trial_runs(tracker, "reading the sweep's finished trials")
         tracker.configurations.remember_finished(runs)
         finished = finished_cells(runs)
         todo = [point for point in points if (config_hash(constants | point), str(point["seed"])) not in finished]
-        print(f"--extend: {len(points) - len(todo)} of the stage's {len(points)} trials finished before, "
+        option = "--extend" if self.options.extend else "--resume"
+        print(f"{option}: {len(points) - len(todo)} of the stage's {len(points)} trials finished before, "
               f"{len(todo)} to run")
         return todo
 

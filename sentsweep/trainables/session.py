@@ -16,6 +16,7 @@ import tempfile
 import weakref
 from pathlib import Path
 
+from sentsweep.faults import fault_point
 from sentsweep.trainables.compute import ComputeMeter, read_compute, write_compute
 from sentsweep.trainables.environment import ENVIRONMENT_KEY, trial_environment
 from sentsweep.trainables.system_metrics import process_sampler
@@ -71,6 +72,7 @@ class TuneSession:
     def report(self, metrics: dict, checkpoint_dir: Path) -> None:
         from ray import tune
 
+        fault_point("checkpoint", 0, tune.get_context().get_trial_dir())  # the fault matrix's full disk
         compute = self._compute.total()
         write_compute(checkpoint_dir, compute)
         checkpoint = tune.Checkpoint.from_directory(str(checkpoint_dir))

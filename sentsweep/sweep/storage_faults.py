@@ -1,0 +1,189 @@
+"""A sweep whose storage fails stops resumably, as one whose MLflow store stays away does (exit 3, the command that
+finishes it).
+
+Two storage faults fail every trial that meets them, and every retry of it:
+
+- a full disk: `OSError` ENOSPC ("No space left on device") where a trial hands its checkpoint over to Ray Tune's
+  storage, or where the driver writes there;
+- a folder the sweep writes removed while its trials run (the output folder, Ray Tune's storage path, the stage's
+  experiment folder in it): its trials then fail each in its own words (a checkpoint that "does not exist on storage
+  anymore", a model path that does not exist, a checkpoint Ray Tune cannot recover from).
+
+Retried, such trials failed again until `--max-failures` was spent, and the sweep ended FAILED, or FINISHED with
+the seeds of the trials that failed missing from its table. `StorageWatch` sees every trial failure Ray Tune's
+controller handles (`watch_storage` wraps `TuneController._process_trial_failure`, as
+`sentsweep.sweep.deterministic_failures` does); on the first that a storage fault caused it
+
+- prints one line naming the folder (a full disk: its free space, and the size of the trial's last checkpoint);
+- leaves the trial unretried (a retry writes to the same disk or folder);
+- interrupts the Ray Tune run as Ctrl-C does: Ray Tune stops the other trials and saves its state for `--resume`.
+
+The runner then stops the sweep (`StorageFault`): the stopped trials' runs end KILLED (tag `interrupted`), as do
+the runs of the trials the fault failed, the (configuration, seed) points not finished are named, and the command
+that finishes the sweep once there is room, or the folder is back, is printed; exit 3 (`STORAGE_FAULT_EXIT_CODE`).
+A storage fault the driver meets itself (a full disk as Ray Tune saves its state) stops the sweep the same way.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import shutil
+import signal
+import sys
+from pathlib import Path
+
+from sentsweep.storage import local_storage_folder, nearest_existing_folder
+
+NO_SPACE_TEXT = "No space left on device"  # strerror(ENOSPC), also in the messages of errors that carry no errno
+
+
+STORAGE_FAULT_EXIT_CODE = 3  # as MLflow unreachable past --mlflow-wait: stopped resumably, --resume finishes it
+
+
+class StorageFault(Exception):
+    """The sweep's storage failed (a full disk, a folder removed); the message names the folder in one line.
+    `points`: the stage's (configuration, seed) points left unfinished; `failed`: the ids of the trials it failed."""
+
+    def __init__(self, message: str, points: list[str] = (), failed: list[str] = ()) -> None:
+        super().__init__(message)
+        self.points, self.failed = list(points), list(failed)
+
+
+def storage_fault(error: BaseException, folders: list[Path], checkpoint: Path | None = None) -> str | None:
+    """What storage fault caused `error` (a trial's failure as Ray Tune's controller gets it, or the driver's own
+    error), in one line; None when it is none. `folders`: the folders the sweep writes, each of which must exist;
+    `checkpoint`: the trial's last checkpoint, whose size a full disk's line gives."""
+    for cause in _causes(error):
+        if isinstance(cause, OSError) and (cause.errno == errno.ENOSPC or NO_SPACE_TEXT in str(cause)):
+            return no_space_line(Path(cause.filename) if cause.filename else folders[-1], checkpoint)
+    if NO_SPACE_TEXT in str(error):
+        return no_space_line(folders[-1], checkpoint)
+    gone = next((folder for folder in folders if not folder.exists()), None)
+    return None if gone is None else f"the folder {gone} was removed while the sweep ran"
+
+
+def no_space_line(folder: Path, checkpoint: Path | None) -> str:
+    """A full disk in one line: the folder, its free space and, where known, what a checkpoint of the trial takes."""
+    free = shutil.disk_usage(nearest_existing_folder(folder)).free
+    size = _folder_bytes(checkpoint) if checkpoint is not None and checkpoint.is_dir() else None
+    need = f"; a checkpoint of this trial takes {_size(size)}" if size else ""
+    return f"no space left on the disk of {folder} ({_size(free)} free{need})"
+
+
+class StorageWatch:
+    """The storage faults of one Ray Tune run (see the module docstring): `message` is the first one's line, `failed`
+    the ids of the trials they failed, `trials` the run's trials (to name those left unfinished)."""
+
+    def __init__(self, folders: list[Path]) -> None:
+        self.folders = folders
+        self.message: str | None = None
+        self.failed: list[str] = []
+        self.trials: list = []
+
+    def notice(self, controller, trial, exception: BaseException) -> bool:
+        """Whether a storage fault failed `trial`; the first one is said and interrupts the run."""
+        checkpoint = getattr(trial.checkpoint, "path", None)
+        message = storage_fault(exception, self.folders, Path(checkpoint) if checkpoint else None)
+        if message is None:
+            return False
+        self.failed.append(trial.trial_id)
+        if self.message is None:
+            self.message = message
+            self.trials = controller.get_trials()
+            print(f"error: {message}; stopping the sweep", file=sys.stderr, flush=True)
+            # the other trials meet the fault too, and their errors, never fetched once the run stops, would each
+            # be printed with its traceback by Ray's handler of unfetched errors
+            os.environ["RAY_IGNORE_UNHANDLED_ERRORS"] = "1"
+            signal.raise_signal(signal.SIGINT)  # Ray Tune's handler: its trials stopped, its state saved
+        return True
+
+    def unfinished(self) -> list[dict]:
+        """The configs of the run's trials that did not finish (none reported its last result)."""
+        return [trial.config for trial in self.trials
+                if trial.trial_id in self.failed or not (trial.last_result or {}).get("done")]
+
+
+def sweep_folders(output_dir: str, storage_path: str | None, experiment_path: str | None = None) -> list[Path]:
+    """The folders a sweep writes and needs to stay: the output folder, the local storage path and a stage's
+    experiment folder in it (storage given as a URI is not watched)."""
+    storage = local_storage_folder(storage_path)
+    folders = [Path(output_dir).expanduser().absolute()]
+    if storage is not None:
+        folders += [storage] + ([storage / Path(experiment_path).name] if experiment_path else [])
+    return folders
+
+
+_active: list[StorageWatch] = []
+
+
+def watch_storage(watch: StorageWatch):
+    """Make `watch` see the trial failures of the Ray Tune run that follows (until `stop_watching`): a failure it
+    takes for a storage fault is handled as if the trial's `max_failures` were 0."""
+    from ray.tune.execution.tune_controller import TuneController
+
+    _active[:] = [watch]
+    process_failure = TuneController._process_trial_failure
+    if getattr(process_failure, "watches_storage", False):
+        return
+
+    def process_trial_failure(controller, trial, exception):
+        if not (_active and _active[0].notice(controller, trial, exception)):
+            return process_failure(controller, trial, exception)
+        max_failures, trial.max_failures = trial.max_failures, 0
+        try:
+            return process_failure(controller, trial, exception)
+        finally:
+            trial.max_failures = max_failures
+
+    process_trial_failure.watches_storage = True
+    TuneController._process_trial_failure = process_trial_failure
+
+
+def stop_watching() -> None:
+    """The Ray Tune run ended: no watch sees failures until the next `watch_storage`."""
+    _active.clear()
+
+
+def unfinished_points(configs: list[dict], axes: list[str]) -> list[str]:
+    """Each unfinished trial as its (configuration, seed) point: `axis=value, ... seed N`."""
+    points = []
+    for config in configs:
+        values = ", ".join(f"{axis}={config.get(axis)}" for axis in axes if axis in config)
+        points.append(f"{values}{' ' if values else ''}seed {config.get('seed')}")
+    return list(dict.fromkeys(points))
+
+
+def stop_for_storage(tracker, fault: StorageFault, end_stopped, resume: str) -> int:
+    """Stop the sweep for `fault`: the runs of the trials it failed end KILLED (tag `interrupted`) as the stopped
+    trials' do (`end_stopped(tracker)`: (trials, what became of the runs)), the unfinished points and `resume` are
+    printed; returns `STORAGE_FAULT_EXIT_CODE`."""
+    for trial_id in fault.failed:
+        tracker.writer.submit({"op": "tag", "trial": trial_id, "key": "interrupted", "value": "true"})
+        tracker.writer.submit({"op": "terminate", "trial": trial_id, "status": "KILLED"})
+    _, ended = end_stopped(tracker)
+    points = "".join(f"\n  {point}" for point in fault.points)
+    unfinished = f"\nunfinished (configuration, seed) points of the stage:{points}" if points else ""
+    print(f"\nerror: {fault}: the sweep stopped; {ended}{unfinished}\nonce there is room, or the folder is back, "
+          f"finish the sweep with:\n  {resume}", file=sys.stderr)
+    return STORAGE_FAULT_EXIT_CODE
+
+
+def _causes(error: BaseException):
+    seen = set()
+    while error is not None and id(error) not in seen:
+        seen.add(id(error))
+        yield error
+        error = getattr(error, "cause", None) or error.__cause__ or error.__context__
+
+
+def _folder_bytes(folder: Path) -> int:
+    return sum(path.stat().st_size for path in folder.rglob("*") if path.is_file())
+
+
+def _size(count: int) -> str:
+    for unit in ("B", "kB", "MB", "GB"):
+        if count < 1024 or unit == "GB":
+            return f"{count:.0f} {unit}" if unit == "B" else f"{count:.1f} {unit}"
+        count /= 1024
+    return f"{count:.1f} TB"
