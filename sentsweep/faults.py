@@ -14,6 +14,7 @@ stage 1's second model is logged). The points (`POINTS`) are passed in this orde
 - `model`: a model of the stage is logged to MLflow, the others not yet;
 - `stage`: the stage ended (table logged, models kept, checkpoints cleaned), the next not started (after the
   last stage: the sweep's run not yet ended);
+- `ray`: the driver starts its own Ray (`sentsweep.sweep.local_ray.start_ray`, before `ray.init`);
 - `checkpoint`: a trial hands a checkpoint over to Ray Tune's storage (in the trial's process, which does not know
   its stage: give stage 0; counted over the checkpoints that process hands over, whatever their trial or stage).
 
@@ -21,6 +22,8 @@ The faults (`FAULTS`):
 
 - `INT`, `KILL`: SIGINT or SIGKILL. The signal goes to the driver's process group when the driver leads it (as a
   terminal's Ctrl-C reaches a job, and as the tests start drivers), else to the driver alone;
+- `TERM`: SIGTERM to the driver alone (as `kill PID` sends it); at `ray`, once the first process of Ray's node
+  has started (seen from a thread of the driver, while `ray.init` still waits for the node);
 - `BLINK`: the MLflow server goes down there and comes back when the driver first waits for it
   (`waiting_for_mlflow`, called by `sentsweep.tracking.writer` before each wait): an outage shorter than the
   driver's `--mlflow-wait`;
@@ -47,14 +50,16 @@ import os
 import shutil
 import signal
 import subprocess
+import threading
+import time
 from collections import Counter
 
 FAULT_ENV = "SENTSWEEP_FAULT"
 MLFLOW_STOP_ENV = "SENTSWEEP_FAULT_MLFLOW_STOP"
 MLFLOW_START_ENV = "SENTSWEEP_FAULT_MLFLOW_START"
-POINTS = ("trial", "table", "model", "stage", "checkpoint")
+POINTS = ("trial", "table", "model", "stage", "ray", "checkpoint")
 FOLDER_ENV = "SENTSWEEP_FAULT_FOLDER"
-SIGNALS = {"INT": signal.SIGINT, "KILL": signal.SIGKILL}
+SIGNALS = {"INT": signal.SIGINT, "KILL": signal.SIGKILL, "TERM": signal.SIGTERM}
 OUTAGES = ("BLINK", "OUTAGE", "CRASH")
 STORAGE_FAULTS = ("ENOSPC", "GONE")
 FAULTS = tuple(SIGNALS) + OUTAGES + STORAGE_FAULTS
@@ -90,6 +95,9 @@ def fault_point(point: str, stage: int, folder: str | None = None) -> None:
     if fault == "GONE":
         shutil.rmtree(os.environ[FOLDER_ENV])
         return
+    if fault == "TERM":
+        (_when_a_child_starts if point == "ray" else lambda act: act())(lambda: os.kill(os.getpid(), signal.SIGTERM))
+        return
     if fault in SIGNALS:
         _signal_driver(SIGNALS[fault])
         return
@@ -116,6 +124,20 @@ def _signal_driver(signum: signal.Signals) -> None:
         os.killpg(os.getpgrp(), signum)
     else:
         os.kill(os.getpid(), signum)
+
+
+def _when_a_child_starts(act) -> None:
+    """`act()` from a thread of its own once this process has a child it did not have now."""
+    import psutil  # lazy: a dependency of Ray, which the driver is about to start
+
+    before = {child.pid for child in psutil.Process().children()}
+
+    def watch() -> None:
+        while not {child.pid for child in psutil.Process().children()} - before:
+            time.sleep(0.01)
+        act()
+
+    threading.Thread(target=watch, daemon=True).start()
 
 
 def _run_command(variable: str) -> None:

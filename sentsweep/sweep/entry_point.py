@@ -10,7 +10,7 @@ import sys
 from sentsweep.errors import InputError
 from sentsweep.plugins import import_plugin
 from sentsweep.sweep.definition import SweepDefinition
-from sentsweep.sweep.interrupts import stop_as_interrupt
+from sentsweep.sweep.interrupts import ignore_signals_at_exit, stop_as_interrupt
 from sentsweep.sweep.option_groups import examples_epilog
 from sentsweep.sweep.options import parse_options
 from sentsweep.terminal import closed_pipe
@@ -41,6 +41,8 @@ def run_sweep(definition: SweepDefinition, argv=None, prog: str | None = None) -
     except KeyboardInterrupt:
         print("\ninterrupted before any trial started: nothing to resume", file=sys.stderr)
         return 130
+    finally:
+        ignore_signals_at_exit()
 
 
 def script_command(definition: SweepDefinition) -> str:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import atexit
 import signal
+import sys
 
 
 def stop_as_interrupt(signum, frame) -> None:
@@ -14,3 +16,21 @@ def stop_as_interrupt(signum, frame) -> None:
     if signal.getsignal(signal.SIGINT) in (signal.SIG_IGN, signal.SIG_DFL, None):
         raise KeyboardInterrupt
     signal.raise_signal(signal.SIGINT)
+
+
+def ignore_signals_at_exit() -> None:
+    """A sweep that is over (finished, stopped or refused) ignores Ctrl-C and SIGTERM while its interpreter exits:
+    Ray's exit handler (`ray.shutdown`, registered with `atexit` as Ray is imported) ends the local Ray the driver
+    started, for some seconds, and a signal then raised a KeyboardInterrupt inside it, printed with its traceback.
+    Registered once Ray is imported, so that it runs before Ray's handler (`atexit` runs the last registered first)."""
+    if "ray" in sys.modules and not _at_exit:
+        atexit.register(_ignore_signals)
+        _at_exit.append(_ignore_signals)
+
+
+_at_exit: list = []
+
+
+def _ignore_signals() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)

@@ -13,13 +13,24 @@ A node started for a job whose workers Ray starts through `py_executable` (the f
 `sentsweep.worker_fork`) prestarts none: Ray starts one default worker per CPU when a node's first driver connects
 (its `prestart_worker_first_driver`), each importing Ray (about 0.75 s of CPU), and a trial of that job, whose
 runtime environment differs, never runs in one.
+
+A Ctrl-C or SIGTERM while Ray starts stops the driver as one before it does ("interrupted before any trial
+started", exit 130, `sentsweep.sweep.entry_point`), and ends the processes the start began: `ray.init` installs a
+SIGTERM handler of its own (`sys.exit(15)`: no word, and the node's agents and workers left running for tens of
+seconds), which `start_ray` keeps out for the start (`ray._private.utils.set_sigterm_handler`, the one function
+Ray 2.x installs it through: the driver's handler, `sentsweep.sweep.interrupts.stop_as_interrupt`, stays), and
+the KeyboardInterrupt that stops the start ends every process that appeared under the driver meanwhile (the
+GCS, the raylet, its agents and workers, whose command lines Ray renames) before it goes on.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from pathlib import Path
+
+from sentsweep.faults import fault_point
 
 START_ATTEMPTS = 4
 STARTUP_TIMED_OUT = "timed out during startup"  # ray._private.node.Node's message
@@ -38,19 +49,65 @@ def start_ray(**init_arguments):
     added = "py_executable" in (init_arguments.get("runtime_env") or {}) and name not in os.environ
     if added:
         os.environ[name] = value
+    before = _descendants()
+    fault_point("ray", 0)  # the fault matrix's signal while Ray starts
     try:
-        for attempt in range(1, START_ATTEMPTS + 1):
-            try:
-                return ray.init(**init_arguments)
-            except Exception as error:  # noqa: BLE001 - Ray raises a bare Exception for this one
-                if STARTUP_TIMED_OUT not in str(error) or attempt == START_ATTEMPTS:
-                    raise
-                end_ray_processes()
-                print(f"Ray's local node missed one of Ray's startup deadlines ({error}); starting it again "
-                      f"({attempt + 1}/{START_ATTEMPTS})", file=sys.stderr, flush=True)
+        with _driver_keeps_sigterm():
+            return _init(init_arguments)
+    except KeyboardInterrupt:  # Ctrl-C or SIGTERM while Ray started: what it started is ended
+        _end_processes(_descendants() - before)
+        ray.shutdown()
+        raise
     finally:
         if added:
             del os.environ[name]
+
+
+def _init(init_arguments: dict):
+    """`ray.init`, tried again while the node times out during its startup (the module docstring)."""
+    import ray
+
+    for attempt in range(1, START_ATTEMPTS + 1):
+        try:
+            return ray.init(**init_arguments)
+        except Exception as error:  # noqa: BLE001 - Ray raises a bare Exception for this one
+            if STARTUP_TIMED_OUT not in str(error) or attempt == START_ATTEMPTS:
+                raise
+            end_ray_processes()
+            print(f"Ray's local node missed one of Ray's startup deadlines ({error}); starting it again "
+                  f"({attempt + 1}/{START_ATTEMPTS})", file=sys.stderr, flush=True)
+
+
+@contextlib.contextmanager
+def _driver_keeps_sigterm():
+    """`ray.init` within leaves the driver's SIGTERM handler in place (the module docstring)."""
+    import ray._private.utils as ray_utils
+
+    install = ray_utils.set_sigterm_handler
+    ray_utils.set_sigterm_handler = lambda handler: None
+    try:
+        yield
+    finally:
+        ray_utils.set_sigterm_handler = install
+
+
+def _descendants() -> set:
+    """This process's descendants (`psutil.Process`es)."""
+    import psutil  # lazy: a dependency of Ray, as Ray is
+
+    return set(psutil.Process().children(recursive=True))
+
+
+def _end_processes(processes: set) -> None:
+    """Kill `processes` (those still running) and wait for them."""
+    import psutil
+
+    for process in processes:
+        try:
+            process.kill()
+        except psutil.NoSuchProcess:
+            pass
+    psutil.wait_procs(list(processes), timeout=30)
 
 
 def end_ray_processes() -> None:

@@ -475,7 +475,9 @@ class SweepRunner:
             signal.signal(signal.SIGINT, sigint_handler)
             stop_watching()
         if storage.message:
-            raise StorageFault(storage.message, unfinished_points(storage.unfinished(), self.stage_axes),
+            runs = self.trial_runs(tracker, "reading which trials finished")
+            finished = set(runs[runs["status"] == "FINISHED"]["ray_trial_id"]) if len(runs) else set()
+            raise StorageFault(storage.message, unfinished_points(storage.unfinished(finished), self.stage_axes),
                                storage.failed)
         if watch is not None and watch.message:
             raise PendingTimeout(watch.message)

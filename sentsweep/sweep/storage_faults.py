@@ -98,10 +98,9 @@ class StorageWatch:
             signal.raise_signal(signal.SIGINT)  # Ray Tune's handler: its trials stopped, its state saved
         return True
 
-    def unfinished(self) -> list[dict]:
-        """The configs of the run's trials that did not finish (none reported its last result)."""
-        return [trial.config for trial in self.trials
-                if trial.trial_id in self.failed or not (trial.last_result or {}).get("done")]
+    def unfinished(self, finished: set[str]) -> list[dict]:
+        """The configs of the run's trials that did not finish (`finished`: the ids of those whose runs did)."""
+        return [trial.config for trial in self.trials if trial.trial_id not in finished]
 
 
 def sweep_folders(output_dir: str, storage_path: str | None, experiment_path: str | None = None) -> list[Path]:
