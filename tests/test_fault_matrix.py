@@ -10,6 +10,10 @@ sweep whose MLflow server (a real `mlflow server` on 127.0.0.1) goes down at eac
 - CRASH: down, and the driver killed (`kill -9`) when it first waits for it: --resume, once the server is back,
   replays the pending file the dead driver left first and finishes the sweep.
 
+And so must a sweep whose storage fails under its trials: a full disk (ENOSPC) as a trial hands a checkpoint over,
+or the output folder removed as a trial finishes (GONE): the driver says the fault in one line once noticed, retries
+no trial, stops (exit 3) naming the points left unfinished and the command that finishes the sweep, which does.
+
 In every case:
 
 - the continuation exits 0 and the sweep's MLflow run is FINISHED;
@@ -53,7 +57,7 @@ import pytest
 from mlflow.tracking import MlflowClient
 
 from sentsweep.analysis.runs import RACE_STOPPED_TAG, fetch_trial_runs, latest_sweep_run_id
-from sentsweep.faults import FAULT_ENV, OUTAGES
+from sentsweep.faults import FAULT_ENV, FOLDER_ENV, OUTAGES, STORAGE_FAULTS
 from sentsweep.sweep.runner import RACE_NOT_COUNTED_TAG
 from tests.cluster_helpers import PROJECT, MlflowServer, sqlite_store, start_driver, start_sweep
 from tests.forked_python import ForkedProcess
@@ -96,22 +100,26 @@ SHAPES = {
                     before=TSDAE_GRID[:-1] + ("1",)),
 }
 SIGNALS = ("INT", "KILL")
+# shapes whose drivers start a Ray of their own (both signals among the subset's cases: grid's KILL, multistage's INT,
+# issue 32's reproduction); a Ray start and stop costs seconds
+OWN_RAY = {"grid", "multistage"}
 # every point by every signal and MLflow outage shorter and longer than --mlflow-wait; a crash during an outage at
 # each shape's first point
 ALL_CASES = [(shape, point, fault) for shape, spec in SHAPES.items() for point in spec.points
              for fault in SIGNALS + ("BLINK", "OUTAGE")] + [(shape, spec.points[0], "CRASH")
-                                                           for shape, spec in SHAPES.items()]
+                                                           for shape, spec in SHAPES.items()] + [
+    # the storage failing under the trials: a full disk as a trial checkpoints (raised in the trial's process, which
+    # the variable reaches where the driver starts its own Ray), the output folder removed as a trial finishes
+    (shape, point, fault) for shape in sorted(OWN_RAY) for point, fault in (("checkpoint:0", "ENOSPC"),
+                                                                           ("trial:0", "GONE"))]
 # make test: one case per shape and per signal, issue 32's reproduction (nm_weight, Ctrl-C in stage 2) among them;
 # issue 39's: an MLflow server lost mid-stage and back while the driver waits at the stage's end, and a driver
 # killed while it waits for it
 SUBSET = [("grid", "model:0", "KILL"), ("multistage", "trial:1", "INT"), ("greedy", "stage:0", "KILL"),
           ("chained", "model:0", "INT"), ("race", "trial:0", "KILL"), ("optuna", "table:0", "INT"),
           ("extend", "trial:0", "KILL"), ("race-steps", "trial:0", "INT"), ("grid", "trial:0", "BLINK"),
-          ("grid", "trial:0", "CRASH")]
+          ("grid", "trial:0", "CRASH"), ("grid", "trial:0", "GONE")]
 CASES = ALL_CASES if os.environ.get("SENTSWEEP_FAULT_MATRIX") == "all" else SUBSET
-# shapes whose drivers start a Ray of their own (both signals among the subset's cases: grid's KILL, multistage's INT,
-# issue 32's reproduction); a Ray start and stop costs seconds
-OWN_RAY = {"grid", "multistage"}
 REPORT = PROJECT / "sweep_outputs" / "fault_matrix.md"
 # A driver is taken for hung, and killed, once it printed nothing for this long; never for being slow: while its
 # trials run it prints its progress line every --progress-interval (30 s), and between them it works in steps of
@@ -124,6 +132,14 @@ OUTAGE_STOP = re.compile(
     r"run (?P<run>\w+) stays RUNNING, and (?:nothing is queued|(?P<queued>\d+) queued writes \((?P<kinds>[^)]*)\) "
     r"of \d+ trial runs(?:, \d+ configuration runs)?(?: and the sweep's run)? in (?P<file>\S+)); once MLflow is "
     r"back, finish the sweep with: (?P<command>.+)$", re.MULTILINE)
+# the lines a driver stops with when its storage failed (sentsweep.sweep.storage_faults): said once noticed, then
+# the stop with the points left unfinished and the command that finishes the sweep
+STORAGE_NOTICED = re.compile(r"^error: (?P<fault>no space left on the disk of (?P<full>\S+) \(.+ free.*\)|the folder "
+                             r"(?P<gone>\S+) was removed while the sweep ran); stopping the sweep$", re.MULTILINE)
+STORAGE_STOP = re.compile(r"^error: (?P<fault>.+): the sweep stopped; their MLflow runs and the sweep's ended KILLED\n"
+                          r"unfinished \(configuration, seed\) points of the stage:\n(?P<points>(?:  .+ seed \d+\n)+)"
+                          r"once there is room, or the folder is back, finish the sweep with:\n  (?P<command>.+)$",
+                          re.MULTILINE)
 REPLAYED = re.compile(r"^writing the (\d+) queued writes \(.*\) of .* in (\S+), left by the sweep's last driver$",
                       re.MULTILINE)
 
@@ -330,15 +346,17 @@ def stop_and_continue(workdir: Path, shape: Shape, point: str, fault: str, serve
     if shape.before is not None:
         code, log = run_to_end(shape.script, workdir, ("--tracking-uri", uri, *shape.before, *FEW_STEPS), env=ray_env)
         assert code == 0, log[-3000:]
-    env = ray_env | {FAULT_ENV: f"{point}:{fault}"}
+    env = ray_env | {FAULT_ENV: f"{point}:{fault}", FOLDER_ENV: str(workdir / "out")}
     if server is not None:
         arguments += ("--mlflow-wait", str(OUTAGE_WAIT_S))
         env |= server.fault_commands()
 
     started = time.monotonic()
     code, log = run_to_end(shape.script, workdir, arguments, env=env)
-    name = fault if fault in OUTAGES else f"SIG{fault}"
-    assert f"[{FAULT_ENV}] {name} at" in log, f"the fault point {point} was never reached:\n{log[-3000:]}"
+    name = f"SIG{fault}" if fault in SIGNALS else fault
+    # (a trial's fault is printed in the trial's process, whose output the driver does not show)
+    assert point.startswith("checkpoint") or f"[{FAULT_ENV}] {name} at" in log, (
+        f"the fault point {point} was never reached:\n{log[-3000:]}")
     outcome, queued = {"uri": uri, "started": started, "stopped": f"exit {code}"}, 0
     resume = [sys.executable, str(PROJECT / "sweeps" / shape.script), "--quick", "--output-dir",
               str(workdir / "out"), *arguments, "--resume"]
@@ -364,6 +382,15 @@ def stop_and_continue(workdir: Path, shape: Shape, point: str, fault: str, serve
             "RUNNING"), "the message says the sweep's run stays RUNNING"
         continuation = shlex.split(stop.group("command"))
         outcome["stopped"] += f", {queued} writes queued"
+    elif fault in STORAGE_FAULTS:  # stopped at once: the folder named, the unfinished points, the command
+        assert code == 3, log[-3000:]
+        noticed, stop = STORAGE_NOTICED.search(log), STORAGE_STOP.search(log)
+        assert noticed and stop and stop.group("fault") == noticed.group("fault"), log[-3000:]
+        assert (noticed.group("gone") == str(workdir / "out") if fault == "GONE"
+                else noticed.group("full").startswith(str(workdir / "out" / "ray"))), noticed.group(0)
+        assert "is retried" not in log, log[-3000:]  # no retry of a trial that a retry cannot mend
+        continuation = shlex.split(stop.group("command"))
+        outcome["stopped"] += f", {len(stop.group('points').splitlines())} points unfinished"
     else:  # KILL, CRASH
         assert code == -signal.SIGKILL, log[-3000:]
         continuation = resume

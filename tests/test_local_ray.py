@@ -61,3 +61,36 @@ def test_a_node_started_for_forked_workers_prestarts_none_of_rays_own(monkeypatc
     start_ray(runtime_env=runtime_env)
     assert at_init == [seen]
     assert os.environ.get("RAY_prestart_worker_first_driver") == user_value  # the driver's own, as it was
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("point", ["ray", "exit"])
+def test_a_sigterm_as_ray_starts_or_ends_stops_the_driver_in_one_line_and_leaves_no_process(tmp_path, point):
+    """SIGTERM (`kill PID`) while the driver's own Ray starts (sent once its node's first process runs, while
+    `ray.init` waits for the node): exit 130, one line, none of the node's processes left; SIGTERM as the driver of
+    a finished sweep exits (Ray's exit handler about to end its Ray): exit 0, no traceback, no process left."""
+    import psutil
+
+    from sentsweep.faults import FAULT_ENV
+    from tests.cluster_helpers import sqlite_store, start_sweep
+
+    process = start_sweep("tsdae_deletion.py", tmp_path, "--tracking-uri", sqlite_store(tmp_path), "--ratios", "0.3",
+                          "--poolings", "cls", "--seeds", "1", "--max-steps", "2", "--eval-steps", "1",
+                          env={FAULT_ENV: f"{point}:0:TERM", "RAY_ADDRESS": ""})  # its own Ray
+    code = process.wait(600)
+    log = (tmp_path / "driver.log").read_text()
+    assert f"[{FAULT_ENV}] SIGTERM at {point} of stage 0" in log
+    assert "Traceback" not in log, log[-3000:]
+    if point == "ray":
+        assert code == 130, log[-3000:]
+        assert log.rstrip().splitlines()[-1] == "interrupted before any trial started: nothing to resume", log[-3000:]
+    else:
+        assert code == 0, log[-3000:]
+    left = []
+    for pid in psutil.pids():  # the driver led its session, as a terminal's job does: Ray's processes joined it
+        try:
+            if os.getsid(pid) == process.pid:
+                left.append(pid)
+        except OSError:
+            pass
+    assert not left, [psutil.Process(pid).cmdline() for pid in left if psutil.pid_exists(pid)]

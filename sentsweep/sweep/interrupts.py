@@ -6,6 +6,8 @@ import atexit
 import signal
 import sys
 
+from sentsweep.faults import fault_point
+
 
 def stop_as_interrupt(signum, frame) -> None:
     """A SIGTERM handler: the sweep stops as on Ctrl-C. Where a SIGINT handler is installed (Ray Tune's during a
@@ -34,3 +36,4 @@ _at_exit: list = []
 def _ignore_signals() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    fault_point("exit", 0)  # the fault matrix's signal as Ray's exit handler is about to run

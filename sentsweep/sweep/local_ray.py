@@ -15,18 +15,20 @@ A node started for a job whose workers Ray starts through `py_executable` (the f
 runtime environment differs, never runs in one.
 
 A Ctrl-C or SIGTERM while Ray starts stops the driver as one before it does ("interrupted before any trial
-started", exit 130, `sentsweep.sweep.entry_point`), and ends the processes the start began: `ray.init` installs a
-SIGTERM handler of its own (`sys.exit(15)`: no word, and the node's agents and workers left running for tens of
-seconds), which `start_ray` keeps out for the start (`ray._private.utils.set_sigterm_handler`, the one function
-Ray 2.x installs it through: the driver's handler, `sentsweep.sweep.interrupts.stop_as_interrupt`, stays), and
-the KeyboardInterrupt that stops the start ends every process that appeared under the driver meanwhile (the
-GCS, the raylet, its agents and workers, whose command lines Ray renames) before it goes on.
+started", exit 130, `sentsweep.sweep.entry_point`), once the processes the start began are ended. Both signals are
+held while `ray.init` runs (`_signals_held`) and acted on once it returns: a KeyboardInterrupt raised in the middle
+of it was lost where Python runs code that ignores exceptions (its fork handlers, as Ray starts its processes), and
+`ray.init` installs a SIGTERM handler of its own (`sys.exit(15)`: no word, the node's agents and workers left
+running for tens of seconds), which is kept out (`ray._private.utils.set_sigterm_handler`, the one function Ray 2.x
+installs it through). Ray is then shut down, and every process that appeared under the driver meanwhile (the GCS,
+the raylet, its agents and workers, whose command lines Ray renames) ended.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import signal
 import sys
 from pathlib import Path
 
@@ -52,15 +54,16 @@ def start_ray(**init_arguments):
     before = _descendants()
     fault_point("ray", 0)  # the fault matrix's signal while Ray starts
     try:
-        with _driver_keeps_sigterm():
-            return _init(init_arguments)
-    except KeyboardInterrupt:  # Ctrl-C or SIGTERM while Ray started: what it started is ended
-        _end_processes(_descendants() - before)
-        ray.shutdown()
-        raise
+        with _signals_held() as received:
+            context = _init(init_arguments)
     finally:
         if added:
             del os.environ[name]
+    if received:  # Ctrl-C or SIGTERM while Ray started: what it started is ended
+        ray.shutdown()
+        _end_processes(_descendants() - before)
+        raise KeyboardInterrupt
+    return context
 
 
 def _init(init_arguments: dict):
@@ -79,16 +82,24 @@ def _init(init_arguments: dict):
 
 
 @contextlib.contextmanager
-def _driver_keeps_sigterm():
-    """`ray.init` within leaves the driver's SIGTERM handler in place (the module docstring)."""
+def _signals_held():
+    """Within, SIGINT and SIGTERM are held (yields the list of those received) and `ray.init` installs no SIGTERM
+    handler (the module docstring); a SIGINT the process ignores (a background job's) stays ignored."""
     import ray._private.utils as ray_utils
 
+    received: list[int] = []
+    previous = {signum: signal.getsignal(signum) for signum in (signal.SIGINT, signal.SIGTERM)}
+    for signum, handler in previous.items():
+        if handler is not signal.SIG_IGN:
+            signal.signal(signum, lambda number, frame: received.append(number))
     install = ray_utils.set_sigterm_handler
     ray_utils.set_sigterm_handler = lambda handler: None
     try:
-        yield
+        yield received
     finally:
         ray_utils.set_sigterm_handler = install
+        for signum, handler in previous.items():
+            signal.signal(signum, signal.SIG_DFL if handler is None else handler)
 
 
 def _descendants() -> set:
