@@ -1,9 +1,9 @@
 """Room for what a sweep writes, checked before launch: folders that take files, and free disk for the checkpoints
 and models the card counts.
 
-A sweep that runs out of disk fails late and badly: Ray Tune retries each trial whose checkpoint could not be
-written, then dies unpickling a truncated file (`EOFError: Ran out of input`, 173 s into a sweep on a full disk),
-and a read-only output folder gave a raw traceback. So before anything is built or started:
+A disk that fills part-way stops the sweep there, resumably (`sentsweep.sweep.storage_faults`), but only once
+trials have run into it, and a read-only output folder would fail the first write. So before anything is built or
+started:
 
 - the output folder (`--output-dir`: the tiny model, queued MLflow writes, fetched models) and the local storage
   path (`--storage-path`: Ray Tune's results and checkpoints, the preparation and hub caches) must take new files
