@@ -58,6 +58,7 @@ from sentsweep.sweep.resources import check_resources
 from sentsweep.sweep.storage_faults import (
     StorageFault,
     StorageWatch,
+    points_left_without_state,
     stop_for_storage,
     stop_watching,
     storage_fault,
@@ -329,19 +330,23 @@ class SweepRunner:
         metric = self.definition.selection_metric
         scheduler = make_scheduler(self.options.scheduler, metric)
         method_settings, by_task = self.resolved.method_settings, settings_by_task(self.resolved.task_data, axes)
-        # a grid stage resumed without its saved Ray Tune state (its folder removed) runs its points not finished
-        by_points = self.options.extend or (self.options.resume and scheduler is None and not chain and not (
-            tune.Tuner.can_restore(f"{self.storage_path.rstrip('/')}/{run_name}")))
-        if self.options.search == "grid" and scheduler is None and not (by_points or self.options.race):
+        if self.options.search == "grid" and scheduler is None and not (self.options.extend or self.options.race):
+            left = None if chain else points_left_without_state(self, tracker, run_name, constants, axes)
+            if left is not None:  # its Ray Tune state removed: the points without a finished run
+                return self._tune(tracker, f"{run_name}-resumed-{time.strftime('%Y%m%d-%H%M%S')}",
+                                  points_param_space(*left), tune.TuneConfig(reuse_actors=True)) if left[1] else []
             return self._tune(tracker, run_name, grid_stage_space(constants, axes, self.seeds, method_settings,
                                                                   self.resolved.task_data) | chain,
                               tune.TuneConfig(num_samples=1, reuse_actors=True))
         constants = stage_constants(constants, axes, method_settings)
-        if self.options.search == "grid" and (by_points or self.options.race):
+        if self.options.search == "grid" and (self.options.extend or self.options.race):
             by_method = settings_by_method(constants, axes, method_settings)
             if self.options.race:
                 return self._race(tracker, run_name, constants, axes, grid_points(axes, [None], by_method, by_task))
-            points = self.points_not_finished(tracker, constants, grid_points(axes, self.seeds, by_method, by_task))
+            every = grid_points(axes, self.seeds, by_method, by_task)
+            points = self.points_not_finished(tracker, constants, every)
+            print(f"--extend: {len(every) - len(points)} of the stage's {len(every)} trials finished before, "
+                  f"{len(points)} to run")
             if not points:
                 return []
             return self._tune(tracker, f"{run_name}-extended-{time.strftime('%Y%m%d-%H%M%S')}",
@@ -504,11 +509,7 @@ class SweepRunner:
         runs = self.trial_runs(tracker, "reading the sweep's finished trials")
         tracker.configurations.remember_finished(runs)
         finished = finished_cells(runs)
-        todo = [point for point in points if (config_hash(constants | point), str(point["seed"])) not in finished]
-        option = "--extend" if self.options.extend else "--resume"
-        print(f"{option}: {len(points) - len(todo)} of the stage's {len(points)} trials finished before, "
-              f"{len(todo)} to run")
-        return todo
+        return [point for point in points if (config_hash(constants | point), str(point["seed"])) not in finished]
 
     def trial_runs(self, tracker, what: str):
         """The sweep's trial runs (`fetch_trial_runs`), read once every queued write is in MLflow, waiting for a store

@@ -22,6 +22,8 @@ The runner then stops the sweep (`StorageFault`): the stopped trials' runs end K
 the runs of the trials the fault failed, the (configuration, seed) points not finished are named, and the command
 that finishes the sweep once there is room, or the folder is back, is printed; exit 3 (`STORAGE_FAULT_EXIT_CODE`).
 A storage fault the driver meets itself (a full disk as Ray Tune saves its state) stops the sweep the same way.
+A grid stage resumed without its saved Ray Tune state runs the points that have no finished run
+(`points_left_without_state`), as `--extend` does, rather than the whole grid again.
 """
 
 from __future__ import annotations
@@ -33,7 +35,11 @@ import signal
 import sys
 from pathlib import Path
 
+from sentsweep.search_spaces.param_spaces import grid_points
 from sentsweep.storage import local_storage_folder, nearest_existing_folder
+from sentsweep.sweep.target_tasks import settings_by_task
+from sentsweep.sweep.trials import settings_by_method, stage_constants
+from sentsweep.terminal import say
 
 NO_SPACE_TEXT = "No space left on device"  # strerror(ENOSPC), also in the messages of errors that carry no errno
 
@@ -166,6 +172,27 @@ def stop_for_storage(tracker, fault: StorageFault, end_stopped, resume: str) -> 
     print(f"\nerror: {fault}: the sweep stopped; {ended}{unfinished}\nonce there is room, or the folder is back, "
           f"finish the sweep with:\n  {resume}", file=sys.stderr)
     return STORAGE_FAULT_EXIT_CODE
+
+
+def points_left_without_state(runner, tracker, run_name: str, constants: dict, axes: dict):
+    """On --resume, a grid stage of `runner` (`SweepRunner`) whose saved Ray Tune state is gone (its folder removed)
+    while some of its points finished: (its constants, the points left, which the runner runs as --extend runs its
+    points); None where its state is there or none of its points finished (the stage runs as a grid, restorable
+    under `run_name`)."""
+    from ray import tune
+
+    if not runner.options.resume or tune.Tuner.can_restore(f"{runner.storage_path.rstrip('/')}/{run_name}"):
+        return None
+    method_settings = runner.resolved.method_settings
+    constants = stage_constants(constants, axes, method_settings)
+    points = grid_points(axes, runner.seeds, settings_by_method(constants, axes, method_settings),
+                         settings_by_task(runner.resolved.task_data, axes))
+    left = runner.points_not_finished(tracker, constants, points)
+    if len(left) == len(points):
+        return None
+    say(f"--resume: the stage's saved Ray Tune state is gone; {len(points) - len(left)} of its {len(points)} trials "
+        f"finished before, {len(left)} to run")
+    return constants, left
 
 
 def _causes(error: BaseException):
