@@ -93,8 +93,9 @@ def fault_point(point: str, stage: int, folder: str | None = None) -> None:
     print(f"[{FAULT_ENV}] {SIGNALS[fault].name if fault in SIGNALS else fault} at {point} of stage {stage}", flush=True)
     if fault == "ENOSPC":
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), folder)
-    if fault == "GONE":
-        shutil.rmtree(os.environ[FOLDER_ENV])
+    if fault == "GONE":  # (again while Ray Tune writes in it meanwhile: "Directory not empty")
+        while os.path.exists(os.environ[FOLDER_ENV]):
+            shutil.rmtree(os.environ[FOLDER_ENV], ignore_errors=True)
         return
     if fault == "TERM":
         (_when_a_child_starts if point == "ray" else lambda act: act())(lambda: os.kill(os.getpid(), signal.SIGTERM))

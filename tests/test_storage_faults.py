@@ -3,6 +3,7 @@
 
 import errno
 import os
+import shutil
 from collections import Counter
 from types import SimpleNamespace
 
@@ -10,7 +11,9 @@ import pytest
 
 from sentsweep.faults import fault_point
 from sentsweep.sweep.storage_faults import (
+    WATCH_MARK,
     StorageWatch,
+    mark_folders,
     storage_fault,
     sweep_folders,
     unfinished_points,
@@ -41,20 +44,21 @@ def test_a_full_disk_said_only_in_words_is_one_too(tmp_path):
     assert storage_fault(error, [tmp_path]).startswith(f"no space left on the disk of {tmp_path} (")
 
 
-def test_a_folder_removed_is_named_whatever_the_trial_failed_with(tmp_path):
+def test_a_folder_removed_is_named_whatever_the_trial_failed_with_also_once_made_again(tmp_path):
     output = tmp_path / "out"
     folders = sweep_folders(str(output), str(output / "ray"), str(output / "ray" / "sweep-0"))
-    for folder in folders:
-        folder.mkdir(parents=True, exist_ok=True)
+    mark_folders(folders)
     refused = RayTaskError(ValueError("model path 'out/tiny-bert' does not exist"))
     assert storage_fault(refused, folders) is None  # every folder there: the trial's own failure
-    (output / "ray" / "sweep-0").rmdir()
-    assert storage_fault(refused, folders) == f"the folder {output / 'ray' / 'sweep-0'} was removed while the sweep ran"
+    shutil.rmtree(output)
+    (output / "ray" / "sweep-0").mkdir(parents=True)  # as Ray Tune makes it again to save its state
+    assert storage_fault(refused, folders) == f"the folder {output} was removed while the sweep ran"
 
 
 @pytest.mark.parametrize("error", [RayTaskError(FloatingPointError("non-finite loss")), RuntimeError("CUDA error"),
                                    RayTaskError(OSError(errno.EIO, "Input/output error"))])
 def test_other_failures_are_no_storage_fault(tmp_path, error):
+    mark_folders([tmp_path])
     assert storage_fault(error, [tmp_path]) is None
 
 
@@ -67,6 +71,7 @@ def test_the_first_storage_fault_is_said_once_and_interrupts_the_run(tmp_path, c
               for index in range(3)]
     controller = SimpleNamespace(get_trials=lambda: trials)
     watch = StorageWatch([tmp_path / "gone"])
+    (tmp_path / "gone" / WATCH_MARK).unlink()
     assert watch.notice(controller, trials[0], RayTaskError(FileNotFoundError("checkpoint_000001")))
     assert watch.notice(controller, trials[1], RayTaskError(FileNotFoundError("checkpoint_000001")))
     assert capsys.readouterr().err == f"error: the folder {tmp_path / 'gone'} was removed while the sweep ran; " \

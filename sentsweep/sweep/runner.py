@@ -479,6 +479,7 @@ class SweepRunner:
         finally:
             signal.signal(signal.SIGINT, sigint_handler)
             stop_watching()
+        storage.after_run(results)
         if storage.message:
             runs = self.trial_runs(tracker, "reading which trials finished")
             finished = set(runs[runs["status"] == "FINISHED"]["ray_trial_id"]) if len(runs) else set()

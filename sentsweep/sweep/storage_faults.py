@@ -7,7 +7,8 @@ Two storage faults fail every trial that meets them, and every retry of it:
   storage, or where the driver writes there;
 - a folder the sweep writes removed while its trials run (the output folder, Ray Tune's storage path, the stage's
   experiment folder in it): its trials then fail each in its own words (a checkpoint that "does not exist on storage
-  anymore", a model path that does not exist, a checkpoint Ray Tune cannot recover from).
+  anymore", a model path that does not exist, a checkpoint Ray Tune cannot recover from). Ray Tune makes the folders
+  it writes to again, so a folder is told removed by a mark file left in it as the stage starts (`WATCH_MARK`).
 
 Retried, such trials failed again until `--max-failures` was spent, and the sweep ended FAILED, or FINISHED with
 the seeds of the trials that failed missing from its table. `StorageWatch` sees every trial failure Ray Tune's
@@ -34,6 +35,7 @@ import shutil
 import signal
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 from sentsweep.search_spaces.param_spaces import grid_points
 from sentsweep.storage import local_storage_folder, nearest_existing_folder
@@ -41,6 +43,7 @@ from sentsweep.sweep.target_tasks import settings_by_task
 from sentsweep.sweep.trials import settings_by_method, stage_constants
 from sentsweep.terminal import say
 
+WATCH_MARK = ".sentsweep-watched"  # left in each folder a sweep writes, to tell it was removed (`removed_folder`)
 NO_SPACE_TEXT = "No space left on device"  # strerror(ENOSPC), also in the messages of errors that carry no errno
 
 
@@ -65,8 +68,21 @@ def storage_fault(error: BaseException, folders: list[Path], checkpoint: Path | 
             return no_space_line(Path(cause.filename) if cause.filename else folders[-1], checkpoint)
     if NO_SPACE_TEXT in str(error):
         return no_space_line(folders[-1], checkpoint)
-    gone = next((folder for folder in folders if not folder.exists()), None)
+    gone = removed_folder(folders)
     return None if gone is None else f"the folder {gone} was removed while the sweep ran"
+
+
+def mark_folders(folders: list[Path]) -> None:
+    """Leave a `WATCH_MARK` file in each of `folders` (made where missing), for `removed_folder`."""
+    for folder in folders:
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / WATCH_MARK).touch()
+
+
+def removed_folder(folders: list[Path]) -> Path | None:
+    """The first of `folders` removed since `mark_folders`: its mark gone (Ray Tune makes the folders it writes to
+    again, so the folder itself may be back, empty but for what Ray Tune wrote since)."""
+    return next((folder for folder in folders if not (folder / WATCH_MARK).exists()), None)
 
 
 def no_space_line(folder: Path, checkpoint: Path | None) -> str:
@@ -86,6 +102,17 @@ class StorageWatch:
         self.message: str | None = None
         self.failed: list[str] = []
         self.trials: list = []
+        mark_folders(folders)
+
+    def after_run(self, results) -> None:
+        """The Ray Tune run ended with `results` (its `ResultGrid`): a folder removed while it ran, with no trial
+        failure to tell it (the trials had handed their last checkpoint over), is a storage fault too."""
+        gone = removed_folder(self.folders) if self.message is None else None
+        if gone is not None:
+            self.message = f"the folder {gone} was removed while the sweep ran"
+            self.trials = [SimpleNamespace(trial_id=result.metrics.get("trial_id"), config=result.config or {})
+                           for result in results]
+            print(f"error: {self.message}; stopping the sweep", file=sys.stderr, flush=True)
 
     def notice(self, controller, trial, exception: BaseException) -> bool:
         """Whether a storage fault failed `trial`; the first one is said and interrupts the run."""
