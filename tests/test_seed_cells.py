@@ -1,11 +1,12 @@
 """Every number checked where it stands: each published value in its own cell, each quoted setting in its quote.
 
-A published value (`definition.published` of every experiment) is read from the seed's text at its cell: the table
-its source names ("Table 6.14"), the row and the column that its cell's params and metric are in that table
-(`address`, one rule per experiment: the row labels and column names as the seed prints them), found by
-`tests.seed_documents.SeedTable` (the row by its label and block, the column by its header name, or by the number
-of the value in the row where the header groups columns). The value must equal the number printed there, not
-only one printed somewhere in the table (`tests/test_seed_quotes.py` checks the table).
+A published value (`definition.published` of every experiment, and its `published_results`) is read from the
+seed's text at its cell: the table its source names ("Table 6.14"), the row and the column that its cell's params
+and metric are in that table (`ADDRESS`, one rule per experiment: the row labels and column names as the seed
+prints them), found by `tests.seed_documents.SeedTable` (the row by its label and block, the column by its header
+name, or by the number of the value in the row where the header groups columns or the extraction garbled it). The
+value must equal the number printed there, not only one printed somewhere in the table
+(`tests/test_seed_quotes.py` checks the table).
 
 A setting whose citation quotes numbers ('"the initial learning rates are 3e-5"') holds one of them: its value
 is one of the quote's numbers, read as the seed writes them ("3e-5", "12.5K", "100k", "10%" as 0.1 or 10,
@@ -86,6 +87,11 @@ def _table_2_or_3(target: PublishedValue) -> list[Cell]:
     if table == "11":
         return [Cell("11", ROW_OF_METHOD[method], SENTEVAL_COLUMNS[target.metric.split("_")[0]])]
     return [_useb("2", ROW_OF_METHOD[method], target, TABLE_2_BLOCKS[inside])]
+
+
+def _table_10(target) -> list[Cell]:
+    """002 App. D, Table 10: one unlabelled row of intersection points under "AskU. CQADup. TwitterP. SciDocs"."""
+    return [Cell("10", "", ("askubuntu", "cqadupstack", "twitterpara", "scidocs").index(target.options["target_task"]))]
 
 
 def _table_6_10(target: PublishedValue) -> list[Cell]:
@@ -182,6 +188,18 @@ def definitions() -> dict:
         if definition is not None and definition.published:
             found[info.name] = definition
     return found
+
+
+def test_every_published_result_of_a_whole_sweep_is_the_number_printed_in_its_cell():
+    """labelled_intersection's Table 10 points (`published_results`), each in its task's column."""
+    needs_seeds()
+    results = [(name, target) for name, definition in DEFINITIONS.items()
+               for target in definition.published_results]
+    assert {name for name, _ in results} == {"labelled_intersection"} and len(results) == 4
+    document = seed_document(results[0][1].source.reference)
+    for _, target in results:
+        [cell] = _table_10(target)
+        assert [table.cell(cell.row, cell.column) for table in tables_of(document, "10")] == [target.value]
 
 
 def cell_problems(name: str, targets) -> list[str]:
