@@ -1,4 +1,4 @@
-"""GPL: generated queries, mined negatives, cross-encoder margins, MarginMSE; over corpus sizes and seeds.
+"""GPL: generated queries, mined negatives, cross-encoder margins, MarginMSE; over seeds (sizes: --sample-sizes).
 
 The experiment is defined in sentsweep/experiments/gpl.py; `python sweeps/gpl.py --help` lists its options.
 """

@@ -232,3 +232,96 @@ class SeedDocument:
 def numbers_of(text: str) -> set[float]:
     """Every number printed in `text` ("6,067" is 6067; "71" and "71.0" are one value)."""
     return {float(token.replace(",", "")) for token in NUMBER.findall(text)}
+
+
+CELL_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
+# A cell that prints a value: "63.12", "70.1%", "(59.3)", "$83.91 \pm 0.25$"; not a label with a number ("BM25").
+VALUE_CELL = re.compile(r"\(?\$?\s*-?\d+(?:\.\d+)?%?\s*(?:\\pm\s*\d+(?:\.\d+)?)?\s*\$?\)?")
+
+
+def _squashed(text: str) -> str:
+    """Text without markup, spaces or tabs, lower case: a block's line as the PDF's extraction splits it ("(CLS
+    pool\tling)") compared with the words a test names ("CLS pool")."""
+    return re.sub(r"[\s*$]", "", text).lower()
+
+
+@dataclass(frozen=True)
+class TableRow:
+    block: str  # the last line above it with no number (a block's title: "Unsupervised learning based on ..."), ""
+    cells: tuple[str, ...]  # the tab-separated cells; a line without tabs: its words before the first number as one
+    # cell, then each number
+
+
+def _cells(line: str) -> tuple[str, ...]:
+    if "\t" in line:
+        return tuple(cell.strip() for cell in line.split("\t"))
+    words = line.split()
+    first = next((index for index, word in enumerate(words) if VALUE_CELL.fullmatch(word)), len(words))
+    return (" ".join(words[:first]), *words[first:])
+
+
+def cell_value(cell: str) -> float | None:
+    """The number a value cell prints ("$83.91 \\pm 0.25$" is 83.91, "(59.3)" 59.3, "70.1%" 70.1); None for a
+    label."""
+    if not VALUE_CELL.fullmatch(cell.strip()):
+        return None
+    return float(CELL_NUMBER.search(cell).group())
+
+
+class SeedTable:
+    """A table of a seed as its text prints it: the header (its first line) and the rows below, each under the
+    block title above it. A cell is found by its row's label (its first cells, joined by a space), its block (a
+    part of the block's title) and its column: a header name (the cell at that name's position in the header) or
+    the number of the value in the row (0: its first number), where the header groups columns (TwitterP. over
+    TURL, PIT and Avg.) or the extraction split them."""
+
+    def __init__(self, lines: list[str]) -> None:
+        self.header = tuple(cell.strip() for cell in lines[0].split("\t")) if "\t" in lines[0] else tuple(
+            lines[0].split())
+        self.rows: list[TableRow] = []
+        block = ""
+        for line in lines[1:]:
+            cells = _cells(line)
+            if not any(cell_value(cell) is not None for cell in cells):
+                block = line
+            else:
+                self.rows.append(TableRow(block, cells))
+
+    def matching_rows(self, row: str, block: str = "") -> list[TableRow]:
+        label = " ".join(row.split())
+        return [candidate for candidate in self.rows if _squashed(block) in _squashed(candidate.block)
+                and any(" ".join(" ".join(candidate.cells[:count]).split()) == label
+                        for count in range(1, len(candidate.cells)))]
+
+    def cell(self, row: str, column: str | int, block: str = "") -> float | None:
+        """The value of the cell (None where the table has no such row, column or value); a row that two rows of
+        the block match raises `LookupError` (the test must name its block)."""
+        rows = self.matching_rows(row, block)
+        if len(rows) > 1:
+            raise LookupError(f"row {row!r} (block {block!r}) is {len(rows)} rows of the table")
+        if not rows:
+            return None
+        cells = rows[0].cells
+        if isinstance(column, int):
+            label_cells = next(index for index, cell in enumerate(cells) if cell_value(cell) is not None)
+            values = [cell_value(cell) for cell in cells[label_cells:] if cell_value(cell) is not None]
+            return values[column] if column < len(values) else None
+        names = [" ".join(name.split()) for name in self.header]
+        if names.count(column) != 1:
+            raise LookupError(f"column {column!r} is {names.count(column)} columns of the header {names}")
+        position = names.index(column)
+        return cell_value(cells[position]) if position < len(cells) else None
+
+
+def tables_of(document: SeedDocument, label: str) -> list[SeedTable]:
+    """Each printing of table `label` in `document` (its rows: the lines of its caption's block, up to the caption)."""
+    found = []
+    for text in document.texts_of(Place("table", label)):
+        lines = [line for line in text.splitlines() if line.strip()]
+        caption = next((index for index, line in enumerate(lines)
+                        if re.match(rf"Table\s+{re.escape(label)}\s*[:.]", _stripped(line))), None)
+        block = lines if caption is None else lines[:caption]
+        block = [line for line in block if not re.match(r"Table\s+\d", _stripped(line))]
+        if len(block) >= 2:
+            found.append(SeedTable(block))
+    return found

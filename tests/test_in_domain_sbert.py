@@ -1,6 +1,8 @@
 """In-domain supervised SBERT as the TSDAE paper trains it (§5.1, App. B): USEB's labelled training pairs, MNRL
 (MSE on TwitterPara), and the labelled-data intersection scored on a USEB task (App. D, Table 10)."""
 
+import contextlib
+import io
 
 import pytest
 import torch
@@ -14,6 +16,7 @@ from sentsweep.experiments.labelled_intersection import (
     check_target,
     supervised_settings,
 )
+from sentsweep.sweep.entry_point import run_sweep
 from sentsweep.trainables.sbert import build_sbert
 from tests.conftest import typed_trial
 from tests.test_tasks import askubuntu_folder, write
@@ -67,6 +70,28 @@ def test_a_usebs_target_task_stops_sbert_early_on_its_dev_split_with_mnrl(tmp_pa
     assert supervised_settings(IntersectionOptions(target_task=None), constants, {}) == {}
     with pytest.raises(InputError, match="--target-task 'scidocs' is not one of the --eval-task tasks \\(askubuntu\\)"):
         check_target(IntersectionOptions(target_task="scidocs"), constants)
+
+
+def test_a_target_task_without_its_labelled_pairs_is_refused_before_sbert_trains_on_sts_pairs(tmp_path):
+    """002 §6 trains in-domain SBERT on the task's own labelled pairs: without --set train_file the SBERT stages
+    would train on the STS benchmark's pairs with the task's MNRL and be compared with Table 10."""
+    common = ["--quick", "--output-dir", str(tmp_path / "out"), "--tracking-uri", f"sqlite:///{tmp_path}/m.db",
+              "--target-task", "askubuntu", "--eval-task", f"askubuntu={askubuntu_folder(tmp_path)}"]
+    line = ("target task 'askubuntu': give its labelled training pairs with --set "
+            "train_file=data-train/askubuntu/supervised (USEB's release): 002 §6 trains SBERT in-domain, on the "
+            "task's own pairs")
+    card, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(card), contextlib.redirect_stderr(err):
+        assert run_sweep(DEFINITION, [*common, "--dry-run"]) == 0
+        assert run_sweep(DEFINITION, common) == 2
+    assert f"**Cannot run as given:** {line}" in card.getvalue()
+    assert err.getvalue().splitlines() == [f"error: {line}"]
+    assert not (tmp_path / "m.db").exists()
+    given = [*common, "--set", f"train_file={useb_supervised_folder(tmp_path)}", "--dry-run"]
+    card = io.StringIO()
+    with contextlib.redirect_stdout(card):
+        assert run_sweep(DEFINITION, given) == 0
+    assert "Cannot run as given" not in card.getvalue()
 
 
 def test_the_reference_trains_with_its_papers_fixed_steps_and_sbert_with_app_b():

@@ -120,6 +120,23 @@ def test_nm_card_marks_the_weight_grid_as_the_projects():
     assert "Implemented: the stop-gradient on the original, the gradient flowing through the noised copy only" in card
 
 
+def test_cards_cite_the_place_that_gives_each_corrected_value():
+    """TSDAE (repr.) keeps its last checkpoint (000 §5.4.1 replicates 002, App. B: no early stopping); the domain
+    chain's MLM follows 000 §5.1's defaults; §7.1's seeds are App. B's; topic F1 comes from a probe, said so."""
+    _, card, _ = dry_run("nm_weight")
+    assert row(card, "tsdae", "select_checkpoint", "last", "000 §5.4.1")
+    _, card, _ = dry_run("domain_chain_augsbert")
+    for setting, value in (("warmup_ratio", "0.1"), ("lr_schedule", "linear"), ("weight_decay", "0.01")):
+        assert row(card, "mlm", setting, value, "000 §5.1")
+    _, card, _ = dry_run("sample_size")
+    assert "**Seeds:** 0, 1, 2, 3, 4 (002 App. B (\"we report the scores averaged over 5 random seeds" in card
+    assert row(card, "simcse", "max_seq_length", "32", "SimCSE official code")
+    _, card, _ = dry_run("topic_distillation")
+    assert "scored by a logistic-regression probe on the frozen encoder's embeddings" in card
+    assert "The 36 F1 targets of Tables 6.14 and 6.16 (every target of this sweep) stand" in card
+    assert len(get_experiment("topic_distillation").published) == 36
+
+
 def test_main_protocol_runs_each_method_with_its_papers_settings():
     code, card, _ = dry_run("tsdae_main")
     assert code == 0

@@ -63,11 +63,35 @@ def test_nm_weight_runs_tsdae_alone_as_table_6_10s_replication_row():
 
 
 def test_nm_weight_evaluates_after_each_epoch_and_keeps_the_best_dev_spearman():
-    """000 l.1240 (§5.1): "After each epoch, we evaluate our models and take the model with the best Spearman"."""
+    """000 l.1240 (§5.1): "After each epoch, we evaluate our models and take the model with the best Spearman";
+    TSDAE (repr.) replicates "the original TSDAE setup as described in the original paper" (§5.4.1), which keeps
+    its last checkpoint (002 App. B: "we do not use early-stopping with in-domain labeled data")."""
     for trial in resolved_trials("nm_weight"):
         assert trial.training.eval_steps is None  # the loop's interval is then one epoch
         assert trial.training.evaluation_interval(64_000) == trial.training.steps_per_epoch(64_000)
-        assert trial.evaluation.select_checkpoint == "best_sts_dev"
+        assert trial.evaluation.select_checkpoint == ("last" if trial.method == "tsdae" else "best_sts_dev")
+
+
+def test_the_domain_chains_mlm_follows_000s_default_schedule():
+    """000 l.1236 (§5.1): "a warm-up period of 10% of the total training time, followed by a linear decay. The AdamW
+    optimizer is used with a weight decay of 0.01 ... unless otherwise specified"; §5.4.3 (l.1310) specifies the
+    MLM's steps, batch size and rate only."""
+    mlm = [trial for trial in resolved_trials("domain_chain_augsbert") if trial.method == "mlm"]
+    assert len(mlm) == 3
+    for trial in mlm:
+        training = trial.training
+        assert (training.max_steps, training.batch_size, training.lr) == (12_500, 64, 3e-5)
+        assert (training.lr_schedule, training.warmup(10**7), training.weight_decay, training.optimizer) == (
+            "linear", 1_250, 0.01, "adamw")
+
+
+def test_simcse_trains_with_its_official_codes_length_of_32_tokens():
+    """002 App. B (l.364): "we use the official code ... along with the default hyper-parameters"; SimCSE's
+    run_unsup_example.sh trains with --max_seq_length 32. The other methods keep the project's 128."""
+    for name in ("tsdae_main", "sample_size"):
+        lengths = {trial.method: trial.training.max_seq_length for trial in resolved_trials(name)
+                   if trial.method in ("simcse", "tsdae", "mlm", "ct")}
+        assert lengths == {"simcse": 32, "tsdae": 128, "mlm": 128, "ct": 128}, name
 
 
 def test_sample_size_trains_each_method_at_its_own_settings_for_10_epochs():

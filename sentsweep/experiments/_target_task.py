@@ -59,6 +59,14 @@ def in_domain_loss(task: str) -> str:
     return "cosine" if task == "twitterpara" else "mnrl"
 
 
+def missing_task_pairs_problem(task: str, option_line: str) -> str:
+    """The line that refuses a target task whose labelled training pairs no option names: in-domain SBERT would
+    otherwise train on --set train_file's default (the STS benchmark's pairs) with the task's loss. `option_line`
+    is how the sweep's command line names them."""
+    return (f"target task {task!r}: give its labelled training pairs with {option_line} (USEB's release): 002 §6 "
+            "trains SBERT in-domain, on the task's own pairs")
+
+
 def check_target_task(options: TargetTaskOptions, constants: dict) -> None:
     """The target task is an --eval-task task with a dev split; --set does not name a selection setting."""
     # lazy: the task registry imports torch; `sentsweep list` and a sweep's --help import none

@@ -1,4 +1,4 @@
-"""GPL: generated queries, mined negatives, cross-encoder margins, MarginMSE; over corpus sizes and seeds.
+"""GPL: generated queries, mined negatives, cross-encoder margins, MarginMSE; over seeds (sizes: --sample-sizes).
 
 The TSDAE + GPL report draft (004, GPL section): 3 queries per passage from a T5 query generator, 50
 negatives from a dense retriever, a fresh one of them drawn for a query each time it is trained on.

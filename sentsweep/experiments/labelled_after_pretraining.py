@@ -27,6 +27,7 @@ from sentsweep.experiments._target_task import (
     TargetTaskOptions,
     check_target_task,
     in_domain_loss,
+    missing_task_pairs_problem,
     scoring_axes,
     selection_axes,
     target_task,
@@ -69,9 +70,8 @@ def missing_pairs(options: LabelledAfterPretrainingOptions) -> list[str]:
     task = target_task(options)
     if task_pairs(options) != MISSING_PAIRS:
         return []
-    return [f"target task {task!r}: give its labelled training pairs with --task-pairs {task}=data-train/{task}/"
-            "supervised (USEB's release): 002 §6 trains SBERT in-domain, on the task's own pairs (or name them with "
-            "--set train_file=PATH)"]
+    return [missing_task_pairs_problem(task, f"--task-pairs {task}=data-train/{task}/supervised")
+            + " (or name them with --set train_file=PATH)"]
 
 
 def in_domain_axes(options: LabelledAfterPretrainingOptions) -> dict[str, list]:

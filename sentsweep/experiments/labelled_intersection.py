@@ -31,7 +31,7 @@ from sentsweep.analysis.reproduction import WITHIN, PublishedSweepValue, sweep_v
 from sentsweep.data import read_scored_pairs
 from sentsweep.errors import InputError
 from sentsweep.experiments._intersection_search import IntersectionSearch
-from sentsweep.experiments._target_task import in_domain_loss
+from sentsweep.experiments._target_task import in_domain_loss, missing_task_pairs_problem
 from sentsweep.experiments._useb_published import USEB_TASKS, tsdae_targets
 from sentsweep.experiments.protocols.supervised import INTERSECTION_PROTOCOL
 from sentsweep.experiments.protocols.tsdae import BEST_CONFIGURATION, PAPER_METHOD_SETTINGS
@@ -39,7 +39,7 @@ from sentsweep.references import TSDAE
 from sentsweep.settings import cited
 from sentsweep.sweep import Stage, SweepDefinition
 from sentsweep.sweep.definition import SweepDriver
-from sentsweep.sweep.options import SweepOptions, option
+from sentsweep.sweep.options import SweepOptions, option, parse_assignments
 from sentsweep.trainables.settings import TASK_AXIS
 
 REFERENCE_STAGE, SUPERVISED_STAGE = "reference", "supervised"
@@ -70,6 +70,15 @@ def check_target(options: IntersectionOptions, constants: dict) -> None:
     if options.target_task is not None and options.target_task not in tasks:
         raise InputError(f"--target-task {options.target_task!r} is not one of the --eval-task tasks "
                          f"({', '.join(tasks) or 'none given'})")
+
+
+def missing_pairs(options: IntersectionOptions) -> list[str]:
+    """The --target-task's labelled pairs, where --set train_file does not name them (its default is the STS
+    benchmark's training pairs, which the task's MNRL would take as positives whatever their score)."""
+    task = options.target_task
+    if task is None or "train_file" in parse_assignments(options.assignments):
+        return []
+    return [missing_task_pairs_problem(task, f"--set train_file=data-train/{task}/supervised")]
 
 
 def supervised_settings(options: IntersectionOptions, constants: dict, overrides: dict) -> dict:
@@ -145,6 +154,7 @@ DEFINITION = SweepDefinition(
     trains_on_gold_pairs=True,
     driver=run_search,
     check=check_target,
+    missing_inputs=missing_pairs,
     data_labels={TASK_AXIS: USEB_TASKS},
     # The TSDAE reference is Table 2's unsupervised TSDAE row (4 USEB tasks, given with --eval-task), mean of 5
     # seeds; Table 10's intersection points are the sweep's own result (see the docstring).

@@ -61,7 +61,8 @@ DOMAIN_ADAPTATION_PROTOCOL = Protocol(
     quick=QUICK_CHAIN,
     notes=(CHAIN_NOTE,
            "Table 2 scores the USEB test sets (AskUbuntu MAP, CQADupStack MAP@100, TwitterPara AP, SciDocs MAP): give "
-           "them with --eval-task; the unlabelled target sentences with --corpus (titles, 002 §4.1), the NLI pairs "
+           "them with --eval-task; each task's unlabelled sentences with --task-corpus NAME=PATH (titles, 002 §4.1; "
+           "one task alone may take --corpus), the NLI pairs "
            "(SNLI + MultiNLI, sentence-transformers' AllNLI.tsv.gz) with --nli-file, the STS benchmark with --sts-dir "
            "(its sts-train.csv trains the STS step).",
            "The NLI step takes each premise's entailment as positive and one of its contradictions as hard negative "
@@ -123,6 +124,11 @@ LABELLED_AFTER_PRETRAINING_PROTOCOL = Protocol(
 # Augmented SBERT student both started from the MLM checkpoint.
 REIML_DOMAIN_MLM = cited(THESIS_REIML_2023, "§4.3.1, §5.4.3", '"we first perform 12.5K steps of MLM pretraining '
                          'with a batch size of 64 and a learning rate of 3e-5"')
+# 000 §5.1's defaults, which its MLM step (§5.4.3) does not override: the schedule and the weight decay.
+REIML_5_1_DEFAULTS = cited(THESIS_REIML_2023, "§5.1", '"include a warm-up period of 10% of the total training time, '
+                           'followed by a linear decay. The AdamW optimizer is used with a weight decay of 0.01, and '
+                           'our batch size is set to 16, unless otherwise specified"; §5.4.3 specifies the steps, '
+                           'batch size and rate only')
 DOMAIN_CHAIN_PROTOCOL = Protocol(
     settings={"max_seq_length": Sourced(128, project_choice("000 gives no maximum sequence length")),
               "pooling": Sourced("mean", project_choice("000 §5.1 leaves pooling at sentence-transformers' default"))},
@@ -143,8 +149,9 @@ DOMAIN_CHAIN_PROTOCOL = Protocol(
     },
     method_settings={
         "mlm": {**sourced(REIML_DOMAIN_MLM, max_steps=12_500, batch_size=64, lr=3e-5),
-                **sourced(project_choice("000 gives no schedule for its MLM step; dev is scored to follow it"),
-                          lr_schedule="constant", eval_steps=2_500, select_checkpoint="last")},
+                **sourced(REIML_5_1_DEFAULTS, warmup_ratio=0.1, lr_schedule="linear", weight_decay=0.01),
+                **sourced(project_choice("000 gives no evaluation schedule for its MLM step; dev is scored to follow "
+                                         "it"), eval_steps=2_500, select_checkpoint="last")},
         "augsbert": {**FINE_TUNING,
                      "setting": Sourced("unsupervised", cited(THESIS_REIML_2023, "§4.3.1", "silver pairs of the "
                                                                                          "target domain")),

@@ -29,8 +29,14 @@ REIML_EVALUATION = cited(THESIS_REIML_2023, "§5.1", '"After each epoch, we eval
 REIML_5_4_1 = cited(THESIS_REIML_2023, "§5.4.1", '"The authors used 100K training steps with a batch size of 8, the '
                     'AdamW optimizer with a constant learning rate of 3e-5, no warm-up period, and a weight decay of '
                     '0.0"')
-TSDAE_REPLICATION = sourced(REIML_5_4_1, max_steps=100_000, batch_size=8, lr=3e-5, lr_schedule="constant",
-                            warmup_ratio=0.0, weight_decay=0.0)
+TSDAE_REPLICATION = {
+    **sourced(REIML_5_4_1, max_steps=100_000, batch_size=8, lr=3e-5, lr_schedule="constant", warmup_ratio=0.0,
+              weight_decay=0.0),
+    "select_checkpoint": Sourced("last", cited(
+        THESIS_REIML_2023, "§5.4.1", '"a replication study of the original TSDAE setup as described in the original '
+        'paper"; 002 App. B: "we do not use early-stopping with in-domain labeled data and indicate a fixed number '
+        'of training steps" (the last checkpoint)')),
+}
 NM_SETTINGS = {
     **sourced(REIML_5_4_2, max_steps=12_500, batch_size=64, lr=3e-5),
     **sourced(REIML_5_1, warmup_ratio=0.1, lr_schedule="linear", weight_decay=0.01, optimizer="adamw"),
