@@ -54,6 +54,12 @@ def mlflow_metric_key(name: str) -> str:
     return BOOKKEEPING_PREFIX + name if name in BOOKKEEPING_METRICS else name
 
 
+def result_step(result: Mapping[str, Any]) -> int:
+    """The step a trial's result is logged at in MLflow: its training step (`step`), else Ray Tune's
+    `training_iteration` (a trial that does not train: 0)."""
+    return int(result.get("step", result.get("training_iteration", 0)))
+
+
 def statistic_key(metric: str, statistic: str) -> str:
     """A configuration run's metric for a statistic (one of `STATISTICS`) of a table metric: best_sts_dev_mean."""
     return f"{metric}_{statistic}"
