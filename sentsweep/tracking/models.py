@@ -2,8 +2,8 @@
 
 A trial that keeps its model (`keep_model`) saves its dev-selected checkpoint as a sentence-transformers folder
 in its last Ray checkpoint; the sweep's driver logs that folder to the trial's MLflow run with MLflow's
-`sentence_transformers` flavour, as a logged model named by its configuration and seed (`noise_ratio=0,3 pooling=mean ·
-seed 1`, `sentsweep.tracking.names`), carrying the metrics it was selected on and its scores, once each.
+`sentence_transformers` flavour, as a logged model named by its seed and configuration (`seed 1 · noise_ratio=0p3
+pooling=mean`, `sentsweep.tracking.names`), carrying the metrics it was selected on and its scores, once each.
 `runs:/<run id>/model` names a run's kept model whatever its name (`loadable_uri`: MLflow's own
 `models:/<model id>`). A sweep's `--model` takes such a URI, or a registered version
 (`models:/<name>/<version>`), as well as a hub name or a folder: `check_model_uri` fails before anything runs when
