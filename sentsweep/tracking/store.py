@@ -1,4 +1,6 @@
-"""Where a sweep's results are stored: the MLflow tracking URI, whether it can be reached, artifact names.
+"""Where a sweep's results are stored: the MLflow tracking URI, whether it can be reached, artifact names, and the
+pages of MLflow's UI a sweep prints (`sweep_pages`: its answer and its run, after the command that serves a store
+that has no server).
 
 Credentials in a tracking URI (`http://user:password@host`, `postgresql://user:password@host/db`) are never
 printed or logged: `redact` writes every URI it finds in a text as `user:***@host`. An HTTP URI's credentials
