@@ -1,11 +1,13 @@
 """Text for a terminal: paragraphs wrapped and Markdown tables fitted to its width, so that no line sentsweep prints
-runs past the right edge (and wraps mid-token there).
+runs past the right edge (and wraps mid-token there), but for a word longer than the width, which stays whole.
 
 The width is the COLUMNS variable's where it is set, else that of the terminal the output goes to; output that goes
 to no terminal (a file, a pipe, a SLURM log) keeps its lines whole, for grep and for a viewer that wraps them
-itself. A paragraph wraps at spaces (a word longer than a line, a long path, alone is cut). A Markdown table stays
-as it is where it fits; one wider than the terminal is split into several tables of the same rows, each repeating
-the rows' leading key columns, as pandas prints a wide frame.
+itself. A paragraph wraps at spaces only: no word is ever cut, and one longer than a line (a URL, a path) stands
+whole on a line of its own, so that a terminal's link detection and copy-paste get all of it. A line indented by
+four spaces (Markdown's code block: a command to paste, a link to open) is printed as written, never wrapped. A
+Markdown table stays as it is where it fits; one wider than the terminal is split into several tables of the same
+rows, each repeating the rows' leading key columns, as pandas prints a wide frame.
 """
 
 from __future__ import annotations
@@ -35,12 +37,21 @@ def terminal_columns(stream: TextIO | None = None) -> int | None:
     return None
 
 
+CODE_INDENT = "    "  # Markdown's code block: a line printed as written
+
+
+def wrap_words(text: str, width: int, **indents: str) -> list[str]:
+    """`text` in lines of at most `width` columns, broken at spaces only (`textwrap.wrap`'s `initial_indent` and
+    `subsequent_indent` as `indents`): a word longer than a line (a URL, a path, a hyphenated name) stays whole, on
+    a line of its own."""
+    return textwrap.wrap(text, width, break_long_words=False, break_on_hyphens=False, **indents)
+
+
 def wrap_paragraph(text: str, width: int, indent: str = "", subsequent: str | None = None) -> str:
     """One paragraph wrapped at spaces to `width` columns (`indent` before the first line, `subsequent` before the
-    others: the first's by default)."""
-    return "\n".join(textwrap.wrap(text, width=max(width, 20), initial_indent=indent,
-                                   subsequent_indent=indent if subsequent is None else subsequent,
-                                   break_on_hyphens=False)) or indent.rstrip()
+    others: the first's by default); a word longer than a line stays whole (`wrap_words`)."""
+    return "\n".join(wrap_words(text, max(width, 20), initial_indent=indent,
+                                subsequent_indent=indent if subsequent is None else subsequent)) or indent.rstrip()
 
 
 def is_table_line(line: str) -> bool:
@@ -83,7 +94,8 @@ def fit_table(lines: list[str], width: int, keys: int = 1) -> str:
 
 def fit_markdown(text: str, width: int | None, table_keys: int = 1) -> str:
     """Markdown text fitted to `width` columns (None: as it is): tables by `fit_table` (`table_keys` leading key
-    columns), list items and paragraphs wrapped (a list item's lines indented under its text)."""
+    columns), list items and paragraphs wrapped (a list item's lines indented under its text), a code line
+    (indented by `CODE_INDENT`: a command, a link) kept as written."""
     if width is None:
         return text
     out: list[str] = []
@@ -100,7 +112,7 @@ def fit_markdown(text: str, width: int | None, table_keys: int = 1) -> str:
             continue
         if line.startswith("- "):
             out.append(wrap_paragraph(line[2:], width, "- ", "  "))
-        elif line.strip() and len(line) > width:
+        elif line.strip() and len(line) > width and not line.startswith(CODE_INDENT):
             out.append(wrap_paragraph(line, width))
         else:
             out.append(line)
@@ -109,15 +121,15 @@ def fit_markdown(text: str, width: int | None, table_keys: int = 1) -> str:
 
 
 class HelpFormatter(argparse.HelpFormatter):
-    """`--help` fitted to the terminal, as argparse sizes it: text wrapped at spaces (never inside a hyphenated
-    path); an indented line of the description or the examples (a command) kept as written, or continued with a
-    backslash where it is too long, a trailing `# comment` of it put on the line above."""
+    """`--help` fitted to the terminal, as argparse sizes it: text wrapped at spaces (never inside a word, a URL or
+    a hyphenated path); an indented line of the description or the examples (a command) kept as written, or
+    continued with a backslash where it is too long, a trailing `# comment` of it put on the line above."""
 
     def __init__(self, prog: str) -> None:
         super().__init__(prog, max_help_position=30)
 
     def _split_lines(self, text: str, width: int) -> list[str]:
-        return textwrap.wrap(" ".join(text.split()), width, break_long_words=False, break_on_hyphens=False)
+        return wrap_words(" ".join(text.split()), width)
 
     def _fill_text(self, text: str, width: int, indent: str) -> str:
         lines = []
@@ -132,12 +144,12 @@ class HelpFormatter(argparse.HelpFormatter):
         for line in lines:
             margin = line[:len(line) - len(line.lstrip())]
             if line.lstrip().startswith("#"):  # an example's comment
-                out += textwrap.wrap(line.lstrip()[1:].strip(), width, initial_indent=margin + "# ",
-                                     subsequent_indent=margin + "# ", break_on_hyphens=False)
+                out += wrap_words(line.lstrip()[1:].strip(), width, initial_indent=margin + "# ",
+                                  subsequent_indent=margin + "# ")
             elif margin:  # an example's command
                 out += continued_command(line, width)
             else:
-                out += textwrap.wrap(line, width, break_on_hyphens=False) or [""]
+                out += wrap_words(line, width) or [""]
         return "\n".join(indent + line for line in out)
 
 
@@ -148,7 +160,7 @@ def continued_command(line: str, width: int) -> list[str]:
         return [line]
     margin = " " * (len(line) - len(line.lstrip()))
     text, continued = (line.strip()[:-1].rstrip(), True) if line.rstrip().endswith("\\") else (line.strip(), False)
-    wrapped = textwrap.wrap(text, width - len(margin) - 6, break_long_words=False, break_on_hyphens=False)
+    wrapped = wrap_words(text, width - len(margin) - 6)
     return [margin + ("    " if index else "") + part + (" \\" if index < len(wrapped) - 1 or continued else "")
             for index, part in enumerate(wrapped)]
 

@@ -24,6 +24,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from sentsweep.tracking.store import ANSWER_TITLE
 from tests.chromium import Chromium
 from tests.cluster_helpers import BIN, PROJECT, MlflowServer, wait_until
 
@@ -56,9 +57,9 @@ class MlflowUi(MlflowServer):
 
 
 def printed_link(output: str) -> str:
-    """The link of a sweep's printed "MLflow: ..." line (for a SQLite store, the one after "then")."""
-    line = next(line for line in output.splitlines() if line.startswith("MLflow: "))
-    return line.split("then ")[-1].split("MLflow: ")[-1].strip()
+    """The link a sweep prints for its answer: the line under its title (`ANSWER_TITLE`)."""
+    lines = output.splitlines()
+    return lines[lines.index(ANSWER_TITLE) + 1].strip()
 
 
 def open_printed_link(browser: Chromium, ui: MlflowUi, link: str) -> None:

@@ -16,6 +16,7 @@ import sys
 import pytest
 import yaml
 
+from sentsweep.tracking.store import ANSWER_TITLE
 from tests.cluster_helpers import PROJECT
 
 pytestmark = pytest.mark.slow  # starts Ray, an MLflow server or sweeps (make test-fast leaves it out)
@@ -62,6 +63,6 @@ def test_ray_submit_of_the_quick_sweep_through_the_launcher_logs_to_the_heads_ml
     assert result.returncode == 0, output[-5000:]
     assert "stage 2/2 'method x w x pooling'" in output and "| mlm+nm | 0.01 | cls |" in output  # the table
     port = os.environ.get("MLFLOW_PORT", "25000")
-    assert f"MLflow: http://127.0.0.1:{port}/#/experiments/" in output  # the trials logged to the head's server
+    assert f"{ANSWER_TITLE}\n    http://127.0.0.1:{port}/#/experiments/" in output  # logged to the head's server
     assert "24 trial runs, 24 FINISHED" in output
     assert "cluster smoke test passed" in output

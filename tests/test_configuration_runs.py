@@ -26,6 +26,7 @@ from sentsweep.tracking.names import (
     logged_model_name,
     mlflow_metric_key,
     statistic_key,
+    trial_run_name,
 )
 from sentsweep.tracking.sweep_run import SweepRecord
 from sentsweep.tracking.views import VIEW_TAG_PREFIX
@@ -195,9 +196,12 @@ def test_bookkeeping_metrics_are_logged_under_system_and_models_by_name():
     assert mlflow_metric_key("best_sts_dev") == "best_sts_dev" and mlflow_metric_key("sts_dev") == "sts_dev"
     from mlflow.utils.validation import _validate_logged_model_name
 
-    name = logged_model_name("noise_ratio=0.3 pooling=mean model=/data/m:1 · seed 1")
+    name = logged_model_name("noise_ratio=0.3 pooling=mean model=/data/m.v2:1 · seed 1")
     _validate_logged_model_name(name)  # MLflow accepts it
-    assert name == "noise_ratio=0,3 pooling=mean model=|data|m-1 · seed 1"
+    assert name == "seed 1 · noise_ratio=0p3 pooling=mean model=|data|m_v2-1"  # the seed first, decimals readable
+    assert logged_model_name(trial_run_name("method=mlm+nm w=1.0 lr=0.0001 pooling=mean", 2)) == (
+        "seed 2 · method=mlm+nm w=1p0 lr=0p0001 pooling=mean")
+    assert logged_model_name("a run named by hand") == "a run named by hand"
 
 
 def test_a_driver_that_ran_none_of_the_trials_sets_the_same_rows_on_the_same_runs(logged, tmp_path):

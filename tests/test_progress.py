@@ -71,6 +71,54 @@ def test_a_log_gets_a_line_every_interval_with_counts_time_left_and_the_best_con
     assert len(stream.getvalue().splitlines()) == 3
 
 
+NM_WEIGHT_AXES = ["method", "w", "pooling"]
+
+
+def nm_weight_progress(stream) -> tuple[SweepProgress, list]:
+    """A stage of nm_weight's grid with two seeds of its best configuration reported."""
+    progress = SweepProgress("stage 2/2 'method x w x pooling'", NM_WEIGHT_AXES, "best_sts_dev", 30, stream=stream,
+                             clock=Clock())
+    progress.setup(total_num_samples=24)
+    trials = [trial(f"t{seed}", "RUNNING", method="mlm+nm", w=1.0, pooling="mean", seed=seed) for seed in (0, 1)]
+    for index, item in enumerate(trials):
+        progress.on_trial_result(1, trials, item, {"best_sts_dev": 58.27 + index})
+    return progress, trials
+
+
+def test_the_status_lines_show_the_best_value_and_its_whole_configuration_at_80_columns():
+    progress, trials = nm_weight_progress(io.StringIO())
+    status, best = progress.status_lines(trials, 79)
+    assert status == "  2 running, 22 pending, 0 failed; best so far 58.77 (best_sts_dev, mean of 2):"
+    assert best == "    method=mlm+nm, w=1.0, pooling=mean"  # on a line of its own, whole
+    status, _ = progress.status_lines(trials, 70)  # no room for the metric's name: the value stays
+    assert status == "  2 running, 22 pending, 0 failed; best so far 58.77 (mean of 2):"
+
+
+def test_a_terminal_of_80_columns_shows_the_bar_the_counts_and_the_best_configuration_whole():
+    import pty
+    import re
+    import struct
+    import termios
+    from fcntl import ioctl
+
+    leader, follower = pty.openpty()
+    ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 80, 0, 0))
+    with os.fdopen(follower, "w", encoding="utf-8") as terminal:
+        progress, trials = nm_weight_progress(terminal)
+        progress.on_step_end(1, trials)
+        progress.on_experiment_end(trials)
+    chunks = []  # all the terminal was sent, read to its end (EIO once the follower is closed)
+    with contextlib.suppress(OSError):
+        while chunk := os.read(leader, 65536):
+            chunks.append(chunk)
+    os.close(leader)
+    shown = b"".join(chunks).decode("utf-8")
+    lines = [re.sub(r"\x1b\[[0-9;]*[A-Za-z]", "", line).rstrip() for line in re.split(r"[\r\n]+", shown)]
+    assert "    method=mlm+nm, w=1.0, pooling=mean" in lines
+    assert any(line.endswith("best so far 58.77 (best_sts_dev, mean of 2):") for line in lines)
+    assert all(len(line) <= 80 for line in lines)
+
+
 def test_a_race_counts_against_its_bound_and_only_created_trials_are_pending():
     stream = io.StringIO()
     progress = SweepProgress("race", ["noise_ratio"], "best_sts_dev", interval_s=30, race_bound=12, stream=stream,

@@ -15,6 +15,7 @@ import sentsweep.analysis.cli as analysis_cli
 from sentsweep.analysis.reproduction import UNMEASURED
 from sentsweep.analysis.runs import fetch_trial_runs, latest_sweep_run_id, run_artifact_text
 from sentsweep.sweep.target_list import TARGET_LIST_ARTIFACT
+from sentsweep.tracking.models import SELECTION_METRICS
 from sentsweep.tracking.names import configuration_name, logged_model_name
 from tests.chromium import Chromium
 from tests.cluster_helpers import sqlite_store
@@ -223,8 +224,14 @@ def test_the_best_configurations_models_reload_with_the_test_score_mlflow_record
     test = StsEvaluator(read_scored_pairs(DEMO_DIR / "sts-test.csv"))
     client = MlflowClient(uri)
     for _, run in kept.iterrows():  # named by configuration and seed, as the run
-        assert client.get_logged_model(run["logged_model_id"]).name == logged_model_name(
-            client.get_run(run["run_id"]).info.run_name)
+        model = client.get_logged_model(run["logged_model_id"])
+        trial = client.get_run(run["run_id"])
+        assert model.name == logged_model_name(trial.info.run_name)
+        # its metrics are its trial's selection (the run's final values), once each: none of the untrained model's
+        selection = {key: trial.data.metrics[key] for key in SELECTION_METRICS if key in trial.data.metrics}
+        assert {"best_sts_dev", "sts_test_at_best_dev", "best_step"} <= set(selection)
+        assert sorted((metric.key, metric.value) for metric in model.metrics) == sorted(selection.items())
+        assert [output.model_id for output in trial.outputs.model_outputs] == [model.model_id]
         folder = tmp_path / run["run_id"]
         assert models(["export", f"runs:/{run['run_id']}/model", str(folder), "--tracking-uri", uri]) == 0
         reloaded = SentenceTransformer(str(folder), device="cpu")

@@ -3,11 +3,11 @@ its trials finished, running, pending and failed, the time taken and left, and t
 dev; each failed trial's reason as it fails; then the runner's tables.
 
 On a terminal the progress is a bar updated in place (the run, its trials ended of all, the time taken and left)
-over a status line (the trials running, pending and failed, and the best so far, its value before its
-configuration), each cut to the terminal's width at its end, so that the best value stays in sight at 80 columns;
-elsewhere (`ray submit`, SLURM logs) one line is printed anew every --progress-interval seconds and once more as the
-run ends. `--verbose` gives Ray Tune's own output back (its trial tables, a configuration box as each trial starts
-and a result box as it ends, its INFO log lines) and leaves the bar out.
+over a status line (the trials running, pending and failed, and the best value so far) and, on a line of its own,
+the best configuration so far, so that each reads whole at 80 columns (a line longer than the terminal is cut at
+its end); elsewhere (`ray submit`, SLURM logs) one line is printed anew every --progress-interval seconds and once
+more as the run ends. `--verbose` gives Ray Tune's own output back (its trial tables, a configuration box as each
+trial starts and a result box as it ends, its INFO log lines) and leaves the bar out.
 
 The quiet default is set through the libraries' own settings, not by filtering their text: Ray Tune's verbosity
 0 (`tune_verbosity`), the "ray" logger at WARNING (`ray_logging_level`), the environment settings of
@@ -124,7 +124,8 @@ class SweepProgress(Callback):
         self._total = 0
         self._scores: dict[str, tuple[str, float]] = {}  # trial id -> (configuration, last value of metric)
         self._bar: tqdm | None = None
-        self._status_line: tqdm | None = None  # under the bar: trials running, pending, failed; the best so far
+        self._status_line: tqdm | None = None  # under the bar: trials running, pending, failed; the best value
+        self._best_line: tqdm | None = None  # under the status line: the best configuration so far
         self._columns = 0  # the terminal's width (0: it reports none)
         self._started = 0.0
         self._ended_before = 0  # trials a resumed run had ended already (left out of the rate, hence the ETA)
@@ -133,7 +134,7 @@ class SweepProgress(Callback):
 
     def __getstate__(self) -> dict:
         # Ray Tune pickles a run's callbacks with its state; a stream and a drawn bar do not travel
-        return self.__dict__ | {"_stream": None, "_bar": None, "_status_line": None}
+        return self.__dict__ | {"_stream": None, "_bar": None, "_status_line": None, "_best_line": None}
 
     @property
     def stream(self) -> TextIO:
@@ -154,6 +155,7 @@ class SweepProgress(Callback):
             self._bar = tqdm(total=self._total, desc=title, unit="trial", bar_format=BAR_FORMAT, smoothing=0,
                              position=0, **shape)
             self._status_line = tqdm(total=0, desc="", bar_format=STATUS_FORMAT, position=1, leave=False, **shape)
+            self._best_line = tqdm(total=0, desc="", bar_format=STATUS_FORMAT, position=2, leave=False, **shape)
 
     def on_step_end(self, iteration: int, trials: list, **info) -> None:
         self._show(trials)
@@ -174,9 +176,10 @@ class SweepProgress(Callback):
     def on_experiment_end(self, trials: list, **info) -> None:
         self._show(trials, final=True)
         if self._bar is not None:
-            self._status_line.close()  # cleared: the bar's line stays, with the run's count and time
+            self._best_line.close()  # cleared, as the status line: the bar's line stays, with the run's count and time
+            self._status_line.close()
             self._bar.close()
-            self._bar = self._status_line = None
+            self._bar = self._status_line = self._best_line = None
 
     def configuration(self, config: dict) -> str:
         """The configuration a trial runs, by the run's axes (their seeds aside)."""
@@ -217,20 +220,19 @@ class SweepProgress(Callback):
             text += f"; best {self.metric} {value:.2f} (mean of {n}): {configuration or 'the one configuration'}"
         return counts["TERMINATED"] + counts["ERROR"], total, text
 
-    def status_line(self, trials: list, columns: int) -> str:
-        """The terminal's line under the bar, in `columns`: the trials running, pending and failed (the bar counts
-        those ended), then the best so far, its value before its configuration (the metric named where the line
-        has room), so that a cut at the line's end keeps the value."""
+    def status_lines(self, trials: list, columns: int) -> tuple[str, str]:
+        """The terminal's two lines under the bar, each in `columns`: the trials running, pending and failed (the
+        bar counts those ended) and the best value so far (the metric named where the line has room); then the best
+        configuration so far, indented on a line of its own (empty until a trial reports)."""
         counts, _ = self.counts(trials)
         text = f"  {counts['RUNNING']} running, {counts['PENDING']} pending, {counts['ERROR']} failed"
         best = self.best()
         if best is None:
-            return cut(text, columns)
+            return cut(text, columns), ""
         configuration, value, n = best
-        configuration = configuration or "the one configuration"
-        named = f"{text}; best so far {value:.2f} ({self.metric}, mean of {n}): {configuration}"
-        return named if len(named) <= columns else cut(f"{text}; best so far {value:.2f} (mean of {n}): "
-                                                      f"{configuration}", columns)
+        named = f"{text}; best so far {value:.2f} ({self.metric}, mean of {n}):"
+        status = named if len(named) <= columns else cut(f"{text}; best so far {value:.2f} (mean of {n}):", columns)
+        return status, cut(f"    {configuration or 'the one configuration'}", columns)
 
     def _show(self, trials: list, final: bool = False) -> None:
         ended, total, text = self.status(trials)
@@ -243,7 +245,9 @@ class SweepProgress(Callback):
                 self._bar.initial, self._bar.total, self._bar.n = self._ended_before, total, ended
                 self._bar.refresh()
                 columns = terminal_columns(self.stream) or self._columns or 100
-                self._status_line.set_description_str(self.status_line(trials, columns - 1))
+                status, best = self.status_lines(trials, columns - 1)
+                self._status_line.set_description_str(status)
+                self._best_line.set_description_str(best)
             return
         if final or now - self._last_line >= self.interval_s:
             line = tqdm.format_meter(ended, total, now - self._started, prefix=self.title, unit="trial",

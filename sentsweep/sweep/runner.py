@@ -73,7 +73,7 @@ from sentsweep.tasks import main_metric
 from sentsweep.tasks.sts import StsEvaluator
 from sentsweep.terminal import say
 from sentsweep.tracking.callback import NON_PARAM_KEYS, SweepTracker, config_hash
-from sentsweep.tracking.store import experiment_page, redact
+from sentsweep.tracking.store import redact, sweep_pages
 from sentsweep.tracking.sweep_run import experiment_params
 from sentsweep.tracking.writer import MlflowUnavailable
 from sentsweep.trainables.catalog import train
@@ -236,7 +236,8 @@ class SweepRunner:
                   f"finished is kept; once the cause is fixed, resume with:\n  {resume_command(self.options.extend)}",
                   file=sys.stderr)
             raise
-        say(f"\nMLflow: {experiment_page(self.tracking_uri, tracker.writer.experiment_id, tracker.view_key)}")
+        say("\n" + sweep_pages(self.tracking_uri, tracker.writer.experiment_id, tracker.view_key,
+                               tracker.parent_run_id))
         return 0
 
     def run_stage(self, tracker, index: int, title: str, constants: dict, axes: dict, stage: str | None,

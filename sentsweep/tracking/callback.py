@@ -32,7 +32,7 @@ from sentsweep.preparation_cache import RESULT_KEY as CACHE_RESULT_KEY
 from sentsweep.random_seeds import TRIAL_INDEX_KEY, resolve_seed
 from sentsweep.tracking.configurations import CONFIGURATION_OF_TAG, ConfigurationRuns, address
 from sentsweep.tracking.datasets import DATA_FILE_CONTEXTS, trial_datasets
-from sentsweep.tracking.names import mlflow_metric_key
+from sentsweep.tracking.names import mlflow_metric_key, result_step
 from sentsweep.tracking.provenance import provenance_operations
 from sentsweep.tracking.store import PER_QUERY_ARTIFACT
 from sentsweep.tracking.sweep_run import SweepRecord
@@ -255,7 +255,7 @@ class SweepTracker(Callback):
                 {"dataset": dataset.to_dictionary(), "context": context} for dataset, context in datasets]})
 
     def on_trial_result(self, iteration, trials, trial, result, **info):
-        step = int(result.get("step", result.get("training_iteration", 0)))
+        step = result_step(result)
         now = int(time.time() * 1000)
         metrics = [
             (mlflow_metric_key(key), float(value), now, step)

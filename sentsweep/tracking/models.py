@@ -2,10 +2,10 @@
 
 A trial that keeps its model (`keep_model`) saves its dev-selected checkpoint as a sentence-transformers folder
 in its last Ray checkpoint; the sweep's driver logs that folder to the trial's MLflow run with MLflow's
-`sentence_transformers` flavour, as a logged model named by its configuration and seed (the run's name, less what
-MLflow refuses in a model's name: `noise_ratio=0,3 pooling=mean · seed 1`, `sentsweep.tracking.names`), with the
-metrics it was selected on. `runs:/<run id>/model` names a run's kept model whatever its name (`loadable_uri`:
-MLflow's own `models:/<model id>`). A sweep's `--model` takes such a URI, or a registered version
+`sentence_transformers` flavour, as a logged model named by its seed and configuration (`seed 1 · noise_ratio=0p3
+pooling=mean`, `sentsweep.tracking.names`), carrying the metrics it was selected on and its scores, once each.
+`runs:/<run id>/model` names a run's kept model whatever its name (`loadable_uri`: MLflow's own
+`models:/<model id>`). A sweep's `--model` takes such a URI, or a registered version
 (`models:/<name>/<version>`), as well as a hub name or a folder: `check_model_uri` fails before anything runs when
 the URI names nothing, and `materialize_model` writes the model as a folder every trial can load.
 """
@@ -18,7 +18,7 @@ import re
 from pathlib import Path
 
 from sentsweep.errors import InputError
-from sentsweep.tracking.names import logged_model_name
+from sentsweep.tracking.names import logged_model_name, result_step
 from sentsweep.tracking.store import redact
 
 MODEL_URI_SCHEMES = ("runs:/", "models:/")
@@ -59,14 +59,20 @@ def _requirements() -> list[str]:
 
 
 def log_trial_model(tracking_uri: str, run_id: str, folder: str | Path, metrics: dict) -> str:
-    """Log the sentence-transformers `folder` as run `run_id`'s model, named as the run, linked to the `metrics` among
-    `SELECTION_METRICS` (those it was selected on); returns MLflow's model id.
+    """Log the sentence-transformers `folder` as run `run_id`'s model, named as the run, carrying the `metrics`
+    among `SELECTION_METRICS` (the trial's last result: those it was selected on and its selected checkpoint's
+    scores), once each, at the step of that result; returns MLflow's model id.
+
+    MLflow's `log_model` given a run links to the model every metric the run logged at the model's step (0 by
+    default: the untrained model's scores); the model is logged without the run and linked to it as the run's
+    output here, so that it carries its selected checkpoint's metrics alone.
 
     Idempotent, for a sweep resumed after its driver died while logging: a model this run logged whole (READY)
     is reused, one left PENDING or FAILED is deleted and logged again, so a run ends with one logged model."""
-    from mlflow.entities import LoggedModelStatus, Metric
+    from mlflow.entities import LoggedModelOutput, LoggedModelStatus, Metric
 
     selected = {key: float(value) for key, value in metrics.items() if key in SELECTION_METRICS}
+    step = result_step(metrics)
     with fluent_tracking(tracking_uri) as mlflow:
         client = mlflow.MlflowClient(tracking_uri)
         run = client.get_run(run_id)
@@ -77,8 +83,10 @@ def log_trial_model(tracking_uri: str, run_id: str, folder: str | Path, metrics:
                 client.delete_logged_model(model.model_id)
         if logged is None:
             logged = _log_model_folder(mlflow, client, run, folder)
+        if logged.model_id not in {output.model_id for output in run.outputs.model_outputs}:
+            client.log_outputs(run_id, [LoggedModelOutput(logged.model_id, step)])
         timestamp = run.info.end_time or run.info.start_time
-        client.log_batch(run_id, metrics=[Metric(key, value, timestamp, 0, model_id=logged.model_id)
+        client.log_batch(run_id, metrics=[Metric(key, value, timestamp, step, model_id=logged.model_id)
                                           for key, value in selected.items()])
         client.set_tag(run_id, "logged_model_id", logged.model_id)
     return logged.model_id
@@ -106,15 +114,15 @@ def loadable_uri(tracking_uri: str, uri: str) -> str:
 
 
 def _log_model_folder(mlflow, client, run, folder: str | Path):
-    """A new logged model of `run`, named as the run: the sentence-transformers `folder` with MLflow's flavour."""
+    """A new logged model of `run`, named as the run: the sentence-transformers `folder` with MLflow's flavour,
+    logged without the run (whose metrics MLflow would link to it: `log_trial_model` links the two)."""
     from sentence_transformers import SentenceTransformer
 
     name = logged_model_name(run.info.run_name or LOGGED_MODEL_NAME)
     model = SentenceTransformer(str(folder), device="cpu", trust_remote_code=True)
     logged = client.create_logged_model(run.info.experiment_id, name=name, source_run_id=run.info.run_id,
                                         params=run.data.params, tags={"seed": run.data.tags.get("seed", "")})
-    mlflow.sentence_transformers.log_model(model, name=name, run_id=run.info.run_id,
-                                           model_id=logged.model_id, pip_requirements=_requirements(),
+    mlflow.sentence_transformers.log_model(model, name=name, model_id=logged.model_id, pip_requirements=_requirements(),
                                            metadata={"selected_on": run.data.tags.get("selected_on", "")})
     return logged
 

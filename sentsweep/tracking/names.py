@@ -5,8 +5,11 @@ Runs, three levels of MLflow's runs list, each expandable in place:
 - a configuration's run, named by its stage's axes' values (`configuration_name`): `noise_ratio=0.3 pooling=mean`;
 - a trial's run, named by its configuration and seed (`trial_run_name`): `noise_ratio=0.3 pooling=mean · seed 1`.
 
-A kept model is named as its trial's run, less the characters MLflow refuses in a logged model's name (`. / : % "
-'`, `logged_model_name`): `noise_ratio=0,3 pooling=mean · seed 1`.
+A kept model is named by its trial's seed and configuration, the seed first, where MLflow's Models tab, which cuts
+a long name at its end, shows it: `seed 1 · noise_ratio=0p3 pooling=mean` (`logged_model_name`). MLflow refuses
+`. / : % " '` in a logged model's name (`mlflow.utils.validation._validate_logged_model_name`): a decimal point
+reads as `p`, as in file names (`0p3`, `w=1p0`: a character that only looks like a point would read right but match
+no name typed with one), any other point as `_`, `/` as `|`, `:` as `-`, `%` as ` pct`; quotes are left out.
 
 Metrics: a trial's bookkeeping, the wall-clock timings and compute totals that no seed fixes (`BOOKKEEPING_METRICS`),
 is logged under `system/` (`mlflow_metric_key`), where MLflow's own system metrics are. MLflow 3.17's UI charts a
@@ -38,8 +41,10 @@ STATISTICS = ("mean", "std", "n", "ci95_low", "ci95_high")  # of a configuration
 PARAM_ALIASES = {"w": "second_objective_weight"}
 SEED_SEPARATOR = " · seed "
 MAX_RUN_NAME = 250  # characters of a run name MLflow's stores keep
-# What a logged model's name may not hold (mlflow.utils.validation._validate_logged_model_name), and instead.
-LOGGED_MODEL_REFUSED = {".": ",", "/": "|", ":": "-", "%": " pct", '"': "", "'": ""}
+# What a logged model's name may not hold (mlflow.utils.validation._validate_logged_model_name), and instead; a
+# point between digits, a decimal point, is DECIMAL_POINT.
+LOGGED_MODEL_REFUSED = {".": "_", "/": "|", ":": "-", "%": " pct", '"': "", "'": ""}
+DECIMAL_POINT = "p"
 
 
 def param_key(name: str) -> str:
@@ -52,6 +57,12 @@ def param_key(name: str) -> str:
 def mlflow_metric_key(name: str) -> str:
     """The MLflow key of a reported metric: `system/<name>` for bookkeeping, else the name itself."""
     return BOOKKEEPING_PREFIX + name if name in BOOKKEEPING_METRICS else name
+
+
+def result_step(result: Mapping[str, Any]) -> int:
+    """The step a trial's result is logged at in MLflow: its training step (`step`), else Ray Tune's
+    `training_iteration` (a trial that does not train: 0)."""
+    return int(result.get("step", result.get("training_iteration", 0)))
 
 
 def statistic_key(metric: str, statistic: str) -> str:
@@ -80,10 +91,15 @@ def trial_run_name(configuration: str, seed: Any) -> str:
 
 
 def logged_model_name(run_name: str) -> str:
-    """A trial's model's name: its run's, with what MLflow refuses in a logged model's name replaced."""
+    """A trial's model's name: its run's (`trial_run_name`) with the seed first (`seed 1 · noise_ratio=0p3
+    pooling=mean`), what MLflow refuses in a logged model's name replaced (`LOGGED_MODEL_REFUSED`, a decimal point
+    as `DECIMAL_POINT`)."""
+    configuration, separator, seed = run_name.rpartition(SEED_SEPARATOR)
+    name = f"seed {seed.strip()} · {configuration.strip()}" if separator and configuration.strip() else run_name
+    name = re.sub(r"(?<=\d)\.(?=\d)", DECIMAL_POINT, name)
     for refused, instead in LOGGED_MODEL_REFUSED.items():
-        run_name = run_name.replace(refused, instead)
-    return run_name.strip() or "model"
+        name = name.replace(refused, instead)
+    return name.strip() or "model"
 
 
 def with_aliases(params: Mapping[str, str]) -> dict[str, str]:

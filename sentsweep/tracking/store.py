@@ -1,4 +1,6 @@
-"""Where a sweep's results are stored: the MLflow tracking URI, whether it can be reached, artifact names.
+"""Where a sweep's results are stored: the MLflow tracking URI, whether it can be reached, artifact names, and the
+pages of MLflow's UI a sweep prints (`sweep_pages`: its answer and its run, after the command that serves a store
+that has no server).
 
 Credentials in a tracking URI (`http://user:password@host`, `postgresql://user:password@host/db`) are never
 printed or logged: `redact` writes every URI it finds in a text as `user:***@host`. An HTTP URI's credentials
@@ -121,16 +123,48 @@ def store_reachable(uri: str, timeout_s: float = 3.0) -> bool:
     return True
 
 
+LOCAL_UI = "http://127.0.0.1:5000"  # where `ui_command`'s MLflow UI serves a store that has no server
+PAGE_SETTINGS = "workflowType=machine_learning"  # MLflow's model-training pages, not its GenAI ones
+ANSWER_TITLE = "MLflow (the sweep's answer, best first):"
+SWEEP_RUN_TITLE = "MLflow (the sweep's run):"
+UI_COMMAND_TITLE = "MLflow's UI on this store (start it first):"
+
+
+def ui_command(uri: str) -> str | None:
+    """The command that serves the MLflow UI of a store that has no server (a SQLite file, a database) at
+    `LOCAL_UI`; None for an HTTP tracking server, which serves its own."""
+    if uri.startswith(("http://", "https://")):
+        return None
+    return f"mlflow ui --backend-store-uri {redact(uri)} --host 127.0.0.1 --port 5000"
+
+
+def ui_address(uri: str) -> str:
+    """The MLflow UI of a store: an HTTP tracking server's own address, else `LOCAL_UI` (`ui_command`)."""
+    uri = redact(uri)
+    return uri.rstrip("/") if uri.startswith(("http://", "https://")) else LOCAL_UI
+
+
 def experiment_page(uri: str, experiment_id: str, view: str | None = None) -> str:
-    """Where to look at an experiment's runs in the MLflow UI: with `view`, the saved view of that key (a sweep's
+    """The URL of an experiment's runs in the MLflow UI: with `view`, the saved view of that key (a sweep's
     configurations, best first: `sentsweep.tracking.views`). MLflow 3.17's UI opens every experiment on the pages
     of the workflow chosen in its top-left switch (GenAI traces by default), whatever the experiment's kind tag
     says; `workflowType=machine_learning` opens it on its training runs."""
-    page = f"#/experiments/{experiment_id}/runs?workflowType=machine_learning"
-    if view is not None:
-        page += f"&viewStateShareKey={view}"
-    uri = redact(uri)
-    if uri.startswith(("http://", "https://")):
-        return f"{uri.rstrip('/')}/{page}"
-    return (f"mlflow ui --backend-store-uri {uri} --host 127.0.0.1 --port 5000, then "
-            f"http://127.0.0.1:5000/{page}")
+    page = f"{ui_address(uri)}/#/experiments/{experiment_id}/runs?{PAGE_SETTINGS}"
+    return page + (f"&viewStateShareKey={view}" if view is not None else "")
+
+
+def run_page(uri: str, experiment_id: str, run_id: str) -> str:
+    """The URL of a run's page in the MLflow UI, on MLflow's model-training pages (`PAGE_SETTINGS`)."""
+    return f"{ui_address(uri)}/#/experiments/{experiment_id}/runs/{run_id}?{PAGE_SETTINGS}"
+
+
+def sweep_pages(uri: str, experiment_id: str, view: str, run_id: str) -> str:
+    """What a sweep prints at its end (Markdown for `sentsweep.terminal.say`): the URL of its answer (the saved view
+    `view` of its configurations, best first) and of its run (`run_id`), each on a line of its own, after the
+    command that serves the UI where the store has no server. Each URL and the command are code lines, printed
+    whole at any width."""
+    command = ui_command(uri)
+    lines = [UI_COMMAND_TITLE, f"    {command}"] if command else []
+    lines += [ANSWER_TITLE, f"    {experiment_page(uri, experiment_id, view)}",
+              SWEEP_RUN_TITLE, f"    {run_page(uri, experiment_id, run_id)}"]
+    return "\n".join(lines)
