@@ -12,8 +12,11 @@ the sweep's tables as the parent run's description (`sentsweep.tracking.sweep_ru
 its configuration's run (`sentsweep.tracking.configurations`), named by its configuration and seed; the link a
 sweep prints opens on its configurations, best first (`sentsweep.tracking.views`). The preparation cache entries a
 trial used are tags of its run (`cache_tags`). A trial's params are every setting it resolved to
-(`trial_params`); every run carries its provenance (`sentsweep.tracking.provenance`: sentsweep's version and
-commit, Python, the packages, and for a trial the node and devices it ran on, as it reported them).
+(`trial_params`); every run carries its provenance (`sentsweep.tracking.provenance`: the code version with the
+researcher's own files, sentsweep's version and commit, Python, the packages, and the node: a trial's own, as it
+reported it, a configuration's its trials', the sweep's the driver's). A configuration's and the sweep's runs have the
+datasets their trials read as inputs too, and the settings a trial reports itself (a trainer script's) as it used
+them (`sentsweep.tracking.configurations`, `sentsweep.tracking.used_values`).
 """
 
 from __future__ import annotations
