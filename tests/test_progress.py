@@ -100,7 +100,7 @@ def test_trials_stopped_early_or_killed_by_a_ctrl_c_are_counted_as_such_not_as_f
     progress.on_trial_complete(1, trials, trials[1])  # a scheduler stopped it at step 10 of 40
     for interrupted in trials[2:]:  # Ctrl-C: Ray Tune ends the running trials and the unstarted one TERMINATED
         interrupted.status = "TERMINATED"
-    trials[4].last_result = {}
+    trials[4].last_result = {"trial_id": "e"}  # what Ray Tune gives a trial that never reported
     progress.on_experiment_end(trials)
     assert stream.getvalue().splitlines() == [
         "tsdae_deletion: 4/5 trials ended [00:00 elapsed, ? left, 1 finished, 0 running, 1 pending, 0 failed, "

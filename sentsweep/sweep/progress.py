@@ -224,7 +224,8 @@ class SweepProgress(Callback):
             return "STOPPED"
         if trial.trial_id in self._completed or (trial.last_result or {}).get("done"):
             return "TERMINATED"
-        return "KILLED" if trial.last_result else "PENDING"
+        # Ray Tune gives a trial that never reported a last result of its id alone
+        return "KILLED" if set(trial.last_result or {}) - {"trial_id"} else "PENDING"
 
     def status(self, trials: list) -> tuple[int, int, str]:
         """(trials ended, trials in all, what the log's line says after its counts)."""
