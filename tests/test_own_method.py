@@ -17,7 +17,9 @@ from sentsweep.errors import InputError
 from sentsweep.plugins import code_digest, import_user_modules, load_user_file, user_modules
 from sentsweep.registry import Registry
 from sentsweep.sweep.target_list import TARGET_LIST_ARTIFACT
+from sentsweep.tracking.used_values import trial_reported_names
 from tests.cluster_helpers import PROJECT, RayCluster, run_driver, sqlite_store
+from tests.record_levels import assert_every_level_agrees
 
 RECIPE_A = PROJECT / "examples" / "own_objective.py"
 RECIPE_E = PROJECT / "examples" / "trainer_script.py"
@@ -110,6 +112,14 @@ def test_recipe_e_a_trainer_script_swept_over_seeds_and_an_argument_reports_each
         assert [m.step for m in client.get_metric_history(run_id, "loss")] == [5, 10, 15, 20]
         assert client.get_run(run_id).data.params["trainer.logging_steps"] == "5"
     assert set(runs["seed"]) == {"0", "1"}
+    # each configuration run carries the settings its trials' trainer used, the sweep's run the values they used
+    # (the model's own max_seq_length, not the protocol's), and both the trials' provenance and data
+    sweep_run_id = latest_sweep_run_id(uri, "trainer_script")
+    sweep, configurations, trials = assert_every_level_agrees(uri, "trainer_script", sweep_run_id)
+    assert len(configurations) == 2
+    used = {trial.data.params["max_seq_length"] for trial in trials}
+    assert len(used) == 1 and sweep.data.params["max_seq_length"] == used.pop()
+    assert trial_reported_names({"method": "cosent_script"}, []) <= set(configurations[0].data.params)
 
 
 @pytest.mark.slow
@@ -129,6 +139,10 @@ def test_recipe_a_runs_from_a_folder_outside_the_repository_on_the_embedded_ray(
     assert len(runs) == 6 and set(runs["status"]) == {"FINISHED"}  # SimCSE and two weights, 2 seeds each
     versions = {MlflowClient(uri).get_run(run_id).data.tags["code_version"] for run_id in runs["run_id"]}
     assert all(version.endswith(f" + own_objective.py@{code_digest(sweep_file)}") for version in versions)
+    # the sweep's and the configurations' runs name the same own file, with the trials' provenance and data
+    sweep_run_id = latest_sweep_run_id(uri, "own_objective")
+    sweep, configurations, _ = assert_every_level_agrees(uri, "own_objective", sweep_run_id)
+    assert len(configurations) == 3 and {sweep.data.tags["code_version"]} == versions
 
 
 @pytest.mark.slow

@@ -37,8 +37,9 @@ class Clock:
         return self.now
 
 
-def trial(trial_id, status, error_file=None, **config):
-    return SimpleNamespace(trial_id=trial_id, status=status, config=config, error_file=error_file)
+def trial(trial_id, status, error_file=None, last_result=None, **config):
+    return SimpleNamespace(trial_id=trial_id, status=status, config=config, error_file=error_file,
+                           last_result=last_result or {})
 
 
 def test_a_log_gets_a_line_every_interval_with_counts_time_left_and_the_best_configuration():
@@ -53,6 +54,7 @@ def test_a_log_gets_a_line_every_interval_with_counts_time_left_and_the_best_con
     progress.on_trial_result(1, trials, trials[0], {"best_sts_dev": 50.0})
     progress.on_trial_result(1, trials, trials[1], {"best_sts_dev": 58.0})
     trials[0].status = "TERMINATED"
+    progress.on_trial_complete(1, trials, trials[0])
     progress.on_step_end(1, trials)  # within the interval: no line
     clock.now = 40.0
     trials[2].status = "RUNNING"
@@ -124,11 +126,33 @@ def test_a_race_counts_against_its_bound_and_only_created_trials_are_pending():
     progress = SweepProgress("race", ["noise_ratio"], "best_sts_dev", interval_s=30, race_bound=12, stream=stream,
                              clock=Clock())
     progress.setup(total_num_samples=sys.maxsize)  # the race's one Ray Tune run: as many samples as it asks for
-    progress.on_step_end(0, [trial("a", "TERMINATED", noise_ratio=0.3, seed=0),
-                             trial("b", "RUNNING", noise_ratio=0.6, seed=0), trial("c", "PENDING", noise_ratio=0.3,
-                                                                                 seed=1)])
+    trials = [trial("a", "TERMINATED", noise_ratio=0.3, seed=0), trial("b", "RUNNING", noise_ratio=0.6, seed=0),
+              trial("c", "PENDING", noise_ratio=0.3, seed=1)]
+    progress.on_trial_complete(0, trials, trials[0])
+    progress.on_step_end(0, trials)
     assert stream.getvalue().splitlines() == [
         "race: 1/12 trials ended [00:00 elapsed, ? left, 1 finished, 1 running, 1 pending, 0 failed]"]
+
+
+def test_trials_stopped_early_or_killed_by_a_ctrl_c_are_counted_as_such_not_as_finished():
+    stream = io.StringIO()
+    progress = SweepProgress("tsdae_deletion", ["noise_ratio"], "best_sts_dev", interval_s=30, stream=stream,
+                             clock=Clock())
+    progress.setup(total_num_samples=5)
+    trials = [trial(name, "RUNNING", noise_ratio=0.3, seed=seed) for seed, name in enumerate("abcde")]
+    for ran in trials[:4]:
+        ran.last_result = {"step": 10, "total_steps": 40, "best_sts_dev": 50.0}
+    trials[0].status, trials[0].last_result = "TERMINATED", {"step": 40, "total_steps": 40, "done": True}
+    progress.on_trial_complete(1, trials, trials[0])  # ran to its end
+    trials[1].status = "TERMINATED"
+    progress.on_trial_complete(1, trials, trials[1])  # a scheduler stopped it at step 10 of 40
+    for interrupted in trials[2:]:  # Ctrl-C: Ray Tune ends the running trials and the unstarted one TERMINATED
+        interrupted.status = "TERMINATED"
+    trials[4].last_result = {"trial_id": "e"}  # what Ray Tune gives a trial that never reported
+    progress.on_experiment_end(trials)
+    assert stream.getvalue().splitlines() == [
+        "tsdae_deletion: 4/5 trials ended [00:00 elapsed, ? left, 1 finished, 0 running, 1 pending, 0 failed, "
+        "1 stopped early, 2 killed]"]
 
 
 def test_a_failed_trial_is_printed_with_its_reason_and_leaves_the_best_configuration(tmp_path):

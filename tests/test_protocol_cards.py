@@ -5,11 +5,13 @@ import contextlib
 import io
 import json
 import math
+import shutil
 
 import pytest
 import ray
 from ray.tune.search.variant_generator import generate_variants
 
+from sentsweep.demo_data import DEMO_DIR
 from sentsweep.experiments import experiment_names, get_experiment
 from sentsweep.search_spaces.param_spaces import grid_param_space
 from sentsweep.sweep import run_sweep
@@ -361,3 +363,20 @@ def test_a_validation_set_larger_than_the_corpus_is_refused_without_negative_sen
     assert code == 0, err
     assert "**Cannot run as given:** validation_size 10000 leaves no training sentences" in card
     assert "training sentences: each step" not in card and " on -" not in card
+
+
+def test_a_data_settings_source_names_what_applies_to_the_command_as_given(tmp_path):
+    code, card, _ = dry_run("tsdae_deletion", "--quick")
+    assert code == 0
+    assert row(card, "training", "model") and "--quick: the tiny random BERT |" in card
+    assert "the shipped demo corpus (--quick without --corpus) |" in card
+    code, card, _ = dry_run("tsdae_deletion")  # no --quick: the demo files stand in for this card's numbers only
+    assert code == 0
+    assert row(card, "training", "model", "none", "not given: --model (required without --quick)")
+    assert "the shipped demo corpus (this card's stand-in; a run without --quick needs --corpus) |" in card
+    assert "--quick without" not in card
+    for name in ("sts-dev.csv", "sts-test.csv"):
+        shutil.copy(DEMO_DIR / name, tmp_path / name)
+    code, card, err = dry_run("tsdae_deletion", "--sts-dir", str(tmp_path))  # evaluation data: no demo corpus
+    assert code == 0, err
+    assert row(card, "training", "corpus", "none", "not given: --corpus")

@@ -20,6 +20,7 @@ from sentsweep.tracking.names import configuration_name, logged_model_name
 from tests.chromium import Chromium
 from tests.cluster_helpers import sqlite_store
 from tests.mlflow_ui import MlflowUi, configuration_rows, open_printed_link, printed_link, sweep_run_page
+from tests.record_levels import assert_every_level_agrees
 
 pytestmark = pytest.mark.slow  # starts Ray, an MLflow server or sweeps (make test-fast leaves it out)
 
@@ -94,6 +95,13 @@ def test_every_trial_has_exactly_one_finished_run_with_params_tags_and_curve(qui
         )
     assert all(len(h) == 1 for h in hashes.values())  # seeds of one config share it
     assert len(set().union(*hashes.values())) == 4  # configs differ
+
+
+def test_the_sweep_and_configuration_runs_record_what_their_trials_resolved_read_and_ran_on(quick_sweep):
+    uri, parent, _ = quick_sweep
+    sweep, configurations, trials = assert_every_level_agrees(uri, "tsdae_deletion", parent)
+    assert len(configurations) == 4 and len(trials) == 8
+    assert all(len(configuration.data.params) >= 30 for configuration in configurations)  # every resolved setting
 
 
 def test_a_finished_stage_keeps_only_each_trials_last_checkpoint(quick_sweep):

@@ -301,7 +301,7 @@ def fixed_settings(resolved, methods: Iterable[str], options: SweepOptions, prot
                     continue
                 seen.add(row.name)
                 value = resolved.constants.get(row.name, row.default)
-                rows.append((group, row.name, value, _source(row.name, row.source, protocol, given, options)))
+                rows.append((group, row.name, value, _source(row.name, value, row.source, protocol, given, options)))
     return rows
 
 
@@ -313,13 +313,13 @@ def settings_groups_of(method) -> list[tuple[str, type]]:
     return groups + list(method.objectives.items())
 
 
-def _source(name: str, default_source: Source, protocol, given: set[str], options: SweepOptions) -> str:
+def _source(name: str, value, default_source: Source, protocol, given: set[str], options: SweepOptions) -> str:
     if name in given:
         return "command line"
     if options.quick and name in protocol.quick:
         return "--quick (the project's tiny run)"
     if name in DATA_OPTIONS:
-        return data_source(name, options)
+        return data_source(name, value, options)
     if name in experiment_option_names(options):  # SweepDefinition.settings_from_options
         return f"--{name.replace('_', '-')}"
     if name in protocol.settings:
@@ -327,15 +327,21 @@ def _source(name: str, default_source: Source, protocol, given: set[str], option
     return f"default: {default_source}"
 
 
-def data_source(name: str, options: SweepOptions) -> str:
-    """Where a data setting comes from: the option that gave it, or the demo file standing in for it
-    (`sentsweep.sweep.demo_stand_ins`)."""
+def data_source(name: str, value, options: SweepOptions) -> str:
+    """Where a data setting of this command comes from (its `value` on the card): the option that gave it, the
+    demo file standing in for it (`sentsweep.sweep.demo_stand_ins`: in the demo, or on the card of a `--dry-run`
+    without `--quick`, where a run as given needs the option instead), or nothing."""
+    stands_in = "--quick without {}" if options.quick else "this card's stand-in; a run without --quick needs {}"
     if name == "model" and not options.model:
-        return "--model (--quick: the tiny random BERT)"
+        return "--quick: the tiny random BERT" if options.quick else "not given: --model (required without --quick)"
     if name == "corpus" and not options.corpus:
-        return "the shipped demo corpus (--quick without --corpus)"
+        if value is None:
+            return "not given: --corpus"
+        return f"the shipped demo corpus ({stands_in.format('--corpus')})"
     if name in ("dev_file", "test_file", "eval_format", "train_file") and not evaluation_data_given(options):
-        return "the shipped demo STS pairs (--quick without --sts-dir)"
+        if value is None:
+            return f"not given: {DATA_OPTIONS['dev_file']}"
+        return f"the shipped demo STS pairs ({stands_in.format('--sts-dir')})"
     return DATA_OPTIONS[name]
 
 

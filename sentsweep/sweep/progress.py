@@ -54,6 +54,7 @@ BAR_FORMAT = "{desc}: {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} [{elapsed}<{
 STATUS_FORMAT = "{desc}"  # the status line under the bar: its text alone
 # the bar line's columns besides its title, with a bar of 10 columns: ": 45%|..........| 9/20 [01:02<01:20]"
 BAR_FIXED_COLUMNS = 40
+ENDED = ("TERMINATED", "STOPPED", "KILLED", "ERROR")  # the states `SweepProgress.counts` counts as ended
 LINE_FORMAT = "{desc}: {n_fmt}/{total_fmt} trials ended [{elapsed} elapsed, {remaining} left{postfix}]"
 
 
@@ -106,10 +107,12 @@ class SweepProgress(Callback):
 
     `axes` name the settings that tell the run's configurations apart (their seeds aside); the best one so far is
     the one with the highest mean, over its trials (seeds), of the last `metric` each reported, as the tables
-    choose on dev. Pending counts trials waiting to start or paused by a scheduler; finished counts those a
-    scheduler stopped early too. A race's run (`race_bound`: the trials it runs at most, configurations x seeds or
-    its budget) counts against that bound, and its pending trials are those created and not started: the race
-    decides the others as results come. `stream` (default: sys.stderr) and `clock` are for tests.
+    choose on dev. Pending counts trials waiting to start or paused by a scheduler (and, once a Ctrl-C ended the
+    run, those it left unstarted); finished counts the trials that ran to their end, stopped those a scheduler (or a
+    race) ended before their last step, killed those an interrupted driver ended while they ran. A race's run
+    (`race_bound`: the trials it runs at most, configurations x seeds or its budget) counts against that bound, and
+    its pending trials are those created and not started: the race decides the others as results come. `stream`
+    (default: sys.stderr) and `clock` are for tests.
     """
 
     def __init__(self, title: str, axes: list[str], metric: str, interval_s: float, race_bound: int | None = None,
@@ -131,6 +134,8 @@ class SweepProgress(Callback):
         self._ended_before = 0  # trials a resumed run had ended already (left out of the rate, hence the ETA)
         self._last_line = float("-inf")  # when the line was last printed (the bar: drawn)
         self._last_text = ""  # the bar's status text when last drawn; without a bar, the line last printed
+        self._completed: set[str] = set()  # trials Ray Tune completed at their end
+        self._stopped: set[str] = set()  # ... and those it completed when a scheduler stopped them early
 
     def __getstate__(self) -> dict:
         # Ray Tune pickles a run's callbacks with its state; a stream and a drawn bar do not travel
@@ -163,6 +168,9 @@ class SweepProgress(Callback):
     def on_trial_result(self, iteration: int, trials: list, trial, result: dict, **info) -> None:
         if self.metric in result:
             self._scores[trial.trial_id] = (self.configuration(trial.config), float(result[self.metric]))
+
+    def on_trial_complete(self, iteration: int, trials: list, trial, **info) -> None:
+        (self._stopped if stopped_early(trial.last_result) else self._completed).add(trial.trial_id)
 
     def on_trial_recover(self, iteration: int, trials: list, trial, **info) -> None:
         self._say(f"trial {trial.trial_id} ({self.describe(trial.config)}) failed and is retried from its last "
@@ -200,32 +208,46 @@ class SweepProgress(Callback):
         return configuration, sum(values) / len(values), len(values)
 
     def counts(self, trials: list) -> tuple[dict[str, int], int]:
-        """({status: trials}, trials in all) of TERMINATED (finished), RUNNING, PENDING and ERROR (failed)."""
-        counts = {"TERMINATED": 0, "RUNNING": 0, "PENDING": 0, "ERROR": 0}
+        """({state: trials}, trials in all) of the states `ended_state` tells (finished, stopped, killed), RUNNING,
+        PENDING and ERROR (failed)."""
+        counts = {"TERMINATED": 0, "STOPPED": 0, "KILLED": 0, "RUNNING": 0, "PENDING": 0, "ERROR": 0}
         for trial in trials:
-            counts["PENDING" if trial.status == "PAUSED" else trial.status] += 1
+            state = "PENDING" if trial.status == "PAUSED" else trial.status
+            counts[self.ended_state(trial) if state == "TERMINATED" else state] += 1
         total = max(self._total, len(trials))
         if self.race_bound is None:
             counts["PENDING"] += total - len(trials)  # not yet created by the search algorithm
         return counts, total
 
+    def ended_state(self, trial) -> str:
+        """How a trial Ray Tune reports TERMINATED ended: TERMINATED (finished: it ran to its end), STOPPED (a
+        scheduler stopped it before its last step), KILLED (a stopped driver ended it while it ran) or PENDING (a
+        stopped driver ended it before it started)."""
+        if trial.trial_id in self._stopped:
+            return "STOPPED"
+        if trial.trial_id in self._completed or (trial.last_result or {}).get("done"):
+            return "TERMINATED"
+        # Ray Tune gives a trial that never reported a last result of its id alone
+        return "KILLED" if set(trial.last_result or {}) - {"trial_id"} else "PENDING"
+
     def status(self, trials: list) -> tuple[int, int, str]:
         """(trials ended, trials in all, what the log's line says after its counts)."""
         counts, total = self.counts(trials)
         text = (f"{counts['TERMINATED']} finished, {counts['RUNNING']} running, {counts['PENDING']} pending, "
-                f"{counts['ERROR']} failed")
+                f"{counts['ERROR']} failed") + ended_early(counts)
         best = self.best()
         if best is not None:
             configuration, value, n = best
             text += f"; best {self.metric} {value:.2f} (mean of {n}): {configuration or 'the one configuration'}"
-        return counts["TERMINATED"] + counts["ERROR"], total, text
+        return sum(counts[state] for state in ENDED), total, text
 
     def status_lines(self, trials: list, columns: int) -> tuple[str, str]:
         """The terminal's two lines under the bar, each in `columns`: the trials running, pending and failed (the
         bar counts those ended) and the best value so far (the metric named where the line has room); then the best
         configuration so far, indented on a line of its own (empty until a trial reports)."""
         counts, _ = self.counts(trials)
-        text = f"  {counts['RUNNING']} running, {counts['PENDING']} pending, {counts['ERROR']} failed"
+        text = (f"  {counts['RUNNING']} running, {counts['PENDING']} pending, {counts['ERROR']} failed"
+                + ended_early(counts))
         best = self.best()
         if best is None:
             return cut(text, columns), ""
@@ -263,6 +285,18 @@ class SweepProgress(Callback):
                             file=self.stream)
         else:
             print(message, file=self.stream, flush=True)
+
+
+def ended_early(counts: dict[str, int]) -> str:
+    """The trials stopped by a scheduler and killed by a stopped driver, where there are any, for a status line."""
+    return "".join(f", {counts[state]} {label}" for state, label in (("STOPPED", "stopped early"),
+                                                                     ("KILLED", "killed")) if counts[state])
+
+
+def stopped_early(result: dict | None) -> bool:
+    """Whether a trial's last result is before its last step (a scheduler stopped it)."""
+    result = result or {}
+    return "step" in result and "total_steps" in result and result["step"] < result["total_steps"]
 
 
 def cut(text: str, columns: int) -> str:

@@ -75,6 +75,7 @@ from sentsweep.terminal import say
 from sentsweep.tracking.callback import NON_PARAM_KEYS, SweepTracker, config_hash
 from sentsweep.tracking.store import redact, sweep_pages
 from sentsweep.tracking.sweep_run import experiment_params
+from sentsweep.tracking.used_values import trial_reported_names
 from sentsweep.tracking.writer import MlflowUnavailable
 from sentsweep.trainables.catalog import train
 from sentsweep.worker_fork import worker_runtime_env
@@ -170,7 +171,10 @@ class SweepRunner:
         tracker.tag_sweep("table_metrics", json.dumps(self.table_metrics()))
         if self.options.race:  # how the race decided, beside its printed status
             tracker.tag_sweep("race", json.dumps(self.race_settings() | {"schedule": self.options.race_schedule}))
-        tracker.record.log_params(self.experiment_params(stages))
+        tracker.record_user_code(constants.get(USER_CODE_KEY))  # the sweep run's code version, as its trials'
+        # the settings trials report themselves are the sweep run's params as the trials used them, at its end
+        tracker.reported_names = trial_reported_names(constants, stages)
+        tracker.record.log_params(self.experiment_params(stages, tracker.reported_names))
         try:
             if self.definition.driver is not None:
                 self.definition.driver(DriverStages(self, tracker), constants)
@@ -291,15 +295,16 @@ class SweepRunner:
             cells, table.row_params, rows, stage_runs, metric, self.race_counted,
             {self.race_hashes[label]: status for label, status in self.race_status.items()} or None)
 
-    def experiment_params(self, stages: list[tuple[str, dict]]) -> dict[str, str]:
-        """The experiment as the sweep's run's params (`sentsweep.tracking.sweep_run.experiment_params`)."""
+    def experiment_params(self, stages: list[tuple[str, dict]], reported: frozenset = frozenset()) -> dict[str, str]:
+        """The experiment as the sweep's run's params (`sentsweep.tracking.sweep_run.experiment_params`), less the
+        settings its trials report themselves (`reported`)."""
         options = self.options
         settings = {"search": options.search, "num_configs": options.num_configs if options.search == "optuna"
                     else None, "scheduler": options.scheduler, "selection_metric": self.definition.selection_metric,
                     "alpha": options.alpha, "correction": options.correction, "keep_models": options.keep_models,
                     "race": self.race_settings() | {"schedule": options.race_schedule} if options.race else "off"}
         return experiment_params(stages, self.seeds, self.resolved.constants, self.resolved.method_settings,
-                                 settings, frozenset(NON_PARAM_KEYS))
+                                 settings, frozenset(NON_PARAM_KEYS) | reported)
 
     def carried_values(self, stage: Stage | None, best: dict) -> tuple[dict, str | None]:
         """(values, rule) a greedy stage hands on to the next: its own rule's values where it has one (`Stage.keep`),

@@ -12,8 +12,11 @@ the sweep's tables as the parent run's description (`sentsweep.tracking.sweep_ru
 its configuration's run (`sentsweep.tracking.configurations`), named by its configuration and seed; the link a
 sweep prints opens on its configurations, best first (`sentsweep.tracking.views`). The preparation cache entries a
 trial used are tags of its run (`cache_tags`). A trial's params are every setting it resolved to
-(`trial_params`); every run carries its provenance (`sentsweep.tracking.provenance`: sentsweep's version and
-commit, Python, the packages, and for a trial the node and devices it ran on, as it reported them).
+(`trial_params`); every run carries its provenance (`sentsweep.tracking.provenance`: the code version with the
+researcher's own files, sentsweep's version and commit, Python, the packages, and the node: a trial's own, as it
+reported it, a configuration's its trials', the sweep's the driver's). A configuration's and the sweep's runs have the
+datasets their trials read as inputs too, and the settings a trial reports itself (a trainer script's) as it used
+them (`sentsweep.tracking.configurations`, `sentsweep.tracking.used_values`).
 """
 
 from __future__ import annotations
@@ -33,13 +36,19 @@ from sentsweep.random_seeds import TRIAL_INDEX_KEY, resolve_seed
 from sentsweep.tracking.configurations import CONFIGURATION_OF_TAG, ConfigurationRuns, address
 from sentsweep.tracking.datasets import DATA_FILE_CONTEXTS, trial_datasets
 from sentsweep.tracking.names import mlflow_metric_key, result_step
-from sentsweep.tracking.provenance import provenance_operations
+from sentsweep.tracking.provenance import (
+    DRIVER_NODE,
+    ConfigurationProvenance,
+    provenance_operations,
+    with_user_code,
+)
 from sentsweep.tracking.store import PER_QUERY_ARTIFACT
 from sentsweep.tracking.sweep_run import SweepRecord
+from sentsweep.tracking.used_values import values_used
 from sentsweep.tracking.views import configurations_view, seeds_view, seeds_view_key, view_tag
 from sentsweep.tracking.writer import DEFAULT_WAIT_S, QueuedMlflowWriter, call_waiting
 from sentsweep.trainables.environment import ENVIRONMENT_KEY, trial_environment
-from sentsweep.trainables.resolved_settings import config_settings, param_text, reported_by_trial
+from sentsweep.trainables.resolved_settings import NOT_READ, config_settings, param_text, reported_by_trial
 from sentsweep.trainables.session import REPORTED_PARAMS_KEY, STEP_METRICS_KEY
 from sentsweep.version import code_version
 
@@ -91,12 +100,6 @@ def _param_texts(params: dict) -> dict[str, str]:
     """Params as MLflow keeps them (`param_text`: JSON for a list or a mapping, else the text, cut at MLflow's
     length)."""
     return {k: param_text(v) for k, v in params.items()}
-
-
-def with_user_code(version: str, user_code: list[dict] | None) -> str:
-    """The code version of a trial: sentsweep's (`code_version`) and each module of the researcher's own with its
-    content digest ('3f2a1bc + my_sweep.py@9c1e0d2a4b7f'), so runs of an edited loss are told apart."""
-    return " + ".join([version] + [f"{Path(entry['path']).name}@{entry['digest']}" for entry in user_code or []])
 
 
 def selection_tag(config: dict) -> str:
@@ -179,11 +182,14 @@ class SweepTracker(Callback):
         if unfinished:
             self.writer.call("reopening the sweep's run", self.writer.client.update_run, self.parent_run_id,
                              status="RUNNING")
-        for operation in provenance_operations(None, trial_environment()):  # the driver's code and environment
+        # the driver's code and environment (its own files: `record_user_code`)
+        for operation in provenance_operations(None, trial_environment(), DRIVER_NODE):
             self.writer.submit(operation)
         self.configurations = ConfigurationRuns(self.writer, self.source_tags | {
             "sweep": sweep_name, "code_version": self.version})
+        self.configuration_provenance = ConfigurationProvenance()
         self.record = SweepRecord(self.writer, unfinished[0].data.params if unfinished else {})
+        self.reported_names: frozenset[str] = frozenset()  # settings the sweep's trials report (record_values_used)
         self.view_key = self.parent_run_id  # of the saved views the printed link opens (sentsweep.tracking.views)
         self._hashes: dict[str, str] = {}  # Ray trial id -> config hash
 
@@ -193,6 +199,21 @@ class SweepTracker(Callback):
         self.writer.submit({"op": "metrics", "trial": None,
                             "metrics": [(mlflow_metric_key(key), float(value), now, 0)
                                         for key, value in metrics.items()]})
+
+    def record_user_code(self, user_code: list[dict] | None) -> None:
+        """The researcher's own modules the sweep's trials run ({path, digest} each, `sentsweep.plugins`) in the sweep
+        run's code version, as in its trials'."""
+        self.tag_sweep("code_version", with_user_code(self.version, user_code))
+
+    def record_values_used(self, names: frozenset[str], wait_s: float | None = None) -> None:
+        """The sweep run's params `names` (settings its trials report themselves, `sentsweep.tracking.used_values`)
+        as its trials recorded them; `finish` records `reported_names` so."""
+        if not names:
+            return
+        runs = self.writer.call("reading the settings the sweep's trials used", self.writer.client.search_runs,
+                                [self.writer.experiment_id], f"tags.sweep_run_id = '{self.parent_run_id}'",
+                                max_results=10_000, wait_s=wait_s)
+        self.record.log_params(values_used([run.data.params for run in runs], names))
 
     def tag_sweep(self, key: str, value: str) -> None:
         """A tag of the sweep's parent run."""
@@ -223,9 +244,10 @@ class SweepTracker(Callback):
         config = trial.config
         params = trial_params(config)
         key = self._hashes.setdefault(trial.trial_id, config_hash(config))
+        code = with_user_code(self.version, config.get(USER_CODE_KEY))
         parent, name = self.configurations.trial_started(key, config, {
             name: text for name, text in _param_texts(params).items() if name not in per_seed_keys(config)},
-            resolve_seed(config))
+            resolve_seed(config), {"code_version": code})
         self.writer.submit({
             "op": "create",
             "trial": trial.trial_id,
@@ -237,7 +259,7 @@ class SweepTracker(Callback):
                 "method": str(config.get("method")),
                 "seed": str(resolve_seed(config)),
                 "config_hash": key,
-                "code_version": with_user_code(self.version, config.get(USER_CODE_KEY)),
+                "code_version": code,
                 "ray_trial_id": trial.trial_id,
                 "selected_on": selection_tag(config),
             } | ({"parent_model_run_id": config["parent_model_run_id"]} if config.get("parent_model_run_id") else {}),
@@ -248,11 +270,13 @@ class SweepTracker(Callback):
         self._log_datasets(trial.trial_id, params)
 
     def _log_datasets(self, trial_id: str, params: dict) -> None:
-        """The data files among a trial's params as its dataset inputs (a file the trial does not read is none)."""
-        datasets = trial_datasets(params)
+        """The data files among a trial's params as its dataset inputs, and its configuration's and the sweep's:
+        a file the trial does not read is none (nor a setting a trainer script never read, `NOT_READ`)."""
+        datasets = trial_datasets({key: value for key, value in params.items() if value != NOT_READ})
         if datasets:
-            self.writer.submit({"op": "inputs", "trial": trial_id, "datasets": [
-                {"dataset": dataset.to_dictionary(), "context": context} for dataset, context in datasets]})
+            inputs = [{"dataset": dataset.to_dictionary(), "context": context} for dataset, context in datasets]
+            for run in (trial_id, address(self._hashes[trial_id]), None):
+                self.writer.submit({"op": "inputs", "trial": run, "datasets": inputs})
 
     def on_trial_result(self, iteration, trials, trial, result, **info):
         step = result_step(result)
@@ -267,13 +291,18 @@ class SweepTracker(Callback):
         ]
         metrics += [(key, float(value), now, int(at)) for key, value, at in result.get(STEP_METRICS_KEY) or []]
         self.writer.submit({"op": "metrics", "trial": trial.trial_id, "metrics": metrics})
+        key = self._hashes.setdefault(trial.trial_id, config_hash(trial.config))
         if result.get(ENVIRONMENT_KEY):  # the trial's first report: the node, devices and packages it runs with
-            for operation in provenance_operations(trial.trial_id, result[ENVIRONMENT_KEY]):
+            for operation in provenance_operations(trial.trial_id, result[ENVIRONMENT_KEY]) + \
+                    self.configuration_provenance.report(address(key), trial.trial_id, result[ENVIRONMENT_KEY]):
                 self.writer.submit(operation)
         if result.get(REPORTED_PARAMS_KEY):  # settings only the trial knows (what a trainer script really used)
             reported = result[REPORTED_PARAMS_KEY]
             self.writer.submit({"op": "params", "trial": trial.trial_id,
                                 "params": {k: param_text(v) for k, v in reported.items()}})
+            # the configuration's: its resolved settings (not the trainer's every argument, `trainer.*`)
+            self.configurations.trial_reported(key, resolve_seed(trial.config), {
+                k: param_text(v) for k, v in reported.items() if k in reported_by_trial(trial.config)})
             self.writer.submit({"op": "artifact", "trial": trial.trial_id, "file": "reported_config.json",
                                 "content": json.loads(json.dumps(reported, default=str))})
             self._log_datasets(trial.trial_id, reported)
@@ -334,6 +363,7 @@ class SweepTracker(Callback):
         and seed again (or, searching, another). Such runs end KILLED with the tags `interrupted` and `lost_trial`,
         rather than stay RUNNING in MLflow for ever; the tables count them as runs left out."""
         self._end_running_trial_runs({"interrupted": "true", "lost_trial": LOST_TRIAL_REASON})
+        self.record_values_used(self.reported_names)
         self.log_sweep_metrics({"mlflow_write_seconds": self.writer.write_seconds})  # the writer's docstring
         self.writer.call("ending the sweep's run FINISHED", self.writer.client.set_terminated, self.parent_run_id,
                          status="FINISHED")

@@ -5,12 +5,17 @@ a child of the sweep's run, named by its axes' values (`noise_ratio=0.3 pooling=
 Its seeds' trial runs are its children (`noise_ratio=0.3 pooling=mean · seed 1`), so the runs list shows the sweep,
 its configurations and their seeds, each level expandable in place. A configuration's run holds
 
-- params: the configuration's settings (its trials' params but the seed, and a chained stage's per-seed model),
-  with the descriptive aliases of one-letter axes (`w` and `second_objective_weight`);
+- params: the configuration's settings (its trials' params but the seed, and a chained stage's per-seed model), its
+  axes first, with the descriptive aliases of one-letter axes (`w` and `second_objective_weight`); the settings a
+  trial itself reports (a trainer script's training settings, as its trainer used them) as its first trial reports
+  them, and where a later trial of it reports another value, the tag `reported_by_seed.<setting>` naming each
+  seed's;
 - metrics: for each metric of the stage's table, the mean, std, n and 95% interval over its seeds
   (`best_sts_dev_mean`, `best_sts_dev_std`, `best_sts_dev_n`, `best_sts_dev_ci95_low`, `best_sts_dev_ci95_high`);
   sorted by the selection metric's mean, the configuration runs are in the table's order;
-- tags: `role` configuration, `configuration_of` (the sweep's run id), `config_hash`, its standing in the table
+- tags: its trials' provenance (`sentsweep.tracking.provenance`: the code version with the researcher's own files,
+  the commit, packages and the nodes its trials ran on), `role` configuration, `configuration_of` (the sweep's run
+  id), `config_hash`, its standing in the table
   (`standing` on the selection metric, `standing.<metric>` on each: best, within the best's significance group,
   or significantly worse, with the adjusted p), `race` (how the race decided it: dropped at level k, and why) and
   `seeds_left_out` (each seed of it the table leaves out, and why).
@@ -24,6 +29,7 @@ with the trials' own, so a lost tracking server loses none of them. Nothing here
 
 from __future__ import annotations
 
+import json
 import math
 import time
 from collections.abc import Callable, Mapping
@@ -46,6 +52,7 @@ CONFIGURATION_OF_TAG = "configuration_of"
 LEFT_OUT_TAG = "seeds_left_out"
 STANDING_TAG = "standing"
 RACE_TAG = "race"
+REPORTED_BY_SEED_TAG = "reported_by_seed."  # + a setting whose reported value differs between the trials
 NOT_COUNTED = "run ahead of the race, not counted (the race had decided this configuration on the seeds before)"
 
 
@@ -68,6 +75,7 @@ class ConfigurationRuns:
         self._created: set[str] = set()  # config hashes whose run this process has created (or reopened)
         self._names: dict[str, str] = {}  # config hash -> configuration name
         self._nested: set[str] = set()  # Ray trial ids whose runs this process created under their configuration
+        self._reported: dict[str, dict[str, dict]] = {}  # config hash -> {setting: {seed: value}} its trials reported
         self._earlier: dict[str, dict] = {}  # config hash -> {seed: {metric: value}} of runs finished before
         self._last_timestamp = 0
 
@@ -88,21 +96,39 @@ class ConfigurationRuns:
     def name(self, config: Mapping) -> str:
         return configuration_name({axis: config.get(axis) for axis in self.axes})
 
-    def trial_started(self, key: str, config: Mapping, params: Mapping[str, str], seed) -> tuple[dict, str]:
+    def trial_started(self, key: str, config: Mapping, params: Mapping[str, str], seed,
+                      tags: Mapping[str, str] | None = None) -> tuple[dict, str]:
         """A trial of configuration `key` starts: its configuration's run is created (reopened: RUNNING) unless this
-        process did already. Returns the trial run's parent address and name."""
+        process did already, with `params`, its axes first, and `tags` beside this object's. Returns the trial run's
+        parent address and name."""
         name = self._names.setdefault(key, self.name(config))
-        self._create(key, name, params)
+        self._create(key, name, {axis: params[axis] for axis in self.axes if axis in params} | dict(params), tags)
         return address(key), trial_run_name(name, seed)
 
-    def _create(self, key: str, name: str, params: Mapping[str, str]) -> None:
+    def trial_reported(self, key: str, seed, settings: Mapping[str, str]) -> None:
+        """A trial of configuration `key` reported the settings it used (`settings`, as param texts): the first
+        report's become the configuration's params, and a later trial's value that differs the tag
+        `reported_by_seed.<setting>` ({seed: value} of each trial that reported it)."""
+        reported = self._reported.setdefault(key, {})
+        new = {name: value for name, value in settings.items() if name not in reported}
+        if new:
+            self.writer.submit({"op": "params", "trial": address(key), "params": new})
+        for name, value in settings.items():
+            by_seed = reported.setdefault(name, {})
+            by_seed[str(seed)] = value
+            if len(set(by_seed.values())) > 1:
+                self.writer.submit({"op": "tag", "trial": address(key), "key": REPORTED_BY_SEED_TAG + name,
+                                    "value": json.dumps(by_seed)})
+
+    def _create(self, key: str, name: str, params: Mapping[str, str], tags: Mapping[str, str] | None = None) -> None:
         """Configuration `key`'s run, unless this process created (or reopened) it already."""
         if key in self._created:
             return
         self._created.add(key)
         self.writer.submit({
             "op": "create", "trial": address(key), "parent": None, "name": name,
-            "tags": self.tags | {"role": ROLE, CONFIGURATION_OF_TAG: self.writer.parent_run_id, "config_hash": key}
+            "tags": self.tags | dict(tags or {}) | {"role": ROLE, CONFIGURATION_OF_TAG: self.writer.parent_run_id,
+                                                    "config_hash": key}
             | ({"stage": params["stage"]} if params.get("stage") else {}),
             "params": with_aliases(params),
         })

@@ -13,12 +13,19 @@ the trial itself; the driver's, for the sweep's run):
 - the artifact `environment/requirements.txt`: every installed package pinned (`name==version`), which
   `pip install -r` installs again (with the CUDA build of torch to choose by hand where the node had a GPU).
 
-The researcher's own files and their digests are in each trial's `code_version` tag (`with_user_code`).
+Every level carries it (`sentsweep.tracking.callback`): a trial its own environment; a configuration run its trials'
+(`ConfigurationProvenance`: each tag's value where its trials agree, else each of their values, so that its
+`node.*` tags name every node one of its trials ran on; the requirements of the first of them to report); the sweep's
+run the driver's, its `node.*` tags the driver's node. The tag `node.of` says whose node a run's `node.*` tags
+describe (`the trial`, `its trials`, `the sweep's driver`). The researcher's own files and their digests are in every
+run's `code_version` tag (`with_user_code`: '3f2a1bc + my_sweep.py@9c1e0d2a4b7f').
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
+from pathlib import Path
 
 ENVIRONMENT_ARTIFACT = "environment/requirements.txt"
 KEY_PACKAGES = ("torch", "transformers", "sentence-transformers", "tokenizers", "ray", "mlflow", "optuna", "datasets",
@@ -27,6 +34,17 @@ KEY_PACKAGES = ("torch", "transformers", "sentence-transformers", "tokenizers", 
 
 def _flag(value: bool | None) -> str:
     return "unknown" if value is None else str(bool(value)).lower()
+
+
+NODE_OF_TAG = "node.of"
+TRIAL_NODE, TRIALS_NODES, DRIVER_NODE = "the trial", "its trials", "the sweep's driver"
+DIFFERING_SEPARATOR = " | "  # between the values of a configuration's tag where its trials differ
+
+
+def with_user_code(version: str, user_code: list[dict] | None) -> str:
+    """The code version of a run: sentsweep's (`sentsweep.version.code_version`) and each module of the researcher's
+    own with its content digest ('3f2a1bc + my_sweep.py@9c1e0d2a4b7f'), so runs of an edited loss are told apart."""
+    return " + ".join([version] + [f"{Path(entry['path']).name}@{entry['digest']}" for entry in user_code or []])
 
 
 def provenance_tags(environment: dict) -> dict[str, str]:
@@ -63,10 +81,46 @@ def requirements_text(environment: dict) -> str:
                      ) + "\n"
 
 
-def provenance_operations(trial_id: str | None, environment: dict | str) -> list[dict]:
+def provenance_operations(trial_id: str | dict | None, environment: dict | str, node_of: str = TRIAL_NODE
+                          ) -> list[dict]:
     """The writer operations (`sentsweep.tracking.writer`) that record `environment` (a dict, or the JSON text a
-    trial reports) on the run of `trial_id` (None: the sweep's run): its tags and its requirements artifact."""
-    if isinstance(environment, str):
-        environment = json.loads(environment)
-    return [{"op": "tags", "trial": trial_id, "tags": provenance_tags(environment)},
+    trial reports) on the run of `trial_id` (None: the sweep's run, whose `node_of` is `DRIVER_NODE`): its tags and
+    its requirements artifact."""
+    environment = _parsed(environment)
+    return [{"op": "tags", "trial": trial_id, "tags": provenance_tags(environment) | {NODE_OF_TAG: node_of}},
             {"op": "text", "trial": trial_id, "file": ENVIRONMENT_ARTIFACT, "content": requirements_text(environment)}]
+
+
+def merged_tags(tag_sets: list[Mapping[str, str]]) -> dict[str, str]:
+    """The tags of runs described together: each tag's value where they agree, else their distinct values in
+    sorted order, joined by `DIFFERING_SEPARATOR` (a tag only some of them carry: the values of those that do)."""
+    values: dict[str, set[str]] = {}
+    for tags in tag_sets:
+        for key, value in tags.items():
+            values.setdefault(key, set()).add(value)
+    return {key: DIFFERING_SEPARATOR.join(sorted(found)) for key, found in values.items()}
+
+
+class ConfigurationProvenance:
+    """The provenance of configuration runs from their trials' environments as the trials report them: `report`
+    gives the writer operations that tag configuration `address` (`sentsweep.tracking.configurations.address`)
+    with what its trials reported so far (`merged_tags`), and, with the first report, its requirements artifact."""
+
+    def __init__(self) -> None:
+        self._reported: dict[str, dict[str, dict[str, str]]] = {}  # config hash -> {trial id: its tags}
+
+    def report(self, address: dict, trial_id: str, environment: dict | str) -> list[dict]:
+        environment = _parsed(environment)
+        trials = self._reported.setdefault(address["configuration"], {})
+        first = not trials
+        trials[trial_id] = provenance_tags(environment)
+        operations = [{"op": "tags", "trial": address,
+                       "tags": merged_tags(list(trials.values())) | {NODE_OF_TAG: TRIALS_NODES}}]
+        if first:
+            operations.append({"op": "text", "trial": address, "file": ENVIRONMENT_ARTIFACT,
+                               "content": requirements_text(environment)})
+        return operations
+
+
+def _parsed(environment: dict | str) -> dict:
+    return json.loads(environment) if isinstance(environment, str) else environment

@@ -4,9 +4,10 @@
   as its range), the `seeds`, the search (`search`, `num_configs` when Optuna samples, `scheduler`, `race`), the
   tables' significance settings (`alpha`, `correction`), the `selection_metric`, and the protocol's settings:
   each fixed setting by its name, as the trials log it, and each method's own (`method_settings.<method>`, a
-  combined method's `+` as ' plus ': `method_settings.tsdae plus nm`, `sentsweep.tracking.names.param_key`). MLflow
-  keeps a param's first value, so a value a later --extend changes (more seeds, more grid values) is the tag
-  `extended.<param>` instead.
+  combined method's `+` as ' plus ': `method_settings.tsdae plus nm`, `sentsweep.tracking.names.param_key`); a
+  setting the trials report themselves is left out here and logged as they used it
+  (`sentsweep.tracking.used_values`). MLflow keeps a param's first value, so a value a later --extend changes (more
+  seeds, more grid values) is the tag `extended.<param>` instead.
 - metrics: the best configuration's statistics (`best_sts_dev_mean`, ..., `sentsweep.tracking.names`) of the
   latest stage, beside the untrained baseline; its name is the tag `best_configuration`.
 - description (Markdown, the run page's first block): the final stage's answer (its table, then the best

@@ -31,6 +31,8 @@ from sentsweep.trainables.settings import Method, TrainingSettings, Trial
 # MLflow's longest param value (mlflow.utils.validation.MAX_PARAM_VAL_LENGTH); kept here so that a trial's worker
 # needs no MLflow import
 MAX_PARAM_LENGTH = 6000
+# The value a trainer script reports for a setting of `run.training` it never read: no setting it used, no data it read
+NOT_READ = "not read by the trainer script"
 CUT_MARK = " ... (cut at MLflow's param length; the whole value is in the run's config.json)"
 
 

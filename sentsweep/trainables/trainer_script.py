@@ -56,10 +56,10 @@ from sentsweep.settings import Settings
 from sentsweep.tasks.sts import StsEvaluator
 from sentsweep.trainables.catalog import METHODS
 from sentsweep.trainables.loop import MODEL_FOLDER, seed_everything
+from sentsweep.trainables.resolved_settings import NOT_READ
 from sentsweep.trainables.session import REPORTED_PARAMS_KEY, STEP_METRICS_KEY, TuneSession
 from sentsweep.trainables.settings import EvaluationSettings, Method, TrainingSettings, Trial
 
-NOT_READ = "not read by the trainer script"
 SWEEP_DEV_METRIC = "sts_dev"  # what `run.evaluator` returns (the trainer logs it as eval_sts_dev)
 
 
