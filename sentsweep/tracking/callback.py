@@ -35,6 +35,7 @@ from sentsweep.tracking.datasets import DATA_FILE_CONTEXTS, trial_datasets
 from sentsweep.tracking.names import mlflow_metric_key
 from sentsweep.tracking.provenance import provenance_operations
 from sentsweep.tracking.store import PER_QUERY_ARTIFACT
+from sentsweep.tracking.sweep_lookup import RESUMABLE, latest_sweep_run
 from sentsweep.tracking.sweep_run import SweepRecord
 from sentsweep.tracking.views import configurations_view, seeds_view, seeds_view_key, view_tag
 from sentsweep.tracking.writer import DEFAULT_WAIT_S, QueuedMlflowWriter, call_waiting
@@ -149,14 +150,10 @@ class SweepTracker(Callback):
         # before the sweep's writer exists, the same bounded wait for a store that went away (see its module)
         experiment_id = call_waiting(tracking_uri, "opening the experiment", _experiment_id, client, experiment_name,
                                      wait_s=wait_s)
-        reopened = ("RUNNING", "KILLED", "FAILED") + (("FINISHED",) if extend else ())
-        unfinished = sorted((run for status in reopened for run in call_waiting(
-            tracking_uri, "finding the sweep's run to resume", client.search_runs,
-            [experiment_id],
-            f"tags.role = 'sweep' and tags.sweep = '{sweep_name}' and attributes.status = '{status}'",
-            order_by=["attributes.start_time DESC"],
-            max_results=1, wait_s=wait_s,
-        )), key=lambda run: run.info.start_time, reverse=True) if resume or extend else []
+        reopened = RESUMABLE + (("FINISHED",) if extend else ())
+        latest = call_waiting(tracking_uri, "finding the sweep's run to resume", latest_sweep_run, client,
+                              experiment_id, sweep_name, reopened, wait_s=wait_s) if resume or extend else None
+        unfinished = [latest] if latest is not None else []
         if unfinished:  # a crashed driver's sweep (RUNNING), an interrupted or failed one, one extended (FINISHED)
             self.parent_run_id, self.run_name = unfinished[0].info.run_id, unfinished[0].info.run_name
         else:
