@@ -51,6 +51,7 @@ from sentsweep.tasks.mteb_tasks import MTEB_PREFIX, is_mteb_name, published_main
 from sentsweep.terminal import say
 from sentsweep.tracking.models import check_model_uri, is_model_uri, materialize_model
 from sentsweep.tracking.store import check_tracking_reachable, prepare_store, redact, resolve_tracking_uri
+from sentsweep.tracking.store_log import store_reports_logged
 from sentsweep.tracking.sweep_lookup import resume_target
 from sentsweep.trainables.catalog import check_keys, get_method, setting_default, validate_config
 from sentsweep.trainables.settings import BOOKKEEPING_KEYS, EvaluationSettings, TrainingSettings
@@ -334,13 +335,14 @@ def prepare_quick_models(definition: SweepDefinition, constants: dict, options: 
 def launch(definition: SweepDefinition, options: SweepOptions) -> int:
     """Check every input of the parsed sweep, then print its card (--dry-run) or run it, holding the sweep's driver
     lock (`sentsweep.sweep.driver_lock`: a second driver of the sweep stops here, in one line, before it reads its
-    data, touches MLflow or starts Ray); returns the exit code."""
+    data, touches MLflow or starts Ray), MLflow's own reports of a store fault kept in the output folder's store log
+    (`sentsweep.tracking.store_log`); returns the exit code."""
     if options.dry_run:
         return check_and_launch(definition, options)
     storage = storage_path(options)
     check_output_folders(options, storage)  # before anything is written there
     with driver_lock(lock_file(storage, options.output_dir, options.experiment or definition.name, definition.name),
-                     definition.name):
+                     definition.name), store_reports_logged(options.output_dir):
         return check_and_launch(definition, options)
 
 

@@ -141,7 +141,9 @@ class SweepTracker(Callback):
         from mlflow.tracking import MlflowClient
         from mlflow.tracking.context.registry import resolve_tags
 
-        client = MlflowClient(tracking_uri=tracking_uri)
+        # MLflow's client opens its store as it is made: a store that cannot be reached is waited for from here
+        client = call_waiting(tracking_uri, "opening the tracking store",
+                              lambda: MlflowClient(tracking_uri=tracking_uri), wait_s=wait_s)
         self.sweep_name = sweep_name
         self.version = code_version()
         # mlflow.source.name (the driver script), .type, .git.commit, mlflow.user, ...: what MLflow itself tags

@@ -44,7 +44,9 @@ def resume_target(tracking_uri: str, experiment_name: str, sweep_name: str,
         path = sqlite_store_path(tracking_uri)
         if not path.is_file() or path.stat().st_size == 0:
             return ResumeTarget(None)
-    client = MlflowClient(tracking_uri=tracking_uri)
+    client = call_waiting(tracking_uri, "opening the tracking store",
+                          lambda: MlflowClient(tracking_uri=tracking_uri),
+                          wait_s=wait_s)
     experiment = call_waiting(tracking_uri, "finding the experiment to resume", client.get_experiment_by_name,
                               experiment_name, wait_s=wait_s)
     if experiment is None:
