@@ -5,9 +5,10 @@ second driver would fight over): `--resume` continues the latest unfinished run 
 from the Ray Tune state in that storage path, so two drivers with the same three (a second `--resume`, a requeued
 SLURM job while the first still runs, a new start beside a running one, which a later `--resume` would take for
 the running one) would run the same trials twice. The lock file is `<storage path>/sweep-driver.<experiment>.<sweep>
-.lock` (`lock_file`; for storage given as a URI, in the output folder). The driver takes it after the output folders
-are checked and before it touches MLflow or starts Ray; a second driver stops there with one line naming the holder
-(host, process, since when) and exit 2 (`SweepHeld`, an `InputError`).
+.lock` (`lock_file`; for storage given as a URI, in the output folder). The driver takes it once every input is
+checked (`sentsweep.sweep.launcher`), before it builds or writes anything, writes to MLflow or starts Ray; a second
+driver stops there with one line naming the holder (host, process, since when) and exit 2 (`SweepHeld`, an
+`InputError`).
 
 The lock is filelock's `SoftFileLock`, not its `FileLock`, for the shared file systems a cluster's storage lives on:
 

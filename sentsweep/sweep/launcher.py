@@ -333,21 +333,8 @@ def prepare_quick_models(definition: SweepDefinition, constants: dict, options: 
 
 
 def launch(definition: SweepDefinition, options: SweepOptions) -> int:
-    """Check every input of the parsed sweep, then print its card (--dry-run) or run it, holding the sweep's driver
-    lock (`sentsweep.sweep.driver_lock`: a second driver of the sweep stops here, in one line, before it reads its
-    data, touches MLflow or starts Ray), MLflow's own reports of a store fault kept in the output folder's store log
-    (`sentsweep.tracking.store_log`); returns the exit code."""
-    if options.dry_run:
-        return check_and_launch(definition, options)
-    storage = storage_path(options)
-    check_output_folders(options, storage)  # before anything is written there
-    with driver_lock(lock_file(storage, options.output_dir, options.experiment or definition.name, definition.name),
-                     definition.name), store_reports_logged(options.output_dir):
-        return check_and_launch(definition, options)
-
-
-def check_and_launch(definition: SweepDefinition, options: SweepOptions) -> int:
-    """`launch` under the sweep's driver lock (none for --dry-run)."""
+    """Check every input of the parsed sweep, then print its card (--dry-run) or run it (`launch_checked`, whose
+    driver holds the sweep's lock); returns the exit code."""
     resolved = resolve_settings(definition, options)
     constants = resolved.constants
     user_code = [module.as_config() for module in user_modules()]
@@ -401,6 +388,7 @@ def launch_checked(definition: SweepDefinition, options: SweepOptions, resolved:
         say(nothing)
         return 0
     check_ray_cluster()  # a cluster to join that is down, wants a token, or runs other versions: one line, now
+    check_output_folders(options, resolved.storage_path)  # before anything is written there
     resolve_hub_models(resolved)  # hub names: local folders from here on, the driver's and every trial's
     if is_model_uri(constants.get("model")):  # a run or registered version that does not exist fails here
         prepare_store(tracking_uri)
@@ -408,6 +396,19 @@ def launch_checked(definition: SweepDefinition, options: SweepOptions, resolved:
         constants["model"] = str(materialize_model(tracking_uri, constants["model"],
                                                    Path(options.output_dir, "models")))
     check_disk_space(definition, options, resolved, stages, tracking_uri)  # the model's size is known from here
+    # one driver per sweep (`sentsweep.sweep.driver_lock`): every input checked, a second driver stops here, in one
+    # line, before it builds or writes anything, writes to MLflow or starts Ray; MLflow's own reports of a store
+    # fault go to the output folder's store log (`sentsweep.tracking.store_log`)
+    with driver_lock(lock_file(resolved.storage_path, options.output_dir, options.experiment or definition.name,
+                               definition.name), definition.name), store_reports_logged(options.output_dir):
+        return run_locked(definition, options, resolved, stages, methods, tracking_uri)
+
+
+def run_locked(definition: SweepDefinition, options: SweepOptions, resolved: ResolvedSweep,
+               stages: list[tuple[str, dict]], methods: dict[str, dict], tracking_uri: str) -> int:
+    """The checked sweep run by the driver that holds its lock: the quick models built, methods of one's own tried,
+    the store prepared, the untrained model scored, then the sweep's stages (`SweepRunner.run`)."""
+    constants = resolved.constants
     prepare_quick_models(definition, constants, options)  # --quick without --model: every check passed, build now
     # a method of one's own takes one step on a tiny model before a cluster's hours go to it
     check_own_methods_start(methods, lambda: _tiny_model(Path(options.output_dir),
