@@ -14,6 +14,15 @@ And so must a sweep whose storage fails under its trials: a full disk (ENOSPC) a
 or the output folder removed as a trial finishes (GONE): the driver says the fault in one line once noticed, retries
 no trial, stops (exit 3) naming the points left unfinished and the command that finishes the sweep, which does.
 
+The same outages come from a SQLite store that another process holds locked (LOCK-BLINK: released when the driver
+first waits for it; LOCK-OUTAGE: held until the driver has given up), the store's lock taken and released where the
+server would stop and start (tests/sqlite_locker.py).
+
+And so must a sweep continued twice at once (TWICE): stopped by Ctrl-C, its printed command started again while
+it runs (a second --resume typed, a requeued SLURM job): the second driver stops at once with one line naming the
+first (exit 2, sentsweep.sweep.driver_lock), the first finishes the sweep, and --resume after that has nothing to
+resume (exit 0).
+
 In every case:
 
 - the continuation exits 0 and the sweep's MLflow run is FINISHED;
@@ -58,9 +67,11 @@ from mlflow.tracking import MlflowClient
 
 from sentsweep.analysis.runs import RACE_STOPPED_TAG, fetch_trial_runs, latest_sweep_run_id
 from sentsweep.faults import FAULT_ENV, FOLDER_ENV, OUTAGES, STORAGE_FAULTS
+from sentsweep.sweep.driver_lock import read_holder
 from sentsweep.sweep.runner import RACE_NOT_COUNTED_TAG
-from tests.cluster_helpers import PROJECT, MlflowServer, sqlite_store, start_driver, start_sweep
+from tests.cluster_helpers import PROJECT, MlflowServer, run_driver, sqlite_store, start_driver, start_sweep
 from tests.forked_python import ForkedProcess
+from tests.sqlite_locker import SqliteLocker
 
 pytestmark = pytest.mark.slow
 
@@ -103,11 +114,13 @@ SIGNALS = ("INT", "KILL")
 # shapes whose drivers start a Ray of their own (both signals among the subset's cases: grid's KILL, multistage's INT,
 # issue 32's reproduction); a Ray start and stop costs seconds
 OWN_RAY = {"grid", "multistage"}
+TWICE = "TWICE"  # stopped by Ctrl-C, then continued by two drivers at once
+LOCKS = {"LOCK-BLINK": "BLINK", "LOCK-OUTAGE": "OUTAGE"}  # the SQLite store held locked, as an outage of its server
 # every point by every signal and MLflow outage shorter and longer than --mlflow-wait; a crash during an outage at
 # each shape's first point
 ALL_CASES = [(shape, point, fault) for shape, spec in SHAPES.items() for point in spec.points
-             for fault in SIGNALS + ("BLINK", "OUTAGE")] + [(shape, spec.points[0], "CRASH")
-                                                           for shape, spec in SHAPES.items()] + [
+             for fault in SIGNALS + ("BLINK", "OUTAGE", "LOCK-OUTAGE")] + [
+    (shape, spec.points[0], fault) for shape, spec in SHAPES.items() for fault in ("CRASH", TWICE, "LOCK-BLINK")] + [
     # the storage failing under the trials: a full disk as a trial checkpoints (raised in the trial's process, which
     # the variable reaches where the driver starts its own Ray), the output folder removed as a trial finishes
     (shape, point, fault) for shape in sorted(OWN_RAY) for point, fault in (("checkpoint:0", "ENOSPC"),
@@ -118,7 +131,7 @@ ALL_CASES = [(shape, point, fault) for shape, spec in SHAPES.items() for point i
 SUBSET = [("grid", "model:0", "KILL"), ("multistage", "trial:1", "INT"), ("greedy", "stage:0", "KILL"),
           ("chained", "model:0", "INT"), ("race", "trial:0", "KILL"), ("optuna", "table:0", "INT"),
           ("extend", "trial:0", "KILL"), ("race-steps", "trial:0", "INT"), ("grid", "trial:0", "BLINK"),
-          ("grid", "trial:0", "CRASH"), ("grid", "trial:0", "GONE")]
+          ("grid", "trial:0", "CRASH"), ("grid", "trial:0", "GONE"), ("grid", "trial:0", TWICE)]
 CASES = ALL_CASES if os.environ.get("SENTSWEEP_FAULT_MATRIX") == "all" else SUBSET
 REPORT = PROJECT / "sweep_outputs" / "fault_matrix.md"
 # A driver is taken for hung, and killed, once it printed nothing for this long; never for being slow: while its
@@ -300,7 +313,8 @@ def test_a_sweep_stopped_anywhere_is_resumed_to_the_uninterrupted_table(tmp_path
     shape = SHAPES[shape_name]
     experiment = experiment_of(shape.script)
     reference = uninterrupted(shape, computed_once, shared_ray)
-    server = MlflowServer(tmp_path / "mlflow") if signal_name in OUTAGES else None
+    server = (MlflowServer(tmp_path / "mlflow") if signal_name in OUTAGES else
+              SqliteLocker(tmp_path / "mlflow.db") if signal_name in LOCKS else None)
     ray_env = {} if shape_name in OWN_RAY else {"RAY_ADDRESS": shared_ray}
     try:
         outcome = stop_and_continue(tmp_path, shape, point, signal_name, server, ray_env)
@@ -334,26 +348,28 @@ def test_a_sweep_stopped_anywhere_is_resumed_to_the_uninterrupted_table(tmp_path
                   f"equal ({time.monotonic() - outcome['started']:.0f} s) |")
 
 
-def stop_and_continue(workdir: Path, shape: Shape, point: str, fault: str, server: MlflowServer | None,
-                      ray_env: dict) -> dict:
+def stop_and_continue(workdir: Path, shape: Shape, point: str, fault: str,
+                      server: MlflowServer | SqliteLocker | None, ray_env: dict) -> dict:
     """Run the shape's sweep with `fault` at `point` (an MLflow outage: on `server`, which the driver stops and
-    starts), then, unless it finished, continue it as a user would: the command it printed, or --resume after a
-    SIGKILL, once the server is back. Every driver runs with `ray_env` (RAY_ADDRESS: the Ray it joins; none: its
-    own). Returns the continuation's exit code and output (that of the faulted run where it finished), how the run
-    stopped and was continued, the store's URI and when it started."""
-    uri = server.uri if server is not None else sqlite_store(workdir)
+    starts, or a SQLite store it locks and releases), then, unless it finished, continue it as a user would: the
+    command it printed, or --resume after a SIGKILL, once the server is back. Every driver runs with `ray_env`
+    (RAY_ADDRESS: the Ray it joins; none: its own). Returns the continuation's exit code and output (that of the
+    faulted run where it finished), how the run stopped and was continued, the store's URI and when it started."""
+    uri = sqlite_store(workdir) if server is None or fault in LOCKS else server.uri
+    fault = LOCKS.get(fault, fault)
     arguments = ("--tracking-uri", uri, *shape.arguments, *FEW_STEPS)
     if shape.before is not None:
         code, log = run_to_end(shape.script, workdir, ("--tracking-uri", uri, *shape.before, *FEW_STEPS), env=ray_env)
         assert code == 0, log[-3000:]
-    env = ray_env | {FAULT_ENV: f"{point}:{fault}", FOLDER_ENV: str(workdir / "out")}
+    signal_name = "INT" if fault == TWICE else fault
+    env = ray_env | {FAULT_ENV: f"{point}:{signal_name}", FOLDER_ENV: str(workdir / "out")}
     if server is not None:
         arguments += ("--mlflow-wait", str(OUTAGE_WAIT_S))
         env |= server.fault_commands()
 
     started = time.monotonic()
     code, log = run_to_end(shape.script, workdir, arguments, env=env)
-    name = f"SIG{fault}" if fault in SIGNALS else fault
+    name = f"SIG{signal_name}" if signal_name in SIGNALS else fault
     # (a trial's fault is printed in the trial's process, whose output the driver does not show)
     assert point.startswith("checkpoint") or f"[{FAULT_ENV}] {name} at" in log, (
         f"the fault point {point} was never reached:\n{log[-3000:]}")
@@ -365,7 +381,7 @@ def stop_and_continue(workdir: Path, shape: Shape, point: str, fault: str, serve
     if fault == "BLINK":  # back while the driver waited: it went on and finished
         assert f"[{FAULT_ENV}] BLINK: the driver waits for MLflow" in log, log[-3000:]
         return outcome | {"code": code, "log": log, "continued": "-"}
-    if fault == "INT":
+    if signal_name == "INT":
         assert code == 130, log[-3000:]
         continuation = shlex.split(log.split("resume with:\n", 1)[1].strip().splitlines()[0])
     elif fault == "OUTAGE":  # stopped with one line: the pending file, what it holds, the command that finishes it
@@ -401,6 +417,8 @@ def stop_and_continue(workdir: Path, shape: Shape, point: str, fault: str, serve
             outcome["stopped"] += f", {queued} writes queued"
             server.start()
 
+    if fault == TWICE:
+        return outcome | continued_twice(workdir, continuation, ray_env, experiment_of(shape.script))
     code, log = run_to_end(continuation, workdir, env=ray_env)
     continued = f"exit {code}"
     if fault in OUTAGES and queued:  # the pending file's writes, first
@@ -408,6 +426,33 @@ def stop_and_continue(workdir: Path, shape: Shape, point: str, fault: str, serve
         assert replayed and int(replayed.group(1)) == queued, log[-3000:]
         continued += f", {queued} writes replayed first"
     return outcome | {"code": code, "log": log, "continued": continued}
+
+
+def continued_twice(workdir: Path, continuation: list[str], ray_env: dict, sweep: str) -> dict:
+    """`continuation` started, and again once the first holds the sweep's lock: the second must stop at once, in one
+    line naming the first, exit 2, writing nothing; then, once the first finished, a --resume (of a sweep that is no
+    --extend run) has nothing to resume. The first's exit code and output."""
+    log_file = workdir / "driver.log"
+    start = log_file.stat().st_size
+    first = start_driver(continuation, workdir, ray_env)
+    lock = workdir / "out" / "ray" / f"sweep-driver.{sweep}.{sweep}.lock"
+    while (holder := read_holder(lock)) is None:
+        assert first.poll() is None, log_file.read_bytes()[start:].decode(errors="replace")[-3000:]
+        time.sleep(0.2)
+    second = run_driver(continuation, workdir, ray_env)
+    assert second.returncode == 2 and second.stdout == "", second.stdout + second.stderr
+    host, path = re.escape(holder[1]), re.escape(str(lock))
+    assert re.fullmatch(rf"error: sweep {sweep} is run by another driver: pid {holder[0]} on host {host} since "
+                        rf"[^;]+; wait for it to end; if that process is gone from {host}, remove {path}\n",
+                        second.stderr), second.stderr
+    code = wait_while_printing(first, log_file)
+    _reap(first.pid)
+    continued = f"exit {code}, a second driver refused (exit 2)"
+    if "--resume" in continuation and code == 0:
+        again = run_driver(continuation, workdir, ray_env)
+        assert again.returncode == 0 and again.stdout.startswith("nothing to resume: "), again.stdout + again.stderr
+        continued += ", --resume then: nothing to resume"
+    return {"code": code, "log": log_file.read_bytes()[start:].decode(errors="replace"), "continued": continued}
 
 
 def test_an_error_after_a_stage_ends_the_sweep_failed_and_resume_finishes_it(tmp_path, monkeypatch, shared_ray):

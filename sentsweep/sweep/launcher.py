@@ -40,6 +40,7 @@ from sentsweep.sweep.demo_stand_ins import (
     missing_evaluation_data_problem,
 )
 from sentsweep.sweep.disk_space import check_disk_space, check_output_folders
+from sentsweep.sweep.driver_lock import driver_lock, lock_file
 from sentsweep.sweep.first_step import check_own_methods_start
 from sentsweep.sweep.options import SweepOptions, parse_assignments
 from sentsweep.sweep.protocol import with_method_settings
@@ -49,7 +50,9 @@ from sentsweep.tasks import build_tasks, parse_task_specs
 from sentsweep.tasks.mteb_tasks import MTEB_PREFIX, is_mteb_name, published_main_scores, untrained_scores
 from sentsweep.terminal import say
 from sentsweep.tracking.models import check_model_uri, is_model_uri, materialize_model
-from sentsweep.tracking.store import check_tracking_reachable, prepare_store, resolve_tracking_uri
+from sentsweep.tracking.store import check_tracking_reachable, prepare_store, redact, resolve_tracking_uri
+from sentsweep.tracking.store_log import store_reports_logged
+from sentsweep.tracking.sweep_lookup import resume_target
 from sentsweep.trainables.catalog import check_keys, get_method, setting_default, validate_config
 from sentsweep.trainables.settings import BOOKKEEPING_KEYS, EvaluationSettings, TrainingSettings
 
@@ -330,7 +333,8 @@ def prepare_quick_models(definition: SweepDefinition, constants: dict, options: 
 
 
 def launch(definition: SweepDefinition, options: SweepOptions) -> int:
-    """Check every input of the parsed sweep, then print its card (--dry-run) or run it; returns the exit code."""
+    """Check every input of the parsed sweep, then print its card (--dry-run) or run it (`launch_checked`, whose
+    driver holds the sweep's lock); returns the exit code."""
     resolved = resolve_settings(definition, options)
     constants = resolved.constants
     user_code = [module.as_config() for module in user_modules()]
@@ -369,8 +373,20 @@ def launch(definition: SweepDefinition, options: SweepOptions) -> int:
     # the demo corpus stands in for --corpus in the demo only
     check_data_given(corpus_given(options, definition.protocol.constants()), methods, options)
     check_overrides_used(parse_assignments(options.assignments), methods)
+    return launch_checked(definition, options, resolved, stages, methods)
+
+
+def launch_checked(definition: SweepDefinition, options: SweepOptions, resolved: ResolvedSweep,
+                   stages: list[tuple[str, dict]], methods: dict[str, dict]) -> int:
+    """The launch of a sweep whose options and data passed their checks: the tracking store (and, for --resume,
+    that there is something to resume), the Ray cluster, the models and the disk checked, the untrained model scored,
+    then the sweep run."""
+    constants = resolved.constants
     tracking_uri = resolve_tracking_uri(options.tracking_uri)
     check_tracking_reachable(tracking_uri)
+    if options.resume and (nothing := nothing_to_resume(definition, options, tracking_uri)):
+        say(nothing)
+        return 0
     check_ray_cluster()  # a cluster to join that is down, wants a token, or runs other versions: one line, now
     check_output_folders(options, resolved.storage_path)  # before anything is written there
     resolve_hub_models(resolved)  # hub names: local folders from here on, the driver's and every trial's
@@ -380,6 +396,19 @@ def launch(definition: SweepDefinition, options: SweepOptions) -> int:
         constants["model"] = str(materialize_model(tracking_uri, constants["model"],
                                                    Path(options.output_dir, "models")))
     check_disk_space(definition, options, resolved, stages, tracking_uri)  # the model's size is known from here
+    # one driver per sweep (`sentsweep.sweep.driver_lock`): every input checked, a second driver stops here, in one
+    # line, before it builds or writes anything, writes to MLflow or starts Ray; MLflow's own reports of a store
+    # fault go to the output folder's store log (`sentsweep.tracking.store_log`)
+    with driver_lock(lock_file(resolved.storage_path, options.output_dir, options.experiment or definition.name,
+                               definition.name), definition.name), store_reports_logged(options.output_dir):
+        return run_locked(definition, options, resolved, stages, methods, tracking_uri)
+
+
+def run_locked(definition: SweepDefinition, options: SweepOptions, resolved: ResolvedSweep,
+               stages: list[tuple[str, dict]], methods: dict[str, dict], tracking_uri: str) -> int:
+    """The checked sweep run by the driver that holds its lock: the quick models built, methods of one's own tried,
+    the store prepared, the untrained model scored, then the sweep's stages (`SweepRunner.run`)."""
+    constants = resolved.constants
     prepare_quick_models(definition, constants, options)  # --quick without --model: every check passed, build now
     # a method of one's own takes one step on a tiny model before a cluster's hours go to it
     check_own_methods_start(methods, lambda: _tiny_model(Path(options.output_dir),
@@ -399,6 +428,21 @@ def launch(definition: SweepDefinition, options: SweepOptions) -> int:
     if lines:
         say("\n".join(lines))
     return SweepRunner(definition, options, tracking_uri, resolved).run(stages, baseline)
+
+
+def nothing_to_resume(definition: SweepDefinition, options: SweepOptions, tracking_uri: str) -> str | None:
+    """What --resume would continue: None where the sweep has an unfinished run; the line to print where every run
+    of it finished (nothing to resume); an `InputError` where the experiment holds no run of the sweep."""
+    experiment = options.experiment or definition.name
+    target = resume_target(tracking_uri, experiment, definition.name, options.mlflow_wait)
+    if target.run_id is None:
+        raise InputError(f"--resume: experiment {experiment!r} at {redact(tracking_uri)} has no run of sweep "
+                         f"{definition.name} to resume; start the sweep without --resume")
+    if not target.finished:
+        return None
+    return (f"nothing to resume: sweep {definition.name} of experiment {experiment!r} finished (its MLflow run "
+            f"{target.run_id}); to add seeds or configurations to it, run the same command with --extend instead "
+            "of --resume")
 
 
 def probed_model(resolved: ResolvedSweep, options: SweepOptions) -> str:

@@ -43,6 +43,7 @@ from sentsweep.tracking.provenance import (
     with_user_code,
 )
 from sentsweep.tracking.store import PER_QUERY_ARTIFACT
+from sentsweep.tracking.sweep_lookup import RESUMABLE, latest_sweep_run
 from sentsweep.tracking.sweep_run import SweepRecord
 from sentsweep.tracking.used_values import values_used
 from sentsweep.tracking.views import configurations_view, seeds_view, seeds_view_key, view_tag
@@ -143,7 +144,9 @@ class SweepTracker(Callback):
         from mlflow.tracking import MlflowClient
         from mlflow.tracking.context.registry import resolve_tags
 
-        client = MlflowClient(tracking_uri=tracking_uri)
+        # MLflow's client opens its store as it is made: a store that cannot be reached is waited for from here
+        client = call_waiting(tracking_uri, "opening the tracking store",
+                              lambda: MlflowClient(tracking_uri=tracking_uri), wait_s=wait_s)
         self.sweep_name = sweep_name
         self.version = code_version()
         # mlflow.source.name (the driver script), .type, .git.commit, mlflow.user, ...: what MLflow itself tags
@@ -152,14 +155,10 @@ class SweepTracker(Callback):
         # before the sweep's writer exists, the same bounded wait for a store that went away (see its module)
         experiment_id = call_waiting(tracking_uri, "opening the experiment", _experiment_id, client, experiment_name,
                                      wait_s=wait_s)
-        reopened = ("RUNNING", "KILLED", "FAILED") + (("FINISHED",) if extend else ())
-        unfinished = sorted((run for status in reopened for run in call_waiting(
-            tracking_uri, "finding the sweep's run to resume", client.search_runs,
-            [experiment_id],
-            f"tags.role = 'sweep' and tags.sweep = '{sweep_name}' and attributes.status = '{status}'",
-            order_by=["attributes.start_time DESC"],
-            max_results=1, wait_s=wait_s,
-        )), key=lambda run: run.info.start_time, reverse=True) if resume or extend else []
+        reopened = RESUMABLE + (("FINISHED",) if extend else ())
+        latest = call_waiting(tracking_uri, "finding the sweep's run to resume", latest_sweep_run, client,
+                              experiment_id, sweep_name, reopened, wait_s=wait_s) if resume or extend else None
+        unfinished = [latest] if latest is not None else []
         if unfinished:  # a crashed driver's sweep (RUNNING), an interrupted or failed one, one extended (FINISHED)
             self.parent_run_id, self.run_name = unfinished[0].info.run_id, unfinished[0].info.run_name
         else:

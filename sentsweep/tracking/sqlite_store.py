@@ -11,6 +11,11 @@ file no later client could open. Here a store is prepared before the first write
   next creation removes;
 - an existing store is opened once, and one MLflow cannot open (not a database, a schema MLflow does not know, a
   file that cannot be read) is refused with one line naming the store and what MLflow said.
+
+While a sweep writes, a store whose write lock another process holds longer than SQLite's wait (another sweep's
+long write, a backup) is one the sweep cannot reach (`sqlite_store_locked`): its writes wait in the sweep's queue
+as they do for a server that went away (`sentsweep.tracking.writer`), its lock tried before each access
+(`sqlite_store_locked`) rather than waited for by MLflow's client (20 s an access, and a logged traceback).
 """
 
 from __future__ import annotations
@@ -33,9 +38,10 @@ def sqlite_store_path(uri: str) -> Path:
     return Path(uri[len("sqlite:///"):]).expanduser().resolve()
 
 
-def check_sqlite_store(uri: str) -> None:
+def check_sqlite_store(uri: str, timeout_s: float = 5.0) -> None:
     """Refuse a SQLite store that cannot be used, without creating anything: its folder must exist and take new
-    files (a journal beside the store, the lock), and an existing, non-empty store file must open in MLflow."""
+    files (a journal beside the store, the lock), and an existing, non-empty store file must open in MLflow (its
+    file read within `timeout_s` while another process writes to it)."""
     path = sqlite_store_path(uri)
     if not path.parent.is_dir():
         raise InputError(f"MLflow SQLite store {uri}: folder {path.parent} does not exist")
@@ -44,7 +50,7 @@ def check_sqlite_store(uri: str) -> None:
         raise InputError(f"MLflow SQLite store {uri}: {problem}")
     if _holds_a_store(path):
         with _store_lock(path):
-            _check_database(path, uri)
+            _check_database(path, uri, timeout_s)
             _open(uri)
 
 
@@ -69,6 +75,22 @@ def prepare_sqlite_store(uri: str) -> None:
             building.unlink(missing_ok=True)
 
 
+def sqlite_store_locked(uri: str, timeout_s: float = 1.0) -> bool:
+    """Whether another process holds the write lock of the SQLite store of `uri` (a long write, a backup reading the
+    file: what a read alone would not tell) for longer than `timeout_s`; False where the store file does not exist."""
+    path = sqlite_store_path(uri)
+    try:
+        with contextlib.closing(sqlite3.connect(f"{path.as_uri()}?mode=rw", uri=True, timeout=timeout_s,
+                                                isolation_level=None)) as connection:
+            connection.execute("BEGIN EXCLUSIVE")
+            connection.execute("ROLLBACK")
+    except sqlite3.OperationalError as error:
+        return "locked" in str(error)
+    except sqlite3.Error:
+        return False
+    return False
+
+
 def _holds_a_store(path: Path) -> bool:
     """An existing store file (an empty one, as SQLite leaves where nothing was written, counts as none)."""
     return path.is_file() and path.stat().st_size > 0
@@ -89,11 +111,11 @@ def _store_lock(path: Path) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-def _check_database(path: Path, uri: str) -> None:
+def _check_database(path: Path, uri: str, timeout_s: float = 5.0) -> None:
     """`path` is a SQLite database that can be read (checked with sqlite3 itself, at once: MLflow retries a store
     it cannot connect to for about a minute before it says why)."""
     try:
-        with contextlib.closing(sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)) as connection:
+        with contextlib.closing(sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True, timeout=timeout_s)) as connection:
             connection.execute("SELECT count(*) FROM sqlite_master").fetchone()
     except sqlite3.Error as error:
         raise InputError(f"MLflow cannot open the SQLite store {uri}: {error}") from None

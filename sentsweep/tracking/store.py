@@ -22,7 +22,7 @@ import urllib.request
 from pathlib import Path
 
 from sentsweep.errors import InputError
-from sentsweep.tracking.sqlite_store import check_sqlite_store, prepare_sqlite_store
+from sentsweep.tracking.sqlite_store import check_sqlite_store, prepare_sqlite_store, sqlite_store_locked
 
 DEFAULT_DB_FILE = "mlflow.db"
 HIDDEN = "***"  # a password as printed
@@ -69,7 +69,7 @@ def check_tracking_reachable(uri: str, timeout_s: float = 5.0) -> None:
     if uri.startswith(("http://", "https://")):
         check_tracking_server(uri, timeout_s)
     elif uri.startswith("sqlite:///"):
-        check_sqlite_store(uri)
+        check_sqlite_store(uri, timeout_s)
 
 
 def check_tracking_server(uri: str, timeout_s: float) -> None:
@@ -115,12 +115,25 @@ def prepare_store(uri: str) -> None:
 
 
 def store_reachable(uri: str, timeout_s: float = 3.0) -> bool:
-    """True when `check_tracking_reachable` passes."""
+    """True when `check_tracking_reachable` passes and, for a SQLite store, a write can take its lock within
+    `timeout_s` (`store_locked`: a store another process holds locked is one a sweep cannot write to)."""
     try:
         check_tracking_reachable(uri, timeout_s=timeout_s)
     except InputError:
         return False
-    return True
+    return not store_locked(uri, timeout_s)
+
+
+def store_locked(uri: str, timeout_s: float = 1.0) -> bool:
+    """Whether the store of `uri` is a SQLite file whose write lock another process holds (`sqlite_store_locked`)."""
+    return uri.startswith("sqlite:///") and sqlite_store_locked(uri, timeout_s)
+
+
+def unreachable_words(uri: str) -> str:
+    """How a store `store_reachable` finds away is said: a SQLite store is mostly one another process holds locked."""
+    if uri.startswith("sqlite:///"):
+        return "cannot be written to (another process holds its SQLite file locked, or the file cannot be opened)"
+    return "cannot be reached"
 
 
 LOCAL_UI = "http://127.0.0.1:5000"  # where `ui_command`'s MLflow UI serves a store that has no server

@@ -10,7 +10,8 @@ sweep run (`SweepTracker.writer`):
   trial's "create" or "nest" op may name its parent run the same way), never a call on a client;
 - a read, or a write no operation can hold (a model's files, the sweep's run ending FINISHED), is
   `call(what, function, *args)`: everything queued is written first (the read sees what the sweep wrote), then
-  `function(*args)` runs; while the store cannot be reached each is retried every `retry_interval_s` for at most
+  `function(*args)` runs; while the store cannot be reached (a server that does not answer; a SQLite file another
+  process holds locked, tried before each access: `store_locked`) each is retried every `retry_interval_s` for at most
   `wait_s` seconds (the sweep's `--mlflow-wait`), and past that bound `MlflowUnavailable` says, in one line, what
   was being done, that the sweep's run stays RUNNING, and what is queued in which file. `call` may also be given
   its own bound (0: one attempt, for a driver that is being stopped).
@@ -55,7 +56,7 @@ from collections import Counter
 from pathlib import Path
 
 from sentsweep.faults import waiting_for_mlflow
-from sentsweep.tracking.store import redact, store_reachable
+from sentsweep.tracking.store import redact, store_locked, store_reachable, unreachable_words
 
 logger = logging.getLogger(__name__)
 # The run tag listing its table artifacts (MLflow's log_table sets it; the UI shows those files as tables).
@@ -140,6 +141,8 @@ def call_waiting(tracking_uri: str, what: str, function, *args, wait_s: float = 
     announced = False
     while True:
         try:
+            if store_locked(tracking_uri):  # tried first: MLflow's client would wait 20 s, then log a traceback
+                raise StoreUnreachable(f"MLflow at {redact(tracking_uri)} is locked by another process")
             return function(*args, **kwargs)
         except Exception as error:  # noqa: BLE001 - any failure: the store's reachability decides below
             if not isinstance(error, StoreUnreachable) and store_reachable(tracking_uri):
@@ -151,8 +154,8 @@ def call_waiting(tracking_uri: str, what: str, function, *args, wait_s: float = 
                 outage = f"stayed unreachable for {wait_s:g} s" if wait_s else "cannot be reached"
                 raise MlflowUnavailable(f"MLflow at {redact(tracking_uri)} {outage} while {what}: {state()}") from error
         if not announced:
-            print(f"MLflow at {redact(tracking_uri)} cannot be reached while {what}: waiting for it, at most "
-                  f"{wait_s:g} s (--mlflow-wait)", file=sys.stderr, flush=True)
+            print(f"MLflow at {redact(tracking_uri)} {unreachable_words(tracking_uri)} while {what}: waiting for it, "
+                  f"at most {wait_s:g} s (--mlflow-wait)", file=sys.stderr, flush=True)
             announced = True
         waiting_for_mlflow()  # the fault matrix's MLflow outages (sentsweep.faults)
         time.sleep(max(0.0, min(interval_s, deadline - time.monotonic())))
@@ -261,7 +264,10 @@ class QueuedMlflowWriter:
     def _flush(self, attempts: int, wait_s: float) -> bool:
         for attempt in range(attempts):
             failures = 0  # of the operation at the head of the queue, while the store could be reached
-            while self.queue:
+            locked = bool(self.queue) and store_locked(self.tracking_uri)  # as `call_waiting` tries it first
+            if locked:
+                self._last_failure = time.monotonic()
+            while self.queue and not locked:
                 try:
                     self._apply(self.queue[0])
                 except Exception as error:  # noqa: BLE001 - any store failure: decide below
