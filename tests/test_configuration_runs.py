@@ -113,15 +113,43 @@ def test_three_levels_of_runs_named_by_what_they_are(logged):
 
 
 def test_statistics_follow_the_trials_and_end_equal_to_the_tables_cells(logged):
+    """At the table's precision (2 decimals; the trials keep the exact values); an interval that needs 3 seeds is
+    not logged below them, so that no chart shows an empty series."""
     assert logged.interim.data.metrics["best_sts_dev_n"] == 2  # two of three seeds finished by then
-    assert logged.interim.data.metrics["best_sts_dev_mean"] == pytest.approx(60.5)
+    assert logged.interim.data.metrics["best_sts_dev_mean"] == 60.5
+    assert "best_sts_dev_ci95_low" not in logged.interim.data.metrics
     configurations = configuration_runs(logged.store, logged.tracker.parent_run_id)
     for (row, metric), cell in logged.table.cells.items():
         run = configurations[f"noise_ratio={row[0]} pooling={row[1]}"]
         expected = seed_statistics(cell.values)
         for statistic, value in expected.items():
-            logged_value = run.data.metrics[statistic_key(metric, statistic)]
-            assert (math.isnan(logged_value) and math.isnan(value)) or logged_value == pytest.approx(value, abs=1e-12)
+            key = statistic_key(metric, statistic)
+            if math.isnan(value):
+                assert key not in run.data.metrics, (row, key)
+            else:
+                assert run.data.metrics[key] == round(value, 2), (row, key)
+    assert configurations["noise_ratio=0.3 pooling=mean"].data.metrics["best_sts_dev_mean"] == 61.17  # 61.1666...
+    assert configurations["noise_ratio=0.6 pooling=mean"].data.metrics["best_sts_dev_n"] == 2
+
+
+def test_a_configuration_runs_description_says_its_standing_n_group_and_seeds(logged):
+    configurations = configuration_runs(logged.store, logged.tracker.parent_run_id)
+    best, failed = (configurations[name].data.tags["mlflow.note.content"] for name in (
+        "noise_ratio=0.3 pooling=mean", "noise_ratio=0.6 pooling=mean"))
+    first, details, table = best.split("\n\n")
+    assert first == "**best** on best_sts_dev: **61.17 ± 1.26**, n = 3 (seeds 0, 1, 2)"
+    assert details.splitlines()[0] == ("- group: in the best's significance group on best_sts_dev (alpha = 0.05, "
+                                       "correction: holm): best on best_sts_dev (mean over 3 seeds)")
+    sweep = logged.tracker.parent_run_id
+    experiment = configurations["noise_ratio=0.3 pooling=mean"].info.experiment_id
+    assert "- race: not raced" in details and "- seeds left out: none" in details
+    assert f"(#/experiments/{experiment}/runs/{sweep}?workflowType=machine_learning)" in details
+    assert table.splitlines()[2] == "| sts_test_at_best_dev | 59.17 ± 1.26 | 3 | [58.00, 60.50] | best |"
+    group = logged.table.groups["best_sts_dev"].members[(0.6, "mean")]
+    word = "not significantly worse than the best" if group.in_best_group else "significantly worse than the best"
+    assert failed.startswith(f"**{word}** on best_sts_dev: **57.75 ± 0.35**, n = 2 (seeds 0, 1)")
+    assert "- seeds left out: seed 2: failed (ValueError: the loss is nan)" in failed
+    assert "| best_sts_dev | 57.75 ± 0.35 | 2 | n/a (fewer than 3 seeds) |" in failed
 
 
 def test_standing_and_the_seeds_left_out_are_tags(logged):
@@ -144,7 +172,7 @@ def test_the_sweep_run_leads_with_the_answer_and_carries_the_table(logged, tmp_p
     assert description.startswith(f"## {STAGE}\n\n{to_markdown(logged.table)}\n\n**Best on best_sts_dev** (mean over "
                                   "3 seeds): **noise_ratio=0.3 pooling=mean**: best_sts_dev 61.17 ± 1.26")
     assert sweep.data.tags["best_configuration"] == "noise_ratio=0.3 pooling=mean"
-    assert sweep.data.metrics["best_sts_dev_mean"] == pytest.approx(61.5 - 1 / 3)
+    assert sweep.data.metrics["best_sts_dev_mean"] == 61.17  # 61.1666...: at the table's precision
     path = client.download_artifacts(sweep.info.run_id, "tables/01-deletion_ratio_x_pooling.json", str(tmp_path))
     artifact = json.loads(Path(path).read_text())
     frame = pd.DataFrame(artifact["data"], columns=artifact["columns"])
@@ -154,6 +182,25 @@ def test_the_sweep_run_leads_with_the_answer_and_carries_the_table(logged, tmp_p
     assert frame["mean"].tolist() == pytest.approx(expected["mean"].tolist())
     assert {"path": "tables/01-deletion_ratio_x_pooling.json", "type": "table"} in json.loads(
         sweep.data.tags["mlflow.loggedArtifacts"])
+
+
+def test_the_sweep_run_carries_its_table_as_a_page_with_its_marks(logged, tmp_path):
+    """The table as HTML, which MLflow's Artifacts tab renders: each row's cells as the printed table's, the best in
+    bold; the description links it in the model-training layout."""
+    client = MlflowClient(logged.store)
+    sweep = client.get_run(logged.tracker.parent_run_id)
+    path = client.download_artifacts(sweep.info.run_id, "tables/01-deletion_ratio_x_pooling.html", str(tmp_path))
+    page = Path(path).read_text(encoding="utf-8")
+    rows = re.findall(r"<tr>(.*?)</tr>", page)
+    cells = [re.findall(r"<t[dh][^>]*>(.*?)</t[dh]>", row) for row in rows]
+    printed = [[cell.strip() for cell in line.strip("|").split("|")]
+               for line in to_markdown(logged.table).split("\n\n")[0].splitlines() if not line.startswith("|---")]
+    assert [[cell.replace("<b>", "**").replace("</b>", "**") for cell in row] for row in cells] == printed
+    assert any("<b>" in cell for row in cells for cell in row)
+    experiment = sweep.info.experiment_id
+    assert (f"[tables/01-deletion_ratio_x_pooling.html](#/experiments/{experiment}/runs/{sweep.info.run_id}/artifacts/"
+            "tables/01-deletion_ratio_x_pooling.html?workflowType=machine_learning)") in sweep.data.tags[
+        "mlflow.note.content"]
 
 
 def test_the_saved_view_selects_the_configurations_and_sorts_them_as_the_table(logged):
@@ -239,9 +286,12 @@ def test_a_description_over_mlflows_tag_size_links_what_it_cuts_to_its_artifact(
     description = operations[-1]["value"]
     assert len(description) <= 900 and description == record.description()
     final, earlier, targets = description.split("\n\n## ")
-    assert final.startswith("## stage 2\n\n| x | m |") and final.endswith("**x=1**: m 1.00 ± 0.10")  # whole
+    assert final.startswith("## stage 2\n\n| x | m |") and final.endswith(  # whole
+        "**x=1**: m 1.00 ± 0.10\n\nThe table as a page: [tables/02-stage_2.html](#/experiments/7/runs/abc/artifacts/"
+        "tables/02-stage_2.html?workflowType=machine_learning)")
     assert earlier == ("stage 1\n\n**Best on m** (mean over 2 seeds): **x=1**: m 1.00 ± 0.10\n\n(whole in the run's "
-                       "artifacts: [tables/01-stage_1.md](#/experiments/7/runs/abc/artifacts/tables/01-stage_1.md))")
+                       "artifacts: [tables/01-stage_1.md](#/experiments/7/runs/abc/artifacts/tables/01-stage_1.md"
+                       "?workflowType=machine_learning))")
     assert targets == "Reproduction targets\n\n" + "r" * 100
 
 
