@@ -81,11 +81,14 @@ ROWS_SCRIPT = """(() => {
 RUN_NAME = "attributes.`Run Name`"
 
 
-def configuration_rows(browser: Chromium, expected: int, timeout_s: float = 120.0) -> list[dict]:
-    """The runs grid's rows once it shows `expected` run names, each {column id: text}, `name` the run's name."""
+def configuration_rows(browser: Chromium, expected: int, timeout_s: float = 120.0,
+                       columns: tuple[str, ...] = ()) -> list[dict]:
+    """The runs grid's rows once it shows `expected` run names (and on each the cells of `columns`: the grid draws
+    only the columns in view), each {column id: text}, `name` the run's name."""
+    needed = " && ".join(f"({column!r} in row)" for column in columns) or "true"
     browser.wait_for(f"(() => {{ const rows = {ROWS_SCRIPT}; return rows.length >= {expected} && "
-                     f"rows.every(row => row['{RUN_NAME}'] && Object.keys(row).length > 3); }})()",
-                     timeout_s, what=f"{expected} rows of runs with their cells")
+                     f"rows.every(row => row['{RUN_NAME}'] && Object.keys(row).length > 3 && {needed}); }})()",
+                     timeout_s, what=f"{expected} rows of runs with their cells {', '.join(columns)}")
     rows = browser.evaluate(ROWS_SCRIPT)
     return [row | {"name": row[RUN_NAME].splitlines()[-1].strip()} for row in rows]
 
@@ -94,8 +97,23 @@ def sweep_run_page(browser: Chromium, ui: MlflowUi, experiment_id: str, run_id: 
                    timeout_s: float = 120.0) -> str:
     """Open a run's page; its text once it shows `expect`."""
     browser.open(f"{ui.uri}/#/experiments/{experiment_id}/runs/{run_id}?workflowType=machine_learning")
-    return browser.wait_for(f"document.body.innerText.includes({expect!r}) && document.body.innerText",
+    return browser.wait_for(f"document.body && document.body.innerText.includes({expect!r}) && document.body.innerText",
                             timeout_s, what=f"the run page showing {expect!r}")
+
+
+def artifact_page_rows(browser: Chromium, ui: MlflowUi, experiment_id: str, run_id: str, file: str,
+                       timeout_s: float = 120.0) -> list[list[str]]:
+    """Open a run's HTML artifact in its Artifacts tab; the rows of the table it renders (MLflow shows the page in a
+    sandboxed frame of a blob: URL), each a list of its cells' texts."""
+    browser.open(f"{ui.uri}/#/experiments/{experiment_id}/runs/{run_id}/artifacts/{file}"
+                 "?workflowType=machine_learning")
+    script = "[...document.querySelectorAll('tr')].map(row => [...row.cells].map(cell => cell.innerText.trim()))"
+    deadline = time.monotonic() + timeout_s
+    while not (rows := browser.evaluate_in_frame("blob:", script)):
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"waited {timeout_s:g} s for {file} rendered in the run's Artifacts tab")
+        time.sleep(0.5)
+    return rows
 
 
 def close_assistant(browser: Chromium) -> None:

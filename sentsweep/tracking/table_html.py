@@ -13,10 +13,9 @@ import re
 STYLE = """body { font-family: -apple-system, "Segoe UI", Roboto, Helvetica, Arial, sans-serif; font-size: 14px;
   color: #1f2328; margin: 16px; }
 table { border-collapse: collapse; margin: 8px 0 16px; }
-th, td { border: 1px solid #d0d7de; padding: 6px 12px; text-align: right; white-space: nowrap;
-  font-variant-numeric: tabular-nums; }
+th, td { border: 1px solid #d0d7de; padding: 6px 12px; text-align: right; font-variant-numeric: tabular-nums; }
 th { background: #f6f8fa; }
-td.key, th.key { text-align: left; }
+td.key, th.key { text-align: left; white-space: nowrap; }
 p, li { max-width: 110ch; line-height: 1.45; }"""
 KEY_CLASS = ' class="key"'  # a row label's cell, left-aligned
 

@@ -72,7 +72,9 @@ def configurations_view(sweep_run_id: str, selection_metric: str, metrics: list[
         "searchFilter": f"tags.configuration_of = '{sweep_run_id}'" + (f" and tags.stage = '{stage}'" if stage else ""),
         "orderByKey": column("metrics", statistic_key(selection_metric, "mean")), "orderByAsc": False,
         "selectedColumns": shown, "columnOrder": [RUN_NAME_COLUMN, *shown, *TRAILING_COLUMNS],
-        "columnWidths": {RUN_NAME_COLUMN: 320} | {name: 170 for name in shown if name.startswith("metrics.")},
+        # narrow enough that the name, the stage and the selection metric's mean, std and n fit at 1,280 px
+        "columnWidths": {RUN_NAME_COLUMN: 320, column("params", "stage"): 130}
+        | {name: 125 for name in shown if name.startswith("metrics.")},
         "runsHiddenMode": "SHOW_ALL",
         # the parallel coordinates first, in a section of their own; the page adds a chart per metric below
         "compareRunSections": [
