@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
+import json
 import os
 import re
 import shutil
@@ -27,7 +28,8 @@ from pathlib import Path
 from tests.chromium import Chromium
 from tests.cluster_helpers import BIN, PROJECT, MlflowServer, wait_until
 
-SCREENSHOTS = ("printed-link", "configuration-seeds", "sweep-run", "parallel-coordinates")
+SCREENSHOTS = ("printed-link", "configuration", "sweep-table", "models", "configuration-seeds", "sweep-run",
+               "parallel-coordinates")
 
 
 class MlflowUi(MlflowServer):
@@ -163,33 +165,49 @@ def run_quick_sweep(name: str, folder: Path, *extra: str) -> tuple[str, str]:
 
 
 def screenshots(uri: str, output: str, folder: Path) -> list[Path]:
-    """The four views of docs/mlflow.md of the sweep that printed `output` into the store `uri`."""
+    """The views of docs/mlflow.md of the sweep that printed `output` into the store `uri`, at 1,280 px."""
     from mlflow.tracking import MlflowClient
 
     link = printed_link(output)
     experiment_id = re.search(r"#/experiments/(\d+)/", link).group(1)
     view = re.search(r"viewStateShareKey=([^&\s]+)", link).group(1)
+    sweep = view.split("-stage-")[0]  # the sweep run's id: the key of its view of every stage
     client = MlflowClient(uri)
-    configurations = client.search_runs([experiment_id], f"tags.configuration_of = '{view}'")
+    final = client.search_runs([experiment_id], json.loads(json.loads(client.get_experiment(experiment_id).tags[
+        f"mlflow.sharedViewState.{view}"])["state"])["searchFilter"], order_by=["metrics.best_sts_dev_mean DESC"])
+    everything = client.search_runs([experiment_id], f"tags.configuration_of = '{sweep}'")
+    tables = sorted(artifact.path for artifact in client.list_artifacts(sweep, "tables")
+                    if artifact.path.endswith(".html"))
     folder.mkdir(parents=True, exist_ok=True)
-    paths = [folder / f"mlflow-{name}.png" for name in SCREENSHOTS]
-    with MlflowUi(uri) as ui, Chromium(width=1440, height=860) as browser:
+    paths = {name: folder / f"mlflow-{name}.png" for name in SCREENSHOTS}
+    with MlflowUi(uri) as ui, Chromium(width=1280, height=800) as browser:
         open_printed_link(browser, ui, link)
-        configuration_rows(browser, len(configurations))
+        configuration_rows(browser, len(final))
         close_assistant(browser)
-        time.sleep(1)  # the grid takes the room the panel left
-        save_small(browser, paths[0])
-        open_printed_link(browser, ui, link.replace(f"viewStateShareKey={view}", f"viewStateShareKey={view}-seeds"))
-        rows = configuration_rows(browser, len(configurations))
-        best = client.get_run(view).data.tags["best_configuration"]
+        configuration_rows(browser, len(final), columns=("metrics.`best_sts_dev_n`",))  # the room the panel left
+        time.sleep(1)
+        save_small(browser, paths["printed-link"])
+        sweep_run_page(browser, ui, experiment_id, final[0].info.run_id, "significance group")
+        time.sleep(1)
+        save_small(browser, paths["configuration"])
+        artifact_page_rows(browser, ui, experiment_id, sweep, tables[-1])
+        time.sleep(1)
+        save_small(browser, paths["sweep-table"])
+        browser.open(f"{ui.uri}/#/experiments/{experiment_id}/models?workflowType=machine_learning")
+        browser.wait_for("document.body && document.body.innerText.includes('seed')", 120, what="the Models tab")
+        time.sleep(2)
+        save_small(browser, paths["models"])
+        open_printed_link(browser, ui, re.sub(r"viewStateShareKey=[^&\s]+", f"viewStateShareKey={sweep}-seeds", link))
+        rows = configuration_rows(browser, len(everything))
+        best = client.get_run(sweep).data.tags["best_configuration"]
         index = next(index for index, row in enumerate(rows) if row["name"] == best)
         browser.evaluate(f"document.querySelector('.ag-row[row-index=\"{index}\"] button').click()")  # its expander
-        configuration_rows(browser, len(configurations) + 2)  # its seeds are shown (at least 2)
-        save_small(browser, paths[1])
-        sweep_run_page(browser, ui, experiment_id, view, "Best on")
+        configuration_rows(browser, len(everything) + 2)  # its seeds are shown (at least 2)
+        save_small(browser, paths["configuration-seeds"])
+        sweep_run_page(browser, ui, experiment_id, sweep, "Best on")
         click_text(browser, "button, a, span", "Show more")  # the whole description
         time.sleep(1)
-        save_small(browser, paths[2])
+        save_small(browser, paths["sweep-run"])
         open_printed_link(browser, ui, link + "&compareRunsMode=CHART")
         browser.wait_for("!!document.querySelector('.parcoords')", 120, what="the parallel coordinates chart")
         browser.evaluate("""(() => { let card = [...document.querySelectorAll('div')].filter(element =>
@@ -197,8 +215,8 @@ def screenshots(uri: str, output: str, folder: Path) -> list[Path]:
             for (let level = 0; level < 4; level++) card = card.parentElement;
             card.querySelector('button').click(); })()""")  # the chart's full-screen button
         time.sleep(2)
-        save_small(browser, paths[3])
-    return paths
+        save_small(browser, paths["parallel-coordinates"])
+    return list(paths.values())
 
 
 def main(argv=None) -> int:

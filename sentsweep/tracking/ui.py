@@ -113,9 +113,16 @@ def stop(process: subprocess.Popen) -> None:
         pass
 
 
+def _interrupt(signal_number, frame) -> None:
+    raise KeyboardInterrupt
+
+
 def serve(uri: str, port: int, log_path: Path) -> int:
     """Serve `uri` until Ctrl-C (0) or until the server ends by itself (1, its log's last lines printed)."""
     base = f"http://{HOST}:{port}"
+    # Ctrl-C (and a plain `kill`) end it cleanly also where SIGINT came ignored (a job started in the background)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, _interrupt)
     with open(log_path, "w", encoding="utf-8") as log:
         process = subprocess.Popen(server_command(uri, port), stdin=subprocess.DEVNULL, stdout=log,
                                    stderr=subprocess.STDOUT, start_new_session=True,  # Ctrl-C reaches us alone
