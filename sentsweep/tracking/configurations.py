@@ -8,12 +8,15 @@ its configurations and their seeds, each level expandable in place. A configurat
 - params: the configuration's settings (its trials' params but the seed, and a chained stage's per-seed model),
   with the descriptive aliases of one-letter axes (`w` and `second_objective_weight`);
 - metrics: for each metric of the stage's table, the mean, std, n and 95% interval over its seeds
-  (`best_sts_dev_mean`, `best_sts_dev_std`, `best_sts_dev_n`, `best_sts_dev_ci95_low`, `best_sts_dev_ci95_high`);
+  (`best_sts_dev_mean`, `best_sts_dev_std`, `best_sts_dev_n`, `best_sts_dev_ci95_low`, `best_sts_dev_ci95_high`),
+  at the table's precision, an undefined one (a std of one seed, an interval below 3) left out;
   sorted by the selection metric's mean, the configuration runs are in the table's order;
 - tags: `role` configuration, `configuration_of` (the sweep's run id), `config_hash`, its standing in the table
   (`standing` on the selection metric, `standing.<metric>` on each: best, within the best's significance group,
   or significantly worse, with the adjusted p), `race` (how the race decided it: dropped at level k, and why) and
-  `seeds_left_out` (each seed of it the table leaves out, and why).
+  `seeds_left_out` (each seed of it the table leaves out, and why);
+- a description (the run page's first block): its standing, mean ± std, n and the seeds behind them in one line,
+  then its significance group, stage, the seeds left out, the race and each metric's cell.
 
 The statistics follow the trials as they finish (Ray Tune's last results of the finished trials the driver knows
 of: those of this Ray Tune run, a restored one's included, and, with --extend, the finished runs the sweep had
