@@ -7,6 +7,7 @@
     sentsweep models export models:/nm_weight/1 my_model/
     sentsweep evaluate --model all-MiniLM-L6-v2 --sts-dir ../shared/data/stsbenchmark
     sentsweep replay sweep_outputs/mlflow-pending-1a2b3c4d.jsonl
+    sentsweep ui                                     # MLflow's UI on ./mlflow.db, the newest sweep's link
     sentsweep build-distractors --model bert-large-uncased --sts-dir data/stsbenchmark --output-dir pools
     sentsweep cache list --storage-path sweep_outputs/ray   # prune: --older-than DAYS or --all
 
@@ -30,6 +31,7 @@ COMMANDS = {
     "models": "register a sweep's best models in the MLflow Model Registry; export a model to a folder",
     "evaluate": "a model or a lexical baseline on the STS benchmark and evaluation tasks",
     "replay": "write MLflow operations a sweep had to queue",
+    "ui": "MLflow's UI over a sweep store (one worker, 127.0.0.1), printing the newest sweep's link",
     "build-distractors": "the STS-B distractor pools of Malmberg (2021) from a masked LM (--eval-task distractors=)",
     "cache": "list or prune the preparation cache of a storage path (sentsweep cache list|prune --storage-path PATH)",
 }
@@ -39,7 +41,7 @@ def build_parser() -> argparse.ArgumentParser:
     """The top-level parser, for `sentsweep --help` and `--version`; each sub-command parses its own options."""
     parser = argparse.ArgumentParser(prog="sentsweep", description=__doc__.splitlines()[0],
                                      formatter_class=HelpFormatter,
-                                     epilog="examples:\n" + "\n".join(__doc__.splitlines()[2:11]))
+                                     epilog="examples:\n" + "\n".join(__doc__.splitlines()[2:12]))
     parser.add_argument("--version", action="version", version=version_line())
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, help_text in COMMANDS.items():
@@ -86,6 +88,10 @@ def dispatch(argv: list[str]) -> int:
         from sentsweep.tracking.writer import main as replay  # lazy: see above
 
         return replay(rest, prog="sentsweep replay")
+    if command == "ui":
+        from sentsweep.tracking.ui import main as ui  # lazy: see above
+
+        return ui(rest, prog="sentsweep ui")
     if command == "build-distractors":
         from sentsweep.distractor_data import main as build_distractors  # lazy: see above
 

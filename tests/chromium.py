@@ -1,8 +1,8 @@
 """Headless Chromium (Debian's `chromium`) driven over its DevTools protocol, for tests and screenshots of web UIs.
 
 The browser is the system's own (no download at run time); the protocol's WebSocket is aiohttp's client. The
-DevTools methods used are Page.navigate, Runtime.evaluate, Emulation.setDeviceMetricsOverride and
-Page.captureScreenshot (https://chromedevtools.github.io/devtools-protocol/).
+DevTools methods used are Page.navigate, Runtime.evaluate, Emulation.setDeviceMetricsOverride,
+Page.captureScreenshot, Page.getFrameTree and Page.createIsolatedWorld (https://chromedevtools.github.io/devtools-protocol/).
 """
 
 from __future__ import annotations
@@ -33,6 +33,9 @@ class Chromium:
              f"--user-data-dir={self.profile}", "--no-first-run", "--no-default-browser-check", "--disable-gpu",
              "--disable-dev-shm-usage", "--disable-extensions", "--hide-scrollbars", "--mute-audio",
              *(["--no-sandbox"] if os.geteuid() == 0 else []),  # Chromium's sandbox refuses to run as root
+             # a sandboxed frame (MLflow's HTML artifact viewer) in its page's process, where the page's frame tree
+             # holds it (evaluate_in_frame), not in a process of its own
+             "--disable-features=IsolateSandboxedIframes",
              f"--window-size={width},{height}", "about:blank"],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
         self._ids = itertools.count(1)
@@ -86,6 +89,24 @@ class Chromium:
     def evaluate(self, expression: str):
         """The value of a JavaScript expression in the page (awaited if a promise)."""
         result = self.send("Runtime.evaluate", expression=expression, returnByValue=True, awaitPromise=True)
+        if "exceptionDetails" in result:
+            raise RuntimeError(f"{expression[:80]}...: {result['exceptionDetails']}")
+        return result["result"].get("value")
+
+    def evaluate_in_frame(self, url_start: str, expression: str):
+        """The value of a JavaScript expression in the page's frame whose URL starts with `url_start` (evaluated in
+        an isolated world of that frame: it reads a sandboxed frame that the page's own scripts cannot); None where
+        no such frame is loaded."""
+        frames, found = [self.send("Page.getFrameTree")["frameTree"]], None
+        while frames and found is None:
+            node = frames.pop()
+            if node["frame"].get("url", "").startswith(url_start):
+                found = node["frame"]
+            frames += node.get("childFrames", [])
+        if found is None:
+            return None
+        world = self.send("Page.createIsolatedWorld", frameId=found["id"])["executionContextId"]
+        result = self.send("Runtime.evaluate", expression=expression, contextId=world, returnByValue=True)
         if "exceptionDetails" in result:
             raise RuntimeError(f"{expression[:80]}...: {result['exceptionDetails']}")
         return result["result"].get("value")

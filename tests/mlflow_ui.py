@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
+import json
 import os
 import re
 import shutil
@@ -28,7 +29,8 @@ from sentsweep.tracking.store import ANSWER_TITLE
 from tests.chromium import Chromium
 from tests.cluster_helpers import BIN, PROJECT, MlflowServer, wait_until
 
-SCREENSHOTS = ("printed-link", "configuration-seeds", "sweep-run", "parallel-coordinates")
+SCREENSHOTS = ("printed-link", "configuration", "sweep-table", "models", "configuration-seeds", "sweep-run",
+               "parallel-coordinates")
 
 
 class MlflowUi(MlflowServer):
@@ -82,11 +84,14 @@ ROWS_SCRIPT = """(() => {
 RUN_NAME = "attributes.`Run Name`"
 
 
-def configuration_rows(browser: Chromium, expected: int, timeout_s: float = 120.0) -> list[dict]:
-    """The runs grid's rows once it shows `expected` run names, each {column id: text}, `name` the run's name."""
+def configuration_rows(browser: Chromium, expected: int, timeout_s: float = 120.0,
+                       columns: tuple[str, ...] = ()) -> list[dict]:
+    """The runs grid's rows once it shows `expected` run names (and on each the cells of `columns`: the grid draws
+    only the columns in view), each {column id: text}, `name` the run's name."""
+    needed = " && ".join(f"({column!r} in row)" for column in columns) or "true"
     browser.wait_for(f"(() => {{ const rows = {ROWS_SCRIPT}; return rows.length >= {expected} && "
-                     f"rows.every(row => row['{RUN_NAME}'] && Object.keys(row).length > 3); }})()",
-                     timeout_s, what=f"{expected} rows of runs with their cells")
+                     f"rows.every(row => row['{RUN_NAME}'] && Object.keys(row).length > 3 && {needed}); }})()",
+                     timeout_s, what=f"{expected} rows of runs with their cells {', '.join(columns)}")
     rows = browser.evaluate(ROWS_SCRIPT)
     return [row | {"name": row[RUN_NAME].splitlines()[-1].strip()} for row in rows]
 
@@ -95,8 +100,23 @@ def sweep_run_page(browser: Chromium, ui: MlflowUi, experiment_id: str, run_id: 
                    timeout_s: float = 120.0) -> str:
     """Open a run's page; its text once it shows `expect`."""
     browser.open(f"{ui.uri}/#/experiments/{experiment_id}/runs/{run_id}?workflowType=machine_learning")
-    return browser.wait_for(f"document.body.innerText.includes({expect!r}) && document.body.innerText",
+    return browser.wait_for(f"document.body && document.body.innerText.includes({expect!r}) && document.body.innerText",
                             timeout_s, what=f"the run page showing {expect!r}")
+
+
+def artifact_page_rows(browser: Chromium, ui: MlflowUi, experiment_id: str, run_id: str, file: str,
+                       timeout_s: float = 120.0) -> list[list[str]]:
+    """Open a run's HTML artifact in its Artifacts tab; the rows of the table it renders (MLflow shows the page in a
+    sandboxed frame of a blob: URL), each a list of its cells' texts."""
+    browser.open(f"{ui.uri}/#/experiments/{experiment_id}/runs/{run_id}/artifacts/{file}"
+                 "?workflowType=machine_learning")
+    script = "[...document.querySelectorAll('tr')].map(row => [...row.cells].map(cell => cell.innerText.trim()))"
+    deadline = time.monotonic() + timeout_s
+    while not (rows := browser.evaluate_in_frame("blob:", script)):
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"waited {timeout_s:g} s for {file} rendered in the run's Artifacts tab")
+        time.sleep(0.5)
+    return rows
 
 
 def close_assistant(browser: Chromium) -> None:
@@ -146,33 +166,49 @@ def run_quick_sweep(name: str, folder: Path, *extra: str) -> tuple[str, str]:
 
 
 def screenshots(uri: str, output: str, folder: Path) -> list[Path]:
-    """The four views of docs/mlflow.md of the sweep that printed `output` into the store `uri`."""
+    """The views of docs/mlflow.md of the sweep that printed `output` into the store `uri`, at 1,280 px."""
     from mlflow.tracking import MlflowClient
 
     link = printed_link(output)
     experiment_id = re.search(r"#/experiments/(\d+)/", link).group(1)
     view = re.search(r"viewStateShareKey=([^&\s]+)", link).group(1)
+    sweep = view.split("-stage-")[0]  # the sweep run's id: the key of its view of every stage
     client = MlflowClient(uri)
-    configurations = client.search_runs([experiment_id], f"tags.configuration_of = '{view}'")
+    final = client.search_runs([experiment_id], json.loads(json.loads(client.get_experiment(experiment_id).tags[
+        f"mlflow.sharedViewState.{view}"])["state"])["searchFilter"], order_by=["metrics.best_sts_dev_mean DESC"])
+    everything = client.search_runs([experiment_id], f"tags.configuration_of = '{sweep}'")
+    tables = sorted(artifact.path for artifact in client.list_artifacts(sweep, "tables")
+                    if artifact.path.endswith(".html"))
     folder.mkdir(parents=True, exist_ok=True)
-    paths = [folder / f"mlflow-{name}.png" for name in SCREENSHOTS]
-    with MlflowUi(uri) as ui, Chromium(width=1440, height=860) as browser:
+    paths = {name: folder / f"mlflow-{name}.png" for name in SCREENSHOTS}
+    with MlflowUi(uri) as ui, Chromium(width=1280, height=800) as browser:
         open_printed_link(browser, ui, link)
-        configuration_rows(browser, len(configurations))
+        configuration_rows(browser, len(final))
         close_assistant(browser)
-        time.sleep(1)  # the grid takes the room the panel left
-        save_small(browser, paths[0])
-        open_printed_link(browser, ui, link.replace(f"viewStateShareKey={view}", f"viewStateShareKey={view}-seeds"))
-        rows = configuration_rows(browser, len(configurations))
-        best = client.get_run(view).data.tags["best_configuration"]
+        configuration_rows(browser, len(final), columns=("metrics.`best_sts_dev_n`",))  # the room the panel left
+        time.sleep(1)
+        save_small(browser, paths["printed-link"])
+        sweep_run_page(browser, ui, experiment_id, final[0].info.run_id, "significance group")
+        time.sleep(1)
+        save_small(browser, paths["configuration"])
+        artifact_page_rows(browser, ui, experiment_id, sweep, tables[-1])
+        time.sleep(1)
+        save_small(browser, paths["sweep-table"])
+        browser.open(f"{ui.uri}/#/experiments/{experiment_id}/models?workflowType=machine_learning")
+        browser.wait_for("document.body && document.body.innerText.includes('seed')", 120, what="the Models tab")
+        time.sleep(2)
+        save_small(browser, paths["models"])
+        open_printed_link(browser, ui, re.sub(r"viewStateShareKey=[^&\s]+", f"viewStateShareKey={sweep}-seeds", link))
+        rows = configuration_rows(browser, len(everything))
+        best = client.get_run(sweep).data.tags["best_configuration"]
         index = next(index for index, row in enumerate(rows) if row["name"] == best)
         browser.evaluate(f"document.querySelector('.ag-row[row-index=\"{index}\"] button').click()")  # its expander
-        configuration_rows(browser, len(configurations) + 2)  # its seeds are shown (at least 2)
-        save_small(browser, paths[1])
-        sweep_run_page(browser, ui, experiment_id, view, "Best on")
+        configuration_rows(browser, len(everything) + 2)  # its seeds are shown (at least 2)
+        save_small(browser, paths["configuration-seeds"])
+        sweep_run_page(browser, ui, experiment_id, sweep, "Best on")
         click_text(browser, "button, a, span", "Show more")  # the whole description
         time.sleep(1)
-        save_small(browser, paths[2])
+        save_small(browser, paths["sweep-run"])
         open_printed_link(browser, ui, link + "&compareRunsMode=CHART")
         browser.wait_for("!!document.querySelector('.parcoords')", 120, what="the parallel coordinates chart")
         browser.evaluate("""(() => { let card = [...document.querySelectorAll('div')].filter(element =>
@@ -180,8 +216,8 @@ def screenshots(uri: str, output: str, folder: Path) -> list[Path]:
             for (let level = 0; level < 4; level++) card = card.parentElement;
             card.querySelector('button').click(); })()""")  # the chart's full-screen button
         time.sleep(2)
-        save_small(browser, paths[3])
-    return paths
+        save_small(browser, paths["parallel-coordinates"])
+    return list(paths.values())
 
 
 def main(argv=None) -> int:

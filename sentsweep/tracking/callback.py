@@ -46,7 +46,14 @@ from sentsweep.tracking.store import PER_QUERY_ARTIFACT
 from sentsweep.tracking.sweep_lookup import RESUMABLE, latest_sweep_run
 from sentsweep.tracking.sweep_run import SweepRecord
 from sentsweep.tracking.used_values import values_used
-from sentsweep.tracking.views import configurations_view, seeds_view, seeds_view_key, view_tag
+from sentsweep.tracking.views import (
+    ANSWER_VIEW_TAG,
+    configurations_view,
+    seeds_view,
+    seeds_view_key,
+    stage_view_key,
+    view_tag,
+)
 from sentsweep.tracking.writer import DEFAULT_WAIT_S, QueuedMlflowWriter, call_waiting
 from sentsweep.trainables.environment import ENVIRONMENT_KEY, trial_environment
 from sentsweep.trainables.resolved_settings import NOT_READ, config_settings, param_text, reported_by_trial
@@ -189,7 +196,9 @@ class SweepTracker(Callback):
         self.configuration_provenance = ConfigurationProvenance()
         self.record = SweepRecord(self.writer, unfinished[0].data.params if unfinished else {})
         self.reported_names: frozenset[str] = frozenset()  # settings the sweep's trials report (record_values_used)
-        self.view_key = self.parent_run_id  # of the saved views the printed link opens (sentsweep.tracking.views)
+        # of the saved view the printed link opens (sentsweep.tracking.views): the sweep's configurations, or in a
+        # sweep of several stages the latest stage's
+        self.view_key = self.parent_run_id
         self._hashes: dict[str, str] = {}  # Ray trial id -> config hash
 
     def log_sweep_metrics(self, metrics: dict) -> None:
@@ -231,13 +240,18 @@ class SweepTracker(Callback):
         self.configurations.begin_stage(axes, metrics, summarize)
         self._view_axes = list(dict.fromkeys(getattr(self, "_view_axes", []) + (["stage"] if stage else [])
                                              + self.configurations.axes))
-        for key, name, state in (
-                (self.view_key, f"{self.run_name}: configurations, best first",
-                 configurations_view(self.parent_run_id, selection_metric, metrics, self._view_axes)),
-                (seeds_view_key(self.view_key), f"{self.run_name}: configurations and their seeds",
-                 seeds_view(self.parent_run_id, selection_metric, self._view_axes))):
+        views = [(self.parent_run_id, f"{self.run_name}: configurations{' of all stages' * bool(stage)}, best first",
+                  configurations_view(self.parent_run_id, selection_metric, metrics, self._view_axes)),
+                 (seeds_view_key(self.parent_run_id), f"{self.run_name}: configurations and their seeds",
+                  seeds_view(self.parent_run_id, selection_metric, self._view_axes))]
+        if stage:  # the stage's own view; the printed link opens the latest stage's (the final one, at the end)
+            self.view_key = stage_view_key(self.parent_run_id, stage)
+            views.append((self.view_key, f"{self.run_name}: stage '{stage}', best first", configurations_view(
+                self.parent_run_id, selection_metric, metrics, ["stage", *self.configurations.axes], stage)))
+        for key, name, state in views:
             tag, value = view_tag(key, name, state)
             self.writer.submit({"op": "experiment_tag", "trial": None, "key": tag, "value": value})
+        self.tag_sweep(ANSWER_VIEW_TAG, self.view_key)
 
     def on_trial_start(self, iteration, trials, trial, **info):
         config = trial.config

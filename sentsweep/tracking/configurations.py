@@ -11,14 +11,17 @@ its configurations and their seeds, each level expandable in place. A configurat
   them, and where a later trial of it reports another value, the tag `reported_by_seed.<setting>` naming each
   seed's;
 - metrics: for each metric of the stage's table, the mean, std, n and 95% interval over its seeds
-  (`best_sts_dev_mean`, `best_sts_dev_std`, `best_sts_dev_n`, `best_sts_dev_ci95_low`, `best_sts_dev_ci95_high`);
+  (`best_sts_dev_mean`, `best_sts_dev_std`, `best_sts_dev_n`, `best_sts_dev_ci95_low`, `best_sts_dev_ci95_high`),
+  at the table's precision, an undefined one (a std of one seed, an interval below 3) left out;
   sorted by the selection metric's mean, the configuration runs are in the table's order;
 - tags: its trials' provenance (`sentsweep.tracking.provenance`: the code version with the researcher's own files,
   the commit, packages and the nodes its trials ran on), `role` configuration, `configuration_of` (the sweep's run
   id), `config_hash`, its standing in the table
   (`standing` on the selection metric, `standing.<metric>` on each: best, within the best's significance group,
   or significantly worse, with the adjusted p), `race` (how the race decided it: dropped at level k, and why) and
-  `seeds_left_out` (each seed of it the table leaves out, and why).
+  `seeds_left_out` (each seed of it the table leaves out, and why);
+- a description (the run page's first block): its standing, mean ± std, n and the seeds behind them in one line,
+  then its significance group, stage, the seeds left out, the race and each metric's cell.
 
 The statistics follow the trials as they finish (Ray Tune's last results of the finished trials the driver knows
 of: those of this Ray Tune run, a restored one's included, and, with --extend, the finished runs the sweep had
@@ -37,13 +40,15 @@ from collections.abc import Callable, Mapping
 import pandas as pd
 
 from sentsweep.tracking.names import (
+    SHOWN_DIGITS,
     STATISTICS,
     configuration_name,
-    statistic_key,
+    statistic_metrics,
     trial_run_name,
     value_text,
     with_aliases,
 )
+from sentsweep.tracking.sweep_run import DESCRIPTION_TAG
 
 ROLE = "configuration"  # the `role` tag of a configuration's run (a sweep's run is "sweep")
 # What a configuration's run is told by, beside its config hash: the sweep run it belongs to. (Not `sweep_run_id`:
@@ -78,6 +83,7 @@ class ConfigurationRuns:
         self._reported: dict[str, dict[str, dict]] = {}  # config hash -> {setting: {seed: value}} its trials reported
         self._earlier: dict[str, dict] = {}  # config hash -> {seed: {metric: value}} of runs finished before
         self._last_timestamp = 0
+        self._logged: dict[str, set[str]] = {}  # config hash -> its statistics' keys logged with a value
 
     def begin_stage(self, axes: list[str], metrics: list[str], summarize: Callable) -> None:
         """A stage starts: its configurations are named by `axes` (the method where it has none) and summarized on
@@ -171,6 +177,7 @@ class ConfigurationRuns:
             status = (race or {}).get(key)
             tags[RACE_TAG] = (f"{status.state.lower()} at level {status.n + status.failed}: {status.why}" if status
                               else "not raced")  # (an --extend of a raced sweep is not)
+            tags[DESCRIPTION_TAG] = self._description(of_row, selection_metric, trials, counted, tags)
             for tag, value in tags.items():
                 self.writer.submit({"op": "tag", "trial": address(key), "key": tag, "value": value})
             for _, run in trials.iterrows():
@@ -180,22 +187,48 @@ class ConfigurationRuns:
                                         "name": trial_run_name(name, run["seed"])})
             self.writer.submit({"op": "terminate", "trial": address(key), "status": "FINISHED"})
 
+    def _description(self, cells: pd.DataFrame, selection_metric: str, trials: pd.DataFrame, counted: set | None,
+                     tags: Mapping[str, str]) -> str:
+        """A configuration run's description (Markdown, the run page's first block): its standing on the selection
+        metric in one line with its mean, std, n and the seeds behind them, its stage and significance group, each
+        metric's cell, the seeds left out, the race's decision and the link to the sweep's run (its table)."""
+        line = cells[cells["metric"] == selection_metric]
+        seeds = [str(seed) for seed in _counted_seeds(trials, counted)]
+        stages = trials["params.stage"].dropna().unique() if "params.stage" in trials else []
+        sweep = (f"#/experiments/{self.writer.experiment_id}/runs/{self.writer.parent_run_id}"
+                 f"?workflowType=machine_learning")
+        parts = []
+        if len(line):
+            line = line.iloc[0]
+            n = int(line["n"])
+            parts.append(f"**{_standing_word(line)}** on {selection_metric}: **{_mean_std(line)}**, n = {n} "
+                         f"(seed{'s' * (len(seeds) != 1)} {', '.join(seeds) or 'none'})")
+            group = "in" if line["best"] or line["in_best_group"] else "outside"
+            parts.append(f"- group: {group} the best's significance group on {selection_metric} "
+                         f"(alpha = {line['alpha']:g}, correction: {line['correction']}): {tags[STANDING_TAG]}")
+        else:
+            parts.append(f"no value of {selection_metric}")
+        if len(stages):
+            parts.append(f"- stage: {', '.join(map(str, stages))}")
+        parts += [f"- seeds left out: {tags[LEFT_OUT_TAG]}", f"- race: {tags[RACE_TAG]}",
+                  f"- the stage's table: on [the sweep's run]({sweep}) (its description and artifacts)"]
+        table = ["| metric | mean ± std | n | 95% interval | standing |", "|---|---|---|---|---|"]
+        table += [f"| {cell['metric']} | {_mean_std(cell)} | {int(cell['n'])} | {_interval(cell)} | "
+                  f"{_standing_word(cell)} |" for _, cell in cells.iterrows()]
+        return "\n".join(parts[:1]) + "\n\n" + "\n".join(parts[1:]) + "\n\n" + "\n".join(table)
+
     def _log_statistics(self, key: str, statistics: Mapping[str, Mapping[str, float]]) -> None:
-        """Log {metric: {statistic: value}} on configuration `key`'s run (an undefined std or interval as NaN),
-        each at a later timestamp than the last, so that the run shows the latest."""
+        """Log {metric: {statistic: value}} on configuration `key`'s run at the tables' precision, each at a later
+        timestamp than the last, so that the run shows the latest; an undefined std or interval only where it
+        replaces a value logged before (`statistic_metrics`)."""
         self._last_timestamp = max(int(time.time() * 1000), self._last_timestamp + 1)
-        metrics = [(statistic_key(metric, statistic), _metric_value(values[statistic]), self._last_timestamp, 0)
-                   for metric, values in statistics.items() for statistic in STATISTICS]
+        metrics = statistic_metrics(statistics, self._last_timestamp, self._logged.setdefault(key, set()))
         if metrics:
             self.writer.submit({"op": "metrics", "trial": address(key), "metrics": metrics})
 
 
 def _is_number(value) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-
-
-def _metric_value(value) -> float:
-    return float("nan") if value is None or pd.isna(value) else float(value)
 
 
 def _configuration_params(trials: pd.DataFrame) -> dict[str, str]:
@@ -225,6 +258,36 @@ def _standing(cells: pd.DataFrame, metric: str) -> str:
     if line["in_best_group"]:
         return f"within the best's significance group on {metric} ({p}; {n})"
     return f"significantly worse than the best on {metric} ({p}, alpha = {line['alpha']:g}; {n})"
+
+
+def _standing_word(line) -> str:
+    """A cell's standing in words: best, not significantly worse (in the best's significance group, or not tested
+    against it) or significantly worse than the best."""
+    if line["best"]:
+        return "best"
+    if line["in_best_group"] or line["test"] == "not tested":
+        return "not significantly worse than the best"
+    return "significantly worse than the best"
+
+
+def _mean_std(line) -> str:
+    std = line["std"]
+    return f"{line['mean']:.{SHOWN_DIGITS}f} ± " + ("n/a" if pd.isna(std) else f"{std:.{SHOWN_DIGITS}f}")
+
+
+def _interval(line) -> str:
+    low, high = line.get("ci95_low"), line.get("ci95_high")
+    if low is None or high is None or pd.isna(low) or pd.isna(high):
+        return "n/a (fewer than 3 seeds)"
+    return f"[{low:.{SHOWN_DIGITS}f}, {high:.{SHOWN_DIGITS}f}]"
+
+
+def _counted_seeds(trials: pd.DataFrame, counted: set | None) -> list:
+    """The seeds a configuration's row counts: its finished runs' (those a race counted, where it raced)."""
+    finished = trials[trials["status"] == "FINISHED"]
+    seeds = [seed for seed, key in zip(finished["seed"], finished["config_hash"])
+             if counted is None or (key, str(seed)) in counted]
+    return sorted(dict.fromkeys(seeds), key=_seed_order)
 
 
 def _left_out(trials: pd.DataFrame, counted: set | None) -> list[str]:

@@ -18,7 +18,8 @@ experiment's chart view puts every other prefix in a section of its own, sorted 
 (its bundle's `getBaseChartAndSectionConfigs`), so `timing/...` would come first where `system/...` comes last. The
 learning curve (`sts_dev`, `train_loss`) and the selection metrics (`best_sts_dev`, `sts_test_at_best_dev`,
 `best_step`) keep their names. A configuration's statistics of a table metric are `<metric>_mean`, `_std`, `_n`,
-`_ci95_low` and `_ci95_high` (`statistic_key`).
+`_ci95_low` and `_ci95_high` (`statistic_key`), logged at the tables' precision (`statistic_metrics`): the
+exact values stay in the trials' runs.
 
 A one-letter axis gets a param with a descriptive name beside it, of the same value (`PARAM_ALIASES`), so that
 searching the runs list's columns, or choosing the axes of a parallel coordinates chart, finds what it means.
@@ -26,6 +27,7 @@ searching the runs list's columns, or choosing the axes of a parallel coordinate
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -37,6 +39,7 @@ BOOKKEEPING_PREFIX = "system/"
 WRITE_SECONDS = "mlflow_write_seconds"
 BOOKKEEPING_METRICS = frozenset(TIMING_METRICS + COMPUTE_METRICS + (WRITE_SECONDS,))
 STATISTICS = ("mean", "std", "n", "ci95_low", "ci95_high")  # of a configuration's seeds, for each table metric
+SHOWN_DIGITS = 2  # decimals of a statistic as the tables print it (sentsweep.analysis.tables.to_markdown)
 # One-letter axes and the descriptive param logged beside them (the setting's help: UnsupervisedSettings.w).
 PARAM_ALIASES = {"w": "second_objective_weight"}
 SEED_SEPARATOR = " · seed "
@@ -68,6 +71,28 @@ def result_step(result: Mapping[str, Any]) -> int:
 def statistic_key(metric: str, statistic: str) -> str:
     """A configuration run's metric for a statistic (one of `STATISTICS`) of a table metric: best_sts_dev_mean."""
     return f"{metric}_{statistic}"
+
+
+def statistic_metrics(statistics: Mapping[str, Mapping[str, Any]], timestamp_ms: int,
+                      logged: set[str] | None = None) -> list[tuple[str, float, int, int]]:
+    """{metric: {statistic: value}} as MLflow metrics (key, value, timestamp, step 0): each value rounded to the
+    tables' `SHOWN_DIGITS` decimals (n whole). An undefined value (a std of one seed, an interval of fewer than 3:
+    None or NaN) is left out, so that no chart shows an empty series, unless its key is in `logged` (keys logged
+    with a value before: NaN then replaces that value); the keys logged with a value are added to `logged`."""
+    logged = set() if logged is None else logged
+    metrics = []
+    for metric, values in statistics.items():
+        for statistic in STATISTICS:
+            key, value = statistic_key(metric, statistic), values.get(statistic)
+            if value is None or not math.isfinite(float(value)):
+                if key in logged:
+                    metrics.append((key, math.nan, timestamp_ms, 0))
+                continue
+            logged.add(key)
+            value = float(value)
+            metrics.append((key, float(round(value)) if statistic == "n" else round(value, SHOWN_DIGITS),
+                            timestamp_ms, 0))
+    return metrics
 
 
 def value_text(value: Any) -> str:

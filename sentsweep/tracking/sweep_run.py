@@ -13,8 +13,9 @@
 - description (Markdown, the run page's first block): the final stage's answer (its table, then the best
   configuration in one line), then the earlier stages, then the reproduction targets; each whole while MLflow's
   tag size allows, else a line naming the artifact that holds it whole.
-- artifacts: each stage's table as Markdown (`tables/NN-<title>.md`, with its reproduction targets and race) and
-  as an MLflow table (`tables/NN-<title>.json`, `log_table`'s format, which the run's Artifacts tab shows as a
+- artifacts: each stage's table as Markdown (`tables/NN-<title>.md`, with its reproduction targets and race), as
+  an HTML page that the Artifacts tab renders (`tables/NN-<title>.html`: the same, its marks readable) and as an
+  MLflow table (`tables/NN-<title>.json`, `log_table`'s format, which the run's Artifacts tab shows as a
   table): one line per cell, its mean, std, n, 95% interval and standing (`sentsweep.analysis.tables.to_frame`).
 """
 
@@ -28,7 +29,8 @@ from collections.abc import Mapping, Sequence
 
 import pandas as pd
 
-from sentsweep.tracking.names import STATISTICS, configuration_name, param_key, statistic_key
+from sentsweep.tracking.names import STATISTICS, configuration_name, param_key, statistic_metrics
+from sentsweep.tracking.table_html import table_page
 
 DESCRIPTION_TAG = "mlflow.note.content"  # a run's description in the MLflow UI (Markdown)
 BEST_CONFIGURATION_TAG = "best_configuration"
@@ -107,6 +109,7 @@ class SweepRecord:
         self.params = dict(params or {})
         self.tag_limit = tag_limit or MAX_TAG_VAL_LENGTH
         self.stages: dict[str, dict] = {}  # title -> its parts, in the order the stages were first logged
+        self._logged: set[str] = set()  # the best configuration's statistics' keys logged with a value
 
     def log_params(self, params: Mapping[str, str]) -> None:
         new = {name: value for name, value in params.items() if name not in self.params}
@@ -123,34 +126,44 @@ class SweepRecord:
         configuration's metrics and tag, and the description, which this stage now leads."""
         number = list(self.stages).index(title) + 1 if title in self.stages else len(self.stages) + 1
         markdown_file, table_file = stage_file(number, title, "md"), stage_file(number, title, "json")
+        page_file = stage_file(number, title, "html")
         best = best_line(cells, row_params, selection_metric)
         whole = "\n\n".join(filter(None, (table_markdown, best[1] if best else "", race)))
         self.stages.pop(title, None)
         self.stages[title] = {"whole": whole, "best": best[1] if best else "", "file": markdown_file,
-                              "reproduction": reproduction}
-        self.writer.submit({"op": "text", "trial": None, "file": markdown_file, "content": "\n\n".join(
-            filter(None, (table_markdown, reproduction, race)))})
+                              "page": page_file, "reproduction": reproduction}
+        logged = "\n\n".join(filter(None, (table_markdown, reproduction, race)))
+        self.writer.submit({"op": "text", "trial": None, "file": markdown_file, "content": logged})
+        self.writer.submit({"op": "text", "trial": None, "file": page_file,
+                            "content": table_page(title, logged, len(row_params))})
         self.writer.submit({"op": "table", "trial": None, "file": table_file,
                             "content": cells.to_json(orient="split", index=False)})
         if best is not None:
             name, _, statistics = best
             self.writer.submit({"op": "tag", "trial": None, "key": BEST_CONFIGURATION_TAG, "value": name})
-            self.writer.submit({"op": "metrics", "trial": None, "metrics": [
-                (statistic_key(metric, statistic), _number(values[statistic]), _now_ms(), 0)
-                for metric, values in statistics.items() for statistic in STATISTICS]})
+            self.writer.submit({"op": "metrics", "trial": None,
+                                "metrics": statistic_metrics(statistics, _now_ms(), self._logged)})
         self.writer.submit({"op": "tag", "trial": None, "key": DESCRIPTION_TAG, "value": self.description()})
+
+    def artifact_link(self, file: str) -> str:
+        """A Markdown link to the run page's view of its artifact `file`, in MLflow's model-training layout."""
+        page = f"#/experiments/{self.writer.experiment_id}/runs/{self.writer.parent_run_id}/artifacts"
+        return f"[{file}]({page}/{file}?workflowType=machine_learning)"
 
     def _whole_in(self, files: list[str]) -> str:
         """Where a part cut from the description is whole: links to the run page's artifact views."""
-        page = f"#/experiments/{self.writer.experiment_id}/runs/{self.writer.parent_run_id}/artifacts"
-        return "(whole in the run's artifacts: " + ", ".join(f"[{file}]({page}/{file})" for file in files) + ")"
+        return "(whole in the run's artifacts: " + ", ".join(map(self.artifact_link, files)) + ")"
+
+    def _with_page(self, title: str, whole: str) -> str:
+        """A stage's whole part of the description, then the link to its table's HTML page."""
+        return f"{whole}\n\nThe table as a page: {self.artifact_link(self.stages[title]['page'])}"
 
     def description(self) -> str:
         """The final stage's answer, the earlier stages, the reproduction targets (module docstring), each whole
         while the tag's size allows, else a line naming its artifact."""
         titles = list(self.stages)[::-1]
         final, earlier = titles[:1], titles[1:]
-        parts = [(f"## {title}", self.stages[title]["whole"],
+        parts = [(f"## {title}", self._with_page(title, self.stages[title]["whole"]),
                   "\n\n".join(filter(None, (self.stages[title]["best"], self._whole_in([self.stages[title]["file"]])))))
                  for title in final + sorted(earlier, key=list(self.stages).index)]
         targets = [title for title in self.stages if self.stages[title]["reproduction"]]
@@ -175,10 +188,6 @@ def _without_heading(markdown: str) -> str:
     return rest.lstrip("\n") if first.startswith("#") else markdown
 
 
-
-
-def _number(value) -> float:
-    return float("nan") if value is None or pd.isna(value) else float(value)
 
 
 def _now_ms() -> int:

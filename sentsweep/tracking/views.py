@@ -6,12 +6,17 @@ the charts) in the browser. A saved view is that state stored as an experiment t
 its view menu lists them by name), and `?viewStateShareKey=<key>` opens the page on it. The state's keys are the
 page's own: the search facets `searchFilter`, `orderByKey`, `orderByAsc`, and the UI state `selectedColumns`,
 `columnOrder`, `columnWidths`, `runsHiddenMode`, `compareRunCharts`, `compareRunSections` (the UI bundle's lists
-of shareable keys; a column is `<type>.\\`<key>\\``, as the grid's column ids). A sweep saves two:
+of shareable keys; a column is `<type>.\\`<key>\\``, as the grid's column ids). A sweep saves
 
 - `<sweep run id>` (`configurations_view`), the answer: the sweep's configuration runs (filter
   `tags.configuration_of`), sorted by the selection metric's mean, best first, showing their names, the selection
-  metric's mean, std and n, the other table metrics' means and the axes. Its chart view (`compareRunsMode=CHART`)
-  opens on parallel coordinates of the axes and the selection metric's mean, one line per configuration.
+  metric's mean, std and n, the other table metrics' means and the axes (the stage first, in a sweep of several).
+  Its chart view (`compareRunsMode=CHART`) opens on parallel coordinates of the axes and the selection metric's
+  mean, one line per configuration;
+- in a sweep of several stages, one such view per stage, `<sweep run id>-stage-<stage>` (`stage_view_key`): that
+  stage's configurations alone (and `tags.stage`), best first, the stage's name its first column. The link a sweep
+  prints opens the final stage's: its answer first (the sweep run's tag `answer_view` names the view it opens,
+  for `sentsweep ui`);
 - `<sweep run id>-seeds` (`seeds_view`): the sweep's trial runs under their configurations (filter
   `tags.sweep_run_id`, sorted by start time: the page nests runs only when sorted so, and then fetches the parents
   of the runs it found, the configuration runs), each configuration expandable to its seeds.
@@ -22,10 +27,12 @@ The state cannot choose which runs are expanded (the page leaves `runsExpanded` 
 from __future__ import annotations
 
 import json
+import re
 import time
 
 from sentsweep.tracking.names import PARAM_ALIASES, statistic_key
 
+ANSWER_VIEW_TAG = "answer_view"  # a sweep run's tag: the key of the view its printed link opens
 VIEW_TAG_PREFIX = "mlflow.sharedViewState."  # MLflow's (its UI bundle's SHARED_VIEW_STATE prefix)
 RUN_NAME_COLUMN = "attributes.`Run Name`"
 TRAILING_COLUMNS = ["runDateAndNestInfo", "duration"]  # the grid's Created and Duration columns, moved after ours
@@ -41,11 +48,20 @@ def seeds_view_key(view_key: str) -> str:
     return f"{view_key}-seeds"
 
 
-def configurations_view(sweep_run_id: str, selection_metric: str, metrics: list[str], axes: list[str]) -> dict:
-    """The page state of a sweep's configuration runs, best first (see the module docstring)."""
-    shown = [column("metrics", statistic_key(selection_metric, statistic)) for statistic in ("mean", "std", "n")]
+def stage_view_key(view_key: str, stage: str) -> str:
+    """The key of a stage's view: `<sweep run id>-stage-<stage>`, the stage's name as a URL carries it whole."""
+    return f"{view_key}-stage-{re.sub(r'[^A-Za-z0-9._~-]+', '_', stage)}"
+
+
+def configurations_view(sweep_run_id: str, selection_metric: str, metrics: list[str], axes: list[str],
+                        stage: str | None = None) -> dict:
+    """The page state of a sweep's configuration runs, best first (see the module docstring); with `stage`, that
+    stage's alone. The axis `stage` is the first column after the name."""
+    shown = [column("params", "stage")] if "stage" in axes else []
+    shown += [column("metrics", statistic_key(selection_metric, statistic)) for statistic in ("mean", "std", "n")]
     shown += [column("metrics", statistic_key(metric, "mean")) for metric in metrics if metric != selection_metric]
-    params = axes + [PARAM_ALIASES[axis] for axis in axes if axis in PARAM_ALIASES]
+    params = [axis for axis in axes if axis != "stage"]
+    params += [PARAM_ALIASES[axis] for axis in axes if axis in PARAM_ALIASES]
     shown += [column("params", axis) for axis in params]
     # the axes as the tables name them (a configuration without one of them is left out of the chart by MLflow)
     parallel = {"uuid": "sentsweep-parallel-coordinates", "type": "PARALLEL", "runsCountToCompare": 10,
@@ -53,10 +69,12 @@ def configurations_view(sweep_run_id: str, selection_metric: str, metrics: list[
                 "selectedParams": [axis for axis in axes if axis != "stage"],
                 "selectedMetrics": [statistic_key(selection_metric, "mean")]}
     return {
-        "searchFilter": f"tags.configuration_of = '{sweep_run_id}'",
+        "searchFilter": f"tags.configuration_of = '{sweep_run_id}'" + (f" and tags.stage = '{stage}'" if stage else ""),
         "orderByKey": column("metrics", statistic_key(selection_metric, "mean")), "orderByAsc": False,
         "selectedColumns": shown, "columnOrder": [RUN_NAME_COLUMN, *shown, *TRAILING_COLUMNS],
-        "columnWidths": {RUN_NAME_COLUMN: 320} | {name: 170 for name in shown if name.startswith("metrics.")},
+        # narrow enough that the name, the stage and the selection metric's mean, std and n fit at 1,280 px
+        "columnWidths": {RUN_NAME_COLUMN: 320, column("params", "stage"): 130}
+        | {name: 125 for name in shown if name.startswith("metrics.")},
         "runsHiddenMode": "SHOW_ALL",
         # the parallel coordinates first, in a section of their own; the page adds a chart per metric below
         "compareRunSections": [
