@@ -45,7 +45,7 @@ def test_a_sweeps_links_and_the_ui_command_are_printed_whole_each_under_its_titl
         assert answer.startswith(f"{uri}/#/") and UI_COMMAND_TITLE not in lines
     else:  # the command that serves the store comes first, on one line, and the links name its address
         assert lines[lines.index(UI_COMMAND_TITLE) + 1] == f"    {ui_command(uri)}"
-        assert ui_command(uri) == f"mlflow ui --backend-store-uri {uri} --host 127.0.0.1 --port 5000"
+        assert ui_command(uri) == f"sentsweep ui --tracking-uri {uri}"
         assert answer.startswith("http://127.0.0.1:5000/#/")
     assert all(len(line) <= columns for line in lines if not line.startswith("    "))  # the titles fit
 

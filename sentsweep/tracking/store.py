@@ -145,10 +145,11 @@ UI_COMMAND_TITLE = "MLflow's UI on this store (start it first):"
 
 def ui_command(uri: str) -> str | None:
     """The command that serves the MLflow UI of a store that has no server (a SQLite file, a database) at
-    `LOCAL_UI`; None for an HTTP tracking server, which serves its own."""
+    `LOCAL_UI`: `sentsweep ui` (`sentsweep.tracking.ui`: one worker, the model-training layout); None for an HTTP
+    tracking server, which serves its own."""
     if uri.startswith(("http://", "https://")):
         return None
-    return f"mlflow ui --backend-store-uri {redact(uri)} --host 127.0.0.1 --port 5000"
+    return f"sentsweep ui --tracking-uri {redact(uri)}"
 
 
 def ui_address(uri: str) -> str:
