@@ -55,19 +55,29 @@ def closed_port() -> int:
         (["--set", "lr=-1"], "setting lr=-1 is out of range: must be > 0"),
         (["--set", "temperature=0.1"], "setting 'temperature' is not used by the method\\(s\\) of this sweep: tsdae"),
         (["--set", "tie_decoder=maybe"], "setting tie_decoder='maybe' must be true or false"),
-        (["--race", "--race-alpha", "1.5"], "--race-alpha 1.5 must be in \\(0, 1\\)"),
+        (["--race", "--race-alpha", "1.5"], "--race-alpha 1.5: must be in \\(0, 1\\)"),
         (["--race", "--seeds", "3", "--race-rungs", "0.5"],
          "--race-rungs is the steps schedule's \\(--race-schedule steps\\), not async's"),
         (["--race", "--seeds", "3", "--race-schedule", "steps", "--race-rungs", "0.3", "1"],
-         "--race-rungs 0.3 1.0: each must be a fraction of the steps in \\(0, 1\\), given once"),
+         "--race-rungs 0.3 1.0: each must be in \\(0, 1\\)"),
+        (["--race", "--seeds", "3", "--race-schedule", "steps", "--race-rungs", "0.3", "0.3"],
+         "--race-rungs 0.3 0.3: each fraction of the steps given once"),
         (["--race", "--race-schedule", "steps", "--extend"], "--race and --extend: give one"),
-        (["--alpha", "0"], "--alpha 0.0 must be in \\(0, 1\\)"),
+        (["--alpha", "0"], "--alpha 0.0: must be in \\(0, 1\\)"),
+        (["--max-failures", "-1"], "^error: --max-failures -1: must be >= 0$"),
+        (["--search", "optuna", "--num-configs", "0"], "^error: --num-configs 0: must be >= 1$"),
+        (["--lr", "Infinity"], "^error: --lr inf: must be a finite number$"),
+        (["--set", "lr=Infinity"], "^error: setting lr=inf must be a finite number$"),
+        (["--set", "lr=1e-3", "lr=2e-3"], "^error: --set lr=1e-3 lr=2e-3: lr is given twice; give it once$"),
+        (["--set", "noise_ratio=1.5"], "^error: setting noise_ratio=1.5 is out of range: must be < 1$"),
+        (["--set", "pooling=mean"], "^error: --set pooling=mean: pooling is an axis of this sweep .* --poolings$"),
+        (["--search", "optuna", "--race"], "^error: --search optuna and --race: a race compares a fixed set"),
     ],
 )
 def test_bad_option_fails_before_launch(run_quick, extra, message):
     code, err = run_quick(*extra)
     assert code == 2
-    assert re.search(message, err), err
+    assert re.search(message, err.strip()), err
 
 
 def test_empty_corpus_is_named(run_quick, tmp_path):
