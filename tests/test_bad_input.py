@@ -90,6 +90,9 @@ def test_empty_corpus_is_named(run_quick, tmp_path):
     (4, "nan", "line 3: score 'nan' is not a finite number"),
     (4, "inf", "line 3: score 'inf' is not a finite number"),
     (6, "", "line 3: sentence 2 \\(column 7\\) is empty"),
+    (4, "7.5", "line 3: score 7.5 is outside STS-B's 0-5 scale \\(STS-B Table 1: 0, different topics, to 5, "
+               "equivalent\\)"),
+    (4, "-3", "line 3: score -3 is outside STS-B's 0-5 scale"),
 ])
 def test_a_bad_value_in_a_data_file_names_file_and_line(run_quick, tmp_path, column, value, message):
     sts = tmp_path / "sts"
@@ -104,6 +107,20 @@ def test_a_bad_value_in_a_data_file_names_file_and_line(run_quick, tmp_path, col
     code, err = run_quick("--sts-dir", str(sts))
     assert code == 2 and len(err.strip().splitlines()) == 1
     assert re.search(f"{sts / 'sts-dev.csv'}, {message}", err), err
+
+
+def test_a_dev_split_whose_scores_cannot_rank_is_named(run_quick, tmp_path):
+    sts = tmp_path / "sts"
+    sts.mkdir()
+    for name in ("sts-train.csv", "sts-dev.csv", "sts-test.csv"):
+        lines = (DEMO_DIR / name).read_text(encoding="utf-8").splitlines()
+        if name == "sts-dev.csv":
+            lines = ["\t".join(columns[:4] + ["3.0"] + columns[5:]) for columns in (line.split("\t") for line in lines)]
+        (sts / name).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    code, err = run_quick("--sts-dir", str(sts))
+    assert code == 2
+    assert err.strip() == (f"error: {sts / 'sts-dev.csv'}: every pair's score is 3, so Spearman's rho is undefined "
+                           "(nothing to rank); an evaluation split needs scores that differ")
 
 
 def test_a_store_mlflow_cannot_open_is_named(run_quick, tmp_path):
