@@ -133,6 +133,13 @@ def test_a_store_mlflow_cannot_open_is_named(run_quick, tmp_path):
     assert store.read_bytes() == b"\x00not sqlite\x00" * 100
 
 
+def test_a_tracking_uri_of_a_scheme_mlflow_cannot_store_to_is_named(run_quick):
+    code, err = run_quick("--tracking-uri", "foo://user:secret@bar")
+    assert code == 2
+    assert re.fullmatch("error: MLflow has no store for the scheme 'foo' of the tracking URI foo://user:\\*\\*\\*@bar; "
+                        "give a local path or a URI of one of: .*http://, https://, .*sqlite://.*", err.strip()), err
+
+
 def test_unreachable_tracking_server_is_named(run_quick):
     uri = f"http://127.0.0.1:{closed_port()}"
     code, err = run_quick("--tracking-uri", uri)
