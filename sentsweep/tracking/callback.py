@@ -168,6 +168,8 @@ class SweepTracker(Callback):
                 tags=self.source_tags | {"sweep": sweep_name, "code_version": self.version, "role": "sweep"},
                 wait_s=wait_s,
             ).info.run_id
+            self.run_name = _unique_run_name(tracking_uri, client, experiment_id, self.parent_run_id, self.run_name,
+                                             wait_s)
         # takes over the writes a stopped or killed driver of this sweep run left queued in its pending file, and
         # writes them before anything else
         self.writer = QueuedMlflowWriter(
@@ -381,6 +383,19 @@ def _experiment_id(client, name: str) -> str:
     if EXPERIMENT_KIND_TAG not in experiment.tags:
         client.set_experiment_tag(experiment.experiment_id, EXPERIMENT_KIND_TAG, EXPERIMENT_KIND)
     return experiment.experiment_id
+
+
+def _unique_run_name(tracking_uri: str, client, experiment_id: str, run_id: str, name: str, wait_s: float) -> str:
+    """`name`, the sweep's new run's, where no other run of the experiment has it; else `name` and the head of
+    the run's id, which the run is renamed to. Looked up after the run exists, so of two sweeps started in the
+    same second the later one at least sees the earlier and takes the suffix."""
+    namesakes = call_waiting(tracking_uri, "naming the sweep's run", client.search_runs, [experiment_id],
+                             f"attributes.run_name = '{name}'", max_results=2, wait_s=wait_s)
+    if all(run.info.run_id == run_id for run in namesakes):
+        return name
+    unique = f"{name}-{run_id[:6]}"
+    call_waiting(tracking_uri, "naming the sweep's run", client.update_run, run_id, name=unique, wait_s=wait_s)
+    return unique
 
 
 def artifact_location(tracking_uri: str, experiment_name: str) -> str | None:
