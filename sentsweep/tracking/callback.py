@@ -30,6 +30,7 @@ from ray.tune.result import AUTO_RESULT_KEYS
 from sentsweep.plugins import USER_CODE_KEY
 from sentsweep.preparation_cache import RESULT_KEY as CACHE_RESULT_KEY
 from sentsweep.random_seeds import TRIAL_INDEX_KEY, resolve_seed
+from sentsweep.terminal import plain_text
 from sentsweep.tracking.configurations import CONFIGURATION_OF_TAG, ConfigurationRuns, address
 from sentsweep.tracking.datasets import DATA_FILE_CONTEXTS, trial_datasets
 from sentsweep.tracking.names import mlflow_metric_key
@@ -320,7 +321,7 @@ class SweepTracker(Callback):
         """End the sweep's run FAILED (tag `failure_reason`) after an error outside any trial, and its trials' runs
         left RUNNING KILLED (tag `interrupted`); `--resume` reopens them. One attempt, as `end_interrupted`."""
         self._end_running_trial_runs({"interrupted": "true"}, wait_s=0)
-        self.writer.submit({"op": "tag", "trial": None, "key": "failure_reason", "value": reason[:5000]})
+        self.writer.submit({"op": "tag", "trial": None, "key": "failure_reason", "value": plain_text(reason)[:5000]})
         self.writer.call("ending the sweep's run FAILED", self.writer.client.set_terminated, self.parent_run_id,
                          status="FAILED", wait_s=0)
 
@@ -409,10 +410,11 @@ def artifact_location(tracking_uri: str, experiment_name: str) -> str | None:
 
 
 def _error_text(trial) -> str:
-    """The trial's traceback from the error file Ray Tune writes beside it (the last failure's tail)."""
+    """The trial's traceback from the error file Ray Tune writes beside it (the last failure's tail), as plain text
+    (Ray's colour codes removed)."""
     path = trial.error_file
     if path and Path(path).is_file():
-        return Path(path).read_text(encoding="utf-8", errors="replace").strip()[-5000:]
+        return plain_text(Path(path).read_text(encoding="utf-8", errors="replace")).strip()[-5000:]
     return "trial raised an error (no error file)"
 
 
