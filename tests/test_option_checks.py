@@ -15,12 +15,11 @@ from sentsweep.sweep.launcher import stage_axes
 from sentsweep.sweep.option_checks import (
     check_option_bounds,
     check_search_combination,
-    check_swept_settings,
     numeric_options,
     search_combinations,
-    settings_given,
 )
 from sentsweep.sweep.options import SweepOptions, flag_of, parse_assignments
+from sentsweep.sweep.swept_settings import check_swept_settings, settings_given
 
 BOUND_KEYS = ("gt", "ge", "lt", "le")
 OPTION_CLASSES = sorted({get_experiment(name).options for name in experiment_names()} | {SweepOptions},

@@ -40,10 +40,10 @@ from sentsweep.sweep.demo_stand_ins import (
 )
 from sentsweep.sweep.disk_space import check_disk_space, check_output_folders
 from sentsweep.sweep.first_step import check_own_methods_start
-from sentsweep.sweep.option_checks import check_option_bounds, check_search_combination, check_swept_settings
 from sentsweep.sweep.options import SweepOptions, parse_assignments
 from sentsweep.sweep.protocol import with_method_settings
 from sentsweep.sweep.ray_connection import check_ray_cluster
+from sentsweep.sweep.swept_settings import check_swept_settings
 from sentsweep.sweep.target_tasks import TASK_AXIS, resolve_task_data
 from sentsweep.tasks import build_tasks, parse_task_specs
 from sentsweep.tasks.mteb_tasks import MTEB_PREFIX, is_mteb_name, published_main_scores, untrained_scores
@@ -59,8 +59,6 @@ TINY_MODEL_PENDING = "<the tiny random model, built once every check has passed>
 
 def resolve_settings(definition: SweepDefinition, options: SweepOptions) -> ResolvedSweep:
     """The protocol with the command line applied; raises `InputError` on bad input (before anything runs)."""
-    check_option_bounds(options)
-    check_search_combination(options)
     protocol = definition.protocol
     overrides = dict(protocol.quick) if options.quick else {}
     for option in ("lr", "max_steps", "eval_steps", "max_seq_length"):

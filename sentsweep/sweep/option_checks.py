@@ -7,8 +7,10 @@
 - The search, the race and the early-stopping scheduler form a combination that runs
   (`check_search_combination`): a race compares a fixed set of configurations over seeds and decides their
   stops itself, so it takes a grid and no scheduler; the race's own options need `--race`.
-- A setting given on the command line (`--set KEY=VALUE`, `--lr`) is given once, and is no axis of the sweep
-  (`check_swept_settings`): the axis' own options give its values (`--ratios`, `--ratio-range`).
+
+Both need the options alone, so a sweep script checks them as soon as its command line is parsed
+(`sentsweep.sweep.entry_point`), before torch or Ray load; a setting given on the command line is checked against
+the sweep's axes by `sentsweep.sweep.swept_settings`.
 """
 
 from __future__ import annotations
@@ -20,8 +22,7 @@ import typing
 from typing import Any
 
 from sentsweep.errors import InputError
-from sentsweep.sweep.options import SweepOptions, flag_of, parse_assignments
-from sentsweep.trainables.catalog import check_setting_value
+from sentsweep.sweep.options import SweepOptions, flag_of
 
 BOUNDS = (("gt", ">"), ("ge", ">="), ("lt", "<"), ("le", "<="))
 NUMBERS = (int, float)
@@ -121,61 +122,3 @@ def check_search_combination(options: SweepOptions) -> None:
 def _shown(value: Any) -> str:
     return " ".join(map(str, value)) if isinstance(value, tuple) else str(value)
 
-
-def settings_given(options: SweepOptions) -> dict[str, tuple[str, Any]]:
-    """{setting: (how the command line gave it, its value)} of every setting given by --set KEY=VALUE or by an
-    option that stands for one setting (metadata `setting`: `--lr`); one given both ways is refused."""
-    values = parse_assignments(options.assignments)
-    given = {key: (f"--set {assignment}", values[key])
-             for assignment in options.assignments for key in [assignment.partition("=")[0]]}
-    hints = typing.get_type_hints(type(options))
-    for spec in dataclasses.fields(options):
-        key, value = spec.metadata.get("setting"), getattr(options, spec.name)
-        if key is None or value is None or typing.get_origin(_optional(hints[spec.name])) is tuple:
-            continue
-        if key in given:
-            raise InputError(f"{flag_of(spec)} {value} and {given[key][0]} both set {key}; give one")
-        given[key] = (f"{flag_of(spec)} {value}", value)
-    return given
-
-
-def _optional(hint):
-    members = [member for member in typing.get_args(hint) if member is not type(None)]
-    return members[0] if typing.get_origin(hint) in (typing.Union, types.UnionType) and len(members) == 1 else hint
-
-
-def check_swept_settings(options: SweepOptions, stages: list[tuple[str, dict]]) -> None:
-    """A setting the command line gives that is an axis of one of the sweep's stages: its value is checked as the
-    setting (a value out of range is refused as such), then refused, naming the options that give the axis its
-    values: every trial takes the axis' values, never one value for all."""
-    given = settings_given(options)
-    for stage, axes in stages:
-        for key in axes.keys() & given.keys():
-            shown, value = given[key]
-            check_setting_value(key, value)
-            instead = axis_options(options, key)
-            raise InputError(f"{shown}: {key} is an axis of this sweep (stage {stage!r}: {axis_text(axes[key])}), "
-                             "whose trials run the axis' values, not one value for all; "
-                             + (f"give its values with {' or '.join(instead)}" if instead else
-                                "the sweep gives its values itself"))
-
-
-def axis_options(options: SweepOptions, key: str) -> list[str]:
-    """The flags of the options that give axis `key` its values (metadata `setting`, a tuple of values): a grid's
-    values (`--ratios`) under --search grid, the range Optuna samples (`--ratio-range`) where it has one under
-    --search optuna."""
-    hints = typing.get_type_hints(type(options))
-    fields = [spec for spec in dataclasses.fields(options) if spec.metadata.get("setting") == key
-              and typing.get_origin(_optional(hints[spec.name])) is tuple]
-    ranges = [spec for spec in fields if Ellipsis not in typing.get_args(_optional(hints[spec.name]))]
-    values = [spec for spec in fields if spec not in ranges]
-    return [flag_of(spec) for spec in ((ranges or values) if options.search == "optuna" else (values or ranges))]
-
-
-def axis_text(axis) -> str:
-    """An axis' values in words: a grid's list, Optuna's choices, or the range it samples."""
-    if isinstance(axis, list):
-        return ", ".join(map(str, axis))
-    if hasattr(axis, "categories"):
-        return "sampled from " + ", ".join(map(str, axis.categories))
-    return f"sampled from {axis.lower:g} to {axis.upper:g}"
