@@ -330,11 +330,11 @@ def launch(definition: SweepDefinition, options: SweepOptions) -> int:
     if user_code:  # the researcher's own modules, which every worker imports before its trial (sentsweep.plugins)
         constants[USER_CODE_KEY] = user_code
     stages = stage_axes(definition, options)
-    check_swept_settings(options, stages)
     check_extension(definition, options)
     check_race(definition, options, resolved.seeds, stages)
     check_sampled_methods(resolved, stages)
-    definition.check(options, constants)
+    definition.check(options, constants)  # the experiment's own checks first: they say more than the generic ones
+    check_swept_settings(options, stages)
     EvaluationSettings.from_config(constants)  # the shared settings need no model: checked before any is built
     if options.dry_run:  # the card, with what would stop the sweep as given (a missing input, too small a corpus)
         problems = [problem] if (problem := validation_split_problem(resolved)) else []
