@@ -10,8 +10,11 @@
   split, sentence1, sentence2 and label (entailment / neutral / contradiction), gzipped or not.
 
 Every reader fails with an `InputError` naming the file, the line and the problem: a score that is no finite
-number (`nan`, `inf` are refused: one would turn every Spearman correlation it enters into nan), or an empty
-sentence (blank lines of a corpus are skipped: a corpus has no line structure to keep).
+number (`nan`, `inf` are refused: one would turn every Spearman correlation it enters into nan), a score outside
+its benchmark's declared scale (`ScoreScale`: the STS benchmark's and STS12-16's 0-5, SICK's 1-5; a Hugging Face
+data set declares none), or an empty sentence (blank lines of a corpus are skipped: a corpus has no line structure
+to keep). A dev or test split whose scores are all equal is refused too (`check_rankable`): Spearman's rho, the
+score every STS evaluation reports, is undefined on it.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sentsweep.errors import InputError
+from sentsweep.references import SEMEVAL_STS, SICK, STS_BENCHMARK, Reference
 
 STS_BENCHMARK_SPLIT_FILES = {"train": "sts-train.csv", "dev": "sts-dev.csv", "test": "sts-test.csv"}
 SICK_SPLIT_NAMES = {"train": "TRAIN", "dev": "TRIAL", "test": "TEST"}  # split: SICK.txt's SemEval_set label
@@ -44,6 +48,28 @@ class ScoredPairs:
 
     def __len__(self) -> int:
         return len(self.scores)
+
+
+@dataclass(frozen=True)
+class ScoreScale:
+    """The gold scores a benchmark's pairs take, from `low` to `high`, as `where` in `reference` says."""
+
+    low: float
+    high: float
+    reference: Reference
+    where: str
+
+    def describe(self) -> str:
+        return f"{self.reference.label}'s {self.low:g}-{self.high:g} scale ({self.reference.label} {self.where})"
+
+
+# Cer et al. (2017), Table 1: the STS benchmark's pairs are scored from 0 (on different topics) to 5 (completely
+# equivalent), the scale of the SemEval STS tasks of 2012-2016 it is drawn from; SICK's relatedness score is the
+# mean of ten ratings on a 1-5 scale (Marelli et al. 2014).
+STS_BENCHMARK_SCALE = ScoreScale(0.0, 5.0, STS_BENCHMARK, "Table 1: 0, different topics, to 5, equivalent")
+SEMEVAL_STS_SCALE = ScoreScale(0.0, 5.0, SEMEVAL_STS, "similarity scale")
+SICK_RELATEDNESS_SCALE = ScoreScale(1.0, 5.0, SICK, "relatedness, the mean of ten 1-5 ratings")
+EVALUATION_SPLITS = ("dev", "test")
 
 
 @dataclass(frozen=True)
@@ -87,15 +113,27 @@ def read_corpus(path: str | Path) -> list[str]:
     return sentences
 
 
-def parse_score(value: str, path: Path, line_number: int) -> float:
-    """The score `value` of line `line_number` of `path`, a finite number; else an `InputError` naming both."""
+def parse_score(value: str, path: Path, line_number: int, scale: ScoreScale | None = None) -> float:
+    """The score `value` of line `line_number` of `path`, a finite number on `scale` (where given); else an
+    `InputError` naming both."""
     try:
         score = float(value)
     except ValueError:
         raise InputError(f"{path}, line {line_number}: score {value!r} is not a number") from None
     if not math.isfinite(score):
         raise InputError(f"{path}, line {line_number}: score {value!r} is not a finite number")
+    if scale is not None and not scale.low <= score <= scale.high:
+        raise InputError(f"{path}, line {line_number}: score {value} is outside {scale.describe()}")
     return score
+
+
+def check_rankable(pairs: ScoredPairs) -> ScoredPairs:
+    """`pairs` if their gold scores differ; else an `InputError` naming the source: Spearman's rho of scores that
+    are all equal is undefined (nothing to rank)."""
+    if len(set(pairs.scores)) < 2:
+        raise InputError(f"{pairs.source}: every pair's score is {pairs.scores[0]:g}, so Spearman's rho is "
+                         "undefined (nothing to rank); an evaluation split needs scores that differ")
+    return pairs
 
 
 def check_sentence(sentence: str, path, line_number: int, which: str) -> str:
@@ -119,7 +157,7 @@ def read_sts_benchmark_file(path: str | Path) -> ScoredPairs:
                 f"{path}, line {line_number}: expected at least 7 tab-separated columns "
                 f"(score in 5, sentences in 6 and 7), found {len(columns)}"
             )
-        scores.append(parse_score(columns[4], path, line_number))
+        scores.append(parse_score(columns[4], path, line_number, STS_BENCHMARK_SCALE))
         sentences1.append(check_sentence(columns[5], path, line_number, "sentence 1 (column 6)"))
         sentences2.append(check_sentence(columns[6], path, line_number, "sentence 2 (column 7)"))
     if not scores:
@@ -260,7 +298,7 @@ def read_sick_file(path: str | Path, split: str | None = None) -> ScoredPairs:
     for line_number, columns in tab_separated_rows(lines, len(header), path):
         if select_rows and columns[index["SemEval_set"]].strip() != SICK_SPLIT_NAMES[split]:
             continue
-        scores.append(parse_score(columns[index["relatedness_score"]], path, line_number))
+        scores.append(parse_score(columns[index["relatedness_score"]], path, line_number, SICK_RELATEDNESS_SCALE))
         sentences1.append(check_sentence(columns[index["sentence_A"]], path, line_number, "sentence_A"))
         sentences2.append(check_sentence(columns[index["sentence_B"]], path, line_number, "sentence_B"))
     if not scores:
@@ -340,13 +378,16 @@ def read_useb_training_pairs(folder: str | Path) -> ScoredPairs:
 
 def read_scored_pairs(path: str | Path, data_format: str = "stsb", split: str | None = None) -> ScoredPairs:
     """Dispatch on the format name: 'stsb' (STS benchmark), 'sick' or 'hf' (a `datasets` source); a USEB
-    training folder (`read_useb_training_pairs`) whatever the format, since it holds training pairs only."""
+    training folder (`read_useb_training_pairs`) whatever the format, since it holds training pairs only. A dev
+    or test split's scores must rank (`check_rankable`)."""
     if is_useb_training_folder(path):
         return read_useb_training_pairs(path)
     if data_format == "stsb":
-        return read_sts_benchmark_file(path)
-    if data_format == "sick":
-        return read_sick_file(path, split)
-    if data_format == "hf":
-        return load_hf_scored_pairs(str(path), split or "test")
-    raise InputError(f"unknown data format {data_format!r}; expected one of stsb, sick, hf")
+        pairs = read_sts_benchmark_file(path)
+    elif data_format == "sick":
+        pairs = read_sick_file(path, split)
+    elif data_format == "hf":
+        pairs = load_hf_scored_pairs(str(path), split or "test")
+    else:
+        raise InputError(f"unknown data format {data_format!r}; expected one of stsb, sick, hf")
+    return check_rankable(pairs) if split in EVALUATION_SPLITS else pairs

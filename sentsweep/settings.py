@@ -7,8 +7,9 @@ evaluation and of each method is one field declared with `setting(...)`:
     class SimCseSettings(Settings):
         temperature: float = setting(0.05, "softmax temperature tau", cited(THESIS_WANG_2022, "Table 5.3"), gt=0)
 
-`SimCseSettings.from_config({"temperature": 0.1})` checks the type (a bool is not a number, an int is a float)
-and the range or choices of every value it takes, raising an `InputError` that names the key and the bad value.
+`SimCseSettings.from_config({"temperature": 0.1})` checks the type (a bool is not a number, an int is a float,
+a number is finite: `inf` and `nan` are refused whatever the bounds) and the range or choices of every value it
+takes, raising an `InputError` that names the key and the bad value.
 Which keys a config may hold at all is decided where several settings groups meet (see
 `sentsweep.trainables.resolve_trial`): an unknown key is refused there, with the closest known key suggested.
 
@@ -19,6 +20,7 @@ choice where the sources are silent or say otherwise (`project_choice`). Protoco
 from __future__ import annotations
 
 import dataclasses
+import math
 import types
 import typing
 from collections.abc import Mapping
@@ -107,6 +109,13 @@ class Settings:
         return cls(**values)
 
     @classmethod
+    def check_value(cls, name: str, value: Any) -> None:
+        """An `InputError` where `value` is not one setting `name` of this class can take (its type, range or
+        choices), as `from_config` checks it."""
+        field = next(field for field in dataclasses.fields(cls) if field.name == name)
+        _checked(field, typing.get_type_hints(cls)[name], value)
+
+    @classmethod
     def describe(cls) -> list[SettingDescription]:
         hints = typing.get_type_hints(cls)
         return [
@@ -168,6 +177,8 @@ def _checked(field: dataclasses.Field, hint, value):
         raise InputError(f"setting {field.name}={value!r} must be text")
     if get_origin(kind) is dict and not isinstance(value, dict):
         raise InputError(f"setting {field.name}={value!r} must be a mapping")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise InputError(f"setting {field.name}={value!r} must be a finite number")
     for key, holds, words in (("gt", lambda v, b: v > b, ">"), ("ge", lambda v, b: v >= b, ">="),
                               ("lt", lambda v, b: v < b, "<"), ("le", lambda v, b: v <= b, "<=")):
         bound = field.metadata[key]

@@ -14,9 +14,19 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 import textwrap
 from typing import TextIO
+
+# an ANSI escape sequence: a control sequence (colours, cursor moves: ESC [ ... final byte), an operating system
+# command (a window title, a hyperlink: ESC ] ... BEL or ESC \), or a two-byte escape
+ANSI_ESCAPE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
+
+
+def plain_text(text: str) -> str:
+    """`text` without its ANSI escape sequences (the colours a library's traceback was printed in)."""
+    return ANSI_ESCAPE.sub("", text)
 
 
 def terminal_columns(stream: TextIO | None = None) -> int | None:

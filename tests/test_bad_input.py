@@ -55,19 +55,29 @@ def closed_port() -> int:
         (["--set", "lr=-1"], "setting lr=-1 is out of range: must be > 0"),
         (["--set", "temperature=0.1"], "setting 'temperature' is not used by the method\\(s\\) of this sweep: tsdae"),
         (["--set", "tie_decoder=maybe"], "setting tie_decoder='maybe' must be true or false"),
-        (["--race", "--race-alpha", "1.5"], "--race-alpha 1.5 must be in \\(0, 1\\)"),
+        (["--race", "--race-alpha", "1.5"], "--race-alpha 1.5: must be in \\(0, 1\\)"),
         (["--race", "--seeds", "3", "--race-rungs", "0.5"],
          "--race-rungs is the steps schedule's \\(--race-schedule steps\\), not async's"),
         (["--race", "--seeds", "3", "--race-schedule", "steps", "--race-rungs", "0.3", "1"],
-         "--race-rungs 0.3 1.0: each must be a fraction of the steps in \\(0, 1\\), given once"),
+         "--race-rungs 0.3 1.0: each must be in \\(0, 1\\)"),
+        (["--race", "--seeds", "3", "--race-schedule", "steps", "--race-rungs", "0.3", "0.3"],
+         "--race-rungs 0.3 0.3: each fraction of the steps given once"),
         (["--race", "--race-schedule", "steps", "--extend"], "--race and --extend: give one"),
-        (["--alpha", "0"], "--alpha 0.0 must be in \\(0, 1\\)"),
+        (["--alpha", "0"], "--alpha 0.0: must be in \\(0, 1\\)"),
+        (["--max-failures", "-1"], "^error: --max-failures -1: must be >= 0$"),
+        (["--search", "optuna", "--num-configs", "0"], "^error: --num-configs 0: must be >= 1$"),
+        (["--lr", "Infinity"], "^error: --lr inf: must be a finite number$"),
+        (["--set", "lr=Infinity"], "^error: setting lr=inf must be a finite number$"),
+        (["--set", "lr=1e-3", "lr=2e-3"], "^error: --set lr=1e-3 lr=2e-3: lr is given twice; give it once$"),
+        (["--set", "noise_ratio=1.5"], "^error: setting noise_ratio=1.5 is out of range: must be < 1$"),
+        (["--set", "pooling=mean"], "^error: --set pooling=mean: pooling is an axis of this sweep .* --poolings$"),
+        (["--search", "optuna", "--race"], "^error: --search optuna and --race: a race compares a fixed set"),
     ],
 )
 def test_bad_option_fails_before_launch(run_quick, extra, message):
     code, err = run_quick(*extra)
     assert code == 2
-    assert re.search(message, err), err
+    assert re.search(message, err.strip()), err
 
 
 def test_empty_corpus_is_named(run_quick, tmp_path):
@@ -80,6 +90,9 @@ def test_empty_corpus_is_named(run_quick, tmp_path):
     (4, "nan", "line 3: score 'nan' is not a finite number"),
     (4, "inf", "line 3: score 'inf' is not a finite number"),
     (6, "", "line 3: sentence 2 \\(column 7\\) is empty"),
+    (4, "7.5", "line 3: score 7.5 is outside STS-B's 0-5 scale \\(STS-B Table 1: 0, different topics, to 5, "
+               "equivalent\\)"),
+    (4, "-3", "line 3: score -3 is outside STS-B's 0-5 scale"),
 ])
 def test_a_bad_value_in_a_data_file_names_file_and_line(run_quick, tmp_path, column, value, message):
     sts = tmp_path / "sts"
@@ -96,6 +109,20 @@ def test_a_bad_value_in_a_data_file_names_file_and_line(run_quick, tmp_path, col
     assert re.search(f"{sts / 'sts-dev.csv'}, {message}", err), err
 
 
+def test_a_dev_split_whose_scores_cannot_rank_is_named(run_quick, tmp_path):
+    sts = tmp_path / "sts"
+    sts.mkdir()
+    for name in ("sts-train.csv", "sts-dev.csv", "sts-test.csv"):
+        lines = (DEMO_DIR / name).read_text(encoding="utf-8").splitlines()
+        if name == "sts-dev.csv":
+            lines = ["\t".join(columns[:4] + ["3.0"] + columns[5:]) for columns in (line.split("\t") for line in lines)]
+        (sts / name).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    code, err = run_quick("--sts-dir", str(sts))
+    assert code == 2
+    assert err.strip() == (f"error: {sts / 'sts-dev.csv'}: every pair's score is 3, so Spearman's rho is undefined "
+                           "(nothing to rank); an evaluation split needs scores that differ")
+
+
 def test_a_store_mlflow_cannot_open_is_named(run_quick, tmp_path):
     store = tmp_path / "store" / "mlflow.db"
     store.parent.mkdir()
@@ -104,6 +131,13 @@ def test_a_store_mlflow_cannot_open_is_named(run_quick, tmp_path):
     assert code == 2
     assert err.strip() == f"error: MLflow cannot open the SQLite store sqlite:///{store}: file is not a database"
     assert store.read_bytes() == b"\x00not sqlite\x00" * 100
+
+
+def test_a_tracking_uri_of_a_scheme_mlflow_cannot_store_to_is_named(run_quick):
+    code, err = run_quick("--tracking-uri", "foo://user:secret@bar")
+    assert code == 2
+    assert re.fullmatch("error: MLflow has no store for the scheme 'foo' of the tracking URI foo://user:\\*\\*\\*@bar; "
+                        "give a local path or a URI of one of: .*http://, https://, .*sqlite://.*", err.strip()), err
 
 
 def test_unreachable_tracking_server_is_named(run_quick):

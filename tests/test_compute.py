@@ -16,6 +16,7 @@ from sentsweep.analysis.compute import compute_by_cell, compute_markdown
 from sentsweep.analysis.runs import fetch_trial_runs, latest_sweep_run_id
 from sentsweep.errors import InputError
 from sentsweep.sweep.budget import BudgetWatch, SweepBudget, budget_watch_named, check_budget_options
+from sentsweep.sweep.option_checks import check_option_bounds
 from sentsweep.sweep.options import SweepOptions, parse_options
 from sentsweep.trainables.compute import Compute, ComputeMeter, read_compute, write_compute
 from tests.cluster_helpers import sqlite_store
@@ -57,11 +58,12 @@ def test_the_process_cpu_clock_advances_with_work():
 def test_budget_options_are_parsed_and_bad_values_refused_naming_them():
     options = parse_options(SweepOptions, ["--time-budget", "60", "--gpu-hours", "1.5", "--gpus-per-trial", "0.5"])
     assert (options.time_budget, options.gpu_hours) == (60.0, 1.5)
-    for args, message in (((0.0, None, 0.0), "--time-budget 0.0 must be a positive number"),
-                          ((None, -1.0, 1.0), "--gpu-hours -1.0 must be a positive number"),
-                          ((None, 2.0, 0.0), "--gpu-hours 2 with --gpus-per-trial 0: the trials hold no GPU")):
+    for bad, message in (({"time_budget": 0.0}, "--time-budget 0.0: must be > 0"),
+                         ({"gpu_hours": -1.0}, "--gpu-hours -1.0: must be > 0")):
         with pytest.raises(InputError, match=re.escape(message)):
-            check_budget_options(*args)
+            check_option_bounds(SweepOptions(**bad))
+    with pytest.raises(InputError, match=re.escape("--gpu-hours 2 with --gpus-per-trial 0: the trials hold no GPU")):
+        check_budget_options(None, 2.0, 0.0)
     check_budget_options(None, 2.0, "auto")
 
 

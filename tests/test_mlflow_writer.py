@@ -107,6 +107,43 @@ def test_a_run_whose_trial_the_resumed_sweep_never_knew_ends_killed_not_running_
     assert client.get_run(resumed.parent_run_id).info.status == "FINISHED"
 
 
+def test_sweeps_started_in_the_same_second_get_run_names_of_their_own(tmp_path, monkeypatch):
+    monkeypatch.setattr(sys, "argv", [str(PROJECT / "sweeps" / "tsdae_deletion.py")])
+    monkeypatch.setattr(time, "strftime", lambda *_: "20260101-120000")  # every sweep started in the same second
+    store = sqlite_store(tmp_path)
+    trackers = [SweepTracker(store, "same second", "tsdae_deletion", tmp_path / "out") for _ in range(3)]
+    client = MlflowClient(store)
+    names = {run.info.run_id: run.info.run_name for run in client.search_runs([trackers[0].writer.experiment_id])}
+    assert len(names) == 3 and len(set(names.values())) == 3
+    assert names == {tracker.parent_run_id: tracker.run_name for tracker in trackers}
+    assert trackers[0].run_name == "tsdae_deletion-20260101-120000"
+    assert [tracker.run_name for tracker in trackers[1:]] == [
+        f"tsdae_deletion-20260101-120000-{tracker.parent_run_id[:6]}" for tracker in trackers[1:]]
+    for tracker in trackers:
+        assert tracker.finish()
+
+
+def test_a_failed_trials_reason_is_tagged_as_plain_text(tmp_path, monkeypatch):
+    """Ray writes a worker's traceback in colour; the failure_reason tags hold the text alone."""
+    monkeypatch.setattr(sys, "argv", [str(PROJECT / "sweeps" / "tsdae_deletion.py")])
+    store = sqlite_store(tmp_path)
+    error_file = tmp_path / "error.txt"
+    error_file.write_text("\x1b[36mray::ImplicitFunc.train()\x1b[39m (pid=7)\n"
+                          "\x1b[1;31mFloatingPointError\x1b[0m: loss is nan at step 0\n", encoding="utf-8")
+    trial = SimpleNamespace(trial_id="a", config=dict(method="tsdae", seed=0, noise_ratio=0.6, pooling="cls"),
+                            error_file=str(error_file), last_result={})
+    tracker = SweepTracker(store, "coloured", "tsdae_deletion", tmp_path / "out")
+    tracker.on_trial_start(0, [], trial)
+    tracker.on_trial_error(0, [], trial)
+    tracker.end_failed("\x1b[31mStageFailed\x1b[0m: no trial of this stage finished")
+    tracker.writer.flush()
+    client = MlflowClient(store)
+    reasons = {run.data.tags.get("role", "trial"): run.data.tags["failure_reason"]
+               for run in client.search_runs([tracker.writer.experiment_id]) if "failure_reason" in run.data.tags}
+    assert reasons == {"trial": "ray::ImplicitFunc.train() (pid=7)\nFloatingPointError: loss is nan at step 0",
+                       "sweep": "StageFailed: no trial of this stage finished"}
+
+
 def test_the_time_writes_take_is_counted_and_logged_on_the_sweep_run(tmp_path, monkeypatch):
     monkeypatch.setattr(sys, "argv", [str(PROJECT / "sweeps" / "tsdae_deletion.py")])
     store = sqlite_store(tmp_path)

@@ -201,6 +201,21 @@ def test_quiet_settings_last_as_long_as_the_sweep_and_keep_what_the_user_set(mon
         assert "RAY_AIR_NEW_OUTPUT" not in os.environ
 
 
+def test_ray_tunes_own_resume_hint_is_left_to_verbose(caplog):
+    """An interrupted Ray Tune run logs how to restore it with Ray's API; the sweep prints its --resume line."""
+    hint = ("Experiment has been interrupted, but the most recent state was saved.\n"
+            "Resume experiment with: Tuner.restore(path=\"/tmp/out/ray/run\", trainable=...)")
+    logger = logging.getLogger("ray.tune.tune")
+    with caplog.at_level(logging.WARNING), library_output(verbose=False):
+        logger.warning(hint)
+        logger.error("a Ray Tune error")
+    assert [record.getMessage() for record in caplog.records] == ["a Ray Tune error"]
+    caplog.clear()
+    with caplog.at_level(logging.WARNING), library_output(verbose=True):
+        logger.warning(hint)
+    assert [record.getMessage() for record in caplog.records] == [hint]
+
+
 @pytest.mark.slow  # runs the demo sweep
 def test_the_demo_prints_at_most_45_lines_before_its_table(tmp_path):
     command = [sys.executable, str(ROOT / "sweeps" / "tsdae_deletion.py"), "--quick", "--output-dir", str(tmp_path),

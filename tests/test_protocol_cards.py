@@ -50,15 +50,16 @@ def test_the_card_names_how_trials_are_scheduled_and_compared_and_which_values_t
     assert row(card, "tables, race", "--correction", "holm", "project choice")
     assert row(card, "early stopping", "--scheduler", "fifo", "project choice")
     assert "| race |" not in card and "| GPU packing |" not in card  # neither a race nor a GPU asked for
-    code, card, _ = dry_run("tsdae_deletion", "--race", "--race-tolerance", "0.7", "--alpha", "0.1", "--scheduler",
-                            "asha", "--gpus-per-trial", "0.5")
+    code, card, _ = dry_run("tsdae_deletion", "--scheduler", "asha")
+    assert code == 0 and row(card, "early stopping", "grace_period", "2", "project choice")
+    code, card, _ = dry_run("tsdae_deletion", "--race", "--race-tolerance", "0.7", "--alpha", "0.1",
+                            "--gpus-per-trial", "0.5")
     assert code == 0
     assert row(card, "tables", "--alpha", "0.1", "command line |")
     assert row(card, "race", "--race-alpha", "0.2", "project choice (an elimination saves compute")
     assert row(card, "race", "--race-tolerance", "0.7", "command line |")
     assert row(card, "race", "--race-initial-seeds", "2", "project choice")
     assert row(card, "race", "--race-test", "pooled", "project choice")
-    assert row(card, "early stopping", "grace_period", "2", "project choice")
     assert row(card, "GPU packing", "memory per trial", "measured peak x 1.25 + 1 GiB", "project choice")
     assert "| race | --race-rungs |" not in card and "| search | sampler |" not in card
     code, card, _ = dry_run("tsdae_deletion", "--race", "--race-schedule", "steps")

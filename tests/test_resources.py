@@ -20,7 +20,6 @@ from sentsweep.errors import InputError
 from sentsweep.sweep.cluster import (
     Node,
     PendingWatch,
-    check_resource_options,
     check_schedulable,
     unschedulable_problem,
     watch_named,
@@ -41,6 +40,7 @@ from sentsweep.sweep.gpu_packing import (
     settle_gpus,
     trial_footprint,
 )
+from sentsweep.sweep.option_checks import check_option_bounds
 from sentsweep.sweep.options import GPUS_AUTO, SweepOptions, parse_options
 from sentsweep.sweep.probe_records import PROBES_FILE, StoredProbe, keep_probes, probes_file, read_probes, recording
 from sentsweep.sweep.resources import check_resources
@@ -85,12 +85,12 @@ def test_resource_options_are_checked_before_ray_starts():
     assert parse_options(SweepOptions, ["--gpus-per-trial", "auto"]).gpus_per_trial == GPUS_AUTO
     assert parse_options(SweepOptions, ["--gpus-per-trial", "0.25"]).gpus_per_trial == 0.25
     options = dict(cpus_per_trial=1.0, gpus_per_trial=GPUS_AUTO, pending_timeout=None)
-    check_resource_options(SweepOptions(**options))
-    for bad, message in (({"gpus_per_trial": -1.0}, "gpus per trial -1.0 must be >= 0"),
-                         ({"cpus_per_trial": 0.0}, "cpus per trial 0.0 must be positive"),
-                         ({"pending_timeout": 0.0}, "--pending-timeout 0.0 must be a positive number of seconds")):
+    check_option_bounds(SweepOptions(**options))
+    for bad, message in (({"gpus_per_trial": -1.0}, "--gpus-per-trial -1.0: must be >= 0"),
+                         ({"cpus_per_trial": 0.0}, "--cpus-per-trial 0.0: must be > 0"),
+                         ({"pending_timeout": 0.0}, "--pending-timeout 0.0: must be > 0")):
         with pytest.raises(InputError, match=re.escape(message)):
-            check_resource_options(SweepOptions(**options | bad))
+            check_option_bounds(SweepOptions(**options | bad))
 
 
 class FakeTrial:

@@ -45,7 +45,7 @@ MISSING_PAIRS = "<not given: --task-pairs>"  # the card's value of the target ta
 class LabelledAfterPretrainingOptions(TargetTaskOptions):
     methods: tuple[str, ...] | None = option(f"pre-training methods (default: {' '.join(PROTOCOL.grid('method'))})")
     labelled_sizes: tuple[int, ...] | None = option(
-        f"labelled pairs (default: {' '.join(map(str, PROTOCOL.grid('sample_size')))})")
+        f"labelled pairs (default: {' '.join(map(str, PROTOCOL.grid('sample_size')))})", setting="sample_size")
     task_pairs: tuple[str, ...] = option(
         "the target task's labelled training pairs, in-domain SBERT's (USEB: data-train/<task>/supervised; "
         "default: none, required with a target task unless --set train_file names them)", (), repeat=True,

@@ -61,7 +61,7 @@ class IntersectionOptions(SweepOptions):
                                      "twitterpara, scidocs): the intersection is found on its test score and SBERT "
                                      "stops early on its dev split (TSDAE paper App. B, D); default: STS benchmark "
                                      "dev", metavar="NAME")
-    min_pairs: int = option("fewest labelled pairs probed", 16)
+    min_pairs: int = option("fewest labelled pairs probed", 16, ge=1)
 
 
 def check_target(options: IntersectionOptions, constants: dict) -> None:

@@ -19,9 +19,12 @@ from sentsweep.sweep.options import SweepOptions, option
 @dataclass(frozen=True, kw_only=True)
 class LearningRateOptions(SweepOptions):
     methods: tuple[str, ...] | None = option(f"methods to compare (default: "
-                                                 f"{' '.join(LEARNING_RATE_PROTOCOL.grid('method'))})")
-    lrs: tuple[float, ...] | None = option("learning rates, an axis (default: the protocol's grid; --dry-run shows it)")
-    lr_range: tuple[float, float] = option("the range of learning rates Optuna samples (--search optuna)", (1e-6, 1e-3))
+                                                 f"{' '.join(LEARNING_RATE_PROTOCOL.grid('method'))})",
+                                             setting="method")
+    lrs: tuple[float, ...] | None = option("learning rates, an axis (default: the protocol's grid; --dry-run shows it)",
+                                           setting="lr")
+    lr_range: tuple[float, float] = option("the range of learning rates Optuna samples (--search optuna)", (1e-6, 1e-3),
+                                             setting="lr")
 
 
 def grid_axes(options):

@@ -20,10 +20,12 @@ from sentsweep.sweep.options import SweepOptions, option
 @dataclass(frozen=True, kw_only=True)
 class MultitaskWeightOptions(SweepOptions):
     weights: tuple[float, ...] | None = option("values of w, the multi-task stage's axis (default: the protocol's "
-                                                    "grid; --dry-run shows it)")
+                                                    "grid; --dry-run shows it)", setting="w")
     methods: tuple[str, ...] | None = option(f"the multi-task methods (default: "
-                                                 f"{' '.join(MULTITASK_PROTOCOL.grid('method'))})")
-    weight_range: tuple[float, float] = option("the range of w Optuna samples (--search optuna)", (1e-4, 0.1))
+                                                 f"{' '.join(MULTITASK_PROTOCOL.grid('method'))})",
+                                             setting="method")
+    weight_range: tuple[float, float] = option("the range of w Optuna samples (--search optuna)", (1e-4, 0.1),
+                                               setting="w")
     no_baselines: bool = option("only the multi-task grid (stage 3)", False)
 
 

@@ -28,11 +28,14 @@ from sentsweep.sweep.target_tasks import TASK_AXIS, PerTaskOptions, task_axis
 @dataclass(frozen=True, kw_only=True)
 class NmWeightOptions(PerTaskOptions):
     weights: tuple[float, ...] | None = option("values of w, stage 2's axis (default: the protocol's grid; "
-                                                    "--dry-run shows it)")
+                                                    "--dry-run shows it)", setting="w")
     methods: tuple[str, ...] | None = option(f"the methods L = L_first + w L_NM of stage 2 (default: "
-                                                 f"{' '.join(NM_PROTOCOL.grid('weighted_method'))})")
-    poolings: tuple[str, ...] | None = option("pooling modes of both stages (default: cls mean)")
-    weight_range: tuple[float, float] = option("the range of w Optuna samples (--search optuna)", (1e-4, 1.0))
+                                                 f"{' '.join(NM_PROTOCOL.grid('weighted_method'))})",
+                                             setting="method")
+    poolings: tuple[str, ...] | None = option("pooling modes of both stages (default: cls mean)",
+                                              setting="pooling")
+    weight_range: tuple[float, float] = option("the range of w Optuna samples (--search optuna)", (1e-4, 1.0),
+                                               setting="w")
     no_table_rows: bool = option("only the weight grid (stage 2)", False)
 
 

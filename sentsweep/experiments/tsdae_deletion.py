@@ -25,11 +25,11 @@ QUICK_OVERRIDES = {"max_steps": 60, "eval_steps": 10}
 @dataclass(frozen=True, kw_only=True)
 class TsdaeDeletionOptions(SweepOptions):
     ratios: tuple[float, ...] | None = option("deletion ratios, an axis (default: the protocol's grid; "
-                                                   "--dry-run shows it)")
+                                                   "--dry-run shows it)", setting="noise_ratio")
     poolings: tuple[str, ...] | None = option("pooling modes, an axis (default: the protocol's grid; "
-                                                   "--dry-run shows it)")
+                                                   "--dry-run shows it)", setting="pooling")
     ratio_range: tuple[float, float] = option("the range of deletion ratios Optuna samples (--search optuna)",
-                                                  (0.1, 0.9))
+                                                  (0.1, 0.9), setting="noise_ratio")
 
 
 def grid_axes(options):

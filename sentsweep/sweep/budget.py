@@ -18,7 +18,6 @@ restored it.
 
 from __future__ import annotations
 
-import math
 import signal
 import time
 from collections.abc import Callable
@@ -33,10 +32,7 @@ class BudgetSpent(Exception):
 
 
 def check_budget_options(time_budget: float | None, gpu_hours: float | None, gpus_per_trial: float | str) -> None:
-    """The budget options on their own, before Ray starts."""
-    for flag, value in (("--time-budget", time_budget), ("--gpu-hours", gpu_hours)):
-        if value is not None and not 0 < value < math.inf:
-            raise InputError(f"{flag} {value!r} must be a positive number")
+    """The budget options together, before Ray starts (each on its own: `check_option_bounds`)."""
     if gpu_hours is not None and gpus_per_trial == 0:
         raise InputError(f"--gpu-hours {gpu_hours:g} with --gpus-per-trial 0: the trials hold no GPU to count")
 

@@ -35,18 +35,7 @@ from dataclasses import dataclass
 from ray.tune import Callback
 
 from sentsweep.errors import InputError
-from sentsweep.sweep.options import GPUS_AUTO, SweepOptions
-
-
-def check_resource_options(options: SweepOptions) -> None:
-    """The options' values on their own, before Ray starts."""
-    if options.cpus_per_trial <= 0:
-        raise InputError(f"cpus per trial {options.cpus_per_trial!r} must be positive")
-    if options.gpus_per_trial != GPUS_AUTO and options.gpus_per_trial < 0:
-        raise InputError(f"gpus per trial {options.gpus_per_trial!r} must be >= 0")
-    if options.pending_timeout is not None and not 0 < options.pending_timeout < math.inf:
-        raise InputError(f"--pending-timeout {options.pending_timeout!r} must be a positive number of seconds")
-
+from sentsweep.sweep.options import SweepOptions
 
 # ---------------------------------------------------------------------------------------------------------------
 # Requests no node can run

@@ -1,6 +1,6 @@
-"""A sweep script's entry point: the command line is parsed first, so that --help and a malformed option cost
-neither Ray nor torch; the parsed sweep then goes to `sentsweep.sweep.launcher`, which checks every input and
-runs it."""
+"""A sweep script's entry point: the command line is parsed and its options checked on their own first
+(`sentsweep.sweep.option_checks`), so that --help, a malformed option and one out of its bounds cost neither Ray
+nor torch; the parsed sweep then goes to `sentsweep.sweep.launcher`, which checks every input and runs it."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from sentsweep.errors import InputError
 from sentsweep.plugins import import_plugin
 from sentsweep.sweep.definition import SweepDefinition
 from sentsweep.sweep.interrupts import ignore_signals_at_exit, stop_as_interrupt
+from sentsweep.sweep.option_checks import check_option_bounds, check_search_combination
 from sentsweep.sweep.option_groups import examples_epilog
 from sentsweep.sweep.options import parse_options
 from sentsweep.terminal import closed_pipe
@@ -23,6 +24,8 @@ def run_sweep(definition: SweepDefinition, argv=None, prog: str | None = None) -
     # SIGTERM stops a sweep as Ctrl-C does, also before Ray starts
     signal.signal(signal.SIGTERM, stop_as_interrupt)
     try:
+        check_option_bounds(options)  # the options on their own and together: before torch or Ray load
+        check_search_combination(options)
         for plugin in options.plugin:  # before anything reads the registries their entries join
             import_plugin(plugin)
         # lazy: the launcher's checks import torch and Ray Tune's search spaces; --help needs neither

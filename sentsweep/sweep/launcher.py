@@ -29,7 +29,6 @@ from sentsweep.random_seeds import parse_seeds
 from sentsweep.search_spaces.param_spaces import added_axes, values_to_validate
 from sentsweep.sweep.budget import check_budget_options
 from sentsweep.sweep.card import protocol_card
-from sentsweep.sweep.cluster import check_resource_options
 from sentsweep.sweep.data_sizes import sample_size_problems
 from sentsweep.sweep.definition import ResolvedSweep, SweepDefinition
 from sentsweep.sweep.demo_stand_ins import (
@@ -45,6 +44,7 @@ from sentsweep.sweep.first_step import check_own_methods_start
 from sentsweep.sweep.options import SweepOptions, parse_assignments
 from sentsweep.sweep.protocol import with_method_settings
 from sentsweep.sweep.ray_connection import check_ray_cluster
+from sentsweep.sweep.swept_settings import check_swept_settings
 from sentsweep.sweep.target_tasks import TASK_AXIS, resolve_task_data
 from sentsweep.tasks import build_tasks, parse_task_specs
 from sentsweep.tasks.mteb_tasks import MTEB_PREFIX, is_mteb_name, published_main_scores, untrained_scores
@@ -79,7 +79,6 @@ def resolve_settings(definition: SweepDefinition, options: SweepOptions) -> Reso
     constants["preparation_cache"] = None if options.no_cache else cache_folder(storage)
     method_settings = {method: {key: value for key, value in protocol.settings_of(method).items()
                                 if key not in overrides} for method in protocol.method_settings}
-    check_resource_options(options)  # the cluster's own resources are checked once Ray is up (SweepRunner.run)
     check_budget_options(options.time_budget, options.gpu_hours, options.gpus_per_trial)
 
     # --corpus, else --quick's demo corpus, else the protocol's own; with none, no method of the sweep may read one
@@ -254,32 +253,26 @@ def check_sampled_methods(resolved: ResolvedSweep, stages: list[tuple[str, dict]
 
 def check_race(definition: SweepDefinition, options: SweepOptions, seeds: list[int],
                stages: list[tuple[str, dict]]) -> None:
-    """--alpha and --race-alpha in (0, 1); --race needs a grid, stages that stand alone, more seeds than it starts
-    with, a tolerance >= 0, a budget of one round at least, and rungs (the steps schedule's) in (0, 1)."""
-    for option in ("alpha", "race_alpha"):
-        if not 0 < getattr(options, option) < 1:
-            raise InputError(f"--{option.replace('_', '-')} {getattr(options, option)} must be in (0, 1)")
+    """--race (on a grid, without a scheduler: `check_search_combination`) needs stages that stand alone, more
+    seeds than it starts with, a budget of one round at least, and rungs (the steps schedule's, each in (0, 1):
+    `check_option_bounds`) given once."""
     if not options.race:
         return
     configs = max((math.prod(len(values) for values in axes.values()) for _, axes in stages), default=1)
-    problem = ("--race races a grid's configurations; use --search grid" if options.search == "optuna" else
-               "--race and --extend: give one" if options.extend else
+    problem = ("--race and --extend: give one" if options.extend else
                "--race cannot race chained stages (a race may end before the last seed, and a later stage needs the "
                "earlier stage's model of every seed); race the stages as sweeps of their own"
                if any(stage.init_from for stage in definition.stages) else
                f"--race-initial-seeds {options.race_initial_seeds} must be at least 2 (a paired test needs two seeds) "
                f"and fewer than the {len(seeds)} seeds given" if not 2 <= options.race_initial_seeds < len(seeds) else
-               f"--race-tolerance {options.race_tolerance} must be a difference >= 0 in the selection metric's units"
-               if not 0 <= options.race_tolerance < math.inf else
                f"--race-budget {options.race_budget} is less than one first round ({configs} configurations x "
                f"{options.race_initial_seeds} seeds)" if options.race_budget is not None
                and options.race_budget < configs * options.race_initial_seeds else
                f"--race-rungs is the steps schedule's (--race-schedule steps), not {options.race_schedule}'s"
                if options.race_rungs is not None and options.race_schedule != "steps" else
-               f"--race-rungs {' '.join(map(str, options.race_rungs))}: each must be a fraction of the steps in "
-               f"(0, 1), given once" if options.race_rungs is not None and (
-                   not all(0 < rung < 1 for rung in options.race_rungs)
-                   or len(set(options.race_rungs)) != len(options.race_rungs)) else None)
+               f"--race-rungs {' '.join(map(str, options.race_rungs))}: each fraction of the steps given once"
+               if options.race_rungs is not None and len(set(options.race_rungs)) != len(options.race_rungs)
+               else None)
     if problem:
         raise InputError(problem)
 
@@ -344,7 +337,8 @@ def launch(definition: SweepDefinition, options: SweepOptions) -> int:
     check_extension(definition, options)
     check_race(definition, options, resolved.seeds, stages)
     check_sampled_methods(resolved, stages)
-    definition.check(options, constants)
+    definition.check(options, constants)  # the experiment's own checks first: they say more than the generic ones
+    check_swept_settings(options, stages)
     EvaluationSettings.from_config(constants)  # the shared settings need no model: checked before any is built
     if options.dry_run:  # the card, with what would stop the sweep as given (a missing input, too small a corpus)
         problems = [problem] if (problem := validation_split_problem(resolved)) else []

@@ -11,7 +11,9 @@
   `repeat=True`, an option given once per value (`action="append"`); `tuple[T, T]`: exactly two;
 - `Literal[...]` (or metadata `choices`): one of those values;
 - metadata `parse`: a function that reads the text (its `ValueError` names the bad value), `help`, `metavar`,
-  `group`: options of one group are mutually exclusive.
+  `group`: options of one group are mutually exclusive;
+- a number's bounds, metadata `gt`, `ge`, `lt`, `le`, or `setting`: the setting the option stands for, whose
+  bounds are its own (every option that takes numbers gives one or the other; `sentsweep.sweep.option_checks`).
 
 `parse_options(cls, argv)` returns the frozen instance: nothing changes an option after parsing; what the
 launcher derives from them (the storage path, the GPUs a probe settles) lives in its own results.
@@ -119,16 +121,19 @@ class SweepOptions:
     seeds: str | None = option("a count (5 = seeds 0..4) or a list (0,1,2) (default: the protocol's, see "
                                "--dry-run)")
     search: Literal["grid", "optuna"] = option("a grid, or configurations Optuna samples", "grid")
-    num_configs: int = option("configs Optuna samples (each run per seed)", 8)
-    sample_sizes: tuple[int, ...] | None = option("training corpus sizes, an axis (default: the whole corpus)")
-    batch_sizes: tuple[int, ...] | None = option("batch sizes, an axis (default: the protocol's one)")
+    num_configs: int = option("configs Optuna samples (each run per seed)", 8, ge=1)
+    sample_sizes: tuple[int, ...] | None = option("training corpus sizes, an axis (default: the whole corpus)",
+                                                 setting="sample_size")
+    batch_sizes: tuple[int, ...] | None = option("batch sizes, an axis (default: the protocol's one)",
+                                                setting="batch_size")
     assignments: tuple[str, ...] = option("settings of every trial, values as JSON: --set temperature=0.1 "
                                           "tie_decoder=false (default: the protocol's, see --dry-run)", (),
                                           flag="--set", metavar="KEY=VALUE")
-    lr: float | None = option("learning rate of every trial (default: the protocol's)")
-    max_steps: int | None = option("training steps of every trial (default: the protocol's)")
-    eval_steps: int | None = option("steps between dev evaluations (default: the protocol's)")
-    max_seq_length: int | None = option("tokens per sentence (default: the protocol's)")
+    lr: float | None = option("learning rate of every trial (default: the protocol's)", setting="lr")
+    max_steps: int | None = option("training steps of every trial (default: the protocol's)", setting="max_steps")
+    eval_steps: int | None = option("steps between dev evaluations (default: the protocol's)", setting="eval_steps")
+    max_seq_length: int | None = option("tokens per sentence (default: the protocol's)",
+                                         setting="max_seq_length")
     tracking_uri: str | None = option("MLflow tracking URI (default: MLFLOW_TRACKING_URI or ./mlflow.db)")
     experiment: str | None = option("MLflow experiment name (default: the sweep's name)")
     output_dir: str = option("Ray results and the tiny model", DEFAULT_OUTPUT_DIR)
@@ -138,23 +143,25 @@ class SweepOptions:
     no_cache: bool = option("compute every preparation stage (noised corpora, teachers' labels, ...) in every "
                             "trial, without the cache in STORAGE_PATH/cache", False)
     cpus_per_trial: float = option("CPUs per trial (a trial runs on one node, which must have them and its GPUs)",
-                                   1.0)
+                                   1.0, gt=0)
     gpus_per_trial: float | str = option(
         "GPUs per trial, a number or auto. A fraction shares a GPU (0.25: four trials per GPU), refused before "
         "launch when a probe of the trial's peak memory says they would not fit; auto: the probe chooses the "
-        "largest fraction that fits", 0.0, parse=gpus_per_trial_value)
+        "largest fraction that fits", 0.0, parse=gpus_per_trial_value, ge=0)
     autoscaling: bool = option("the Ray cluster adds nodes on demand: a request no current node fits is not "
                                "refused (bound the wait with --pending-timeout)", False)
     pending_timeout: float | None = option("end the sweep (resumable) when trials wait this long PENDING with "
-                                           "none running (default: wait as long as it takes)", metavar="SECONDS")
+                                           "none running (default: wait as long as it takes)", metavar="SECONDS", gt=0)
     time_budget: float | None = option("end the sweep (resumable) once it has run this long, wall clock from when "
-                                       "Ray is up; --resume gets its own (default: no limit)", metavar="SECONDS")
+                                       "Ray is up; --resume gets its own (default: no limit)", metavar="SECONDS",
+                                       gt=0)
     gpu_hours: float | None = option("end the sweep (resumable) once its running trials have held this many "
                                      "GPU-hours (each its --gpus-per-trial fraction); --resume gets its own "
                                      "(default: no limit)",
-                                     metavar="HOURS")
+                                     metavar="HOURS", gt=0)
     max_failures: int = option("retries of a failed trial from its checkpoint (a lost worker, a storage error); a "
-                               "failure a retry repeats (a nan loss, an error of the method's code) is not retried", 2)
+                               "failure a retry repeats (a nan loss, an error of the method's code) is not retried", 2,
+                               ge=0)
     scheduler: str = option("early stopping on the dev metric", "fifo", choices=SCHEDULERS)
     resume: bool = option("continue the latest unfinished sweep of the experiment", False)
     race: bool = option("race the grid's configurations over the seeds: each starts with --race-initial-seeds "
@@ -172,10 +179,10 @@ class SweepOptions:
         "with --race-schedule steps: the fractions of a trial's steps at which the first seeds of every "
         "configuration are compared, the race's test at each, --race-alpha split over them and the seeds' levels "
         "(default 1/9 and 1/3: successive halving's rungs with a reduction factor of 3, the project's choice)",
-        metavar="FRACTION")
-    race_initial_seeds: int = option("seeds every configuration runs (--race)", 2)
+        metavar="FRACTION", gt=0, lt=1)
+    race_initial_seeds: int = option("seeds every configuration runs (--race)", 2, ge=2)
     race_budget: int | None = option("at most this many trials in a race (--race; default: no limit but "
-                                           "configurations x seeds)")
+                                           "configurations x seeds)", ge=1)
     race_test: str = option("the race's test: on the seed-noise variance pooled across configurations (two-way "
                             "ANOVA; Tukey's range in the async race, a t against the leader in rounds) or a paired "
                             "t per pair",
@@ -184,12 +191,13 @@ class SweepOptions:
         "differences of the selection metric smaller than this do not matter (an indifference zone, in the "
         "metric's units): a configuration is dropped once it cannot beat the leader by this much (--race); with "
         "it, --correction bonferroni protects a configuration better than the others by this much, holm drops it "
-        "more often", 0.0)
+        "more often", 0.0, ge=0)
     race_alpha: float = option(
         "level of the race's eliminations, a compute decision (the tables' claims use --alpha): the async race "
         "drops any configuration of equal ones in at most this share of races; async-per-level and rounds test "
-        "at it per level or round (the racing benchmark: docs/performance.md)", RACE_ALPHA)
-    alpha: float = option("significance level of the tables' significance groups and reproduction intervals", 0.05)
+        "at it per level or round (the racing benchmark: docs/performance.md)", RACE_ALPHA, gt=0, lt=1)
+    alpha: float = option("significance level of the tables' significance groups and reproduction intervals", 0.05,
+                          gt=0, lt=1)
     correction: str = option("multiple-comparison correction of the race's tests and the tables' significance "
                              "groups", "holm", choices=CORRECTIONS)
     extend: bool = option("add trials to the latest sweep of the experiment (more --seeds, more grid values): "
@@ -203,12 +211,12 @@ class SweepOptions:
     mlflow_wait: float = option("how long the driver waits for an MLflow store it cannot reach, at each read or "
                                 "write it cannot queue, before it stops, resumable, naming its queued writes (the "
                                 "project's choice: 600)", DEFAULT_WAIT_S,
-                                parse=wait_seconds, metavar="SECONDS")
+                                parse=wait_seconds, metavar="SECONDS", ge=0)
     verbose: bool = option("Ray Tune's, Ray's and MLflow's own output (trial tables, each trial's config and "
                            "result, INFO logs, start-up warnings) instead of one progress bar per stage", False)
     progress_interval: float = option("where the output is no terminal (a log file), print the progress line this "
                                       "often (the project's choice: a SLURM log gets two lines a minute)", 30.0,
-                                      parse=interval_seconds, metavar="SECONDS")
+                                      parse=interval_seconds, metavar="SECONDS", gt=0)
 
     @classmethod
     def defaults(cls) -> dict[str, Any]:
@@ -312,12 +320,16 @@ def _reader(kind, metadata) -> typing.Callable[[str], Any]:
 
 
 def parse_assignments(assignments: list[str]) -> dict:
-    """KEY=VALUE strings as a dict, each VALUE read as JSON when it parses (numbers, true/false) else as text."""
-    parsed = {}
+    """KEY=VALUE strings as a dict, each VALUE read as JSON when it parses (numbers, true/false) else as text; a
+    key given twice is refused, naming both."""
+    parsed, given = {}, {}
     for assignment in assignments:
         key, separator, value = assignment.partition("=")
         if not separator or not key:
             raise InputError(f"--set {assignment!r}: expected KEY=VALUE")
+        if key in given:
+            raise InputError(f"--set {given[key]} {assignment}: {key} is given twice; give it once")
+        given[key] = assignment
         try:
             parsed[key] = json.loads(value)
         except json.JSONDecodeError:

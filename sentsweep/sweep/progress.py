@@ -80,6 +80,10 @@ QUIET_LOGGERS = {
     # "The `process_trial_result` operation took 0.54 s, which may be a performance bottleneck", Ray Tune timing
     # its own loop (ray/tune/utils/util.py, warn_if_slow): on a busy machine, several lines at a time
     "ray.tune.utils.util": logging.ERROR,
+    # "Experiment has been interrupted, but the most recent state was saved. Resume experiment with:
+    # Tuner.restore(...)" as an interrupted Ray Tune run ends (ray/tune/tune.py), and its "Stop signal received"
+    # before: the driver prints its own line and the sweep's --resume command
+    "ray.tune.tune": logging.ERROR,
 }
 
 

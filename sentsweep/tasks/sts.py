@@ -34,9 +34,11 @@ from pathlib import Path
 import numpy as np
 
 from sentsweep.data import (
+    SEMEVAL_STS_SCALE,
     SICK_SEMEVAL_FILES,
     SICK_SPLIT_NAMES,
     ScoredPairs,
+    check_rankable,
     parse_score,
     read_lines,
     read_sick_file,
@@ -101,7 +103,7 @@ class StsBenchmarkTask(Task):
     def __init__(self, name: str, path: str) -> None:
         super().__init__(name, path)
         files = sts_benchmark_files(path)
-        self.pairs = {split: read_sts_benchmark_file(files[split]) for split in self.splits}
+        self.pairs = {split: check_rankable(read_sts_benchmark_file(files[split])) for split in self.splits}
 
     def evaluate(self, scorer: Scorer, split: str) -> TaskResult:
         check_split(self.name, split, self.splits)
@@ -126,7 +128,7 @@ class SickRelatednessTask(Task):
                 f"{name}: {path} holds no test pairs: give the full release SICK.txt (its SemEval_set column "
                 f"marks TEST), SemEval 2014's {SICK_SEMEVAL_FILES['test']}, or a folder holding either"
                 + ("" if self.splits else "; a file without a SemEval_set column cannot be split"))
-        self.pairs = {split: read_sick_file(path, split) for split in self.splits}
+        self.pairs = {split: check_rankable(read_sick_file(path, split)) for split in self.splits}
 
     def evaluate(self, scorer: Scorer, split: str) -> TaskResult:
         check_split(self.name, split, self.splits)
@@ -155,12 +157,12 @@ def read_senteval_sts_subset(folder: Path, subset: str) -> ScoredPairs:
         columns = pair.split("\t")
         if len(columns) < 2:
             raise InputError(f"{input_file}, line {line_number}: expected two tab-separated sentences")
-        scores.append(parse_score(gold.strip(), gold_file, line_number))
+        scores.append(parse_score(gold.strip(), gold_file, line_number, SEMEVAL_STS_SCALE))
         sentences1.append(columns[0])
         sentences2.append(columns[1])
     if not scores:
         raise InputError(f"{gold_file}: no scored pairs")
-    return ScoredPairs(sentences1, sentences2, scores, source=str(input_file))
+    return check_rankable(ScoredPairs(sentences1, sentences2, scores, source=str(input_file)))
 
 
 @register(*SENTEVAL_STS_SUBSETS)

@@ -33,6 +33,7 @@ from ray.tune.result import AUTO_RESULT_KEYS
 from sentsweep.plugins import USER_CODE_KEY
 from sentsweep.preparation_cache import RESULT_KEY as CACHE_RESULT_KEY
 from sentsweep.random_seeds import TRIAL_INDEX_KEY, resolve_seed
+from sentsweep.terminal import plain_text
 from sentsweep.tracking.configurations import CONFIGURATION_OF_TAG, ConfigurationRuns, address
 from sentsweep.tracking.datasets import DATA_FILE_CONTEXTS, trial_datasets
 from sentsweep.tracking.names import mlflow_metric_key, result_step
@@ -177,6 +178,8 @@ class SweepTracker(Callback):
                 tags=self.source_tags | {"sweep": sweep_name, "code_version": self.version, "role": "sweep"},
                 wait_s=wait_s,
             ).info.run_id
+            self.run_name = _unique_run_name(tracking_uri, client, experiment_id, self.parent_run_id, self.run_name,
+                                             wait_s)
         # takes over the writes a stopped or killed driver of this sweep run left queued in its pending file, and
         # writes them before anything else
         self.writer = QueuedMlflowWriter(
@@ -360,7 +363,7 @@ class SweepTracker(Callback):
         """End the sweep's run FAILED (tag `failure_reason`) after an error outside any trial, and its trials' runs
         left RUNNING KILLED (tag `interrupted`); `--resume` reopens them. One attempt, as `end_interrupted`."""
         self._end_running_trial_runs({"interrupted": "true"}, wait_s=0)
-        self.writer.submit({"op": "tag", "trial": None, "key": "failure_reason", "value": reason[:5000]})
+        self.writer.submit({"op": "tag", "trial": None, "key": "failure_reason", "value": plain_text(reason)[:5000]})
         self.writer.call("ending the sweep's run FAILED", self.writer.client.set_terminated, self.parent_run_id,
                          status="FAILED", wait_s=0)
 
@@ -426,6 +429,19 @@ def _experiment_id(client, name: str) -> str:
     return experiment.experiment_id
 
 
+def _unique_run_name(tracking_uri: str, client, experiment_id: str, run_id: str, name: str, wait_s: float) -> str:
+    """`name`, the sweep's new run's, where no other run of the experiment has it; else `name` and the head of
+    the run's id, which the run is renamed to. Looked up after the run exists, so of two sweeps started in the
+    same second the later one at least sees the earlier and takes the suffix."""
+    namesakes = call_waiting(tracking_uri, "naming the sweep's run", client.search_runs, [experiment_id],
+                             f"attributes.run_name = '{name}'", max_results=2, wait_s=wait_s)
+    if all(run.info.run_id == run_id for run in namesakes):
+        return name
+    unique = f"{name}-{run_id[:6]}"
+    call_waiting(tracking_uri, "naming the sweep's run", client.update_run, run_id, name=unique, wait_s=wait_s)
+    return unique
+
+
 def artifact_location(tracking_uri: str, experiment_name: str) -> str | None:
     """Where a new experiment's artifacts (tables, per-query outcomes, models) go: beside a SQLite store's file,
     in `mlartifacts/<experiment>` (MLflow's own default is ./mlruns of whichever folder the driver started in,
@@ -437,10 +453,11 @@ def artifact_location(tracking_uri: str, experiment_name: str) -> str | None:
 
 
 def _error_text(trial) -> str:
-    """The trial's traceback from the error file Ray Tune writes beside it (the last failure's tail)."""
+    """The trial's traceback from the error file Ray Tune writes beside it (the last failure's tail), as plain text
+    (Ray's colour codes removed)."""
     path = trial.error_file
     if path and Path(path).is_file():
-        return Path(path).read_text(encoding="utf-8", errors="replace").strip()[-5000:]
+        return plain_text(Path(path).read_text(encoding="utf-8", errors="replace")).strip()[-5000:]
     return "trial raised an error (no error file)"
 
 

@@ -65,11 +65,30 @@ def redact(text: str) -> str:
 def check_tracking_reachable(uri: str, timeout_s: float = 5.0) -> None:
     """Fail with an `InputError` naming `uri` (its credentials redacted) unless its store can be reached and opened
     now: an HTTP server answers /health and lets the given user (MLFLOW_TRACKING_USERNAME) read its experiments; a
-    SQLite store's folder is writable and an existing store file opens (`check_sqlite_store`)."""
+    SQLite store's folder is writable and an existing store file opens (`check_sqlite_store`); a URI of a scheme
+    MLflow has no store for is refused first (`check_tracking_scheme`)."""
+    check_tracking_scheme(uri)
     if uri.startswith(("http://", "https://")):
         check_tracking_server(uri, timeout_s)
     elif uri.startswith("sqlite:///"):
         check_sqlite_store(uri, timeout_s)
+
+
+def check_tracking_scheme(uri: str) -> None:
+    """An `InputError` naming `uri` (its credentials redacted) unless MLflow has both a tracking store and a model
+    registry for its scheme, as MLflow's own store registries list them (a local path or file:, sqlite,
+    postgresql, mysql, mssql, http(s), databricks, and any a plugin registers)."""
+    # lazy: MLflow's store registries load with MLflow, which the sweep's options and their checks do not import
+    from mlflow.tracking._model_registry.utils import _get_store_registry
+    from mlflow.tracking._tracking_service.utils import _tracking_store_registry
+    from mlflow.utils.uri import get_uri_scheme
+
+    registries = (_tracking_store_registry._registry, _get_store_registry()._registry)
+    scheme = get_uri_scheme(uri)
+    if not all(scheme in registry for registry in registries):
+        known = sorted(set.intersection(*(set(registry) for registry in registries)) - {""})
+        raise InputError(f"MLflow has no store for the scheme {scheme!r} of the tracking URI {redact(uri)}; give a "
+                         f"local path or a URI of one of: {', '.join(f'{name}://' for name in known)}")
 
 
 def check_tracking_server(uri: str, timeout_s: float) -> None:

@@ -75,7 +75,9 @@ def stage_file(number: int, title: str, extension: str) -> str:
 
 def best_line(cells: pd.DataFrame, row_params: list[str], selection_metric: str) -> tuple[str, str, dict] | None:
     """(name, one line, {metric: {statistic: value}}) of the table's best configuration on the selection metric;
-    None when the table has no best there."""
+    None when the table has no best there (or no cells at all: no trial scored a number)."""
+    if "metric" not in cells.columns:
+        return None
     best = cells[(cells["metric"] == selection_metric) & cells["best"]]
     if not len(best):
         return None

@@ -72,6 +72,21 @@ def setting_default(name: str):
     raise InputError(f"setting {name!r} has no default: the sweep must give it")
 
 
+def check_setting_value(name: str, value) -> None:
+    """An `InputError` (the first class's) where no settings class declaring setting `name` takes `value`; a key
+    no class declares is `check_keys`'s to refuse."""
+    errors = []
+    for group in settings_groups():
+        if name in group.field_names():
+            try:
+                group.check_value(name, value)
+                return
+            except InputError as error:
+                errors.append(error)
+    if errors:
+        raise errors[0]
+
+
 def check_keys(config: Mapping) -> None:
     """An `InputError` for the first key of `config` that is no known setting, suggesting the closest."""
     known = known_setting_names()
