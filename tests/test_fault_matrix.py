@@ -42,9 +42,9 @@ The other shapes' drivers join the session's shared Ray, as a driver joins a clu
 the signal reaches the driver alone, Ray ends a dead driver's trials, and a driver whose MLflow server goes away
 reaches it over HTTP within a second of its start, as one on a cluster reaches its head's.
 
-`make test` runs a representative subset (`SUBSET`: one case per shape, both signals, and issue 32's
-reproduction); `make fault-matrix` (SENTSWEEP_FAULT_MATRIX=all) runs every case and writes the outcome table to
-sweep_outputs/fault_matrix.md.
+`make test` runs a representative subset (`SUBSET`: one case per shape, both signals, a Ctrl-C in nm_weight's
+second stage continued by two drivers at once); `make fault-matrix` (SENTSWEEP_FAULT_MATRIX=all) runs every case and
+writes the outcome table to sweep_outputs/fault_matrix.md.
 """
 
 from __future__ import annotations
@@ -111,8 +111,8 @@ SHAPES = {
                     before=TSDAE_GRID[:-1] + ("1",)),
 }
 SIGNALS = ("INT", "KILL")
-# shapes whose drivers start a Ray of their own (both signals among the subset's cases: grid's KILL, multistage's INT,
-# issue 32's reproduction); a Ray start and stop costs seconds
+# shapes whose drivers start a Ray of their own (both signals among the subset's cases: grid's KILL, multistage's INT
+# continued twice); a Ray start and stop costs seconds
 OWN_RAY = {"grid", "multistage"}
 TWICE = "TWICE"  # stopped by Ctrl-C, then continued by two drivers at once
 LOCKS = {"LOCK-BLINK": "BLINK", "LOCK-OUTAGE": "OUTAGE"}  # the SQLite store held locked, as an outage of its server
@@ -125,18 +125,18 @@ ALL_CASES = [(shape, point, fault) for shape, spec in SHAPES.items() for point i
     # the variable reaches where the driver starts its own Ray), the output folder removed as a trial finishes
     (shape, point, fault) for shape in sorted(OWN_RAY) for point, fault in (("checkpoint:0", "ENOSPC"),
                                                                            ("trial:0", "GONE"))]
-# make test: one case per shape and per signal, issue 32's reproduction (nm_weight, Ctrl-C in stage 2) among them;
-# issue 39's: an MLflow server lost mid-stage and back while the driver waits at the stage's end, and a driver
-# killed while it waits for it
-SUBSET = [("grid", "model:0", "KILL"), ("multistage", "trial:1", "INT"), ("greedy", "stage:0", "KILL"),
+# make test: one case per shape and per signal; a Ctrl-C in nm_weight's second stage continued by two drivers at once
+# (the Ctrl-C there once lost the first stage's carried values); an MLflow server lost mid-stage and back while the
+# driver waits at the stage's end, and a driver killed while it waits for it; the output folder removed mid-stage
+SUBSET = [("grid", "model:0", "KILL"), ("multistage", "trial:1", TWICE), ("greedy", "stage:0", "KILL"),
           ("chained", "model:0", "INT"), ("race", "trial:0", "KILL"), ("optuna", "table:0", "INT"),
           ("extend", "trial:0", "KILL"), ("race-steps", "trial:0", "INT"), ("grid", "trial:0", "BLINK"),
-          ("grid", "trial:0", "CRASH"), ("grid", "trial:0", "GONE"), ("grid", "trial:0", TWICE)]
+          ("grid", "trial:0", "CRASH"), ("grid", "trial:0", "GONE")]
 CASES = ALL_CASES if os.environ.get("SENTSWEEP_FAULT_MATRIX") == "all" else SUBSET
 REPORT = PROJECT / "sweep_outputs" / "fault_matrix.md"
 # A driver is taken for hung, and killed, once it printed nothing for this long; never for being slow: while its
 # trials run it prints its progress line every --progress-interval (30 s), and between them it works in steps of
-# seconds to minutes. (A limit on its whole run, 400 s until issue 39, failed slow but correct drivers under load.)
+# seconds to minutes. (A limit on a driver's whole run fails slow but correct drivers under load.)
 DRIVER_SILENCE_S = 900
 OUTAGE_WAIT_S = 5  # --mlflow-wait of the outage cases: an OUTAGE outlasts it, a BLINK ends at the first wait
 # the one line a driver stops with when MLflow stayed away past --mlflow-wait (sentsweep.sweep.runner)
