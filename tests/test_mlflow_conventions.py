@@ -112,7 +112,8 @@ def test_a_sweep_looks_in_mlflow_as_its_users_expect(server, tmp_path, monkeypat
         "**Best on sts_dev** (mean over 2 seeds): **pooling=mean**") < description.index(
         "## stage 1/2 'lr'") < description.index(to_markdown(stage_1))
     files = rest(server, "artifacts/list", run_id=tracker.parent_run_id, path="tables")["files"]
-    assert sorted(file["path"] for file in files) == ["tables/01-stage_1_2_lr.json", "tables/01-stage_1_2_lr.md",
+    assert sorted(file["path"] for file in files) == ["tables/01-stage_1_2_lr.html", "tables/01-stage_1_2_lr.json",
+                                                      "tables/01-stage_1_2_lr.md", "tables/02-stage_2_2_pooling.html",
                                                       "tables/02-stage_2_2_pooling.json",
                                                       "tables/02-stage_2_2_pooling.md"]
     text = MlflowClient(server.uri).download_artifacts(tracker.parent_run_id, "tables/01-stage_1_2_lr.md", tmp_path)
