@@ -27,7 +27,7 @@ significantly worse than the best, paired t over shared seeds, Holm at --alpha).
 
 Then the same schedules on 16 and 64 slots, simulated with (c)'s measured trial durations and scores, its scores
 at the rungs read from each run's metric history (`simulate_schedule`): the grid, and the race of each
---race-schedule on the settings (d) ran with. The goals (issue 44, item 3): the answer of the 5-seed grid ((c)'s)
+--race-schedule on the settings (d) ran with. The goals: the answer of the 5-seed grid ((c)'s)
 at most a third of plain Ray Tune's compute ((a)'s trial-seconds) and at most half its wall-clock, through Ray,
 for each race; and (item 2) on the simulated 16 and 64 slots each race's wall-clock at most the grid's while its
 compute stays below it. A missed goal is printed with by how much and the figures that say why. Ratios only,
@@ -70,7 +70,7 @@ EVALUATIONS = 6  # dev evaluations per trial, as --quick's 60 steps evaluated ev
 # --tiny: every way end to end at the least scale that still races (3 seeds: 2 to start, 1 more), without calibration
 TINY = dict(ratios=(0.6,), poolings=("cls", "mean"), seeds=3, steps=20, evaluations=2)
 SIMULATED_SLOTS = (16, 64)
-# issue 44: against plain Ray Tune's grid (a), the grid's answer at <= 1/3 of its compute and <= 1/2 its wall-clock
+# the goals: against plain Ray Tune's grid (a), the grid's answer at <= 1/3 of its compute and <= 1/2 its wall-clock
 COMPUTE_GOAL, WALL_GOAL = 1 / 3, 0.5
 ALPHA = 0.05  # the significance group's level, the sweep's --alpha default
 # the ways, in the order they run (the module docstring)

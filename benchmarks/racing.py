@@ -36,7 +36,7 @@ same schedules at the defaults on 1, 16 and 64 slots (trials, wall-clock, utilis
 
 Goals (issue "Seeds where they matter"): >= 95% of races find the best, with <= half the grid's 135 trials
 (the round race, the default when that issue was written). The asynchronous race: all configurations equal,
-some configuration dropped in at most --race-alpha of races plus 3 Monte Carlo standard errors (issue 31).
+some configuration dropped in at most --race-alpha of races plus 3 Monte Carlo standard errors.
 Also printed: the mean regret (true best - the chosen configuration's true mean); how often the race drops the
 true best (ratio 0.6, mean pooling: dropping it while its CLS twin 0.07 below stays costs nothing); when all 27
 true means are equal, how often a race drops some configuration and how often it drops a given one; how often it
@@ -44,7 +44,7 @@ drops one configuration one noise sd better than 26 equal ones (the case --race-
 sentsweep.analysis.racing); the same race with other settings (the trade-offs); the fixed grid on fewer seeds
 (the reference at a smaller budget).
 
-The ways compared (issue 44, `ways`): on the same draws, 16 and 64 slots, the fixed 5-seed grid; Ray Tune's ASHA
+The ways compared (`ways`): on the same draws, 16 and 64 slots, the fixed 5-seed grid; Ray Tune's ASHA
 with the seed as one more grid axis (`SimulatedAsha`: each (configuration, seed) trial judged alone at the rungs
 against the values recorded there before it, ASHAScheduler's cut-off, the top 1/3 goes on; its answer is the best
 mean over the seeds that trained to the end, as a table of finished runs gives it); the async race; and the race
@@ -57,8 +57,8 @@ paired t, Holm over every pair, alpha 0.05; on 5 seeds it holds most of the 27),
 "finds the best" (above), its compute (the trial-time it held slots: a trial stopped or
 paused counts what it ran) and wall-clock against the grid's, and its slot utilisation. Also how often the
 race over steps drops the true best when that configuration learns late (behind the others by 2 noise sd at
-both rungs, best at the end): the risk of judging at a rung, measured, not bounded. Goals (issue 44, items 1 and
-2): on 16 and 64 slots each race's wall-clock at most the grid's while its compute stays below it; each race's
+both rungs, best at the end): the risk of judging at a rung, measured, not bounded. Goals: on 16 and 64
+slots each race's wall-clock at most the grid's while its compute stays below it; each race's
 answer in the grid's group in >= 95% of sweeps; all configurations equal, the race over steps drops some
 configuration in at most --race-alpha of races plus 3 Monte Carlo se.
 
@@ -86,7 +86,7 @@ OTHER_NOISE_SDS = (0.3, 0.5, 0.7)
 SEEDS = [0, 1, 2, 3, 4]
 GRID_SEEDS = (2, 3, 5)  # the fixed grid on the first 2, 3 and all 5 seeds
 INITIAL_SEEDS = 2
-SLOTS = 16  # the cluster of issue 31's example
+SLOTS = 16  # a cluster of 16 GPUs, one trial each
 SLOT_COUNTS = (1, 16, 64)  # the schedules compared at the defaults (one slot: no run-ahead, no barrier cost)
 # The races compared on the same draws and durations (module docstring), by their names in the output.
 RACES = {"round race": partial(make_race, "rounds"), "async race": partial(make_race, "async"),
@@ -284,7 +284,7 @@ def run(sweeps: int = 500) -> list:
                100 / levels["wall"], 100 / design["grid_wall"], "sweeps", "fixed 5-seed grid"),
     ]
 
-# --- the ways an answer is reached (issue 44) ----------------------------------------------------------------
+# --- the ways an answer is reached ---------------------------------------------------------------------------
 
 WAY_SLOTS = (16, 64)
 RUNG_CORRELATION = 0.5  # of a trial's noise between its rungs and its end (an assumption, `draw_rungs`)
@@ -404,7 +404,7 @@ def ways_table(result: dict, sweeps: int) -> str:
 
 
 def ways_goals(result: dict, sweeps: int) -> list[str]:
-    """The goals of issue 44 on the simulated ways, PASS or MISSED with the figures that say why."""
+    """The goals on the simulated ways, PASS or MISSED with the figures that say why."""
     lines = []
     slot_counts = [key for key in result if key != "risks"]
     for name in ("async race", "race with steps"):
@@ -434,7 +434,7 @@ def run_ways(sweeps: int = 500) -> list:
 
     start = time.perf_counter()
     result = ways(sweeps)
-    print(f"\nThe ways to the answer (issue 44), {sweeps} simulated sweeps of the TSDAE grid, seed noise sd "
+    print(f"\nThe ways to the answer, {sweeps} simulated sweeps of the TSDAE grid, seed noise sd "
           f"{NOISE_SD}, rungs at {', '.join(f'{rung:.3g}' for rung in RUNGS)} of the steps, trial durations uniform "
           "0.5-1.5:\n")
     print(ways_table(result, sweeps) + "\n")
@@ -450,7 +450,7 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sweeps", type=int, default=500)
     parser.add_argument("--section", choices=("all", "ways"), default="all",
-                        help="'ways': only the comparison of the ways to the answer (issue 44)")
+                        help="'ways': only the comparison of the ways to the answer")
     args = parser.parse_args()
     for result in run(args.sweeps) if args.section == "all" else run_ways(args.sweeps):
         print(result.row())

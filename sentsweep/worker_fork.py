@@ -26,7 +26,6 @@ here `python -P -m sentsweep.worker_fork <Ray's worker arguments>`, the launcher
 from __future__ import annotations
 
 import atexit
-import fcntl
 import gc
 import hashlib
 import json
@@ -168,8 +167,9 @@ def _connect(path: Path) -> socket.socket | None:
 def _start_server(path: Path, environment: dict[str, str]) -> socket.socket | None:
     """Start the fork server for `path` with `environment` (one launcher does, the others wait on its lock) and
     connect to it."""
-    with open(path.with_suffix(".lock"), "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+    from filelock import FileLock  # lazy: only a launcher that starts the server takes it
+
+    with FileLock(path.with_suffix(".lock")):
         connection = _connect(path)
         if connection is not None:
             return connection

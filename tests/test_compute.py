@@ -1,4 +1,4 @@
-"""Compute accounting (issue 34 item 5): what a trial records, how a budget ends a sweep, the compute per cell."""
+"""Compute accounting: what a trial records, how a budget ends a sweep, the compute per cell."""
 
 from __future__ import annotations
 

@@ -75,8 +75,8 @@ def test_a_sweep_looks_in_mlflow_as_its_users_expect(server, tmp_path, monkeypat
                                            **process_sampler().take()})
     tracker.on_trial_complete(0, [], trial)
     stage_1, stage_2 = stage_table("lr", ["0.001", "0.01"], 61.5), stage_table("pooling", ["cls", "mean"], 62.0)
-    tracker.log_stage("stage 1/2 'lr'", to_markdown(stage_1), to_frame(stage_1), ["lr"], "sts_dev")
-    tracker.log_stage("stage 2/2 'pooling'", to_markdown(stage_2), to_frame(stage_2), ["pooling"], "sts_dev")
+    tracker.record.log_stage("stage 1/2 'lr'", to_markdown(stage_1), to_frame(stage_1), ["lr"], "sts_dev")
+    tracker.record.log_stage("stage 2/2 'pooling'", to_markdown(stage_2), to_frame(stage_2), ["pooling"], "sts_dev")
     assert tracker.finish()
 
     experiment = rest(server, "experiments/get-by-name", experiment_name="conventions")["experiment"]
@@ -194,6 +194,6 @@ def test_a_sqlite_stores_artifacts_live_beside_its_file_not_in_the_working_direc
     store.mkdir()
     tracker = SweepTracker(f"sqlite:///{store / 'mlflow.db'}", "beside", "nm_weight", tmp_path / "out")
     table = stage_table("w", ["0.01", "1.0"], 60.0)
-    tracker.log_stage("nm_weight", to_markdown(table), to_frame(table), ["w"], "sts_dev")
+    tracker.record.log_stage("nm_weight", to_markdown(table), to_frame(table), ["w"], "sts_dev")
     assert tracker.finish()
     assert (store / "mlartifacts" / "beside").is_dir() and not (tmp_path / "mlruns").exists()

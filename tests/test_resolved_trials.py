@@ -168,7 +168,7 @@ def test_cross_bi_encoder_trains_teacher_and_bi_encoder_three_epochs_on_gold_onl
     assert len(resolved_trials("cross_bi_encoder", "--no-activations")) == 2 * 3
 
 
-# --- Faithful protocols (issue 43): per-task training, labelled sizes, peak rates, readable targets, Figure 2 ----
+# --- Faithful protocols: per-task training, labelled sizes, peak rates, readable targets, Figure 2 ----
 
 def resolved_configs(name: str, *options: str) -> list[dict]:
     """The config of every trial of the sweep `name` run with `options`, as the runner hands it to Ray Tune."""

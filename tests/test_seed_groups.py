@@ -10,7 +10,13 @@ from ray.tune.experiment import Trial
 from ray.tune.schedulers import TrialScheduler
 from ray.tune.search.optuna import OptunaSearch
 
-from sentsweep.sweep.seed_groups import SeedAveragingRepeater, SeedGroupScheduler, mean_and_standard_error
+from sentsweep.sweep.seed_groups import (
+    SeedAveragingRepeater,
+    SeedGroupScheduler,
+    mean_and_standard_error,
+    optuna_trial,
+    repeater_group,
+)
 
 
 class Controller:
@@ -160,19 +166,18 @@ def test_a_configuration_is_not_stopped_when_a_seed_is_one_report_from_its_end()
 
 def test_the_ray_internals_the_seed_averaging_repeater_relies_on_still_exist():
     """`SeedAveragingRepeater.on_trial_complete` reaches into Ray Tune's `Repeater` (`_trial_id_to_group`, its
-    groups' `report`, `finished_reporting`, `scores`, `primary_trial_id`) and OptunaSearch (`_ot_trials`): none
-    is public API, so a Ray release may rename them; this names the one that went."""
+    groups' `report`, `finished_reporting`, `scores`, `primary_trial_id`) and OptunaSearch (`_ot_trials`), through
+    `repeater_group` and `optuna_trial`: none is public API, so a Ray release may rename them; this fails on it."""
     from ray import tune
 
     searcher = OptunaSearch(space={"w": tune.uniform(0.0, 1.0)}, metric="best_sts_dev", mode="max", seed=0)
     repeater = SeedAveragingRepeater(searcher, repeat=2)
     repeater.suggest("a")
     repeater.suggest("b")
-    assert hasattr(repeater, "_trial_id_to_group"), "ray.tune.search.Repeater._trial_id_to_group is gone"
-    group = repeater._trial_id_to_group["a"]
-    assert repeater._trial_id_to_group["b"] is group  # both seeds of one configuration
+    group = repeater_group(repeater, "a")
+    assert repeater_group(repeater, "b") is group  # both seeds of one configuration
     assert group.primary_trial_id == "a"
-    assert "a" in searcher._ot_trials, "OptunaSearch._ot_trials no longer maps the primary trial to its Optuna trial"
+    assert optuna_trial(searcher, "a") is not None, "OptunaSearch._ot_trials no longer maps a trial to Optuna's"
     group.report("a", 70.0)
     assert not group.finished_reporting()
     group.report("b", 74.0)

@@ -47,12 +47,12 @@ class StepRaceTestingEachAtAlpha(StepRace):
 
 
 def test_under_the_null_equal_configurations_are_stopped_in_at_most_alpha_of_races_and_the_check_can_fail():
-    """Issue 44's test: 12 equal configurations, 5 seeds, rungs at 1/9 and 1/3 of the steps, alpha 0.20, the noise
-    of a trial correlated between its rungs and its end, 8 slots with random durations (so pauses, resumptions
-    and run-ahead in random orders), 600 races. Some configuration is stopped (at a rung or a level) in at most
-    alpha + 3 Monte Carlo standard errors of the races; a configuration stopped at a rung is one the race's test
-    found worse there (every stop's reason names the test). The same check fails for a race that tests each rung
-    and level at alpha instead of splitting it over them: the check can tell the difference."""
+    """The step race's null check: 12 equal configurations, 5 seeds, rungs at 1/9 and 1/3 of the steps, alpha 0.20,
+    the noise of a trial correlated between its rungs and its end, 8 slots with random durations (so pauses,
+    resumptions and run-ahead in random orders), 600 races. Some configuration is stopped (at a rung or a level) in
+    at most alpha + 3 Monte Carlo standard errors of the races; a configuration stopped at a rung is one the race's
+    test found worse there (every stop's reason names the test). The same check fails for a race that tests each
+    rung and level at alpha instead of splitting it over them: the check can tell the difference."""
     rng = np.random.default_rng(44)
     races, alpha, configs = 600, 0.20, list(range(12))
     bound = alpha + 3 * math.sqrt(alpha * (1 - alpha) / races)

@@ -12,7 +12,8 @@ from sentsweep.experiments import experiment_names, get_experiment
 from sentsweep.experiments.nm_weight import NmWeightOptions
 from sentsweep.sweep.launcher import stage_axes
 from sentsweep.sweep.options import SweepOptions, build_options_parser, flag_of, parse_options
-from sentsweep.sweep.runner import StageFailed, SweepRunner
+from sentsweep.sweep.runner import SweepRunner
+from sentsweep.sweep.sweep_endings import StageFailed
 
 ROOT = Path(__file__).resolve().parents[1]
 

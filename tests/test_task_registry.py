@@ -76,7 +76,6 @@ def _surname(authors: str) -> str:
 def test_every_task_class_states_metric_splits_and_a_reference_its_module_cites(name):
     task_class = TASKS.get(name)
     assert issubclass(task_class, Task)
-    assert isinstance(task_class.name, str) and task_class.name
     assert isinstance(task_class.main_metric, str) and task_class.main_metric
     assert task_class.splits and set(task_class.splits) <= {"train", "dev", "test"}
     reference = task_class.reference

@@ -82,8 +82,8 @@ Design
   the trials the race no longer needs (`unneeded`: those of a configuration just dropped, and every one once
   the race has finished), so what the speculation costs is the part of those trials run before the decision,
   not the trials. Without it, the slots would idle while the slowest trial of a level runs, which is the
-  barrier again; with run-ahead of one level only (this race until issue 44), at most the configurations alive
-  x 2 seeds could be out at once, and on 64 slots most idled. With a trial budget there is no run-ahead: it
+  barrier again; with run-ahead of one level only, at most the configurations alive x 2 seeds could be out at
+  once, and on 64 slots most would idle. With a trial budget there is no run-ahead: it
   would spend the budget on seeds before the decisions that could have saved them (on the TSDAE grid with
   --race-budget 67, all 67 went out before the first level closed).
 - The end: one configuration left ("best"); the last level closed (the leader "best", the others "tied with
@@ -92,7 +92,7 @@ Design
   others "tied with best" with "trial budget reached" as the reason. The states and their reasons read as
   Race's (racing.ConfigStatus, the same state names).
 - What the guarantee costs (benchmarks/racing.py, the TSDAE grid of 27 configurations at the defaults, 500
-  simulated sweeps, 16 slots, with the run-ahead of one level it had until issue 44): the Tukey race ran 78% of
+  simulated sweeps, 16 slots, measured with a run-ahead of one level): the Tukey race ran 78% of
   the fixed 5-seed grid's trials where the round race runs 48% and family="level" 60%; it finds the best as
   often (99.6%, against 99.2%) and never dropped the true best (0.0%, against 23.8% of races for the round
   race). With 27 configurations the range's critical value is large (q(0.95; 27, 26) = 5.8 standard errors of

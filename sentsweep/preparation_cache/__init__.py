@@ -9,7 +9,7 @@ others load it:
 
     <storage path>/cache/<stage>/<key>/manifest.json   what the entry is (stage, inputs, digest of its content)
     <storage path>/cache/<stage>/<key>/content/...     the result (JSON, a model folder)
-    <storage path>/cache/<stage>/<key>.lock            taken (fcntl.flock) while the entry is looked up or written
+    <storage path>/cache/<stage>/<key>.lock            taken (filelock) while the entry is looked up or written
 
 - Key: SHA-256 of the stage's name and version and of its inputs: the content digest of every input (a local model
   folder's files, SHA-256 of each as `sentsweep.tracking.datasets` digests data files, which the trainables' layer

@@ -3,7 +3,6 @@ atomically (see the package's docstring for the layout)."""
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import json
 import os
@@ -16,6 +15,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
+
+from filelock import FileLock
 
 from sentsweep.storage import local_storage_folder
 
@@ -134,11 +135,10 @@ class PreparationCache:
 
 @contextmanager
 def locked(path: Path, wait: bool = True) -> Iterator[None]:
-    """Hold an exclusive `fcntl.flock` on the file `path` (created if need be; on NFS, Linux takes it as a lock
-    of the whole file on the server). Without `wait`, BlockingIOError when another process holds it. The lock
-    goes with the process: a crashed holder leaves none behind."""
-    with open(path, "a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB)
+    """Hold an exclusive lock on the file `path` (filelock's `FileLock`: an `flock` of the file, created if need be;
+    on NFS, Linux takes it as a lock of the whole file on the server). Without `wait`, `filelock.Timeout` when
+    another process holds it. The lock goes with the process: a crashed holder leaves none behind."""
+    with FileLock(path, timeout=-1 if wait else 0):
         yield
 
 

@@ -23,6 +23,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from filelock import Timeout
+
 from sentsweep.preparation_cache.entries import MANIFEST, TEMPORARY_MARK, cache_folder, locked, remove_entry
 from sentsweep.terminal import HelpFormatter
 
@@ -71,7 +73,7 @@ def prune(root: Path, older_than_s: float | None = None) -> tuple[list[Entry], l
         try:
             with locked(entry.path.parent / f"{entry.key}.lock", wait=False):
                 remove_entry(entry.path) if entry.complete else shutil.rmtree(entry.path)
-        except BlockingIOError:
+        except Timeout:
             busy.append(entry)
             continue
         removed.append(entry)
@@ -82,7 +84,7 @@ def prune(root: Path, older_than_s: float | None = None) -> tuple[list[Entry], l
                 try:
                     with locked(lock, wait=False):
                         lock.unlink()
-                except BlockingIOError:
+                except Timeout:
                     pass
         try:
             stage.rmdir()  # only if empty

@@ -59,12 +59,18 @@ from sentsweep.sweep.storage_faults import (
     StorageFault,
     StorageWatch,
     points_left_without_state,
-    stop_for_storage,
     stop_watching,
-    storage_fault,
     sweep_folders,
     unfinished_points,
     watch_storage,
+)
+from sentsweep.sweep.sweep_endings import (
+    MLFLOW_UNAVAILABLE_EXIT_CODE,
+    Interrupted,
+    StageFailed,
+    resume_command,
+    stopped_sweep_exit_code,
+    sweep_command,
 )
 from sentsweep.sweep.target_list import TargetList
 from sentsweep.sweep.target_tasks import settings_by_task
@@ -89,6 +95,25 @@ def baseline_scores(constants: dict) -> dict:
         f"untrained_sts_{split}": StsEvaluator(read_scored_pairs(constants[f"{split}_file"], fmt, split))(model)
         for split in ("dev", "test")
     }
+
+
+def start_sweep_ray(options: SweepOptions, constants: dict) -> None:
+    """Ray up for a sweep: the driver's own (what a killed driver of the same output folder left ended first) or the
+    cluster's, the researcher's own modules travelling to every node with the job (`sentsweep.plugins`); then a
+    SIGTERM stops the sweep as Ctrl-C does."""
+    user_code = [entry["path"] for entry in constants.get(USER_CODE_KEY, [])]
+    left = end_left_ray(options.output_dir)  # of a driver killed before, which started its own Ray
+    if left:
+        say(f"ended {len(left)} Ray process(es) that an earlier driver of {options.output_dir}, killed, left running")
+    context = start_ray(ignore_reinit_error=True, include_dashboard=False, log_to_driver=False,
+                        logging_level=ray_logging_level(options.verbose),
+                        runtime_env=({"py_modules": user_code} if user_code else {})
+                        | (worker_runtime_env() if ray_on_this_machine() else {}))
+    if context is not None and context.address_info.get("session_dir"):
+        record_local_ray(options.output_dir, context.address_info["session_dir"])
+    # again after ray.init, whose failure handler takes SIGTERM over (and aborts): a SIGTERM stops the sweep as
+    # Ctrl-C does, Ray Tune ending its trials and saving its state
+    signal.signal(signal.SIGTERM, stop_as_interrupt)
 
 
 def grid_stage_space(constants: dict, axes: dict, seeds: list[int], method_settings: dict[str, dict],
@@ -126,37 +151,43 @@ class SweepRunner:
 
     def run(self, stages: list[tuple[str, dict]], baseline: dict) -> int:
         """Run every stage (or the definition's own `driver`); returns the exit code (3 when MLflow stayed
-        unreachable past --mlflow-wait: the sweep's writes are kept in its pending file, --resume finishes it)."""
-        constants = self.resolved.constants
-
-        # the researcher's own modules travel to every node with the job (sentsweep.plugins)
-        user_code = [entry["path"] for entry in constants.get(USER_CODE_KEY, [])]
-        left = end_left_ray(self.options.output_dir)  # of a driver killed before, which started its own Ray
-        if left:
-            say(f"ended {len(left)} Ray process(es) that an earlier driver of {self.options.output_dir}, killed, "
-                "left running")
-        context = start_ray(ignore_reinit_error=True, include_dashboard=False, log_to_driver=False,
-                            logging_level=ray_logging_level(self.options.verbose),
-                            runtime_env=({"py_modules": user_code} if user_code else {})
-                            | (worker_runtime_env() if ray_on_this_machine() else {}))
-        if context is not None and context.address_info.get("session_dir"):
-            record_local_ray(self.options.output_dir, context.address_info["session_dir"])
-        # again after ray.init, whose failure handler takes SIGTERM over (and aborts): a SIGTERM stops the sweep as
-        # Ctrl-C does, Ray Tune ending its trials and saving its state
-        signal.signal(signal.SIGTERM, stop_as_interrupt)
-        # before any MLflow run or trial: a request no node of a fixed cluster can run is refused (InputError);
-        # trials sharing a GPU are checked to fit in its memory, or --gpus-per-trial auto is settled to a number
-        self.gpus_per_trial = check_resources(self.options, constants, self.resolved.method_settings, stages,
-                                              self.storage_path)
-        options = self.options
-        self.budget = SweepBudget(options.time_budget, options.gpu_hours, self.gpus_per_trial)
+        unreachable past --mlflow-wait: the sweep's writes are kept in its pending file, --resume finishes it; the
+        others: `sentsweep.sweep.sweep_endings.stopped_sweep_exit_code`)."""
+        self._start_ray(stages)
         try:
-            tracker = SweepTracker(self.tracking_uri, self.experiment, self.definition.name,
-                                   pending_dir=options.output_dir, resume=options.resume, extend=options.extend,
-                                   wait_s=options.mlflow_wait)
+            tracker = self._open_record(stages, baseline)
         except MlflowUnavailable as outage:
             print(f"error: {outage}; once MLflow is back, run: {redact(shlex.join(sweep_command()))}", file=sys.stderr)
             return MLFLOW_UNAVAILABLE_EXIT_CODE
+        try:
+            self._run_stages(tracker, stages)
+            tracker.finish()
+        except (Exception, KeyboardInterrupt) as error:
+            code = stopped_sweep_exit_code(error, tracker, resume_command(self.options.extend),
+                                           sweep_folders(self.options.output_dir, self.storage_path))
+            if code is None:
+                raise
+            return code
+        say("\n" + sweep_pages(self.tracking_uri, tracker.writer.experiment_id, tracker.view_key,
+                               tracker.parent_run_id))
+        return 0
+
+    def _start_ray(self, stages: list[tuple[str, dict]]) -> None:
+        """Ray up for the sweep (`start_sweep_ray`), and the cluster's resources checked for the trials: a request
+        no node of a fixed cluster can run is refused (InputError) before any MLflow run or trial; trials sharing a
+        GPU are checked to fit in its memory, or --gpus-per-trial auto is settled to a number."""
+        start_sweep_ray(self.options, self.resolved.constants)
+        self.gpus_per_trial = check_resources(self.options, self.resolved.constants, self.resolved.method_settings,
+                                              stages, self.storage_path)
+        self.budget = SweepBudget(self.options.time_budget, self.options.gpu_hours, self.gpus_per_trial)
+
+    def _open_record(self, stages: list[tuple[str, dict]], baseline: dict) -> SweepTracker:
+        """The sweep's MLflow record opened (`SweepTracker`: its run created, or reopened by --resume), with the
+        untrained model's scores, the published values it re-runs, its tags and params."""
+        constants, options = self.resolved.constants, self.options
+        tracker = SweepTracker(self.tracking_uri, self.experiment, self.definition.name,
+                               pending_dir=options.output_dir, resume=options.resume, extend=options.extend,
+                               wait_s=options.mlflow_wait)
         tracker.log_sweep_metrics(baseline)
         if self.definition.published:  # the published values it re-runs, for `sentsweep analyze report`
             tracker.writer.submit({"op": "text", "trial": None, "file": TARGETS_ARTIFACT,
@@ -175,74 +206,34 @@ class SweepRunner:
         # the settings trials report themselves are the sweep run's params as the trials used them, at its end
         tracker.reported_names = trial_reported_names(constants, stages)
         tracker.record.log_params(self.experiment_params(stages, tracker.reported_names))
-        try:
-            if self.definition.driver is not None:
-                self.definition.driver(DriverStages(self, tracker), constants)
-            else:
-                stage_by_name = {stage.name: stage for stage in self.definition.stages}
-                # a stage of a definition of several logs its name (param `stage`), also when options left the
-                # others out: a run is told by its stage whichever options ran it
-                several = len(self.definition.stages) > 1
-                for index, (stage_name, axes) in enumerate(stages):
-                    title = (f"stage {index + 1}/{len(stages)} '{stage_name}'" if len(stages) > 1
-                             else self.definition.name)
-                    try:
-                        axes, chain = self.kept_models.chained(stage_by_name.get(stage_name), axes, tracker.writer)
-                    except MissingModels as missing:
-                        raise StageFailed(str(missing), exit_code=1) from None
-                    table, results = self.run_stage(tracker, index, title, constants | (
-                        {"stage": stage_name} if several else {}), axes, stage_name if several else None, chain)
-                    if self.definition.greedy:
-                        best = self.best_values(table, axes, constants, results)
-                        say(f"best on dev ({self.definition.selection_metric}, mean over seeds): {best}")
-                        carried, rule = self.carried_values(stage_by_name.get(stage_name), best)
-                        if rule is not None:  # printed and tagged on the sweep's run: which rule carried what on
-                            say(f"kept instead: {carried} ({rule})")
-                            tracker.tag_sweep(f"kept.{stage_name}", f"{json.dumps(carried)} ({rule})")
-                        constants = constants | carried
-            tracker.finish()
-        except MlflowUnavailable as outage:  # past --mlflow-wait: stopped where it was, every write kept
-            print(f"\nerror: {outage}; once MLflow is back, finish the sweep with: "
-                  f"{resume_command(self.options.extend)}", file=sys.stderr)
-            return MLFLOW_UNAVAILABLE_EXIT_CODE
-        except StageFailed as failure:
-            tracker.end_failed(str(failure))  # the sweep's run says how it ended, and why (tag failure_reason)
-            print(f"error: {failure}\nthe sweep's MLflow run {tracker.parent_run_id} ended FAILED", file=sys.stderr)
-            return failure.exit_code
-        except PendingTimeout as timeout:  # ended as an interruption is: what finished is written, resumable
-            _, ended = end_stopped(tracker)
-            print(f"error: {timeout}\n{ended}\nresume once the cluster can run the trials:\n  "
-                  f"{resume_command(self.options.extend)}", file=sys.stderr)
-            return 1
-        except BudgetSpent as spent:  # ended as --pending-timeout ends it
-            _, ended = end_stopped(tracker)
-            print(f"error: {spent}\n{ended}\nresume with:\n  {resume_command(self.options.extend)}", file=sys.stderr)
-            return 1
-        except StorageFault as fault:  # a full disk, a folder removed: stopped as an outage stops it
-            return stop_for_storage(tracker, fault, end_stopped, resume_command(self.options.extend))
-        except (Interrupted, KeyboardInterrupt):
-            stopped, ended = end_stopped(tracker)
-            print(f"\ninterrupted: {len(stopped)} trial(s) stopped; {ended}"
-                  + "".join(f"\n  {trial}" for trial in stopped)
-                  + f"\nresume with:\n  {resume_command(self.options.extend)}", file=sys.stderr)
-            return INTERRUPTED_EXIT_CODE
-        except Exception as error:  # a bug or a lost store: the sweep's run must not stay RUNNING
-            fault = storage_fault(error, sweep_folders(self.options.output_dir, self.storage_path))
-            if fault is not None:  # met by the driver itself: Ray Tune saving its state on a full disk, say
-                return stop_for_storage(tracker, StorageFault(fault), end_stopped,
-                                        resume_command(self.options.extend))
+        return tracker
+
+    def _run_stages(self, tracker, stages: list[tuple[str, dict]]) -> None:
+        """Every stage in order (or the definition's own `driver`), a greedy stage handing its best on."""
+        constants = self.resolved.constants
+        if self.definition.driver is not None:
+            self.definition.driver(DriverStages(self, tracker), constants)
+            return
+        stage_by_name = {stage.name: stage for stage in self.definition.stages}
+        # a stage of a definition of several logs its name (param `stage`), also when options left the others out:
+        # a run is told by its stage whichever options ran it
+        several = len(self.definition.stages) > 1
+        for index, (stage_name, axes) in enumerate(stages):
+            title = f"stage {index + 1}/{len(stages)} '{stage_name}'" if len(stages) > 1 else self.definition.name
             try:
-                tracker.end_failed(f"{type(error).__name__}: {error}")
-                ended = "its MLflow run ended FAILED"
-            except MlflowUnavailable as outage:
-                ended = f"its MLflow run could not be ended ({outage})"
-            print(f"\nthe sweep failed ({type(error).__name__}: {error}); {ended}. What "
-                  f"finished is kept; once the cause is fixed, resume with:\n  {resume_command(self.options.extend)}",
-                  file=sys.stderr)
-            raise
-        say("\n" + sweep_pages(self.tracking_uri, tracker.writer.experiment_id, tracker.view_key,
-                               tracker.parent_run_id))
-        return 0
+                axes, chain = self.kept_models.chained(stage_by_name.get(stage_name), axes, tracker.writer)
+            except MissingModels as missing:
+                raise StageFailed(str(missing), exit_code=1) from None
+            table, results = self.run_stage(tracker, index, title, constants | (
+                {"stage": stage_name} if several else {}), axes, stage_name if several else None, chain)
+            if self.definition.greedy:
+                best = self.best_values(table, axes, constants, results)
+                say(f"best on dev ({self.definition.selection_metric}, mean over seeds): {best}")
+                carried, rule = self.carried_values(stage_by_name.get(stage_name), best)
+                if rule is not None:  # printed and tagged on the sweep's run: which rule carried what on
+                    say(f"kept instead: {carried} ({rule})")
+                    tracker.tag_sweep(f"kept.{stage_name}", f"{json.dumps(carried)} ({rule})")
+                constants = constants | carried
 
     def run_stage(self, tracker, index: int, title: str, constants: dict, axes: dict, stage: str | None,
                   chain: dict | None = None):
@@ -288,7 +279,7 @@ class SweepRunner:
         included."""
         cells = to_frame(table)
         metric = self.definition.selection_metric
-        tracker.log_stage(title, to_markdown(table), cells, table.row_params, metric, race, reproduction)
+        tracker.record.log_stage(title, to_markdown(table), cells, table.row_params, metric, race, reproduction)
         rows = {config: row for row in table.rows
                 for config in runs_of_row(stage_runs, table.row_params, row)["config_hash"].unique()}
         tracker.configurations.stage_done(
@@ -567,44 +558,6 @@ def no_trial_finished(runs) -> str:
     summary = ", ".join(f"{count} {status.lower()}" for status, count in sorted(counts.items()))
     listed = "".join(f"\n  {reason}" for reason in dict.fromkeys(reasons))
     return f"no trial of this stage finished ({summary}); failure reason(s):{listed or ' none recorded'}"
-
-
-INTERRUPTED_EXIT_CODE = 130  # the shell's code for a process ended by SIGINT
-MLFLOW_UNAVAILABLE_EXIT_CODE = 3  # MLflow stayed unreachable past --mlflow-wait; --resume finishes the sweep
-
-
-def end_stopped(tracker) -> tuple[list[str], str]:
-    """End a stopped sweep's runs KILLED (`SweepTracker.end_interrupted`); (the trials stopped, what became of the
-    runs in words: ended KILLED, or left as they were while MLflow cannot be reached, the writes kept)."""
-    try:
-        return tracker.end_interrupted(), "their MLflow runs and the sweep's ended KILLED"
-    except MlflowUnavailable as outage:
-        return [], f"their MLflow runs and the sweep's are left as they were: {outage}"
-
-
-class Interrupted(Exception):
-    """Ray Tune stopped the stage's trials on Ctrl-C or SIGTERM and saved its state for --resume."""
-
-
-def resume_command(extend: bool) -> str:
-    """The command line that continues this sweep: the one that started it, with --resume; for an --extend run,
-    the same command line (--extend reopens the sweep and skips what finished; it refuses --resume). A tracking
-    URI's password is shown as *** (`redact`): put it back, or give it as MLFLOW_TRACKING_PASSWORD."""
-    argv = sweep_command()
-    return redact(shlex.join(argv + ([] if "--resume" in argv or extend else ["--resume"])))
-
-
-def sweep_command() -> list[str]:
-    """The command line that started this sweep."""
-    return [sys.executable, *sys.argv] if sys.argv[0].endswith(".py") else list(sys.argv)
-
-
-class StageFailed(Exception):
-    """A stage whose results cannot be used: nothing finished, no model to start from (`exit_code`)."""
-
-    def __init__(self, message: str, exit_code: int) -> None:
-        super().__init__(message)
-        self.exit_code = exit_code
 
 
 def make_scheduler(name: str, metric: str):

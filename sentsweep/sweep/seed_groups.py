@@ -226,18 +226,43 @@ def mean_and_standard_error(scores: list) -> tuple[float, float, int]:
     return float(values.mean()), se, len(values)
 
 
+def repeater_group(repeater: Repeater, trial_id: str):
+    """The seeds' group of `trial_id` in Ray Tune's `Repeater`: its private `_trial_id_to_group` (no public API
+    gives it), read here alone; a Ray release without it fails in one line naming it
+    (tests/test_seed_groups.py checks it on the locked release)."""
+    groups = getattr(repeater, "_trial_id_to_group", None)
+    if groups is None:
+        raise RuntimeError("ray.tune.search.Repeater._trial_id_to_group is gone from this Ray release: "
+                           "sentsweep.sweep.seed_groups needs it to average a configuration's seeds")
+    return groups[trial_id]
+
+
+def optuna_trial(searcher, trial_id: str):
+    """The Optuna trial behind Ray Tune's `OptunaSearch` trial `trial_id` (its private `_ot_trials`, read here
+    alone); None for another searcher. An OptunaSearch without the mapping fails in one line naming it."""
+    from ray.tune.search.optuna import OptunaSearch  # lazy: imports Optuna
+
+    if not isinstance(searcher, OptunaSearch):
+        return None
+    trials = getattr(searcher, "_ot_trials", None)
+    if trials is None:
+        raise RuntimeError("ray.tune.search.optuna.OptunaSearch._ot_trials is gone from this Ray release: "
+                           "sentsweep.sweep.seed_groups needs it to give Optuna each configuration's seeds")
+    return trials.get(trial_id)
+
+
 class SeedAveragingRepeater(Repeater):
     """`Repeater` that gives its searcher the mean over a configuration's seeds and its standard error."""
 
     def on_trial_complete(self, trial_id: str, result: dict | None = None, **kwargs) -> None:
-        group = self._trial_id_to_group[trial_id]
+        group = repeater_group(self, trial_id)
         score = result.get(self.searcher.metric, np.nan) if result else np.nan
         group.report(trial_id, score)
         if not group.finished_reporting():
             return
         scores = group.scores()
         mean, se, n = mean_and_standard_error(scores)
-        ot_trial = getattr(self.searcher, "_ot_trials", {}).get(group.primary_trial_id)
+        ot_trial = optuna_trial(self.searcher, group.primary_trial_id)
         if ot_trial is not None:  # OptunaSearch: the study keeps how sure each value is
             ot_trial.set_user_attr("seed_mean", mean)
             ot_trial.set_user_attr("seed_se", se)

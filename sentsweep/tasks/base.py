@@ -8,8 +8,9 @@ may lack one narrows them when built) and `reference` (the work that released th
 malformed file fails before any training; `evaluate(scorer, split)` then scores a `sentsweep.scorers.Scorer`.
 
 Task classes register themselves where they are defined, with `@register("askubuntu")` (or several names
-for one class); this module imports no task module, so task modules import from here and never from the
-package `sentsweep.tasks`, which imports them all.
+for one class): the registered name is the task's only name, which a built task holds as `name`. This module
+imports no task module, so task modules import from here and never from the package `sentsweep.tasks`, which
+imports them all.
 """
 
 from __future__ import annotations

@@ -122,7 +122,6 @@ class _DistractorTask(Task):
 class SquadDistractorsTask(_DistractorTask):
     """Questions of a SQuAD v1.1 file against the sentences of their paragraph."""
 
-    name = "squad"
     reference = SQUAD
     read_pools = staticmethod(squad_pools)
 
@@ -131,6 +130,5 @@ class SquadDistractorsTask(_DistractorTask):
 class DistractorPoolsTask(_DistractorTask):
     """Pools of a JSON-lines file, the protocol of Malmberg (2021) on any data."""
 
-    name = "distractors"
     reference = THESIS_MALMBERG_2021
     read_pools = staticmethod(jsonl_pools)

@@ -198,7 +198,6 @@ def _is_sts(task) -> bool:
 class MtebTask(Task):
     """An MTEB task on its dataset in a local folder, scored by `mteb.evaluate` (see the module docstring)."""
 
-    name = "mteb"
     main_metric = "main_score"
     splits = ("dev", "test")
     reference = MTEB

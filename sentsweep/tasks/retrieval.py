@@ -84,7 +84,6 @@ class BeirRetrievalTask(Task):
     """A BEIR retrieval folder: exact top-1000 search per query; Recall@k, P@k, MRR@10, nDCG@10 (main), scored
     on the splits whose qrels the folder holds."""
 
-    name = "beir"
     main_metric = "ndcg_at_10"
     splits = ("dev", "test")
     reference = BEIR
@@ -130,7 +129,6 @@ class BeirCqaDupStackTask(Task):
     """BEIR's CQADupStack: each of the 12 forum folders scored as a BEIR retrieval task on its own; every
     metric per forum and as the plain mean over the forums (nDCG@10 main, as for `quora`)."""
 
-    name = "beir-cqadupstack"
     main_metric = BeirRetrievalTask.main_metric
     splits = BeirRetrievalTask.splits
     reference = CQADUPSTACK

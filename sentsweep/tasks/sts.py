@@ -95,7 +95,6 @@ class StsEvaluator:
 class StsBenchmarkTask(Task):
     """The STS benchmark: 100 x Spearman on its dev or test file."""
 
-    name = "stsb"
     main_metric = "spearman"
     splits = ("dev", "test")
     reference = STS_BENCHMARK
@@ -115,7 +114,6 @@ class SickRelatednessTask(Task):
     """SICK-R: 100 x Spearman on the relatedness scores of the splits the path holds (test at least); on test,
     with all three splits present, also the Spearman over all the release's pairs pooled (`sickr_all_spearman`)."""
 
-    name = "sickr"
     main_metric = "spearman"
     splits = tuple(SICK_SPLIT_NAMES)
     reference = SICK
@@ -170,7 +168,6 @@ class SentEvalStsTask(Task):
     """STS12-16: 100 x Spearman per subset, then their mean, their mean weighted by size (main), and the
     Spearman over all the year's pairs pooled."""
 
-    name = "senteval-sts"
     main_metric = "wmean_spearman"
     splits = ("test",)
     reference = SEMEVAL_STS

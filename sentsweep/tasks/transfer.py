@@ -79,7 +79,6 @@ Labelled = tuple[list[str], list]  # sentences and their labels
 class TransferTask(Task):
     """A SentEval classification task: accuracy of logistic regression on the scorer's features."""
 
-    name = "transfer"
     main_metric = "accuracy"
     splits = ("test",)
     reference = SENTEVAL
@@ -129,7 +128,6 @@ class TransferTask(Task):
 class TopicClassificationTask(TransferTask):
     """The `topics` task: scored like the others, with F1 macro over topics as its main metric."""
 
-    name = "topics"
     main_metric = "f1_macro"
     reference = THESIS_REIML_2023
 
@@ -144,7 +142,6 @@ class PromptedTopicClassificationTask(TopicClassificationTask):
     """The `topics_prompted` task: the frozen-encoder topic classification on sentences with their topic prompts
     ("prompt ¥ sentence"), the "Prompted (F1)" column of Reiml (2023) Tables 6.14 and 6.16; F1 macro."""
 
-    name = "topics_prompted"
 
     def read(self, folder: Path) -> tuple[Labelled, Labelled]:
         """train.tsv and test.tsv (topic-labelled, with prompts) as (prompted sentences, labels)."""

@@ -61,7 +61,6 @@ def _columns(path: Path, line_number: int, line: str, count: int, what: str) -> 
 class AskUbuntuTask(Task):
     """AskUbuntu: rerank each query's 20 BM25 candidates; MAP, P@1, P@5, MRR."""
 
-    name = "askubuntu"
     main_metric = "map"
     splits = ("dev", "test")
     reference = ASKUBUNTU
@@ -129,7 +128,6 @@ class AskUbuntuTask(Task):
 class CqaDupStackTask(Task):
     """CQADupStack: retrieve duplicates within each forum; MAP@100 and nDCG@10, averaged over forums."""
 
-    name = "cqadupstack"
     main_metric = "map_at_100"
     splits = ("dev", "test")
     reference = CQADUPSTACK
@@ -179,7 +177,6 @@ class CqaDupStackTask(Task):
 class TwitterParaTask(Task):
     """TwitterPara: AP and Spearman of the pair similarities, per corpus and averaged."""
 
-    name = "twitterpara"
     main_metric = "ap"
     splits = ("test",)
     reference = TWITTER_PARA
@@ -230,7 +227,6 @@ class TwitterParaTask(Task):
 class SciDocsTask(Task):
     """SciDocs: rerank each query's candidates; trec_eval MAP per subtask, averaged over the four."""
 
-    name = "scidocs"
     main_metric = "map"
     splits = ("dev", "test")
     reference = SCIDOCS

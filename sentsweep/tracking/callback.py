@@ -47,14 +47,7 @@ from sentsweep.tracking.store import PER_QUERY_ARTIFACT
 from sentsweep.tracking.sweep_lookup import RESUMABLE, latest_sweep_run
 from sentsweep.tracking.sweep_run import SweepRecord
 from sentsweep.tracking.used_values import values_used
-from sentsweep.tracking.views import (
-    ANSWER_VIEW_TAG,
-    configurations_view,
-    seeds_view,
-    seeds_view_key,
-    stage_view_key,
-    view_tag,
-)
+from sentsweep.tracking.views import ANSWER_VIEW_TAG, sweep_views, view_tag
 from sentsweep.tracking.writer import DEFAULT_WAIT_S, QueuedMlflowWriter, call_waiting
 from sentsweep.trainables.environment import ENVIRONMENT_KEY, trial_environment
 from sentsweep.trainables.resolved_settings import NOT_READ, config_settings, param_text, reported_by_trial
@@ -163,23 +156,10 @@ class SweepTracker(Callback):
         # before the sweep's writer exists, the same bounded wait for a store that went away (see its module)
         experiment_id = call_waiting(tracking_uri, "opening the experiment", _experiment_id, client, experiment_name,
                                      wait_s=wait_s)
-        reopened = RESUMABLE + (("FINISHED",) if extend else ())
-        latest = call_waiting(tracking_uri, "finding the sweep's run to resume", latest_sweep_run, client,
-                              experiment_id, sweep_name, reopened, wait_s=wait_s) if resume or extend else None
+        latest, self.parent_run_id, self.run_name = _open_sweep_run(
+            tracking_uri, client, experiment_id, sweep_name, self.source_tags | {
+                "sweep": sweep_name, "code_version": self.version, "role": "sweep"}, resume, extend, wait_s)
         unfinished = [latest] if latest is not None else []
-        if unfinished:  # a crashed driver's sweep (RUNNING), an interrupted or failed one, one extended (FINISHED)
-            self.parent_run_id, self.run_name = unfinished[0].info.run_id, unfinished[0].info.run_name
-        else:
-            self.run_name = f"{sweep_name}-{time.strftime('%Y%m%d-%H%M%S')}"
-            self.parent_run_id = call_waiting(
-                tracking_uri, "creating the sweep's run", client.create_run,
-                experiment_id,
-                run_name=self.run_name,
-                tags=self.source_tags | {"sweep": sweep_name, "code_version": self.version, "role": "sweep"},
-                wait_s=wait_s,
-            ).info.run_id
-            self.run_name = _unique_run_name(tracking_uri, client, experiment_id, self.parent_run_id, self.run_name,
-                                             wait_s)
         # takes over the writes a stopped or killed driver of this sweep run left queued in its pending file, and
         # writes them before anything else
         self.writer = QueuedMlflowWriter(
@@ -230,11 +210,6 @@ class SweepTracker(Callback):
         """A tag of the sweep's parent run."""
         self.writer.submit({"op": "tag", "trial": None, "key": key, "value": value})
 
-    def log_stage(self, title: str, table_markdown: str, cells, row_params: list[str], selection_metric: str,
-                  race: str = "", reproduction: str = "") -> None:
-        """A stage's table on the sweep's run (`sentsweep.tracking.sweep_run.SweepRecord.log_stage`)."""
-        self.record.log_stage(title, table_markdown, cells, row_params, selection_metric, race, reproduction)
-
     def begin_stage(self, axes: list[str], metrics: list[str], selection_metric: str, summarize,
                     stage: str | None = None) -> None:
         """A stage starts: its configuration runs are named by `axes`, summarized on `metrics` (`summarize`:
@@ -243,14 +218,10 @@ class SweepTracker(Callback):
         self.configurations.begin_stage(axes, metrics, summarize)
         self._view_axes = list(dict.fromkeys(getattr(self, "_view_axes", []) + (["stage"] if stage else [])
                                              + self.configurations.axes))
-        views = [(self.parent_run_id, f"{self.run_name}: configurations{' of all stages' * bool(stage)}, best first",
-                  configurations_view(self.parent_run_id, selection_metric, metrics, self._view_axes)),
-                 (seeds_view_key(self.parent_run_id), f"{self.run_name}: configurations and their seeds",
-                  seeds_view(self.parent_run_id, selection_metric, self._view_axes))]
-        if stage:  # the stage's own view; the printed link opens the latest stage's (the final one, at the end)
-            self.view_key = stage_view_key(self.parent_run_id, stage)
-            views.append((self.view_key, f"{self.run_name}: stage '{stage}', best first", configurations_view(
-                self.parent_run_id, selection_metric, metrics, ["stage", *self.configurations.axes], stage)))
+        views = sweep_views(self.parent_run_id, self.run_name, selection_metric, metrics, self._view_axes, stage,
+                            self.configurations.axes)
+        if stage:  # the printed link opens the latest stage's view (the final one's, at the end)
+            self.view_key = views[-1][0]
         for key, name, state in views:
             tag, value = view_tag(key, name, state)
             self.writer.submit({"op": "experiment_tag", "trial": None, "key": tag, "value": value})
@@ -407,6 +378,22 @@ class SweepTracker(Callback):
             stopped.append(f"{run_tags.get('ray_trial_id')}: {run_tags.get('method')} seed {run_tags.get('seed')} "
                            f"(config {run_tags.get('config_hash')})")
         return stopped
+
+
+def _open_sweep_run(tracking_uri: str, client, experiment_id: str, sweep_name: str, tags: dict, resume: bool,
+                    extend: bool, wait_s: float):
+    """(the run reopened or None, its id, its name): with `resume`, the latest unfinished run of the sweep (with
+    `extend`, the latest, finished or not), else a new run tagged `tags`, named by the sweep and the time (a name
+    the experiment already has gets the run id's head, `_unique_run_name`)."""
+    reopened = RESUMABLE + (("FINISHED",) if extend else ())
+    latest = call_waiting(tracking_uri, "finding the sweep's run to resume", latest_sweep_run, client,
+                          experiment_id, sweep_name, reopened, wait_s=wait_s) if resume or extend else None
+    if latest is not None:  # a crashed driver's sweep (RUNNING), an interrupted or failed one, one extended (FINISHED)
+        return latest, latest.info.run_id, latest.info.run_name
+    name = f"{sweep_name}-{time.strftime('%Y%m%d-%H%M%S')}"
+    run_id = call_waiting(tracking_uri, "creating the sweep's run", client.create_run, experiment_id, run_name=name,
+                          tags=tags, wait_s=wait_s).info.run_id
+    return None, run_id, _unique_run_name(tracking_uri, client, experiment_id, run_id, name, wait_s)
 
 
 def _experiment_id(client, name: str) -> str:

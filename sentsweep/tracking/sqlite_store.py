@@ -4,8 +4,8 @@ MLflow creates a store's tables the first time a client opens a new file (alembi
 another); two sweeps started together on a new store each ran them at once, and one crashed or both did, leaving a
 file no later client could open. Here a store is prepared before the first writer starts:
 
-- under an exclusive lock on a file beside the store (`mlflow.db.lock`, `fcntl.flock`; sweeps on one machine, or on
-  nodes of a file system that has POSIX locks, wait their turn);
+- under an exclusive lock on a file beside the store (`mlflow.db.lock`, filelock's `FileLock`; sweeps on one
+  machine, or on nodes of a file system that has POSIX locks, wait their turn);
 - a new store (no file, or an empty one) is built in a temporary file beside it, then renamed into place
   (`os.replace`, atomic): a failure or a kill half-way leaves no half-created store, only a temporary file the
   next creation removes;
@@ -21,7 +21,6 @@ as they do for a server that went away (`sentsweep.tracking.writer`), its lock t
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
 import sqlite3
 from collections.abc import Iterator
@@ -98,17 +97,18 @@ def _holds_a_store(path: Path) -> bool:
 
 @contextlib.contextmanager
 def _store_lock(path: Path) -> Iterator[None]:
-    """An exclusive lock on `path`'s lock file, held for the block."""
+    """An exclusive lock on `path`'s lock file (filelock's `FileLock`), held for the block."""
+    from filelock import FileLock
+
+    lock = FileLock(path.with_name(path.name + LOCK_SUFFIX))
     try:
-        handle = open(path.with_name(path.name + LOCK_SUFFIX), "a")  # noqa: SIM115 - held for the block
+        lock.acquire()
     except OSError as error:
         raise InputError(f"MLflow SQLite store sqlite:///{path}: cannot make its lock file ({error})") from None
-    with handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
+    try:
+        yield
+    finally:
+        lock.release()
 
 
 def _check_database(path: Path, uri: str, timeout_s: float = 5.0) -> None:

@@ -99,6 +99,22 @@ def seeds_view(sweep_run_id: str, selection_metric: str, axes: list[str]) -> dic
     }
 
 
+def sweep_views(sweep_run_id: str, run_name: str, selection_metric: str, metrics: list[str], axes: list[str],
+                stage: str | None = None, stage_axes: list[str] | None = None) -> list[tuple[str, str, dict]]:
+    """(key, name, page state) of each view a sweep saves as a stage begins: its configurations (of all stages, in a
+    sweep of several: `axes` are every stage's so far), the configurations with their seeds, and, with `stage`, that
+    stage's configurations alone on `stage_axes` (its key `stage_view_key`, the view the printed link opens)."""
+    views = [(sweep_run_id, f"{run_name}: configurations{' of all stages' * bool(stage)}, best first",
+              configurations_view(sweep_run_id, selection_metric, metrics, axes)),
+             (seeds_view_key(sweep_run_id), f"{run_name}: configurations and their seeds",
+              seeds_view(sweep_run_id, selection_metric, axes))]
+    if stage:
+        views.append((stage_view_key(sweep_run_id, stage), f"{run_name}: stage '{stage}', best first",
+                      configurations_view(sweep_run_id, selection_metric, metrics, ["stage", *(stage_axes or [])],
+                                          stage)))
+    return views
+
+
 def view_tag(key: str, name: str, state: dict, created_ms: int | None = None) -> tuple[str, str]:
     """(experiment tag key, value) of a saved view."""
     now = int(time.time() * 1000)
