@@ -121,7 +121,9 @@ def fork_python(argv: list[str], cwd: str, environment: dict[str, str], streams:
                 ) -> tuple[socket.socket, int] | None:
     """Have the fork server for `environment` (started here if none answers) fork a child that runs `python
     <argv>` as that command would: in `cwd`, with `environment`, `streams` as its standard input, output and error,
-    and a session of its own (as `subprocess.Popen(..., start_new_session=True)`). Returns the connection on which
+    this process's blocked signals (which a started interpreter inherits; the server's own are those of whatever
+    process started it, a Ray worker that blocks SIGINT, say), and a session of its own (as
+    `subprocess.Popen(..., start_new_session=True)`). Returns the connection on which
     its ending arrives (`read_ending`; the child ends when this connection closes) and its pid, or None on a node
     with an NVIDIA GPU (`GPU_DEVICE`), where no server could be had, or where it ended before it forked."""
     if GPU_DEVICE.exists():
@@ -130,7 +132,8 @@ def fork_python(argv: list[str], cwd: str, environment: dict[str, str], streams:
     connection = _connect(path) or _start_server(path, environment)
     if connection is None:
         return None
-    request = json.dumps({"argv": argv, "cwd": cwd, "env": environment}).encode()
+    blocked = sorted(int(number) for number in signal.pthread_sigmask(signal.SIG_BLOCK, []))
+    request = json.dumps({"argv": argv, "cwd": cwd, "env": environment, "blocked_signals": blocked}).encode()
     try:
         socket.send_fds(connection, [len(request).to_bytes(8, "big") + request], streams)
         return connection, int(_read_line(connection))
@@ -308,6 +311,7 @@ def _become_worker(request: dict, descriptors: list[int], connection: socket.soc
         for signal_number in (signal.SIGCHLD, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1):
             signal.signal(signal_number, signal.SIG_DFL)
         signal.signal(signal.SIGINT, signal.default_int_handler)
+        signal.pthread_sigmask(signal.SIG_SETMASK, request["blocked_signals"])  # the launcher's, not the server's
         os.setsid()
         os.environ.clear()
         os.environ.update(request["env"])

@@ -24,12 +24,13 @@ from tests.forked_python import ForkedProcess, run_python, start_python
 
 # A stand-in for Ray's default_worker.py: says where and how it runs, then does what its first argument says.
 FAKE_WORKER = textwrap.dedent("""
-    import gc, json, os, sys, time
+    import gc, json, os, signal, sys, time
     preloaded = "torch" in sys.modules  # before this script imported anything itself
     print(json.dumps({"pid": os.getpid(), "parent": open(f"/proc/{os.getppid()}/cmdline").read(),
                       "cwd": os.getcwd(), "argv": sys.argv, "marker": os.environ.get("FORK_TEST_MARKER"),
                       "preloaded": preloaded, "main": __name__, "script_folder_on_path": sys.path[0],
-                      "frozen": gc.get_freeze_count()}), flush=True)
+                      "frozen": gc.get_freeze_count(),
+                      "blocked": sorted(map(int, signal.pthread_sigmask(signal.SIG_BLOCK, [])))}), flush=True)
     print("to stderr", file=sys.stderr, flush=True)
     action = sys.argv[1]
     if action == "exit":
@@ -66,9 +67,20 @@ def fake_worker(tmp_path_factory) -> Path:
     return script
 
 
-def launch(env, fake_worker, *arguments, cwd="/") -> subprocess.CompletedProcess:
+def launch(env, fake_worker, *arguments, cwd="/", blocking=()) -> subprocess.CompletedProcess:
+    """The fake worker launched through the fork server, by a launcher that blocks the signals `blocking`."""
     return subprocess.run([sys.executable, "-P", "-m", "sentsweep.worker_fork", str(fake_worker), *arguments],
-                          env=env, cwd=cwd, capture_output=True, text=True, timeout=300)
+                          env=env, cwd=cwd, capture_output=True, text=True, timeout=300,
+                          preexec_fn=lambda: signal.pthread_sigmask(signal.SIG_BLOCK, blocking))
+
+
+@pytest.mark.slow  # starts a fork server (or uses this module's)
+def test_a_forked_worker_blocks_the_signals_its_launcher_blocks_not_the_servers(fork_env, fake_worker, tmp_path):
+    """A started interpreter inherits its parent's blocked signals; a forked one takes them from its launcher, not
+    from the server (whose are those of the process that started it: a Ray worker that blocks SIGINT, say)."""
+    blocked = [json.loads(launch(fork_env, fake_worker, "exit", "0", blocking=mask).stdout.splitlines()[0])["blocked"]
+               for mask in ({signal.SIGINT, signal.SIGUSR2}, (), {signal.SIGUSR2})]
+    assert blocked == [sorted([signal.SIGINT, signal.SIGUSR2]), [], [signal.SIGUSR2]]
 
 
 @pytest.mark.slow  # starts a fork server, which imports PyTorch and sentence-transformers
