@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import atexit
+import os
 import signal
 import sys
 
@@ -18,6 +19,17 @@ def stop_as_interrupt(signum, frame) -> None:
     if signal.getsignal(signal.SIGINT) in (signal.SIG_IGN, signal.SIG_DFL, None):
         raise KeyboardInterrupt
     signal.raise_signal(signal.SIGINT)
+
+
+def stop_signal_came(handler_before) -> bool:
+    """Whether a Ctrl-C or SIGTERM reached the Ray Tune run that just returned, `handler_before` the SIGINT handler
+    in place when it started: Ray Tune's own handler (`ray.tune.tune._setup_signal_catching`) puts the one before it
+    back once a signal came, and stays in place otherwise. A run whose trials all ended before the signal took
+    effect returns as if finished; the sweep must stop all the same (unless TUNE_DISABLE_SIGINT_HANDLER keeps Ray
+    Tune's handler out, where this cannot tell, and says no)."""
+    if os.environ.get("TUNE_DISABLE_SIGINT_HANDLER", "0") != "0":
+        return False
+    return signal.getsignal(signal.SIGINT) is handler_before
 
 
 def ignore_signals_at_exit() -> None:

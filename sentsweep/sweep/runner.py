@@ -46,7 +46,7 @@ from sentsweep.sweep.budget import BudgetSpent, SweepBudget, budget_watch
 from sentsweep.sweep.cluster import PendingTimeout, cluster_nodes, pending_watch, trial_slots
 from sentsweep.sweep.definition import ResolvedSweep, Stage, SweepDefinition
 from sentsweep.sweep.deterministic_failures import no_retry_of_deterministic_failures
-from sentsweep.sweep.interrupts import stop_as_interrupt
+from sentsweep.sweep.interrupts import stop_as_interrupt, stop_signal_came
 from sentsweep.sweep.local_ray import start_ray
 from sentsweep.sweep.models_kept import KeptModels, MissingModels
 from sentsweep.sweep.options import SweepOptions
@@ -473,6 +473,7 @@ class SweepRunner:
         watch_storage(storage)  # a full disk or a folder removed stops the sweep resumably
         try:
             results = tuner.fit()
+            stopped_by_signal = stop_signal_came(sigint_handler)
         finally:
             signal.signal(signal.SIGINT, sigint_handler)
             stop_watching()
@@ -486,7 +487,8 @@ class SweepRunner:
             raise PendingTimeout(watch.message)
         if budget.message:
             raise BudgetSpent(budget.message)
-        if not self._all_ended(tracker, results):  # Ray Tune returned early: Ctrl-C or SIGTERM
+        # Ray Tune returned early (Ctrl-C or SIGTERM), or every trial ended before the signal took effect
+        if stopped_by_signal or not self._all_ended(tracker, results):
             raise Interrupted()
         return results
 
