@@ -18,6 +18,8 @@ test `tests/test_trial_failures.py` counts the attempts.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from sentsweep.errors import InputError
 
 # The failures a retry repeats: a non-finite loss, refused input, and the errors of code that is wrong for its input
@@ -35,14 +37,25 @@ def is_deterministic(exception: BaseException) -> bool:
 
 def no_retry_of_deterministic_failures() -> None:
     """Make Ray Tune's controller leave deterministic trial failures unretried (once per process)."""
+    leave_unretried("deterministic", lambda controller, trial, exception: is_deterministic(exception))
+
+
+_unretried_by: set[str] = set()  # the names of the rules `leave_unretried` installed in this process
+
+
+def leave_unretried(name: str, final: Callable[[object, object, BaseException], bool]) -> None:
+    """Wrap Ray Tune's `TuneController._process_trial_failure` (once per process for each `name`) so that a trial
+    failure `final(controller, trial, exception)` says a retry cannot mend is handled as if the trial's
+    `max_failures` were 0, put back right after (a --resume retries it as before). The rules stack: a failure any
+    of them calls final is not retried."""
+    if name in _unretried_by:
+        return
     from ray.tune.execution.tune_controller import TuneController
 
     process_failure = TuneController._process_trial_failure
-    if getattr(process_failure, "leaves_deterministic_failures", False):
-        return
 
     def process_trial_failure(controller, trial, exception):
-        if not is_deterministic(exception):
+        if not final(controller, trial, exception):
             return process_failure(controller, trial, exception)
         max_failures, trial.max_failures = trial.max_failures, 0
         try:
@@ -50,5 +63,5 @@ def no_retry_of_deterministic_failures() -> None:
         finally:
             trial.max_failures = max_failures
 
-    process_trial_failure.leaves_deterministic_failures = True
     TuneController._process_trial_failure = process_trial_failure
+    _unretried_by.add(name)

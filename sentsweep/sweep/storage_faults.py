@@ -39,6 +39,7 @@ from types import SimpleNamespace
 
 from sentsweep.search_spaces.param_spaces import grid_points
 from sentsweep.storage import local_storage_folder, nearest_existing_folder
+from sentsweep.sweep.deterministic_failures import leave_unretried
 from sentsweep.sweep.target_tasks import settings_by_task
 from sentsweep.sweep.trials import settings_by_method, stage_constants
 from sentsweep.terminal import say
@@ -151,25 +152,10 @@ _active: list[StorageWatch] = []
 
 def watch_storage(watch: StorageWatch):
     """Make `watch` see the trial failures of the Ray Tune run that follows (until `stop_watching`): a failure it
-    takes for a storage fault is handled as if the trial's `max_failures` were 0."""
-    from ray.tune.execution.tune_controller import TuneController
-
+    takes for a storage fault is handled as if the trial's `max_failures` were 0 (`leave_unretried`)."""
     _active[:] = [watch]
-    process_failure = TuneController._process_trial_failure
-    if getattr(process_failure, "watches_storage", False):
-        return
-
-    def process_trial_failure(controller, trial, exception):
-        if not (_active and _active[0].notice(controller, trial, exception)):
-            return process_failure(controller, trial, exception)
-        max_failures, trial.max_failures = trial.max_failures, 0
-        try:
-            return process_failure(controller, trial, exception)
-        finally:
-            trial.max_failures = max_failures
-
-    process_trial_failure.watches_storage = True
-    TuneController._process_trial_failure = process_trial_failure
+    leave_unretried("storage", lambda controller, trial, exception: bool(_active)
+                    and _active[0].notice(controller, trial, exception))
 
 
 def stop_watching() -> None:
