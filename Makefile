@@ -23,7 +23,7 @@ demo: $(STAMP)
 # work, but costs more CPU than those waits leave: the same checkout took 1,392 s with 3 (2,764 s of CPU) and
 # 1,158 s with 2 (2,180 s of CPU; the cores idle 120 s). Tests are handed out one by one, slow ones first; those that
 # share a module's fixture, or name an xdist_group, run on one worker (tests/conftest.py). The 15 slowest are listed
-# at the end.
+# at the end, and each skipped test with its reason (-rs).
 TEST_WORKERS ?= 2
 # The project's own modules compiled to bytecode (__pycache__/, ignored by git) before the tests start the hundreds
 # of processes that import them: where PYTHONDONTWRITEBYTECODE is set (it is on the machine of docs/performance.md),
@@ -34,7 +34,7 @@ PARALLEL := -n $(TEST_WORKERS) $(DISTRIBUTE)
 test: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(COMPILE)
-	$(PY) -m pytest -q $(PARALLEL) --durations=15 tests
+	$(PY) -m pytest -q -rs $(PARALLEL) --durations=15 tests
 
 # Everyday work: every test but those marked slow (they start Ray, an MLflow server or sweeps), its budget 2 minutes
 # on 2 cores (107-114 s at 78619df; the machine's speed varies by a quarter); `make test` runs all. In
