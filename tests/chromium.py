@@ -45,8 +45,7 @@ class Chromium:
             with urllib.request.urlopen(f"http://127.0.0.1:{port}/json/list", timeout=10) as response:
                 page = next(target for target in json.load(response) if target["type"] == "page")
             self.loop.run_until_complete(self._connect(page["webSocketDebuggerUrl"]))
-            self.send("Emulation.setDeviceMetricsOverride", width=width, height=height, deviceScaleFactor=1,
-                      mobile=False)
+            self.set_viewport(width, height)
         except BaseException:
             self.close()
             raise
@@ -82,6 +81,11 @@ class Chromium:
                 if "error" in message:
                     raise RuntimeError(f"{method}: {message['error']}")
                 return message.get("result", {})
+
+    def set_viewport(self, width: int, height: int) -> None:
+        """The page's viewport, `width` x `height` CSS pixels, as a window of that size shows it: pages opened next
+        lay out at that width (one browser serves several widths)."""
+        self.send("Emulation.setDeviceMetricsOverride", width=width, height=height, deviceScaleFactor=1, mobile=False)
 
     def open(self, url: str) -> None:
         self.send("Page.navigate", url=url)

@@ -300,9 +300,18 @@ def test_each_stage_has_its_view_and_the_printed_link_opens_the_final_stages(two
     assert len(everything) == len(SCORES) + len(SECOND_STAGE)
 
 
+@pytest.fixture(scope="module")
+def ui_in_a_browser(two_stages):
+    """MLflow's UI over the two stages' store and one headless Chromium, started once for the widths it is read at
+    (each test sets its width before it opens a page)."""
+    with MlflowUi(two_stages.store) as ui, Chromium(height=900) as browser:
+        yield ui, browser
+
+
 @pytest.mark.slow  # starts MLflow's UI and Chromium
 @pytest.mark.parametrize("width", [1280, 1600])
-def test_the_printed_view_a_configuration_page_and_the_table_page_in_a_real_browser(two_stages, width):
+def test_the_printed_view_a_configuration_page_and_the_table_page_in_a_real_browser(two_stages, ui_in_a_browser,
+                                                                                     width):
     """MLflow 3.17's UI in headless Chromium at laptop and desktop widths: the printed link opens on the final
     stage's configurations, best first, with the stage and the selection metric's mean, std and n shown at the
     table's precision; the best configuration's page leads with its description; the sweep's Artifacts tab renders
@@ -310,27 +319,28 @@ def test_the_printed_view_a_configuration_page_and_the_table_page_in_a_real_brow
     tracker, store = two_stages.tracker, two_stages.store
     experiment, final = tracker.writer.experiment_id, two_stages.tables["grid"]
     names = ranked(final)
-    with MlflowUi(store) as ui, Chromium(width=width, height=900) as browser:
-        open_printed_link(browser, ui, experiment_page("http://127.0.0.1:5000", experiment, tracker.view_key))
-        configuration_rows(browser, len(names))
-        close_assistant(browser)  # it opens by itself on a browser's first visit: closed, as its user would
-        rows = configuration_rows(browser, len(names), columns=("params.`stage`", "metrics.`best_sts_dev_n`"))
-        assert [row["name"] for row in rows] == names
-        assert {row["params.`stage`"] for row in rows} == {"grid"}
-        means = [round(seed_statistics(final.cells[(row, "best_sts_dev")].values)["mean"], 2)
-                 for row in sorted({row for row, _ in final.cells},
-                                   key=lambda row: -final.cells[(row, "best_sts_dev")].mean)]
-        assert [float(row["metrics.`best_sts_dev_mean`"]) for row in rows] == means
-        assert [row["metrics.`best_sts_dev_n`"] for row in rows] == ["2"] * len(names)
+    ui, browser = ui_in_a_browser
+    browser.set_viewport(width, 900)
+    open_printed_link(browser, ui, experiment_page("http://127.0.0.1:5000", experiment, tracker.view_key))
+    configuration_rows(browser, len(names))
+    close_assistant(browser)  # it opens by itself on a browser's first visit: closed, as its user would
+    rows = configuration_rows(browser, len(names), columns=("params.`stage`", "metrics.`best_sts_dev_n`"))
+    assert [row["name"] for row in rows] == names
+    assert {row["params.`stage`"] for row in rows} == {"grid"}
+    means = [round(seed_statistics(final.cells[(row, "best_sts_dev")].values)["mean"], 2)
+             for row in sorted({row for row, _ in final.cells},
+                               key=lambda row: -final.cells[(row, "best_sts_dev")].mean)]
+    assert [float(row["metrics.`best_sts_dev_mean`"]) for row in rows] == means
+    assert [row["metrics.`best_sts_dev_n`"] for row in rows] == ["2"] * len(names)
 
-        best = configuration_runs(store, tracker.parent_run_id)[names[0]]
-        page = sweep_run_page(browser, ui, experiment, best.info.run_id, "significance group")
-        assert "best on best_sts_dev: 55.75 ± 1.06, n = 2 (seeds 0, 1)" in page
+    best = configuration_runs(store, tracker.parent_run_id)[names[0]]
+    page = sweep_run_page(browser, ui, experiment, best.info.run_id, "significance group")
+    assert "best on best_sts_dev: 55.75 ± 1.06, n = 2 (seeds 0, 1)" in page
 
-        cells = artifact_page_rows(browser, ui, experiment, tracker.parent_run_id, "tables/02-stage_2_2_grid.html")
-        printed = [[cell.strip().replace("**", "") for cell in line.strip("|").split("|")]
-                   for line in to_markdown(final).split("\n\n")[0].splitlines() if not line.startswith("|---")]
-        assert cells == printed
+    cells = artifact_page_rows(browser, ui, experiment, tracker.parent_run_id, "tables/02-stage_2_2_grid.html")
+    printed = [[cell.strip().replace("**", "") for cell in line.strip("|").split("|")]
+               for line in to_markdown(final).split("\n\n")[0].splitlines() if not line.startswith("|---")]
+    assert cells == printed
 
 
 def shareable_keys() -> set[str]:
