@@ -42,7 +42,7 @@ the last trials' tail), and the driver's MLflow writes (`system/mlflow_write_sec
 trial: synchronous in Ray Tune's loop, they overlap the running trials and delay the next starts).
 
     .venv/bin/python -m benchmarks.race_through_ray                 # about an hour on 2 cores
-    .venv/bin/python -m benchmarks.race_through_ray --tiny          # every way end to end in minutes (its test)
+    .venv/bin/python -m benchmarks.race_through_ray --tiny          # every way end to end in minutes (check a change)
     .venv/bin/python -m benchmarks.race_through_ray --trial-seconds 2 --ratios 0.1 0.9 --seeds 3
 """
 

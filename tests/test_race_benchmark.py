@@ -1,9 +1,7 @@
 """The pure parts of benchmarks/race_through_ray.py on hand-made numbers: utilisation, the answer, the goal
-checks and the tables (the benchmark itself runs for an hour: the lead runs it; `--tiny`, every way end to end at
-the least scale, is the slow test below)."""
-
-import contextlib
-import io
+checks and the tables. The benchmark itself runs in benchmarks/ (`make benchmarks`; `--tiny`, every way end to end
+at the least scale, in minutes): the sweeps it runs are the suite's own (the grid, `--race` and `--race-schedule
+steps` in tests/test_sweeps_quick.py and tests/test_fault_matrix.py)."""
 
 import pytest
 
@@ -133,19 +131,3 @@ def test_with_the_grids_scores_at_the_rungs_the_race_over_steps_is_simulated_too
                 "test": "pooled t", "tolerance": 0.0, "rungs": [1 / 9, 1 / 3]}
     wall, busy, started = simulate(grid, settings, [4], races={"steps race": "steps"})[4]["steps race"]
     assert started == 4 and busy == pytest.approx(20.0 + 2 * 10.0 / 9) and wall == pytest.approx(10.0)
-
-
-@pytest.mark.slow  # every way through Ray at the least scale: 5 Ray Tune runs of at most 6 short trials
-def test_the_benchmark_runs_every_way_end_to_end_at_the_tiny_scale():
-    from benchmarks.race_through_ray import ASHA, GRID, PLAIN, RACE, STEPS, run
-
-    output = io.StringIO()
-    with contextlib.redirect_stdout(output):
-        results = run(tiny=True)
-    printed = output.getvalue()
-    for way in (PLAIN, ASHA, GRID, RACE, STEPS):
-        assert f"| {way} | " in printed, printed
-    assert "| 16 | " in printed and "| 64 | " in printed and "steps race" in printed
-    # per race: the answer, compute, wall-clock, and the 2 numbers of simulated slots
-    assert printed.count("PASS: ") + printed.count("MISSED: ") == 2 * (3 + 2)
-    assert len(results) == 3 and all(result.ours > 0 for result in results)
