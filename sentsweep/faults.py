@@ -130,7 +130,7 @@ def _signal_driver(signum: signal.Signals) -> None:
 
 def _when_a_child_starts(act) -> None:
     """`act()` from a thread of its own once this process has a child it did not have now."""
-    import psutil  # lazy: a dependency of Ray, which the driver is about to start
+    import psutil  # lazy: psutil
 
     before = {child.pid for child in psutil.Process().children()}
 

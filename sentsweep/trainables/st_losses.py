@@ -93,7 +93,7 @@ class StLossSettings(Settings):
 
 def loss_class(name: str):
     """The sentence-transformers loss class `name`; an `InputError` suggesting the closest loss otherwise."""
-    # lazy: sentence-transformers is heavy; the catalog lists and checks methods without it until one is st:
+    # lazy: sentence_transformers
     from sentence_transformers.sentence_transformer import losses
 
     known = [entry for entry in dir(losses) if entry.endswith("Loss") and isinstance(getattr(losses, entry), type)]
