@@ -48,8 +48,10 @@ test-fast: $(STAMP)
 
 # The documentation site (README.md as its home, docs/ as its pages) into sweep_outputs/site/; strict, as the
 # tests build it (tests/test_docs_site.py): a broken link or a page left out of the navigation fails.
+# NO_MKDOCS_2_WARNING: the theme's end-of-life notice off (the switch the notice names; docs/layout.md says why the
+# site stays on Material for MkDocs); every other warning still fails the strict build.
 docs: $(STAMP)
-	$(VENV)/bin/mkdocs build --strict
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict
 
 # Every sweep shape stopped at each point where its driver's state changes, by Ctrl-C and by kill -9, then resumed
 # and compared with an uninterrupted run (tests/test_fault_matrix.py; `make test` runs a subset). The outcome table
