@@ -1,50 +1,15 @@
 """The headline benchmark: one experiment answered five ways through the embedded local Ray, in the same run.
 
-The experiment is the quick TSDAE deletion sweep (sweeps/tsdae_deletion.py --quick: the tiny BERT, the demo corpus
-and STS dev) on 5 deletion ratios x CLS and mean pooling x 5 seeds, each trial calibrated to about
-`--trial-seconds` of training (default 20: tens of seconds, so that Ray's per-trial costs weigh what they weigh in
-a real sweep). Its spread is the seeds' tables' (002 App. A, Tables 6-7): some configurations clearly worse (on
-the tiny model CLS pooling is, by far: docs/performance.md), several within seed noise (the mean-pooling ratios).
-The five ways:
-
-(a) plain Ray Tune as its users write it (benchmarks/plain_tune_tsdae.py: sentence-transformers' TSDAE, its STS
-    evaluator, `tune.report`; Ray Tune's grid with the seed as an axis), no sentsweep code in the trainable;
-(b) the same with Ray Tune's ASHAScheduler at its defaults (the natural peer: it stops a trial at an early rung,
-    judging each (configuration, seed) trial alone); its answer is the best mean over the seeds that trained to
-    their end;
-(c) sentsweep's 5-seed grid, the sweep script's own command line through `run_sweep`, preparation cache on;
-(d) the same sweep with `--race` (the default --race-schedule, async: seeds as levels);
-(e) the same sweep with `--race --race-schedule steps` (the race over seeds and steps: the first seeds of every
-    configuration also compared at 1/9 and 1/3 of their steps; sentsweep.analysis.step_racing).
-
-Each trial runs on one CPU (a slot; the local Ray has one per core). Reported for each way: trials run (those
-stopped early among them); trial-seconds (the sum of the trials' wall seconds, measured inside each trial:
-sentsweep's `wall_seconds`, the plain trainable's own clock; a trial stopped early counts what it ran);
-wall-clock to the answer (the Tune run or the sweep, Ray already up); slot utilisation (trial-seconds / (slots x
-wall-clock)); the answer: the best configuration by its mean best-STS-dev over the seeds that trained to their
-end, and its significance group (`sentsweep.analysis.significance.best_group`: the configurations not
-significantly worse than the best, paired t over shared seeds, Holm at --alpha).
-
-Then the same schedules on 16 and 64 slots, simulated with (c)'s measured trial durations and scores, its scores
-at the rungs read from each run's metric history (`simulate_schedule`): the grid, and the race of each
---race-schedule on the settings (d) ran with. The goals: the answer of the 5-seed grid ((c)'s)
-at most a third of plain Ray Tune's compute ((a)'s trial-seconds) and at most half its wall-clock, through Ray,
-for each race; and (item 2) on the simulated 16 and 64 slots each race's wall-clock at most the grid's while its
-compute stays below it. A missed goal is printed with by how much and the figures that say why. Ratios only,
-every figure from this run.
-
-Per-trial overhead of sentsweep over the plain trainable at equal steps, by part, means per trial from (c)'s and
-(a)'s trials: preparation (model, data; sentsweep's step-0 evaluation, cached), evaluations, checkpoints
-(sentsweep's `evaluation_seconds` and `checkpoint_seconds`, sentsweep.trainables.loop, which MLflow keeps as
-`system/...`: sentsweep.tracking.names), training (the rest of the trial), outside the trials (slot-seconds not in
-a trial, per trial: actor start-up and imports, scheduling, the driver's MLflow writes where they hold it up, and
-the last trials' tail), and the driver's MLflow writes (`system/mlflow_write_seconds` of the sweep's run, per
-trial: synchronous in Ray Tune's loop, they overlap the running trials and delay the next starts).
+The quick TSDAE deletion sweep (5 ratios x CLS and mean pooling x 5 seeds, each trial calibrated to about
+`--trial-seconds` of training on one CPU) run by (a) plain Ray Tune, (b) Ray Tune with ASHAScheduler, (c)
+sentsweep's 5-seed grid, (d) `--race` and (e) `--race --race-schedule steps`; for each it prints trials,
+trial-seconds, wall-clock, slot utilisation, the answer and its significance group, then every schedule simulated
+on 16 and 64 slots with (c)'s durations and scores, the goals (PASS or MISSED, with by how much and why) and
+sentsweep's per-trial overhead by part. What each figure measures: docs/performance.md, "Through Ray".
 
     .venv/bin/python -m benchmarks.race_through_ray                 # about an hour on 2 cores
     .venv/bin/python -m benchmarks.race_through_ray --tiny          # every way end to end in minutes (check a change)
-    .venv/bin/python -m benchmarks.race_through_ray --trial-seconds 2 --ratios 0.1 0.9 --seeds 3
-"""
+    .venv/bin/python -m benchmarks.race_through_ray --trial-seconds 2 --ratios 0.1 0.9 --seeds 3"""
 
 from __future__ import annotations
 
@@ -73,7 +38,7 @@ SIMULATED_SLOTS = (16, 64)
 # the goals: against plain Ray Tune's grid (a), the grid's answer at <= 1/3 of its compute and <= 1/2 its wall-clock
 COMPUTE_GOAL, WALL_GOAL = 1 / 3, 0.5
 ALPHA = 0.05  # the significance group's level, the sweep's --alpha default
-# the ways, in the order they run (the module docstring)
+# the ways, in the order they run (docs/performance.md, "Through Ray")
 PLAIN, ASHA, GRID, RACE, STEPS = ("(a) plain Ray Tune, grid, seeds as an axis", "(b) plain Ray Tune ASHA, seeds as an "
                                   "axis", "(c) sentsweep, 5-seed grid", "(d) sentsweep, --race",
                                   "(e) sentsweep, --race-schedule steps")
@@ -374,7 +339,7 @@ def simulate(grid: Way, race_settings: dict, slot_counts, races: dict | None = N
 
 def run(trial_seconds: float = 20.0, ratios=RATIOS, poolings=POOLINGS, seeds: int = SEEDS, tiny: bool = False
         ) -> list[Result]:
-    """Every way, then the tables and the goals (the module docstring); `tiny`: TINY's grid and steps, no
+    """Every way, then the tables and the goals (docs/performance.md, "Through Ray"); `tiny`: TINY's grid and steps, no
     calibration (every way end to end, in minutes)."""
     import ray
     from ray.tune.schedulers import ASHAScheduler

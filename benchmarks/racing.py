@@ -1,69 +1,14 @@
 """Racing over seeds against the fixed 5-seed grid, on a simulated TSDAE sweep (no model: seconds).
 
-The trainable is simulated: a trial's score is its configuration's true mean plus Gaussian seed noise,
-independent for every (configuration, seed): no seed effect shared between configurations, the least favourable
-case for paired tests. The grid is the TSDAE paper's configuration search, 9 deletion ratios x 3 poolings = 27
-configurations, with the paper's published 5-seed means as the true means (002 App. A: Table 6 gives each ratio
-with CLS pooling, Table 7 each pooling at ratio 0.6; the pooling's difference at 0.6 is added at every ratio, an
-assumption: the paper tuned pooling at 0.6 only). That is 78.84 (ratio 0.6, mean pooling) down to 75.07, with
-8 of the 9 ratios within 1.1 points of each other. The seed noise sd is 0.4: the paper gives no sd for its STS
-benchmark search, and 0.4 is the largest sd of TSDAE with BERT-base in its App. C, Table 9 (average precision
-on the USEB tasks, 5 seeds: 0.3, 0.1, 0.4, 0.4); the headline race is repeated at sd 0.3, 0.5 and 0.7 (TSDAE
-with other checkpoints in Table 9: 0.1 to 5.6).
+Each of `--sweeps` simulated sweeps draws one table of scores for the TSDAE paper's grid (9 deletion ratios x 3
+poolings, its published 5-seed means as the true means, seed noise sd 0.4); every race (`Race`, `AsyncRace`,
+`StepRace`, with the command line's defaults and variants), the fixed grid on 2, 3 and 5 seeds and Ray Tune's ASHA
+with the seed as an axis read the same draws, scheduled on 1, 16 and 64 simulated slots
+(`sentsweep.analysis.schedule.simulate_schedule`). It prints how often each finds the best, its trials, regret,
+wall-clock and slot use, and PASS or FAIL for each goal. The design, its assumptions and the goals:
+docs/performance.md, "Racing".
 
-Each of `--sweeps` simulated sweeps draws one 27 x 5 table of scores; the race (initial 2 seeds, at most 5)
-and the fixed grid read the same table, so they are compared on the same draws. A sweep "finds the best" when
-its chosen configuration (the race: best mean among the configurations not eliminated; the grid: best mean over
-its seeds) has a true mean >= the true best's - 1 noise sd; at sd 0.4, 2 of the 27 configurations pass (ratio
-0.6 with CLS or mean pooling, 0.07 apart).
-
-Two races, on the same draws and with the same settings (DESIGN, and each variant):
-- the round race (sentsweep.analysis.racing.Race, --race-schedule rounds): every configuration still
-  racing runs the next seed, the round waits for its slowest trial, then the pooled t (two-way ANOVA variance) of
-  each configuration against the leader, Holm per round, at --race-alpha 0.20; no guarantee over a whole race;
-- the asynchronous race (sentsweep.analysis.async_racing.AsyncRace, --race-schedule async, the default; with
-  family='level', --race-schedule async-per-level, the round race's test at each level): a configuration gets
-  its next seed when a slot frees, eliminations when a level of seeds closes, Tukey's range at --race-alpha
-  split over the levels; under the null the chance that a whole race drops anything is at most alpha. The
-  figure of interest is what that guarantee costs in trials (it drops less) and what dropping the barrier gains
-  in wall-clock.
-Both run through sentsweep.analysis.schedule.simulate_schedule on SLOTS = 16 slots, each trial lasting a
-duration drawn uniformly between 0.5 and 1.5 (in units of a trial's mean duration; an assumption: TSDAE trials of
-one grid differ by their data order and early stopping, not by much), the same durations for both races and for
-the fixed 5-seed grid; the asynchronous race's trial count includes the run-ahead trials of the configurations
-it then drops (its only waste), so it depends on the slots; the round race's does not. A last section runs the
-same schedules at the defaults on 1, 16 and 64 slots (trials, wall-clock, utilisation), next to the grid's.
-
-Goals (issue "Seeds where they matter"): >= 95% of races find the best, with <= half the grid's 135 trials
-(the round race, the default when that issue was written). The asynchronous race: all configurations equal,
-some configuration dropped in at most --race-alpha of races plus 3 Monte Carlo standard errors.
-Also printed: the mean regret (true best - the chosen configuration's true mean); how often the race drops the
-true best (ratio 0.6, mean pooling: dropping it while its CLS twin 0.07 below stays costs nothing); when all 27
-true means are equal, how often a race drops some configuration and how often it drops a given one; how often it
-drops one configuration one noise sd better than 26 equal ones (the case --race-alpha is chosen on: see
-sentsweep.analysis.racing); the same race with other settings (the trade-offs); the fixed grid on fewer seeds
-(the reference at a smaller budget).
-
-The ways compared (`ways`): on the same draws, 16 and 64 slots, the fixed 5-seed grid; Ray Tune's ASHA
-with the seed as one more grid axis (`SimulatedAsha`: each (configuration, seed) trial judged alone at the rungs
-against the values recorded there before it, ASHAScheduler's cut-off, the top 1/3 goes on; its answer is the best
-mean over the seeds that trained to the end, as a table of finished runs gives it); the async race; and the race
-over seeds and steps (sentsweep.analysis.step_racing.StepRace: its first seeds also compared at 1/9 and 1/3 of
-the steps). The rungs' values are simulated (`draw_rungs`): a configuration's true mean minus a gap common to
-every configuration (so configurations differ at a rung as they do at the end: an assumption, the paper gives
-no curves), plus seed noise of the same sd, correlated 0.5 between a trial's rungs and its end. For each way:
-how often its answer is in the 5-seed grid's significance group (`sentsweep.analysis.significance.best_group`:
-paired t, Holm over every pair, alpha 0.05; on 5 seeds it holds most of the 27), is the grid's own answer, and
-"finds the best" (above), its compute (the trial-time it held slots: a trial stopped or
-paused counts what it ran) and wall-clock against the grid's, and its slot utilisation. Also how often the
-race over steps drops the true best when that configuration learns late (behind the others by 2 noise sd at
-both rungs, best at the end): the risk of judging at a rung, measured, not bounded. Goals: on 16 and 64
-slots each race's wall-clock at most the grid's while its compute stays below it; each race's
-answer in the grid's group in >= 95% of sweeps; all configurations equal, the race over steps drops some
-configuration in at most --race-alpha of races plus 3 Monte Carlo se.
-
-    .venv/bin/python -m benchmarks.racing [--sweeps 500] [--section ways]
-"""
+    .venv/bin/python -m benchmarks.racing [--sweeps 500] [--section ways]"""
 
 from __future__ import annotations
 

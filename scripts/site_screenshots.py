@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import functools
 import http.server
+import os
 import shutil
 import subprocess
 import sys
@@ -23,6 +24,7 @@ WINDOW = "1600,1000"
 
 def build(site: Path) -> None:
     subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(site)], cwd=ROOT,
+                   env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},  # the theme's end-of-life notice off, as `make docs`
                    check=True)
 
 

@@ -71,33 +71,32 @@ def dispatch(argv: list[str]) -> int:
     if command not in COMMANDS:
         print(f"error: {unknown_name('command', command, COMMANDS)}", file=sys.stderr)
         return 2
-    # lazy: each sub-command imports only what it needs, so `analyze` and `list` never import Ray or torch.
     if command == "analyze":
-        from sentsweep.analysis.cli import main as analyze  # lazy: see above
+        from sentsweep.analysis.cli import main as analyze  # lazy: ray, torch
 
         return analyze(rest)
     if command == "models":
-        from sentsweep.analysis.model_registry import main as models  # lazy: see above
+        from sentsweep.analysis.model_registry import main as models  # lazy: ray, torch
 
         return models(rest, prog="sentsweep models")
     if command == "evaluate":
-        from sentsweep.evaluate import main as evaluate  # lazy: see above
+        from sentsweep.evaluate import main as evaluate  # lazy: ray, torch
 
         return evaluate(rest, prog="sentsweep evaluate")
     if command == "replay":
-        from sentsweep.tracking.writer import main as replay  # lazy: see above
+        from sentsweep.tracking.writer import main as replay  # lazy: ray, torch
 
         return replay(rest, prog="sentsweep replay")
     if command == "ui":
-        from sentsweep.tracking.ui import main as ui  # lazy: see above
+        from sentsweep.tracking.ui import main as ui  # lazy: ray, torch
 
         return ui(rest, prog="sentsweep ui")
     if command == "build-distractors":
-        from sentsweep.distractor_data import main as build_distractors  # lazy: see above
+        from sentsweep.distractor_data import main as build_distractors  # lazy: ray, torch
 
         return build_distractors(rest, prog="sentsweep build-distractors")
     if command == "cache":
-        from sentsweep.preparation_cache.maintenance import main as cache  # lazy: see above
+        from sentsweep.preparation_cache.maintenance import main as cache  # lazy: ray, torch
 
         return cache(rest, prog="sentsweep cache")
     if command == "list":
@@ -115,7 +114,7 @@ LIST_DESCRIPTION = ("one line each: its name, in brackets the seed document whos
 def print_experiments() -> None:
     """`sentsweep list`: one line per experiment, then what its source codes stand for. On a terminal the lines are
     wrapped to its width; into a pipe each experiment stays on one line (for grep; `sentsweep.terminal`)."""
-    from sentsweep.experiments import experiment_names, get_experiment  # lazy: see above
+    from sentsweep.experiments import experiment_names, get_experiment  # lazy: ray, torch
 
     width = terminal_columns()
     definitions = {name: get_experiment(name) for name in experiment_names()}
@@ -144,7 +143,7 @@ PROJECT_SOURCE_LINE = "the project's own experiment: it re-runs no table of a se
 
 def run_command(rest: list[str]) -> int:
     """`sentsweep run NAME [options]` (NAME an experiment, or a sweep file of one's own)."""
-    from sentsweep.experiments import experiment_names, get_experiment  # lazy: see above
+    from sentsweep.experiments import experiment_names, get_experiment  # lazy: ray, torch
 
     if not rest or rest[0].startswith("-"):
         parser = argparse.ArgumentParser(
@@ -154,7 +153,7 @@ def run_command(rest: list[str]) -> int:
             epilog="each experiment's options: sentsweep run NAME --help")
         parser.add_argument("name", metavar="NAME")
         parser.parse_args(rest)  # --help: the help, exit 0; no NAME or an unknown option: the usage, exit 2
-    from sentsweep.sweep import run_sweep  # lazy: see above
+    from sentsweep.sweep import run_sweep  # lazy: ray, torch
 
     try:
         definition = sweep_of_file(rest[0]) if rest[0].endswith(".py") else get_experiment(rest[0])
@@ -166,8 +165,8 @@ def run_command(rest: list[str]) -> int:
 
 def sweep_of_file(path: str):
     """The `SweepDefinition` a sweep file of one's own declares (imported as a module, see sentsweep.plugins)."""
-    from sentsweep.plugins import load_user_file  # lazy: see above
-    from sentsweep.sweep import SweepDefinition  # lazy: see above
+    from sentsweep.plugins import load_user_file  # lazy: ray, torch
+    from sentsweep.sweep import SweepDefinition  # lazy: ray, torch
 
     module = load_user_file(path)
     definitions = [value for value in vars(module).values() if isinstance(value, SweepDefinition)]

@@ -3,46 +3,13 @@ sweep's driver stops itself, or stops its MLflow server, at a named point where 
 `kill -9` or a server going away there would.
 
 Test-only: nothing happens unless the environment variable `SENTSWEEP_FAULT` is set, as
+`<point>:<stage index>:<fault>[:<count>]` with a point of `POINTS` and a fault of `FAULTS`:
 
-    SENTSWEEP_FAULT=<point>:<stage index>:<fault>[:<count>]
+    SENTSWEEP_FAULT=trial:1:INT      # Ctrl-C when stage 2's first trial has finished
+    SENTSWEEP_FAULT=model:0:KILL:2   # kill -9 once stage 1's second model is logged
 
-for example `trial:1:INT` (Ctrl-C when stage 2's first trial has finished) or `model:0:KILL:2` (`kill -9` once
-stage 1's second model is logged). The points (`POINTS`) are passed in this order by a stage:
-
-- `trial`: a trial of the stage finished (Ray Tune's callback, while the stage's other trials run);
-- `table`: the stage's table is printed, not yet logged to MLflow, no model logged;
-- `model`: a model of the stage is logged to MLflow, the others not yet;
-- `stage`: the stage ended (table logged, models kept, checkpoints cleaned), the next not started (after the
-  last stage: the sweep's run not yet ended);
-- `ray`: the driver starts its own Ray (`sentsweep.sweep.local_ray.start_ray`, before `ray.init`);
-- `exit`: the sweep is over and its interpreter exits, Ray's exit handler (which ends the local Ray) about to run;
-- `checkpoint`: a trial hands a checkpoint over to Ray Tune's storage (in the trial's process, which does not know
-  its stage: give stage 0; counted over the checkpoints that process hands over, whatever their trial or stage).
-
-The faults (`FAULTS`):
-
-- `INT`, `KILL`: SIGINT or SIGKILL. The signal goes to the driver's process group when the driver leads it (as a
-  terminal's Ctrl-C reaches a job, and as the tests start drivers), else to the driver alone;
-- `TERM`: SIGTERM to the driver alone (as `kill PID` sends it); at `ray`, once the first process of Ray's node
-  has started (seen from a thread of the driver, while `ray.init` still waits for the node);
-- `BLINK`: the MLflow server goes down there and comes back when the driver first waits for it
-  (`waiting_for_mlflow`, called by `sentsweep.tracking.writer` before each wait): an outage shorter than the
-  driver's `--mlflow-wait`;
-- `OUTAGE`: the server goes down there for good (the test starts it again once the driver has stopped): an
-  outage longer than `--mlflow-wait`;
-- `CRASH`: the server goes down there, and the driver is killed (`kill -9`) when it first waits for it: a crash
-  during an outage, with writes queued in its pending file;
-- `ENOSPC`: the disk is full there: `OSError(ENOSPC)` is raised, naming the folder being written (at `checkpoint`:
-  the trial's folder in Ray Tune's storage), as a write to a full disk raises it;
-- `GONE`: the folder `SENTSWEEP_FAULT_FOLDER` names (the sweep's output folder, say) is removed there, as a
-  researcher's `rm -r` or a cleaning job would remove it while trials run.
-
-The server is stopped and started by the shell commands in `SENTSWEEP_FAULT_MLFLOW_STOP` and
-`SENTSWEEP_FAULT_MLFLOW_START`, each of which returns once the server is down, or up; the driver waits for them, so
-an outage begins and ends at the same point of the driver's work however fast the machine is.
-
-`<count>`: the how-manieth time the point is reached in that stage (default 1).
-"""
+Each point and fault, and how the MLflow server is stopped and started: docs/fault_tolerance.md, "The fault points
+and faults"."""
 
 from __future__ import annotations
 
@@ -130,7 +97,7 @@ def _signal_driver(signum: signal.Signals) -> None:
 
 def _when_a_child_starts(act) -> None:
     """`act()` from a thread of its own once this process has a child it did not have now."""
-    import psutil  # lazy: a dependency of Ray, which the driver is about to start
+    import psutil  # lazy: psutil
 
     before = {child.pid for child in psutil.Process().children()}
 

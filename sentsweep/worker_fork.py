@@ -170,7 +170,7 @@ def _connect(path: Path) -> socket.socket | None:
 def _start_server(path: Path, environment: dict[str, str]) -> socket.socket | None:
     """Start the fork server for `path` with `environment` (one launcher does, the others wait on its lock) and
     connect to it."""
-    from filelock import FileLock  # lazy: only a launcher that starts the server takes it
+    from filelock import FileLock  # lazy: filelock
 
     with FileLock(path.with_suffix(".lock")):
         connection = _connect(path)

@@ -48,7 +48,7 @@ def test_studentized_range_equals_scipys_adaptive_quadrature():
 
 
 def test_under_the_null_a_whole_race_drops_something_in_at_most_alpha_of_races_and_the_round_race_does_not():
-    """The issue's test: 27 equal configurations, 5 seeds, alpha 0.20, N(0, 1) noise, 16 slots and random
+    """The guarantee's test: 27 equal configurations, 5 seeds, alpha 0.20, N(0, 1) noise, 16 slots and random
     durations (so random arrival orders), 1,000 races. The chance that ANY configuration is dropped stays within
     alpha + 3 Monte Carlo standard errors; the round race on the same draws drops some configuration in most
     races (its alpha is per round and its leader is the largest of 27 means)."""

@@ -2,6 +2,7 @@
 pages) builds strictly, a broken link or a page left out of the navigation fails that build, and the docs'
 commands that are cheap and deterministic run as written."""
 
+import os
 import re
 import shlex
 import shutil
@@ -20,10 +21,14 @@ DOC_FILES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 SHELL_BLOCK = re.compile(r"^```(?:bash|sh|shell)\n(.*?)^```", re.S | re.M)
 
 
+# The theme's end-of-life notice off, as `make docs` has it (the switch the notice names); nothing else is hidden
+QUIET_THEME = {"NO_MKDOCS_2_WARNING": "1"}
+
+
 def build_site(config_dir: Path, site_dir: Path) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--config-file",
                            str(config_dir / "mkdocs.yml"), "--site-dir", str(site_dir)],
-                          capture_output=True, text=True, timeout=120)
+                          capture_output=True, text=True, timeout=120, env={**os.environ, **QUIET_THEME})
 
 
 def copy_of_the_site_sources(tmp_path: Path) -> Path:
@@ -46,6 +51,8 @@ def site(tmp_path_factory) -> Path:
     folder = tmp_path_factory.mktemp("site")
     built = build_site(ROOT, folder)
     assert built.returncode == 0, built.stderr
+    # a clean build: MkDocs' own INFO lines only, no notice or warning of any plugin or theme
+    assert [line for line in built.stderr.splitlines() if line.strip() and not line.startswith("INFO")] == []
     return folder
 
 
@@ -194,3 +201,36 @@ def test_a_docs_command_runs_as_written(argv):
     # a driver's environment, as the other tests' drivers have it: forked from the same server (tests.forked_python)
     done = run_python(argv, ROOT, driver_environment(None), timeout=300)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+
+
+OVERFLOWING_CODE = """JSON.stringify([...document.querySelectorAll('.md-content pre > code')]
+    .filter(block => block.scrollWidth > block.clientWidth + 1).map(block => block.innerText.slice(0, 60)))"""
+
+
+@pytest.mark.slow  # starts Chromium
+def test_no_code_block_cuts_a_line_off_at_laptop_or_desktop_width(site):
+    """Every line of every code block shows whole (it wraps inside its block) at 1,280 and 1,600 px, on the pages with
+    the longest command lines: the home page's first block and the Analysis page's command reference."""
+    import functools
+    import http.server
+    import json
+    import threading
+
+    from tests.chromium import Chromium
+
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(site))
+    handler.log_message = lambda *arguments: None
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    seen = {}
+    try:
+        for width in (1280, 1600):
+            with Chromium(width=width, height=900) as browser:
+                for page in ("", "analysis/", "performance/"):
+                    browser.open(f"http://127.0.0.1:{server.server_port}/{page}")
+                    browser.wait_for("document.readyState === 'complete' && "
+                                     "document.querySelectorAll('.md-content pre > code').length > 0", timeout_s=60)
+                    seen[(width, page)] = json.loads(browser.evaluate(OVERFLOWING_CODE))
+    finally:
+        server.shutdown()
+    assert seen == {(width, page): [] for width in (1280, 1600) for page in ("", "analysis/", "performance/")}

@@ -6,9 +6,11 @@ those at module level and those inside functions. The rules:
 (a) every module belongs to exactly one layer of `LAYERS` (a new module must be placed there);
 (b) no module imports a module of a higher layer;
 (c) no import cycle between modules;
-(d) a first-party import inside a function carries a comment with `lazy:` on its line or in the comment
-    block directly above it (inside the function). The only accepted reason is to keep a heavy optional
-    dependency (Ray, torch, ...) out of a light code path, and the comment says so;
+(d) a first-party import inside a function carries the mark `# lazy: DEPENDENCY[, DEPENDENCY]` on its line or in
+    the comment block directly above it (inside the function), naming the heavy third-party packages the import
+    keeps out of a light code path (`sentsweep list`, `--help`, `analyze`, a card, a module's import), each one of
+    `LAZY_DEPENDENCIES`: that is the only accepted reason to import inside a function. Every `# lazy:` mark in the
+    package, on a third-party import too, has that form;
 (e) the analysis modules, `python -m sentsweep --help` and `sentsweep analyze --help` never import Ray;
     `sentsweep list` and every sweep script's `--help` import neither Ray nor torch.
 """
@@ -56,6 +58,21 @@ LAYERS: list[tuple[str, list[str]]] = [
 ]
 
 LAZY_MARK = "lazy:"
+# The packages a `# lazy:` mark may name: what a light code path keeps out (rule (d); docs/layout.md)
+LAZY_DEPENDENCIES = ("torch", "sentence_transformers", "ray", "mlflow", "optuna", "psutil", "filelock", "pynvml")
+LAZY_COMMENT = re.compile(r"#\s*lazy:\s*(?P<names>[\w.]+(?:\s*,\s*[\w.]+)*)\s*$")
+
+
+def lazy_dependencies(comment: str) -> tuple[str, ...] | None:
+    """The packages a `# lazy: a, b` comment names; None where the comment is not exactly that mark."""
+    match = LAZY_COMMENT.fullmatch(comment.strip())
+    return tuple(name.strip() for name in match["names"].split(",")) if match else None
+
+
+def is_lazy_mark(comment: str) -> bool:
+    """A `# lazy:` mark naming only packages of LAZY_DEPENDENCIES."""
+    names = lazy_dependencies(comment)
+    return bool(names) and all(name in LAZY_DEPENDENCIES for name in names)
 
 
 @dataclass(frozen=True)
@@ -68,7 +85,7 @@ class Import:
     named: tuple[str, ...]  # the modules written after `import` / `from`, relative ones resolved
     targets: tuple[str, ...]  # the modules whose code it needs run: submodules of `from X import sub` included
     in_function: bool
-    comment_ok: bool  # `lazy:` on its line or in the comment block directly above it, inside the function
+    comment_ok: bool  # a lazy mark on its line or in the comment block directly above it, inside the function
 
     @property
     def where(self) -> str:
@@ -124,14 +141,14 @@ def _comment_lines(source: str) -> dict[int, str]:
 
 
 def _has_lazy_comment(node: ast.stmt, function: ast.AST, lines: list[str], comments: dict[int, str]) -> bool:
-    """`lazy:` in a comment on the statement's lines, or in the comment-only lines right above it (no blank line
-    between), below the function's `def` line."""
+    """A lazy mark (`is_lazy_mark`) in a comment on the statement's lines, or in the comment-only lines right above
+    it (no blank line between), below the function's `def` line."""
     end = node.end_lineno or node.lineno
-    if any(LAZY_MARK in comments.get(line, "") for line in range(node.lineno, end + 1)):
+    if any(is_lazy_mark(comments.get(line, "")) for line in range(node.lineno, end + 1)):
         return True
     line = node.lineno - 1
     while line > function.lineno and line in comments and lines[line - 1].lstrip().startswith("#"):
-        if LAZY_MARK in comments[line]:
+        if is_lazy_mark(comments[line]):
             return True
         line -= 1
     return False
@@ -364,14 +381,33 @@ def test_no_import_cycles():
 
 def test_imports_inside_functions_say_why():
     problems = [
-        f"{statement.where} imports inside a function without a `{LAZY_MARK}` comment"
+        f"{statement.where} imports inside a function without a `# {LAZY_MARK} DEPENDENCY` mark"
         for imports in imports_by_module().values() for statement in imports
         if statement.in_function and not statement.comment_ok
     ]
     assert not problems, "\n".join(problems) + (
-        f"\nImport these at module level, or, only to keep a heavy optional dependency out of a light path, say "
-        f"so in a comment containing `{LAZY_MARK}` on the import's line or in the comment lines directly above it."
+        f"\nImport these at module level, or, only to keep a heavy dependency out of a light path, name it in a "
+        f"mark `# {LAZY_MARK} DEPENDENCY` on the import's line or in the comment lines directly above it, "
+        f"DEPENDENCY one of {', '.join(LAZY_DEPENDENCIES)}."
     )
+
+
+def test_every_lazy_mark_names_only_listed_dependencies():
+    """Each `# lazy:` comment in the package is the uniform mark: no free text, no unlisted package."""
+    problems = []
+    for module in MODULES.values():
+        for line, comment in _comment_lines(module.path.read_text(encoding="utf-8")).items():
+            if LAZY_MARK in comment and not is_lazy_mark(comment):
+                problems.append(f"{module.path} line {line}: {comment.strip()!r}")
+    assert not problems, "\n".join(problems) + f"\nexpected `# {LAZY_MARK} ` and some of {LAZY_DEPENDENCIES}"
+
+
+def test_the_lazy_mark_accepts_listed_dependencies_only():
+    assert lazy_dependencies("# lazy: ray, torch") == ("ray", "torch")
+    assert is_lazy_mark("  # lazy: mlflow")
+    assert not is_lazy_mark("# lazy: keeps Ray out of `sentsweep analyze`")  # free text
+    assert not is_lazy_mark("# lazy: pandas")  # not a dependency the light paths keep out
+    assert not is_lazy_mark("# lazy:")
 
 
 def test_lazy_comment_detection():
@@ -379,10 +415,11 @@ def test_lazy_comment_detection():
         import sentsweep.errors
 
         def f():
-            # lazy: keeps Ray out of `sentsweep analyze`
+            # lazy: ray
             # (a second line of the same comment)
             from sentsweep.sweep import run_sweep
-            from sentsweep.tracking import store  # lazy: see above
+            from sentsweep.tracking import store  # lazy: mlflow
+            from sentsweep.analysis import cli  # lazy: keeps Ray out
 
             from sentsweep.tasks import build_task
             if True:
@@ -390,7 +427,7 @@ def test_lazy_comment_detection():
 
         def g():
             """
-            # lazy: a docstring line, no comment
+            # lazy: torch (a docstring line, no comment)
             """
             from sentsweep.noise import delete_words
     ''')
@@ -401,6 +438,7 @@ def test_lazy_comment_detection():
     assert found["from sentsweep.tracking import store"].targets == ("sentsweep.tracking.store",)
     assert found["from sentsweep.tasks import build_task"].targets == ("sentsweep.tasks",)
     assert not found["from sentsweep.tasks import build_task"].comment_ok
+    assert not found["from sentsweep.analysis import cli"].comment_ok  # free text, no dependency named
     assert not found["from sentsweep.trainables import train"].comment_ok
     assert not found["from sentsweep.noise import delete_words"].comment_ok
 

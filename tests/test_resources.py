@@ -1,4 +1,4 @@
-"""Resource checks before launch (issue #18): requests no node can run are refused on a fixed cluster, trials that
+"""Resource checks before launch: requests no node can run are refused on a fixed cluster, trials that
 wait PENDING too long end the sweep on an autoscaling one, and trials sharing a GPU are checked (or chosen) to fit
 in its memory by a probe whose measurement is stubbed here (this machine has no GPU)."""
 

@@ -1,108 +1,21 @@
 """Racing over seeds without round barriers: a configuration gets its next seed as soon as a slot is free.
 
-`Race` (sentsweep.analysis.racing) works in rounds: every configuration still racing runs the next seed, the round
-waits for its slowest trial, then a test of each configuration against the leader drops the worse ones. On a
-cluster the barrier idles every slot but the slowest trial's at the end of each round. `AsyncRace` hands out one
-trial at a time (`next_trial`, for a free slot) and decides whenever results arrive; it keeps the same paired
-seed ids (every configuration gets the seeds in the order of `seeds`) and it has the error control the round
-race lacks: under the null (all configurations equal), the probability over a WHOLE race that any configuration
-is dropped is at most alpha. The round race spends alpha on every round separately and compares the leader, the
-largest of k observed means, with each other configuration: its chance of dropping some configuration when all
-are equal is far above alpha (benchmarks/racing.py; tests/test_async_race.py shows it on the same simulation).
-Both races stay: `Race` drops more (it saves more compute) and claims less; `AsyncRace` claims family-wise
-error control and needs no barrier. Like `Race`, it is a pure, deterministic state machine (no Ray, no MLflow,
-no randomness), picklable (a Ray Tune searcher that holds it is pickled with it).
+`AsyncRace` hands out one trial at a time (`next_trial`, for a free slot; None while nothing may start) and decides
+whenever a level of seeds closes (level n: every configuration alive has a result on `seeds[:n]`), from those
+results only, so its eliminations do not depend on arrival order or slots. Its test (Tukey's studentized range by
+default, `test="paired t"`, or the round race's with `family="level"`) holds the error over the WHOLE race: when all
+configurations are equal, the chance that any is dropped is at most `alpha`. Free slots run seeds ahead; the
+driver stops the trials the race no longer needs (`unneeded`). Like `Race`, a pure, deterministic, picklable state
+machine.
 
-Design
-------
-- Levels. Level n (n = initial_seeds .. len(seeds)) is the question "which configurations are worse, on the
-  seeds seeds[:n]?". It closes when every configuration alive at that time has a result (a value or a failure)
-  for each of seeds[:n]; that happens on the arrival of a result, and the decisions are made then, using ONLY
-  the results on seeds[:n] of the configurations alive, never a seed beyond n that some configuration already
-  ran ahead on. After level n the next level is n + 1 (it may close on the same arrival, when the run-ahead
-  results are all in). So the eliminations, the level at which each happens and the reasons given are a
-  deterministic function of the table of scores, whatever the order of arrival or the number of slots (the
-  configurations alive at level n are those the earlier levels kept, which by induction depend only on the
-  table). What does depend on the arrival order is which run-ahead trials ran (below); with a trial budget,
-  where nothing runs ahead, not even that.
-- The test at a level (`test="pooled t"`, the default): Tukey's simultaneous comparison of all pairs for a
-  randomized complete block design, configurations as treatments and seeds as blocks (Tukey, J. W. (1953). The
-  problem of multiple comparisons. Unpublished manuscript, Princeton University; presented, with the one-sided
-  multiple comparisons with the best, in Hsu, J. C. (1996). Multiple Comparisons: Theory and Methods. Chapman &
-  Hall). With k configurations alive, their means over seeds[:n], and s^2 the residual variance of the
-  additive model x_cs = mu + config_c + seed_s + e_cs on those values with its df degrees of freedom
-  ((k - 1)(n - 1) when complete; `racing.pooled_variance`, the estimate Race's pooled t uses), configuration c
-  is dropped when
+    >>> race = AsyncRace(["a", "b", "c"], seeds=[0, 1, 2, 3, 4])
+    >>> scores = {"a": 80.0, "b": 70.0, "c": 79.5}
+    >>> while (trial := race.next_trial()) is not None:
+    ...     race.record(*trial, scores[trial[0]] + 0.1 * trial[1] * (-1) ** trial[1])
+    >>> race.finished, race.best, race.eliminated
+    (True, 'a', ['b', 'c'])
 
-      max_b (mean_b - mean_c) + delta > q(1 - alpha_n; k, df) * s / sqrt(n),
-
-  in the direction of "better", with delta the tolerance (the indifference zone of Race: c is dropped once the
-  data say it cannot beat some b by delta or more; the leader, the best mean on seeds[:n], is never dropped, as
-  in Race: with delta > 0 two near-ties could otherwise drop each other), q the studentized range's quantile
-  (`studentized_range_cdf`, scipy.stats.studentized_range's integral on fixed rules, ~100 times faster) and
-  alpha_n = alpha / L, L the number of levels at which a test can be made
-  (n >= 2, so L = len(seeds) - max(initial_seeds, 2) + 1): a Bonferroni split of alpha over the levels,
-  fixed before any data. Missing values (failed trials): each pair is compared over the seeds both have, m of
-  them, with s / sqrt(m): the Tukey-Kramer form (Kramer, C. Y. (1956). Extension of multiple range tests to
-  group means with unequal numbers of replications. Biometrics 12(3):307-310), whose conservativeness Hayter
-  proved for the one-way layout (Hayter, A. J. (1984). A proof of the conjecture that the Tukey-Kramer
-  multiple comparisons procedure is conservative. Annals of Statistics 12(1):61-75); a pair sharing fewer
-  than 2 seeds is not compared. The p-value shown (ConfigStatus.p_adjusted) is L * P(Q_{k,df} >= the
-  configuration's largest statistic), capped at 1, so that "dropped" reads "p < alpha" as in Race.
-- Why that bounds the error over the whole race (the complete null: all true means equal, normal noise with
-  one variance, no failures). Until the first elimination every configuration is alive, so at each level
-  before it the statistic is exactly Tukey's studentized range of all k configurations on seeds[:n], and "some
-  configuration is dropped at level n" is the event range > q(1 - alpha_n; k, df) * s / sqrt(n), of
-  probability alpha_n (with delta = 0; a delta > 0 makes it larger, as it should: the tolerance accepts that
-  error for near-ties). A race drops something only if for some level n the first elimination happens there,
-  which is contained in that level's range event, so P(any elimination) <= sum_n alpha_n = alpha. The events of
-  different levels are dependent (they share seeds), so the union bound is not reached: 15.6% of 1,000
-  simulated races at alpha = 0.20 drop something (27 equal configurations, 5 seeds, 16 slots; the round race:
-  94.2% of the same races; tests/test_async_race.py). What it does not cover: after a first (true) elimination, k is
-  the number alive, so the true best among configurations that are not all equal is guarded by the range over
-  the configurations left rather than over all of them; its rate of being dropped is measured, not bounded
-  (benchmarks/racing.py: one configuration one noise sd better than 26 equal ones).
-- `test="paired t"`: at a level, for every ordered pair (b, c) of configurations alive, the one-sided paired t
-  of "b better than c" (by delta) over their shared seeds (m - 1 degrees of freedom), the p-values of all the
-  k (k - 1) ordered pairs adjusted together (`correction`, Holm by default: Holm, S. (1979). A simple
-  sequentially rejective multiple test procedure. Scandinavian Journal of Statistics 6(2):65-70), c dropped
-  when some adjusted p of "b better than c" is < alpha_n. It assumes nothing about the variances; it has few
-  degrees of freedom on few seeds. The same argument gives the bound: before the first elimination the family
-  is every ordered pair of all k configurations, whose family-wise error the correction holds at alpha_n.
-- `family="level"`: Race's test at each level instead (every configuration against the leader, `correction`
-  over the level's comparisons at alpha, each level its own family). Its eliminations are Race's on the same
-  table, round for level (tests/test_async_race.py), without the barrier and without the guarantee over the
-  whole race: the option for a user who wants the round race's compute on a cluster's slots.
-- Issuing order when a slot frees (`next_trial`): first the trials of the lowest open level not handed out
-  yet, seed by seed and in the configurations' order (the first level is Race's first round); then, when all of
-  those are out and results are still to come, run-ahead: the next seed of a configuration alive, the
-  configuration with the fewest seeds handed out first (the shallowest run-ahead), best current mean among
-  those, as deep as the seeds go, so that no slot idles while a configuration alive has a seed left. A seed run
-  ahead is counted only once a level's decision keeps its configuration (`counted_seeds`); the driver stops
-  the trials the race no longer needs (`unneeded`: those of a configuration just dropped, and every one once
-  the race has finished), so what the speculation costs is the part of those trials run before the decision,
-  not the trials. Without it, the slots would idle while the slowest trial of a level runs, which is the
-  barrier again; with run-ahead of one level only, at most the configurations alive x 2 seeds could be out at
-  once, and on 64 slots most would idle. With a trial budget there is no run-ahead: it
-  would spend the budget on seeds before the decisions that could have saved them (on the TSDAE grid with
-  --race-budget 67, all 67 went out before the first level closed).
-- The end: one configuration left ("best"); the last level closed (the leader "best", the others "tied with
-  best" at the maximum of the seeds); or the budget: `max_trials` stops the handing out once that many trials
-  are out, and when their results are all in, the leader (best mean over its own seeds) is "best" and the
-  others "tied with best" with "trial budget reached" as the reason. The states and their reasons read as
-  Race's (racing.ConfigStatus, the same state names).
-- What the guarantee costs (benchmarks/racing.py, the TSDAE grid of 27 configurations at the defaults, 500
-  simulated sweeps, 16 slots, measured with a run-ahead of one level): the Tukey race ran 78% of
-  the fixed 5-seed grid's trials where the round race runs 48% and family="level" 60%; it finds the best as
-  often (99.6%, against 99.2%) and never dropped the true best (0.0%, against 23.8% of races for the round
-  race). With 27 configurations the range's critical value is large (q(0.95; 27, 26) = 5.8 standard errors of
-  a mean, where Holm's first step in the round race needs about 3.7), and the alpha split matters little
-  (--race-alpha 0.05 to 0.25: 82% to 77%). benchmarks/racing.py prints the current figures, with the deep
-  run-ahead and the stops, on 16 and 64 slots.
-- Failed trials: as Race. `record(config, seed, None)` (or NaN) marks the seed missing, it is not retried,
-  a comparison is over the seeds the two share; a configuration whose every trial on the level's seeds failed
-  is eliminated when the level closes ("every trial failed"), before the test.
-"""
+Levels, the test, why it bounds the error, run-ahead and the end: docs/racing.md, "The asynchronous race"."""
 
 from __future__ import annotations
 
@@ -159,7 +72,7 @@ def tukey_critical(alpha: float, k: int, df: int) -> float:
 
 
 class AsyncRace(RaceBook):
-    """A race of `configs` over `seeds` without round barriers (see the module docstring): the same arguments as
+    """A race of `configs` over `seeds` without round barriers (docs/racing.md): the same arguments as
     racing.Race, and `family` ("race": Tukey's range at alpha over the levels, the guarantee over the whole race;
     "level": Race's test at each level, Race's eliminations without its barrier). Use: `trial =
     race.next_trial()` whenever a slot is free (None: nothing may start now, or the race is finished),
@@ -197,7 +110,7 @@ class AsyncRace(RaceBook):
         if behind:
             config = min(behind, key=self._handed.__getitem__)  # min keeps the configurations' order on ties
         elif self.max_trials is None and len(alive) > 1 and self._may_run_ahead():
-            # (no run-ahead on a budget, module docstring; nor for a lone configuration: the level's close ends it)
+            # (no run-ahead on a budget, docs/racing.md; nor for a lone configuration: the level's close ends it)
             ahead = [config for config in alive if self._handed[config] < len(self.seeds)]
             if not ahead:
                 return None

@@ -1,28 +1,12 @@
 """`sentsweep analyze` (or `python -m sentsweep.analysis`): comparison tables and plots of sweeps logged in MLflow.
 
+Runs are those of the experiment's latest sweep unless --sweep-run-id or --all-sweeps says otherwise; each
+sub-command (table, compare, suite, plot, report) prints what it computed and exits 2 on a bad option.
+
     sentsweep analyze table --experiment nm_weight --rows method pooling \\
         --columns w --metrics sts_test_at_best_dev --latex t.tex --csv t.csv
-    sentsweep analyze table --experiment tsdae_deletion \\
-        --rows noise_ratio pooling --compute
-    sentsweep analyze table --experiment nm_weight --rows method \\
-        --metrics squad_top1 askubuntu_map --per-query --alpha 0.01
-    sentsweep analyze compare --experiment nm_weight \\
-        --first method=mlm+nm w=0.1 --second method=tsdae+nm w=0.1
-    sentsweep analyze compare --experiment nm_weight --per-query \\
-        --metric askubuntu_ap --first method=mlm+nm --second method=tsdae+nm
-    sentsweep analyze suite --experiment tsdae_main --rows method \\
-        --suite useb --items
-    sentsweep analyze plot --experiment sample_size --x sample_size \\
-        --lines method --log-x --output plot.png
-    sentsweep analyze report --experiment nm_weight --rows method pooling \\
-        --columns w --lines method pooling --log-x --output report.md
 
-Runs are those of the experiment's latest sweep unless --sweep-run-id or --all-sweeps says otherwise. In a table
-the best per column is in bold and the others of its best group (not significantly worse than the best: all pairs
-tested, adjusted together by --correction, at --alpha) are marked; with --per-query, columns of a metric with
-per-query outcomes (distractor tasks' top1, askubuntu/scidocs/cqadupstack MAP, MTEB tasks' main scores) are tested
-over items (queries, pairs, examples), which fetches one artifact per run (slow on a remote store).
-"""
+Every sub-command with an example, and what the marks of a table mean: docs/analysis.md."""
 
 from __future__ import annotations
 

@@ -1,94 +1,23 @@
-"""Racing over seeds: run more seeds only for the configurations still in contention.
+"""Racing over seeds by rounds: run more seeds only for the configurations still in contention.
 
-A race starts every configuration on the first `initial_seeds` seeds; after each round (every trial of it
-recorded) it drops the configurations significantly worse than the current best and runs the rest on the
-next seed, until one configuration is left, the ones left are statistically tied with the best at the last
-seed, or the next round would exceed the trial budget. This is the racing idea of Maron, O. & Moore, A. W.
-(1997). The racing algorithm: model selection for lazy learners. Artificial Intelligence Review 11:193-225
-(Hoeffding races, first in NIPS 6, 1994), applied to configuration choice as in Birattari, M., Stuetzle, T.,
-Paquete, L. & Varrentrapp, K. (2002). A racing algorithm for configuring metaheuristics. GECCO 2002, 11-18,
-with seeds in the role of their problem instances (blocks).
+`Race` starts every configuration on the first `initial_seeds` seeds; after each round (every trial of it
+recorded) it drops the configurations significantly worse than the current best (pooled t by default, Holm over
+the round's comparisons, at `alpha`) and runs the rest on the next seed, until one configuration is left, the last
+seed is run, or the next round would pass `max_trials`. Every configuration gets the same seed ids, so comparisons
+are paired. A failed trial is recorded as None: not retried, counted towards `max_trials`. `Race` is a pure,
+deterministic state machine (no Ray, no MLflow, no randomness); `RaceBook` is the bookkeeping every race shares
+(settings, values, states, the read side: `finished`, `best`, `status`, `eliminated`, `pending`).
 
-`Race` is a pure, deterministic state machine (no Ray, no MLflow, no randomness): the sweep runner asks it
-for trials (`next_trials`: the whole next round; or `next_trial`: one trial for a free slot, None while the
-round's trials are all out), reports each result (`record`) and reads `status`. `next_trial` is the protocol
-a searcher that fills slots one at a time uses; a round's barrier then appears by itself, as the None returned
-while the round still has results to come. `sentsweep.analysis.async_racing.AsyncRace` is the same race
-without barriers (a configuration gets its next seed as soon as a slot is free) and with a stronger guarantee
-(under the null, the chance that a whole race drops anything is at most alpha); what each costs is in
-benchmarks/racing.py. The bookkeeping both share (settings, values, states, the protocol's read side) is
-`RaceBook`.
+    >>> race = Race(["a", "b", "c"], seeds=[0, 1, 2, 3, 4])
+    >>> scores = {"a": 80.0, "b": 70.0, "c": 79.5}
+    >>> while not race.finished:
+    ...     for config, seed in race.next_trials():
+    ...         race.record(config, seed, scores[config] + 0.1 * seed * (-1) ** seed)
+    >>> race.best, race.eliminated, race.trials_issued
+    ('a', ['b', 'c'], 6)
 
-Design
-------
-- Pairing: every configuration still racing gets the SAME seed ids, in the order of `seeds`, so each
-  comparison is paired over the seeds two configurations share (seed-to-seed variance that the seed causes in
-  both, data order and the initialisation of shared parts, cancels). Rounds are all or nothing for that reason.
-- The test, after each complete round, of every configuration c still racing against the leader b (best mean
-  over its own seeds): one-sided, H0: mu_b - mu_c <= 0 against H1: mu_b - mu_c > 0 (in the direction of
-  "better"), on the differences d_s = x_bs - x_cs over their shared seeds (n of them):
-  "paired t": t = mean(d) / (sd(d) / sqrt(n)), n - 1 degrees of freedom; assumes nothing about the
-  other configurations;
-  "pooled t" (default): the same mean difference over sd = sqrt(2 s^2 / n), with s^2 the residual variance of the
-  additive model x_cs = mu + config_c + seed_s + e_cs fitted (least squares) to every value of the
-  configurations still racing, N - rank degrees of freedom ((k - 1)(n - 1) when balanced): the usual
-  two-way-ANOVA post-hoc comparison (blocks = seeds), far more degrees of freedom after 2-3 seeds, but it
-  assumes the seed noise has the same variance in every configuration; a configuration that diverges on some
-  seeds inflates s for all. It is the default because after the usual first round of 2 seeds the paired t has
-  one degree of freedom and drops little (benchmarks/racing.py: 75% of the fixed grid's trials run, against 48%
-  with the pooled t).
-  With a tolerance delta > 0 (an indifference zone, in the metric's units: differences smaller than delta do
-  not matter to the user), the null becomes H0: mu_b - mu_c <= -delta ("c is better than the leader by delta
-  or more"), tested with mean(d) + delta in the numerator: c is dropped once the data say it cannot beat the
-  leader by delta. This is the indifference-zone formulation of selecting the best (Bechhofer, R. E. (1954). A
-  single-sample multiple decision procedure for ranking means of normal populations with known variances.
-  Annals of Mathematical Statistics 25(1):16-39; used for sequential elimination by Kim, S.-H. & Nelson, B. L.
-  (2001). A fully sequential procedure for indifference-zone selection in simulation. ACM TOMACS 11(3):251-273):
-  when the true best is at least delta better than every other configuration, each test that could drop it
-  has its H0 true, so it is dropped with at most the same error as with delta = 0; when other configurations
-  are within delta of it, the race may keep one of them instead, which is what the tolerance allows. The
-  default delta = 0 is the plain test above.
-  One-sided, because a race acts on one direction only: a configuration is dropped for being worse than the
-  leader, never for being better (a two-sided test at alpha is the one-sided test at alpha / 2, with half its
-  alpha spent on a direction that triggers nothing).
-- Correction: the p-values of one round's comparisons (k - 1 with k configurations racing) are adjusted
-  together (significance.adjust_p_values; Holm by default: Holm, S. (1979). A simple sequentially rejective
-  multiple test procedure. Scandinavian Journal of Statistics 6(2):65-70); a configuration is eliminated when
-  its adjusted p < alpha. Rounds are separate families (no alpha spending across rounds, as in F-Race).
-- What an elimination means: "c is not the best", in the sense of multiple comparisons with the best (Hsu, J. C.
-  (1984). Constrained simultaneous confidence intervals for multiple comparisons with the best. Annals of
-  Statistics 12(3):1136-1144). The error that matters is dropping a true best: with Bonferroni, a true best b*
-  is dropped in a round only if the test of some other configuration against it rejects at alpha / (k - 1),
-  so at most alpha per round whichever configuration leads. Holm's step-down is not covered by that bound: the
-  leader is chosen from the data, and with a tolerance the comparisons of configurations tied with the leader
-  have false nulls, reject, and step the threshold of the true best's comparison down to alpha. On the least
-  favourable case of benchmarks/racing.py (one configuration delta = 1 noise sd better than 26 equal ones, 2 to
-  5 seeds, alpha 0.20) Holm drops it in 61% of races, Bonferroni in 46% (at most alpha per round, 4 rounds);
-  without a tolerance Holm drops it in 5%. With a tolerance, choose Bonferroni and a small alpha where losing
-  a delta-better configuration matters more than compute. It is NOT a family-wise guarantee that every configuration
-  dropped is strictly worse: the leader is the largest of k observed means, so when all configurations are
-  equal some of them get dropped in many races (each one rarely). The eliminations save compute; the claims in
-  a table ("significantly worse than the best") come from significance.best_group on the final values, which
-  tests every pair and adjusts them together. (AsyncRace gives that guarantee under the null, with Tukey's
-  range at alpha split over its levels of seeds; it drops less.)
-- Level: the race's alpha (RACE_ALPHA = 0.20 by default, the command line's --race-alpha) is a compute
-  decision, separate from the tables' --alpha (0.05), because an elimination claims nothing that is reported:
-  it only stops giving a configuration seeds. It is the project's choice, on benchmarks/racing.py (the TSDAE
-  grid of 002 App. A, Tables 6-7, seed noise sd 0.4): without a tolerance, one configuration one noise sd better
-  than 26 equal ones is dropped in 5% of races at 0.20 (3% in 2,000 races; 1% at 0.05, 7% at 0.25), and the
-  race runs 48% of the fixed 5-seed grid's trials (57% at 0.05) and finds a configuration within one noise sd
-  of the best in 99% of races. The cost: among equal configurations each one is dropped in 28% of races (10%
-  at 0.05), so a table after a race has fewer seeds for near-ties.
-- The end: when one configuration is left ("best"); after the round of the last seed, the leader is "best" and
-  the others left are "tied with best"; when the next round would take the trials issued past `max_trials`,
-  the leader is "best" and the others "tied with best" with "trial budget reached" as the reason.
-- Failed trials: `record(config, seed, None)` (or a NaN) marks the seed missing for that configuration. It is
-  not retried (a retry breaks the pairing and a failure that follows from the configuration would repeat);
-  the configuration keeps racing and is compared over the seeds it shares with the leader; a comparison over
-  fewer than 2 shared seeds is not made (it stays). A configuration whose every trial so far failed is
-  eliminated at the end of the round ("every trial failed"), so that a configuration that always crashes does
-  not run every seed. Failed trials count towards `max_trials` (they took the compute).
-"""
+The test, the correction, the tolerance, what an elimination means and how `--race-alpha` is chosen: docs/racing.md,
+"The round race"."""
 
 from __future__ import annotations
 
@@ -104,7 +33,7 @@ RACING, BEST, TIED, ELIMINATED = "racing", "best", "tied with best", "eliminated
 # What the driver does with a trial after one of its intermediate evaluations (RaceBook.reached).
 CONTINUE, PAUSE, STOP = "continue", "pause", "stop"
 TESTS = ("paired t", "pooled t")
-# The default level of a race's eliminations (module docstring, "Level"): a compute decision, not a claim.
+# The default level of a race's eliminations (docs/racing.md, "Level"): a compute decision, not a claim.
 RACE_ALPHA = 0.20
 TEST_OPTIONS = {"pooled": "pooled t", "paired": "paired t"}  # the command line's names (--race-test)
 
@@ -168,7 +97,7 @@ class RaceBook:
 
     @property
     def finished(self) -> bool:
-        """True once the race has ended (see the module docstring); status() then gives the final states."""
+        """True once the race has ended (docs/racing.md); status() then gives the final states."""
         return self._finished
 
     @property
@@ -324,7 +253,7 @@ class RaceBook:
     # --- the round race's test, on the values of some seeds ---------------------------------------------------
 
     def _test_against_leader(self, alive: list, seeds: list):
-        """The round race's test (module docstring) on the values of `alive` on `seeds`: every configuration
+        """The round race's test (docs/racing.md) on the values of `alive` on `seeds`: every configuration
         against the leader (the best mean there), one-sided, the p-values adjusted together, each one below alpha
         eliminated; the others and the leader say why they stay. Returns the leader (None without a value)."""
         on_seeds = set(seeds)
@@ -382,7 +311,7 @@ class RaceBook:
                 return list(p_values), shared_counts
             spread = np.full(len(testable), np.sqrt(2 * variance))
             df = np.full(len(testable), float(residual_df))
-        shifted = means + self.tolerance  # H0: mu_b - mu_c <= -tolerance (module docstring)
+        shifted = means + self.tolerance  # H0: mu_b - mu_c <= -tolerance (docs/racing.md)
         with np.errstate(divide="ignore", invalid="ignore"):
             t = shifted / (spread / np.sqrt(counts))
         # No spread at all: a constant positive difference is as significant as it gets, none is no evidence.
@@ -393,7 +322,7 @@ class RaceBook:
 
 class Race(RaceBook):
     """A race of `configs` (hashable keys: a config hash, a tuple of params) over `seeds`, by rounds (see the
-    module docstring). Use: `while not race.finished: for config, seed in race.next_trials(): ...;
+    docs/racing.md). Use: `while not race.finished: for config, seed in race.next_trials(): ...;
     race.record(...)`, or slot by slot with `next_trial`."""
 
     def __init__(self, configs, seeds: list[int], **settings):
@@ -430,7 +359,7 @@ class Race(RaceBook):
 
     def record(self, config, seed, value) -> None:
         """The result of trial (config, seed): a number, or None (or NaN) for a failed trial. The round's last
-        result closes the round: eliminations, then the end or the next round (see the module docstring)."""
+        result closes the round: eliminations, then the end or the next round (docs/racing.md)."""
         self._take(config, seed, value)
         if not self._outstanding and not self._unissued:
             self._close_round()

@@ -1,44 +1,18 @@
 """Reproduction targets: the published values of the tables a sweep re-runs, each checked against its cell.
 
 A sweep declares the numbers of the table it re-runs in `SweepDefinition.published`, one `PublishedValue` per
-cell: the cell's `params` (as the sweep logs them), the project's `metric` that measures what the paper reports,
-the `value`, its `source` (document and table), how many runs the value averages (`runs`), and the paper's
-`setting` outside the cell (model, steps...) that the runs are compared with. `check_targets` finds each
-target's cell among a sweep's trial runs (the DataFrame of `sentsweep.analysis.runs.fetch_trial_runs`, not a
-`ComparisonTable`: a table's rows hold only its row params, while a target also names the settings that make it
-the paper's cell, such as `tie_decoder` or a greedy search's `stage`), and `reproduction_markdown` renders the
-checks as the "Reproduction targets" section of a report.
+cell (its params, metric, value, source, the number of runs the value averages and the paper's setting).
+`check_targets` finds each target's cell among a sweep's trial runs (`sentsweep.analysis.runs.fetch_trial_runs`)
+and gives a verdict: "within" the interval in which the published mean of m runs falls if the cell reproduces the
+paper's setup (x̄ ± t·s·√(1/n + 1/m)), "outside", or why it cannot be checked; settings that differ from the
+paper's are listed. `reproduction_markdown` renders the checks as a report's "Reproduction targets" section; a
+whole sweep's result (`PublishedSweepValue`) is checked by `sweep_value_check`.
 
-The interval. A cell has n seeds with mean x̄ and sample std s (ddof 1). If the sweep reproduces the paper's
-setup, its published value P is the mean of m runs from the same distribution as ours (normal, mean μ, variance
-σ²): x̄ − P ~ N(0, σ²·(1/n + 1/m)), and (x̄ − P) / (s·√(1/n + 1/m)) follows Student's t with n − 1 degrees of
-freedom. The interval in which P then falls with probability `level` (95%) is
+    >>> low, high = published_interval([78.1, 78.6, 78.4, 77.9, 78.5], published_runs=5)
+    >>> round(low, 2), round(high, 2)
+    (77.79, 78.81)
 
-    x̄ ± t_{(1+level)/2, n−1} · s · √(1/n + 1/m),
-
-the prediction interval for the mean of m new runs. m is what the paper reports (`PublishedValue.runs`): 002's
-App. A tables average 5 seeds (m = 5); a value from one run (m = 1) gives the prediction interval of one new run,
-x̄ ± t·s·√(1 + 1/n); a value taken as exact (`runs=None`: the paper says nothing) gives the t-interval of our mean,
-x̄ ± t·s/√n, the narrowest. The t-interval of the mean alone is the wrong test for a published mean of a few
-seeds: it ignores the seed noise in the published value itself, and would call a faithful reproduction "outside"
-far more often than 1 − level of the time.
-
-Assumptions: the paper's seed-to-seed spread equals ours (its App. A tables give no std), the scores are about
-normal, and the published value's rounding (to 2 decimals) is negligible. With many targets at 95%, about one in
-20 falls outside by chance even when the setup reproduces the paper's.
-
-Verdicts: "within" (P in the closed interval: reproduced), "outside", "metric not evaluated" (no finished run of
-the sweep has the target's metric: a task it was not given), "metric not logged" (the cell's runs finished without
-the target's metric, which other runs of the sweep log: the section names it and what the cell's runs log instead),
-"not run" (runs have the metric, no finished run of the cell does), "n < 2 (no interval)" (a single seed: no std).
-A param the target gives as None is one the cell's runs do not set (Table 3 of 002 names no target task: a run
-trained on one corpus for every task). Where the runs' logged settings differ from the paper's
-(`PublishedValue.setting`; `model` compared by its last path component, so a local folder named bert-base-uncased
-is the paper's), the section lists the differences: a miss is then expected.
-
-A result of a whole sweep (a search's answer, logged on the sweep's own run, not a cell of trials) is a
-`PublishedSweepValue`: the sweep's driver checks it against the range its search left (`sweep_value_check`).
-"""
+The interval's derivation, its assumptions and the verdicts: docs/analysis.md, "Reproduction targets' intervals"."""
 
 from __future__ import annotations
 
@@ -68,7 +42,7 @@ class PublishedValue:
     `params`: the cell, {param: value} as the sweep's trials log them (axes, and the fixed settings that make it
     the paper's cell; `stage` for one stage of a multi-stage sweep). `metric`: the project's metric measuring what
     the paper reports. `source`: where the value is printed (`cited(TSDAE, "App. A, Table 6")`). `runs`: how many
-    runs the value averages (None: taken as exact; see the module docstring). `setting`: the paper's settings
+    runs the value averages (None: taken as exact; see docs/analysis.md). `setting`: the paper's settings
     outside the cell that the runs' logged params are compared with (a difference: a miss is expected). `note`:
     what the report must say beside it (a value the paper gives differently elsewhere).
     """
@@ -115,7 +89,7 @@ class TargetCheck:
 def published_interval(values: Sequence[float], published_runs: int | None,
                        level: float = 0.95) -> tuple[float, float]:
     """The interval in which a published mean of `published_runs` runs falls with probability `level` if it
-    comes from our cell's distribution (module docstring); `values` are the cell's per-seed scores (n >= 2)."""
+    comes from our cell's distribution (docs/analysis.md); `values` are the cell's per-seed scores (n >= 2)."""
     from scipy import stats
 
     scores = np.asarray(values, dtype=float)

@@ -1,56 +1,17 @@
 """Racing over seeds and steps together: a configuration clearly worse is dropped at an intermediate evaluation
 of its first seeds, at a fraction of one seed's training, under the race's error control.
 
-`AsyncRace` (sentsweep.analysis.async_racing) judges a configuration on its seeds' final scores, so a
-configuration clearly worse still trains its first seeds to their end. Peers stop on the other axis:
-successive halving (Jamieson, K. & Talwalkar, A. (2016). Non-stochastic best arm identification and
-hyperparameter optimization. AISTATS 2016) and its asynchronous form ASHA (Li et al. 2020, MLSys; Ray Tune's
-ASHAScheduler, Optuna's SuccessiveHalvingPruner) stop a trial at an early rung, but judge each trial alone, so a
-configuration is judged by one seed and a quantile cut-off, with no stated error. `StepRace` puts the rungs of
-successive halving into the race's first level: the promotions use the seeds' means and the race's test.
+`StepRace` is `AsyncRace` with rungs (fractions of a trial's steps, default `RUNGS`: 1/9 and 1/3) in its first
+level: the driver reports each evaluation (`reached(config, seed, done, value)`, which answers go on, PAUSE or
+STOP); when every configuration alive has its first seeds at a rung, Tukey's range test runs on the rung's values.
+`alpha` is split over the rungs and the levels, so the whole-race guarantee of `AsyncRace` holds. A trial at an
+undecided rung pauses only when another trial needs its slot (`resumable` names the ones to resume).
 
-Design
-------
-- Rungs. `rungs` are fractions of a trial's training steps (default RUNGS, 1/9 and 1/3: the rungs of
-  successive halving with a reduction factor of 3 below the full training; the project's choice). A trial of
-  the first level (seeds[:initial_seeds]) is at rung r at its first evaluation at or after rungs[r] of its steps
-  (`reached`, from the driver: the trial's step over its total steps, and its selection metric there, the best
-  dev score so far); its value at rung r is that metric. A trial that ends before reporting a rung (a failure
-  aside) has its final value at every rung it skipped. Rungs apply to the first level only: a configuration that
-  survives its first seeds' full training is within reach of the leader, where an early evaluation separates
-  little, and rungs at every level would put a barrier (below) at every seed.
-- Decisions. Rung r closes when every configuration alive has a value (or a failure) at rung r on each seed of
-  the first level; then Tukey's range test of AsyncRace runs on that table (configurations alive x the first
-  seeds, the rung's values), and drops each configuration significantly worse than another at that rung, the
-  leader never. Rungs close in order, all of them before the first level does (its trials' final values fill
-  the rungs they passed). Then the race goes on as AsyncRace: levels of seeds on the final values.
-- Error control. alpha is split over every test the race can make: the rungs and the levels, alpha / (rungs +
-  levels) each, fixed before any data. AsyncRace's argument holds unchanged: under the complete null (all
-  configurations equal at every rung and at the end, normal noise of one variance per rung), until the first
-  elimination every test is Tukey's range over all k configurations on its table, so P(the race drops
-  anything) <= the sum of the tests' levels = alpha, however the rungs' values depend on each other (the same
-  trial at several rungs). tests/test_step_race.py measures it (equal configurations, dropped in at most
-  alpha of simulated races, within a Monte-Carlo margin) and shows the check fails when the split leaves the
-  rungs out. What it does not cover: a configuration that is worse at an early rung and better at the end (one
-  that learns slowly) is dropped when the test finds it worse at the rung, as successive halving drops it; the
-  test is about the rung's values, which is what "clearly worse" means here. A table says where each dropped
-  configuration stopped, so a reader sees that its cells are at a rung.
-- Pauses. A rung's decision waits for every configuration's first seeds to get there. On fewer slots than the
-  first level's trials, a trial that reached an undecided rung pauses when another trial needs its slot (a
-  first-level trial not started, or a paused one whose rung has been decided and kept it): the driver keeps its
-  checkpoint (the evaluation at the rung) and frees the slot (`reached` says PAUSE; Ray Tune's PAUSE, as its
-  HyperBand does). Otherwise it goes on training (nothing would use the slot); if its configuration is dropped
-  at that rung, the driver stops it, and what counts for it is its value at the rung (`stopped_at`), so the
-  table does not depend on how far it ran in between. A free slot goes first to a paused trial whose rung kept
-  its configuration, then to the open level's trials not started, then to a paused trial whose rung is still
-  open (it trains on instead of the slot idling), then to a seed run ahead (AsyncRace); `resumable` and
-  `next_trial` say which.
-- What a dropped configuration costs: its first seeds' training up to the rung that dropped it (1/9 of two
-  seeds' training at the first rung, with the defaults: less than a quarter of one seed's), and the part of any
-  seed run ahead that ran before the decision. Its status and its table cells say at which rung and step it
-  stopped; its counted values are the rung's, and the table keeps them apart from the trained-to-the-end ones
-  (sentsweep.analysis.tables). Selection uses the dev metric only, as every race.
-"""
+    race = StepRace(configs, seeds=[0, 1, 2, 3, 4])          # rungs at 1/9 and 1/3 of the steps
+    race.reached(config, seed, done=0.12, value=71.3)        # "continue", "pause" or "stop"
+
+Rungs, decisions, the error control, pauses and what a dropped configuration costs: docs/racing.md, "The race
+over seeds and steps"."""
 
 from __future__ import annotations
 
@@ -59,7 +20,7 @@ import numpy as np
 from sentsweep.analysis.async_racing import AsyncRace
 from sentsweep.analysis.racing import CONTINUE, ELIMINATED, PAUSE, RACE_ALPHA, STOP, ConfigStatus
 
-RUNGS = (1 / 9, 1 / 3)  # fractions of a trial's steps; the project's choice (module docstring)
+RUNGS = (1 / 9, 1 / 3)  # fractions of a trial's steps; the project's choice (docs/racing.md)
 
 
 def fraction_text(fraction: float) -> str:
@@ -71,7 +32,7 @@ def fraction_text(fraction: float) -> str:
 
 
 class StepRace(AsyncRace):
-    """AsyncRace with the first level's seeds also judged at intermediate evaluations (module docstring): the
+    """AsyncRace with the first level's seeds also judged at intermediate evaluations (docs/racing.md): the
     same arguments, and `rungs`, fractions of a trial's steps in (0, 1). Use: whenever a slot is free, resume
     `resumable()[0]` if there is one (`resume`), else start `next_trial()`; give every intermediate evaluation to
     `reached` and do what it says (continue, pause the trial keeping its checkpoint, or stop it); stop the
@@ -102,7 +63,7 @@ class StepRace(AsyncRace):
     def reached(self, config, seed, done: float, value, step: int | None = None) -> str:
         """Trial (config, seed) evaluated at `done` of its steps: its value at every rung it passed (first level
         only), the rungs it completes decided; STOP when the race no longer needs it, PAUSE when it is at a rung
-        not decided and another trial needs its slot (module docstring), else CONTINUE."""
+        not decided and another trial needs its slot (docs/racing.md), else CONTINUE."""
         decision = super().reached(config, seed, done, value, step)
         if decision == STOP or seed not in self._first or self._level != self.initial_seeds:
             return decision

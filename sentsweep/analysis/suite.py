@@ -1,68 +1,17 @@
 """A configuration's average over a suite of evaluation tasks, with a bootstrap confidence interval over seeds and
 items (queries), and its rank interval among the configurations.
 
-Suites (`SUITES`) name the test metrics the project's tasks log (`sentsweep.tasks.main_metric`, x 100):
+`SUITES` names the test metrics of each suite ("sts", "useb", "mteb"); an explicit list of metrics is a suite too.
+A configuration uses the seeds that have a finished run with every task of the suite; one that cannot be ranked
+is named with the reason, never averaged over fewer tasks or seeds. The interval is a paired percentile
+bootstrap over seeds and, for tasks whose per-item outcomes are given (`items`) and average to the logged metric,
+over items too; seeded (`random_seed`), so the same runs give the same intervals.
 
-- "sts": STS12-16 (`sts1x_wmean_spearman`, SentEval's "all": subsets weighted by their numbers of pairs), STS-B
-  (`stsb_spearman`) and SICK-R (`sickr_spearman`), the seven columns of the STS tables of SimCSE and its kin;
-- "useb": the four USEB tasks of TSDAE, AskUbuntu (`askubuntu_map`), CQADupStack (`cqadupstack_map_at_100`),
-  TwitterPara (`twitterpara_ap`) and SciDocs (`scidocs_map`).
+    runs = fetch_trial_runs("sqlite:///mlflow.db", "tsdae_deletion")   # sentsweep.analysis.runs
+    print(to_markdown(suite_intervals(runs, ["noise_ratio"], "useb")))
 
-- "mteb": every MTEB task the runs scored (`mteb_<Task>_main_score`, `sentsweep.tasks.mteb_tasks`), for example the
-  tasks of a benchmark given as `--eval-task 'mteb:MTEB(eng, v2)=FOLDER'`: the benchmark's mean over its tasks, with
-  items resampled for the tasks whose runs kept per-item outcomes (`mteb_<Task>_main_score_items`).
-
-An explicit list of metrics is a suite too. Analysis never imports torch, so the names are written out here
-rather than read from the task registry (the tests check that they equal the tasks' main metrics).
-
-The estimate. A configuration (one combination of the row params, as in `sentsweep.analysis.tables`) uses the
-seeds that have a finished run with every task of the suite; its suite average is the mean over the T tasks of
-each task's mean over those seeds. A seed missing a task is left out of every task of that configuration (so
-each task is averaged over the same seeds) and the output names it; a configuration without any value for some
-task, or without one seed that has them all, is not ranked and the output says why: nothing is averaged over
-fewer tasks or different seeds silently.
-
-The interval. A percentile bootstrap (Efron, B. & Tibshirani, R. J. (1993). An Introduction to the Bootstrap,
-Chapman & Hall, ch. 13: the interval between the alpha/2 and 1 - alpha/2 quantiles of the bootstrap
-replicates), resampling at two levels, as for multistage (hierarchical) data (Davison, A. C. & Hinkley, D. V.
-(1997). Bootstrap Methods and their Application, Cambridge University Press, §3.8):
-
-1. seeds: each replicate draws len(S) seed ids with replacement from S, the seeds any ranked configuration
-   uses, and the SAME drawn ids serve every task and every configuration. Seeds are matched across
-   configurations in this project (a seed fixes the data order and the initialisation of shared parts), so
-   the bootstrap is paired: a swing that a seed gives every configuration alike moves them together and does
-   not change their ranks.
-   A configuration's replicate task mean is the mean over the drawn ids among its own seeds, each counted as
-   often as it was drawn. Where configurations' seed sets differ, a replicate in which some configuration's
-   seeds were not drawn at all is drawn again (never when the seed sets are equal);
-2. items, for tasks whose per-item outcomes are supplied (`items`: {config: {seed: {metric: [outcome per
-   item]}}}, e.g. USEB's per-query AP, which runs store as `<task>_ap`): each replicate also draws the task's
-   n item indices with replacement, the SAME indices for every configuration and seed (items are paired too),
-   and recomputes the task's score of each (configuration, seed) as scale x the mean of the drawn items'
-   outcomes (computed as metric + scale x (drawn mean - mean of all items), the same number), scale 100 by
-   default (AP in [0, 1], metrics x 100). Items are used only where scale x the mean of all items equals the
-   logged metric for every configuration and seed (AskUbuntu: askubuntu_map = 100 x mean per-query AP), the
-   rule of `sentsweep.analysis.tables`: a metric averaged over sub-collections of unequal size (CQADupStack's
-   12 forums; SciDocs' 4 subtasks where their sizes differ) is not the mean over its queries, and the list
-   does not say which query is in which sub-collection, so such a task is resampled over seeds only and the
-   output says why. Tasks without item outcomes (the STS tasks, which log a Spearman only, and TwitterPara)
-   are resampled over seeds only; the output names the tasks of each kind.
-
-Seeds and items are crossed (every seed scores the same items), so resampling both is the pigeonhole
-bootstrap of Owen, A. B. (2007). The pigeonhole bootstrap. Annals of Applied Statistics 1(2):386-411, which
-is mildly conservative (its variance counts the seed x item interaction twice). With few seeds the percentile
-interval of a mean is too narrow instead: in simulations here, a nominal 95% interval of the mean of normal values
-covered the true mean about 85% of the time with 5 seeds, 90% with 10 and 95% with 40.
-
-Draw order (seeded `numpy.random.Generator`, `random_seed` 0 by default): first the seed indices,
-`integers(0, len(S), size=(resamples, len(S)))` (rows redrawn where needed, see 1.), then for each item-resampled
-task in suite order `integers(0, n, size=(resamples, n))`, drawn in blocks of replicates (the same numbers).
-
-The rank interval. In every replicate the ranked configurations are ranked by their replicate suite average
-(1 = the best; ties share the better rank); a configuration's rank interval is the (1 - confidence) / 2 and
-(1 + confidence) / 2 quantiles of its ranks over the replicates (inverted-CDF quantiles, so whole ranks). Its
-observed rank is its rank by the point estimates.
-"""
+The estimate, the two-level bootstrap, the draw order and the rank interval: docs/analysis.md, "Suite averages and
+their intervals"."""
 
 from __future__ import annotations
 
@@ -256,7 +205,7 @@ def _counts(draws: np.ndarray, size: int) -> np.ndarray:
 def bootstrap_suite(values: np.ndarray, used: np.ndarray, items: Mapping | None = None, *,
                     resamples: int = DEFAULT_RESAMPLES, rng: np.random.Generator | None = None,
                     item_scale: float = ITEM_SCALE) -> np.ndarray:
-    """Bootstrap replicates of the suite average (see the module docstring), shape (resamples, configurations).
+    """Bootstrap replicates of the suite average (docs/analysis.md), shape (resamples, configurations).
 
     `values[c, t, s]`: configuration c's score on task t with seed s (any value where not `used[c, s]`);
     `used[c, s]`: whether configuration c has seed s (every configuration needs one); `items`: {t: array (C, S, n)}
@@ -302,7 +251,7 @@ def suite_intervals(runs: pd.DataFrame, row_params: list[str], suite: str | Sequ
                     items: Mapping | None = None, *, higher_is_better: bool = True, confidence: float = 0.95,
                     resamples: int = DEFAULT_RESAMPLES, random_seed: int = 0,
                     item_scale: float = ITEM_SCALE) -> SuiteResult:
-    """Each configuration's suite average with its bootstrap interval and rank interval (see the module docstring).
+    """Each configuration's suite average with its bootstrap interval and rank interval (docs/analysis.md).
 
     `runs`: trial runs as `sentsweep.analysis.runs.fetch_trial_runs` returns them (finished runs only are used);
     `suite`: a name of SUITES or a list of metrics; `items`: optional per-item outcomes {config: {seed: {metric

@@ -1,53 +1,18 @@
 """Comparison tables: cells of mean ± std over seeds, rows and columns chosen by params, the best and its group marked.
 
-A table has one row per combination of the row params. Its columns are either the metrics (one column
-each, "method x task" when each task is a metric) or, with `column_param`, the values of that param for a
-single metric ("method x w"). In each column the best mean is in bold, and every other configuration (row) not
-significantly worse than the best is marked ≈: together they are the column's best group.
+A table has one row per combination of the row params; its columns are the metrics or, with `column_param`, the
+values of that param for one metric. In each column the best mean is bold and every configuration not
+significantly worse than the best is marked ≈ (all pairs tested, adjusted together by `correction` at `alpha`;
+over queries where `per_query` gives each run's per-query outcomes and their mean is the cell's metric). Only
+finished runs enter cells (a run a race over steps stopped at a rung enters with its value there, out of the best
+and its group); each cell shows its n and the step of the checkpoint its scores come from; the footnote counts
+every run left out and why.
 
-Best groups (sentsweep.analysis.significance.best_group, one call per column, stored in `table.groups`):
-every pair of configurations of the column that share at least 2 seeds is compared with a two-sided paired
-test, and the p-values of ALL k(k-1)/2 pairs of the column are adjusted together (`correction`: "holm" by
-default, Holm, S. (1979). A simple sequentially rejective multiple test procedure. Scandinavian Journal of
-Statistics 6(2):65-70; "bonferroni"; or "none"). A configuration is out of the best's group when its adjusted
-p against the best is below `alpha` (0.05 by default) and the difference favours the best. Since the family
-is every pair, not only the pairs with the observed best, the chance that a column declares any configuration
-worse than the best when all are equal is at most alpha (Holm, Bonferroni), whichever one came out best. Each
-column is a family of its own: a table of c columns makes c such claims. A configuration sharing fewer than 2
-seeds with the best cannot be tested: it stays in the group, and the footnote names it.
+    runs = fetch_trial_runs("sqlite:///mlflow.db", "nm_weight")      # sentsweep.analysis.runs
+    print(to_markdown(build_table(runs, ["method", "w"], ["sts_test_at_best_dev"])))
 
-The test is the paired t-test over the seeds two configurations share, or, where `per_query` gives the
-column's per-query outcomes for every run in it, the paired t-test over queries, each query's outcome averaged
-over the seeds the two share (far more power than a test over 5 seeds). Which per-query outcome belongs to
-which metric (per_query_name): `<task>_top1` is its own per-query outcome (distractor tasks: 1/0 per query),
-`<task>_map` and `<task>_map_at_100` are the means of `<task>_ap` (average precision per query: askubuntu,
-scidocs, cqadupstack), an MTEB task's `mteb_<Task>_main_score` the mean of `mteb_<Task>_main_score_items` (per
-query, pair or example: `sentsweep.tasks.mteb_tasks`). The outcomes are used only where, in every run of the
-column, 100 x their mean equals the run's metric (within ITEM_MEAN_TOLERANCE: MTEB rounds its retrieval means to
-5 decimals), so that the test is about the number in the cell: a metric averaged over subsets of unequal
-size (SciDocs' subtasks, CQADupStack's forums) is not the mean over its queries, and is tested over seeds
-(the footnote says so). A column is tested over queries or over seeds as a whole, never a mix of both.
-
-Only finished runs enter cells; failed, stopped-early and unfinished runs are counted and reported. A cell
-shows its n (number of seeds), so a configuration with a missing seed is never silently averaged with fewer. A run
-that does not set a row or column param (a stage or a method without it: NM's stage 1 has no w) is not dropped:
-its rows show "–" for the param, and with columns by a param it fills a column of its own, "no <param>", the last;
-the footnote counts them.
-One exception: the runs a race over steps stopped at a rung (`race_stopped_at_step`, sentsweep.analysis.runs;
-sentsweep.analysis.step_racing), finished or stopped early, enter their cells with their values at that step,
-and the cell says so, "(stopped at step 20 by the race)"; such a cell trained for less than the others, so it
-is left out of the best and its group (the race's own test found it worse at that step: its status says how).
-A stopped run whose configuration and seed finished in another run (an --extend after the race) is replaced
-by it.
-
-A cell of trained runs also shows the training step of the checkpoint its seeds' scores come from, "(step 40,
-60)", or "(untrained)" when every seed kept step 0: the checkpoint selection found no trained checkpoint better
-than the model before training, so the score is the untrained model's; the footnote names those cells. The
-step is the one the metric itself names (`best_step` for `best_sts_dev` and `sts_test_at_best_dev`,
-`best_validation_step` for `sts_test_at_best_validation_loss`, ...); for other metrics (evaluation tasks,
-scored with the selected weights) the run's `select_checkpoint` rule's (`last`: the final step, `total_steps`).
-Runs that did not train in the shared loop (no `total_steps` metric: lexical baselines, older runs) show none.
-"""
+The test, the per-query rule, runs without a param, stopped runs and the checkpoint's step: docs/analysis.md,
+"Best groups in a table"."""
 
 from __future__ import annotations
 
@@ -69,7 +34,7 @@ STOPPED_TEST = "stopped by the race at a rung: not tested"  # to_frame's `test` 
 # significance.GroupMember.test -> what the tables call it.
 TEST_NAMES = {"paired t": "paired t over seeds", "paired t over items": "paired t over items"}
 CORRECTION_NAMES = {"holm": "Holm", "bonferroni": "Bonferroni", "none": "none"}
-# Per-query outcome of a metric (see the module docstring): metric suffix -> outcome suffix, same task prefix.
+# Per-query outcome of a metric (docs/analysis.md): metric suffix -> outcome suffix, same task prefix.
 PER_QUERY_SUFFIXES = {"_top1": "_top1", "_map": "_ap", "_map_at_100": "_ap", "_main_score": "_main_score_items"}
 ITEM_MEAN_TOLERANCE = 1e-3  # x 100 units: 100 x an MTEB mean rounded to 5 decimals is within 5e-4 of its items'
 # mean; a metric averaged over subsets of unequal size is off by far more
@@ -162,7 +127,7 @@ class ComparisonTable:
 
 
 def per_query_name(metric: str) -> str | None:
-    """The per-query outcome whose mean (x 100) is `metric`, by the rule of the module docstring: "squad_top1"
+    """The per-query outcome whose mean (x 100) is `metric`, by the rule of docs/analysis.md: "squad_top1"
     -> "squad_top1", "askubuntu_map" -> "askubuntu_ap", "cqadupstack_map_at_100" -> "cqadupstack_ap"; None for
     a metric without one (STS correlations, nDCG, ...)."""
     for suffix, outcome in PER_QUERY_SUFFIXES.items():
@@ -223,7 +188,7 @@ def race_not_counted(runs: pd.DataFrame) -> pd.Series:
 
 def _runs_entering_cells(runs: pd.DataFrame) -> pd.Series:
     """Which runs enter the cells: the finished ones the race counted, and those a race stopped at a rung whose
-    configuration and seed did not finish in a run of their own (module docstring)."""
+    configuration and seed did not finish in a run of their own (docs/analysis.md)."""
     counted = ~race_not_counted(runs)
     stopped = (runs["race_stopped_at_step"].notna() if "race_stopped_at_step" in runs
                else pd.Series(False, index=runs.index)) & counted
@@ -256,7 +221,7 @@ def status_counts(runs: pd.DataFrame, entered: pd.Series | None = None) -> dict:
 
 def _selected_steps(runs: pd.DataFrame, metric: str) -> tuple[pd.Series, pd.Series]:
     """Per run: the step of the checkpoint `metric` was measured at (nan where the run has none) and the name
-    of the step metric it was read from (see the module docstring)."""
+    of the step metric it was read from (docs/analysis.md)."""
     names = pd.Series(None, index=runs.index, dtype=object)
     steps = pd.Series(np.nan, index=runs.index, dtype=float)
     if metric.startswith(NO_CHECKPOINT_PREFIXES) or "metrics.total_steps" not in runs:
@@ -277,7 +242,7 @@ def _selected_steps(runs: pd.DataFrame, metric: str) -> tuple[pd.Series, pd.Seri
 def build_table(runs: pd.DataFrame, row_params: list[str], metrics: list[str], column_param: str | None = None,
                 higher_is_better: bool = True, alpha: float = 0.05, correction: str = "holm",
                 per_query: dict | None = None) -> ComparisonTable:
-    """The comparison table of `runs` (as fetched by sentsweep.analysis.runs); see the module docstring.
+    """The comparison table of `runs` (as fetched by sentsweep.analysis.runs); see docs/analysis.md.
 
     `alpha` and `correction` ("holm", "bonferroni" or "none") set the best groups; `per_query` is
     {run_id: {outcome name: [outcome per query]}} (what runs.per_query_outcomes returns, per run), for the
@@ -327,7 +292,7 @@ def build_table(runs: pd.DataFrame, row_params: list[str], metrics: list[str], c
     table = ComparisonTable(row_params, column_param or "metric", rows, columns, cells, status_counts(runs, entered),
                             unset=unset, alpha=alpha, correction=correction)
     for column in columns:
-        # (a cell a race stopped at a rung trained for less: out of the best and its group, module docstring)
+        # (a cell a race stopped at a rung trained for less: out of the best and its group, docs/analysis.md)
         in_column = {row: cells[(row, column)] for row in rows
                      if (row, column) in cells and not cells[(row, column)].stopped}
         items = None
@@ -345,7 +310,7 @@ def build_table(runs: pd.DataFrame, row_params: list[str], metrics: list[str], c
 def _column_outcomes(table: ComparisonTable, column, metric: str, runs_by_row: dict, per_query: dict) -> dict | None:
     """{row: {seed: [outcome per query]}} of a column when every scored run in it has the per-query outcome
     of `metric`, all of one length, averaging (x 100) to the run's value of the metric; else None, with the
-    reason in `table.per_query_notes` (see the module docstring). Records the outcome in `table.item_tested`."""
+    reason in `table.per_query_notes` (docs/analysis.md). Records the outcome in `table.item_tested`."""
     name = per_query_name(metric)
     if name is None:
         return None

@@ -28,7 +28,7 @@ class TargetTaskOptions(SweepOptions):
 
 def target_task(options: TargetTaskOptions) -> str | None:
     """--target-task, else the only --eval-task task, else None."""
-    # lazy: the task registry imports torch; `sentsweep list` and a sweep's --help import none
+    # lazy: torch
     from sentsweep.tasks import parse_task_specs
 
     if options.target_task is not None:
@@ -69,7 +69,7 @@ def missing_task_pairs_problem(task: str, option_line: str) -> str:
 
 def check_target_task(options: TargetTaskOptions, constants: dict) -> None:
     """The target task is an --eval-task task with a dev split; --set does not name a selection setting."""
-    # lazy: the task registry imports torch; `sentsweep list` and a sweep's --help import none
+    # lazy: torch
     from sentsweep.tasks import build_task
 
     given = [key for key in parse_assignments(options.assignments) if key in SELECTION_KEYS]

@@ -30,21 +30,8 @@ from sentsweep.sweep.options import SweepOptions, option
 
 # 000 Tables 6.12-6.13's columns: "Model	Spanish-STS	BWS (cross-topic)	BWS (in-topic)"
 DATASETS = ("spanish-sts", "bws-cross-topic", "bws-in-topic")
-# The rows as printed, mean (the std left out), one column per data set. Table 6.12 (CE):
-# "Roberta (Upper-bound)	$80.51 \pm 1.32$	$65.75 \pm 0.47$	$66.72 \pm 0.39$"
-# "AugSBERT-None	$67.76 \pm 0.49$	$63.80\pm1.07$	$66.38 \pm 0.70$"
-# "AugSBERT-R.S.	$75.93 \pm 1.45$	$62.82 \pm 1.38$	$67.74\pm0.76$"
-# "AugSBERT-KDE	$74.70 \pm 1.98$	$59.65 \pm 0.13$	$64.50 \pm 1.24$"
-# "AugSBERT-BM25	$77.17 \pm 1.94$	$62.54 \pm 1.76$	$66.84 \pm 1.06$"
-# "AugSBERT-S.S.	$77.09 \pm 1.99$	$62.07 \pm 1.37$	$66.64 \pm 1.97$"
-# Table 6.13 (CBE):
-# "RoBERTA (Upper-bound)	$75.56 \pm 3.35$	$66.58 \pm 1.17$	$69.97 \pm 0.40$"
-# "AugSBERT-None	$68.10 \pm 4.80$	$63.39 \pm 0.61$	$67.64 \pm 0.64$"
-# "AugSBERT-R.S.	$74.68 \pm 1.42$	$64.88\pm0.99$	$69.91 \pm 0.90$"
-# "AugSBERT-KDE	$77.40 \pm 0.96$	$64.22 \pm 0.89$	$69.63 \pm 0.33$"
-# "AugSBERT-BM25	$77.76 \pm 0.45$	$64.46 \pm 0.63$	$69.85 \pm 0.88$"
-# "AugSBERT-S.S.	$79.59 \pm 1.55$	$64.11 \pm 0.10$	$68.40 \pm 0.70$"
 UPPER_BOUND = "upper-bound"  # the teacher's own test Spearman
+# Each row's means as the tables print them, one per data set in DATASETS' order (the stds left out)
 TABLES = {
     "ce": ("Table 6.12", {UPPER_BOUND: (80.51, 65.75, 66.72), "none": (67.76, 63.80, 66.38),
                           "random": (75.93, 62.82, 67.74), "kde": (74.70, 59.65, 64.50),

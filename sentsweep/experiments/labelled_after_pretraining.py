@@ -55,7 +55,7 @@ class LabelledAfterPretrainingOptions(TargetTaskOptions):
 def task_pairs(options: LabelledAfterPretrainingOptions) -> str | None:
     """The target task's labelled pairs (absolute path) of --task-pairs, `MISSING_PAIRS` where not given; None
     without a target task or where --set train_file names the pairs."""
-    # lazy: the task registry imports torch; `sentsweep list` and a sweep's --help import none
+    # lazy: torch
     from sentsweep.tasks import parse_task_specs
 
     task = target_task(options)

@@ -84,7 +84,7 @@ def missing_pairs(options: IntersectionOptions) -> list[str]:
 def supervised_settings(options: IntersectionOptions, constants: dict, overrides: dict) -> dict:
     """What the SBERT stages add for a target task: early stopping on its dev split (the last checkpoint if it
     has none, as TwitterPara), and MNRL on its relevant pairs (MSE on TwitterPara's scored pairs), 002 §5.1."""
-    # lazy: the task registry imports torch; `sentsweep list` and a sweep's --help import none
+    # lazy: torch
     from sentsweep.tasks import build_task
 
     if options.target_task is None:
@@ -106,7 +106,7 @@ def reference_constants(options: IntersectionOptions, constants: dict) -> dict:
 
 def run_search(sweep: SweepDriver, constants: dict) -> None:
     """Reference stage, then bisection stages over sample_size (see the module docstring)."""
-    # lazy: the task registry imports torch; `sentsweep list` and a sweep's --help import none
+    # lazy: torch
     from sentsweep.tasks import main_metric
 
     options = sweep.options

@@ -34,7 +34,7 @@ def grid_axes(options):
 
 
 def sampled_axes(options):
-    # lazy: Ray Tune's search domains; `sentsweep list` and a sweep's --help import no Ray
+    # lazy: ray
     from ray import tune
 
     return {"method": tune.choice(options.methods or LEARNING_RATE_PROTOCOL.grid("method"))} | learning_rate_ranges(

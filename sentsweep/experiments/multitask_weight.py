@@ -40,7 +40,7 @@ def multitask_axes(options):
 
 
 def sampled_axes(options):
-    # lazy: Ray Tune's search domains; `sentsweep list` and a sweep's --help import no Ray
+    # lazy: ray
     from ray import tune
 
     return {"method": tune.choice(options.methods or MULTITASK_PROTOCOL.grid("method"))} | weight_ranges(

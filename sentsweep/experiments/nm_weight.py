@@ -55,7 +55,7 @@ def weight_axes(options):
 
 
 def sampled_axes(options):
-    # lazy: Ray Tune's search domains; `sentsweep list` and a sweep's --help import no Ray
+    # lazy: ray
     from ray import tune
 
     return {

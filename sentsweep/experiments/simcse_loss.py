@@ -107,7 +107,7 @@ def quick_retrieval_tasks(constants: dict, output_dir: Path) -> dict:
     if "quora" not in tasks:
         tasks["quora"] = str(make(output_dir / "demo-quora"))
     if "beir-cqadupstack" not in tasks:
-        # lazy: the task modules import torch; `sentsweep list` and a sweep's --help import none
+        # lazy: torch
         from sentsweep.tasks.retrieval import CQADUPSTACK_FORUMS
 
         for forum in CQADUPSTACK_FORUMS:

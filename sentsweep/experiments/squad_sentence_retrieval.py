@@ -109,7 +109,7 @@ def sbert_axes(options):
 
 def check_squad_task(options, constants: dict) -> None:
     """Table 4.1's metric needs the SQuAD task (--quick generates one)."""
-    # lazy: the task registry imports torch; `sentsweep list` and a sweep's --help import none
+    # lazy: torch
     from sentsweep.tasks import parse_task_specs
 
     if options.quick or options.dry_run:

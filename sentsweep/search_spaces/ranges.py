@@ -12,7 +12,7 @@ from __future__ import annotations
 
 def deletion_pooling_ranges(low: float, high: float, poolings: list[str]) -> dict:
     """TSDAE's deletion ratio uniform in [low, high] and the pooling among `poolings`."""
-    # lazy: Ray Tune's search domains; `sentsweep list` and a sweep's --help import no Ray
+    # lazy: ray
     from ray import tune
 
     return {"noise_ratio": tune.uniform(low, high), "pooling": tune.choice(list(poolings))}
@@ -20,7 +20,7 @@ def deletion_pooling_ranges(low: float, high: float, poolings: list[str]) -> dic
 
 def weight_ranges(low: float, high: float) -> dict:
     """The weight w of a second objective (L = L_first + w L_second) log-uniform in [low, high]."""
-    # lazy: Ray Tune's search domains; `sentsweep list` and a sweep's --help import no Ray
+    # lazy: ray
     from ray import tune
 
     return {"w": tune.loguniform(low, high)}
@@ -28,7 +28,7 @@ def weight_ranges(low: float, high: float) -> dict:
 
 def learning_rate_ranges(low: float, high: float) -> dict:
     """The learning rate log-uniform in [low, high]."""
-    # lazy: Ray Tune's search domains; `sentsweep list` and a sweep's --help import no Ray
+    # lazy: ray
     from ray import tune
 
     return {"lr": tune.loguniform(low, high)}

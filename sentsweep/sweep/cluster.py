@@ -1,5 +1,5 @@
 """Whether the Ray cluster can ever run a trial's request, checked before any trial starts, and how long trials
-may wait PENDING (issue #18).
+may wait PENDING.
 
 **Requests that can never be scheduled.** A trial is one Ray placement-group bundle of `--cpus-per-trial` CPUs
 and `--gpus-per-trial` GPUs, and a bundle lives on one node: it can run when some single node has at least both

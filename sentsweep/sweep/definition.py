@@ -142,7 +142,7 @@ def target_problems(definition: SweepDefinition, stages: Sequence[tuple[str, dic
     metrics = set(definition.table_metrics) | {definition.selection_metric}
     # a stage started from each configuration of an earlier one gets the axis `pretrained` once that one has run
     chained_each = {stage.name for stage in definition.stages if stage.init_from and stage.init_rows == "each"}
-    # lazy: the task registry imports torch; a definition, `sentsweep list` and a sweep's --help need neither
+    # lazy: torch
     from sentsweep.tasks import TASKS
 
     task_prefixes = tuple(f"{name}_" for name in TASKS.names())

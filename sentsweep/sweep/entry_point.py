@@ -28,9 +28,9 @@ def run_sweep(definition: SweepDefinition, argv=None, prog: str | None = None) -
         check_search_combination(options)
         for plugin in options.plugin:  # before anything reads the registries their entries join
             import_plugin(plugin)
-        # lazy: the launcher's checks import torch and Ray Tune's search spaces; --help needs neither
+        # lazy: ray, torch
         from sentsweep.sweep.launcher import launch
-        from sentsweep.sweep.progress import library_output  # lazy: imports Ray Tune, as above
+        from sentsweep.sweep.progress import library_output  # lazy: ray
 
         with library_output(options.verbose):  # the libraries' start-up chatter hidden from here on (--verbose: not)
             code = launch(definition, options)

@@ -1,4 +1,4 @@
-"""How many trials may share a GPU's memory, measured before any trial starts (issue #18).
+"""How many trials may share a GPU's memory, measured before any trial starts.
 
 **GPU packing by measured memory.** `--gpus-per-trial 0.25` lets four trials share a GPU, but Ray fractions are
 bookkeeping only: nothing stops four trials that each need 30 GB from sharing an 80 GB GPU and failing with

@@ -409,8 +409,7 @@ def run_locked(definition: SweepDefinition, options: SweepOptions, resolved: Res
                                                          Path(constants.get("corpus") or CORPUS_FILE)))
     prepare_store(tracking_uri)  # a new SQLite store: created once, before this or any other sweep's first write
 
-    # lazy: the runner (Ray Tune's run, the MLflow tracker, the tables) loads only once a sweep really runs; a dry
-    # run returns before it (its checks and card import torch and Ray Tune's search spaces all the same)
+    # lazy: ray, mlflow
     from sentsweep.sweep.runner import SweepRunner, baseline_scores
 
     baseline = baseline_scores(constants)

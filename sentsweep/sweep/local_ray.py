@@ -104,7 +104,7 @@ def _signals_held():
 
 def _descendants() -> set:
     """This process's descendants (`psutil.Process`es)."""
-    import psutil  # lazy: a dependency of Ray, as Ray is
+    import psutil  # lazy: psutil
 
     return set(psutil.Process().children(recursive=True))
 
@@ -123,7 +123,7 @@ def _end_processes(processes: set) -> None:
 
 def end_ray_processes() -> None:
     """Kill the processes a failed `ray.init` left running (this process's children that run Ray's code)."""
-    import psutil  # lazy: a dependency of Ray, as Ray is
+    import psutil  # lazy: psutil
     import ray
 
     ray_code = str(Path(ray.__file__).parent)

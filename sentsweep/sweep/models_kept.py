@@ -132,7 +132,7 @@ class KeptModels:
         if stage.init_rows == "each":
             axes = {"pretrained": labels} | axes
 
-        from ray import tune  # lazy: Ray Tune is imported only once a sweep runs
+        from ray import tune  # lazy: ray
 
         def of_trial(table: dict):
             return tune.sample_from(lambda config: table[(config.get("pretrained"),

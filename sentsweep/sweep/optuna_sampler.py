@@ -29,7 +29,7 @@ TPE_SETTINGS = {"n_startup_trials": 10, "n_ei_candidates": 24, "multivariate": T
 
 def make_sampler():
     """The TPE sampler of a `--search optuna` sweep: `TPE_SETTINGS`, seeded with `SAMPLER_SEED`."""
-    from optuna.samplers import TPESampler  # lazy: Optuna is imported by a sweep that samples, not by a grid's
+    from optuna.samplers import TPESampler  # lazy: optuna
 
     return TPESampler(seed=SAMPLER_SEED, **TPE_SETTINGS)
 

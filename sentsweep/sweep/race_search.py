@@ -1,34 +1,11 @@
-"""A whole race over seeds as ONE Ray Tune run: a Ray Tune `Searcher` that asks the race for a trial each time
-Ray Tune has room for one, and tells it each trial's result as it arrives; a Ray Tune `TrialScheduler` that
-stops the trials the race no longer needs and pauses and resumes those of a race over steps.
+"""A whole race over seeds as ONE Ray Tune run: `RaceSearcher` (a Ray Tune `Searcher`) asks the race for a trial
+each time Ray Tune has room for one and tells it each result as it arrives; `RaceScheduler` (a `TrialScheduler`)
+stops the trials the race no longer needs and pauses and resumes those of a race over steps. Slots are counted
+here (a paused trial does not hold one). Both pickle as references to this process's objects for the run
+(`race_searcher_named`, `race_scheduler_named`), so `Tuner.restore` resumes the runner's own race.
 
-Before, each round of a race was a Ray Tune run of its own: a round waited for its slowest trial while the other
-slots idled, and every round paid Ray Tune's start-up again. Here Ray Tune asks `suggest` whenever it may start a
-trial, the race answers with a (configuration, seed) or with None (nothing may start until results arrive: the
-round race's barrier; or every slot is taken: at most `slots` trials run at once, the cluster's room for
-trials, paused trials not counted; or a paused trial gets the slot), and `on_trial_complete` records the
-trial's selection metric (None for a failed trial). Once the race has finished the searcher says so
-(`Searcher.FINISHED`): Ray Tune starts nothing more and returns once every trial has ended.
-
-`RaceScheduler` gives the race every intermediate evaluation of a trial (`RaceBook.reached`: the trial's
-step over its total steps, and its selection metric so far) and does what the race says: go on, PAUSE (Ray
-Tune keeps the trial's checkpoint, the one of that evaluation, and frees its slot, as its HyperBand scheduler
-does) or STOP. It stops at their next evaluation the running trials the race no longer needs (`unneeded`: a
-configuration dropped, or the race finished) and at once the paused ones, and when a slot is free it resumes
-the paused trial the race names (`resumable`) before the searcher hands out a new one. Slots are counted here,
-not by Ray Tune's `max_concurrent_trials`, which would count a paused trial as running. A trial stopped at the
-race's request is told to the race as stopped (`record_stopped`), not as failed, nor with the value it had.
-
-Resume. Ray Tune saves a searcher with its experiment state and, on `Tuner.restore`, unpickles the searcher of
-the run's `tuner.pkl` and calls `restore` with the saved state. A `RaceSearcher` pickles as a reference to the
-searcher this process made for the same run (`race_searcher_named`, as the budget and pending watches do), so
-the runner's own searcher is the one restored, and it reads the race's status from it after the run. Ray Tune
-saves the searcher and its trials together; it tells the searcher a trial completed before it marks the trial
-ended, so a saved trial that ended was recorded by the saved race, and a trial the saved race recorded but Ray
-Tune saved as running is run again from its last checkpoint and its second report ignored (`issued` no longer
-holds it). The scheduler pickles the same way (`race_scheduler_named`), and keeps nothing of its own: a trial
-the saved race had paused is started again by Ray Tune from its checkpoint, and the race hears that it runs.
-"""
+How a trial flows between Ray Tune and the race, and why resume keeps the race's count: docs/racing.md, "A race as
+one Ray Tune run"."""
 
 from __future__ import annotations
 
@@ -72,7 +49,7 @@ class RaceSearcher(Searcher):
 
     def on_trial_complete(self, trial_id: str, result: dict | None = None, error: bool = False) -> None:
         trial = self.issued.pop(trial_id, None)
-        if trial is None:  # recorded before a restore (module docstring)
+        if trial is None:  # recorded before a restore (docs/racing.md)
             return
         if not error and not ran_to_its_end(result) and trial in self.race.unneeded():
             self.race.record_stopped(*trial)  # stopped at the race's request (RaceScheduler)
@@ -100,7 +77,7 @@ def ran_to_its_end(result: dict | None) -> bool:
 
 
 class RaceScheduler(FIFOScheduler):
-    """Ray Tune's side of a race's stops and pauses (module docstring), for the race of the searcher of run
+    """Ray Tune's side of a race's stops and pauses (docs/racing.md), for the race of the searcher of run
     `run_name`; `slots` as the searcher's."""
 
     def __init__(self, run_name: str, slots: int | None = None) -> None:

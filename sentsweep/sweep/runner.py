@@ -322,7 +322,7 @@ class SweepRunner:
         from ray import tune
         from ray.tune.search.optuna import OptunaSearch
 
-        from sentsweep.sweep.seed_groups import SeedAveragingRepeater  # lazy: imports Ray Tune, as above
+        from sentsweep.sweep.seed_groups import SeedAveragingRepeater  # lazy: ray
 
         metric = self.definition.selection_metric
         scheduler = make_scheduler(self.options.scheduler, metric)
@@ -377,7 +377,7 @@ class SweepRunner:
         and the cells it counted are kept for the table. Returns the trials' results."""
         from ray import tune
 
-        from sentsweep.sweep.race_search import RaceScheduler, RaceSearcher  # lazy: imports Ray Tune, as above
+        from sentsweep.sweep.race_search import RaceScheduler, RaceSearcher  # lazy: ray
 
         by_label = {", ".join(f"{name}={value}" for name, value in config.items() if name in axes): config
                     for config in configs}
@@ -439,7 +439,7 @@ class SweepRunner:
                                                                   self.options.progress_interval, race_bound)]
         callbacks = [tracker, *progress, *([watch] if watch else []), budget]
         if os.environ.get(FAULT_ENV):  # the fault matrix's tests only
-            from sentsweep.sweep.fault_injection import TrialFaultPoint  # lazy: imports Ray Tune, as above
+            from sentsweep.sweep.fault_injection import TrialFaultPoint  # lazy: ray
 
             callbacks.append(TrialFaultPoint(self.stage_index))
         if self.options.resume and tune.Tuner.can_restore(experiment_path):
@@ -565,7 +565,7 @@ def no_trial_finished(runs) -> str:
 def make_scheduler(name: str, metric: str):
     """The early-stopping scheduler by name, on the dev metric, judging each configuration on the mean over its
     seeds (sentsweep.sweep.seed_groups; None for fifo: every trial runs out), with the project's rung settings."""
-    from sentsweep.sweep.seed_groups import PROJECT_RUNG_SETTINGS, SeedGroupScheduler  # lazy: imports Ray Tune
+    from sentsweep.sweep.seed_groups import PROJECT_RUNG_SETTINGS, SeedGroupScheduler  # lazy: ray
 
     if name == "fifo":
         return None

@@ -240,7 +240,7 @@ def repeater_group(repeater: Repeater, trial_id: str):
 def optuna_trial(searcher, trial_id: str):
     """The Optuna trial behind Ray Tune's `OptunaSearch` trial `trial_id` (its private `_ot_trials`, read here
     alone); None for another searcher. An OptunaSearch without the mapping fails in one line naming it."""
-    from ray.tune.search.optuna import OptunaSearch  # lazy: imports Optuna
+    from ray.tune.search.optuna import OptunaSearch  # lazy: optuna
 
     if not isinstance(searcher, OptunaSearch):
         return None

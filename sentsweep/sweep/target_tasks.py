@@ -51,7 +51,7 @@ class TaskData:
 
 def task_names(options: SweepOptions) -> list[str]:
     """The --eval-task tasks, in the order given."""
-    # lazy: the task registry imports torch; `sentsweep list` and a sweep's --help import none
+    # lazy: torch
     from sentsweep.tasks import parse_task_specs
 
     return list(parse_task_specs(options.eval_task)) if options.eval_task else []
@@ -69,7 +69,7 @@ def resolve_task_data(options: SweepOptions, corpus: Path, corpus_size: int, eva
     """{task: its data} of every --eval-task task among `targets`, each corpus read now (a missing or empty file
     fails before anything runs); an `InputError` for a --task-corpus of no such task, or for several target tasks
     without a corpus each."""
-    # lazy: the task registry imports torch; `sentsweep list` and a sweep's --help import none
+    # lazy: torch
     from sentsweep.tasks import parse_task_specs
 
     if options.search == "optuna":

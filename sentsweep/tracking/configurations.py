@@ -1,34 +1,11 @@
 """The configuration level of a sweep's MLflow runs: the seed-averaged answer in the runs list.
 
-Each configuration of a stage (the trials that differ by their seed alone: one `config_hash`) is an MLflow run,
-a child of the sweep's run, named by its axes' values (`noise_ratio=0.3 pooling=mean`, `sentsweep.tracking.names`).
-Its seeds' trial runs are its children (`noise_ratio=0.3 pooling=mean · seed 1`), so the runs list shows the sweep,
-its configurations and their seeds, each level expandable in place. A configuration's run holds
+Each configuration of a stage (the trials that differ by their seed alone: one `config_hash`) is an MLflow run, a
+child of the sweep's run named by its axes' values, with its seeds' trial runs as its children. `ConfigurationRuns`
+creates them (through the sweep's writer; `address(config_hash)` names one as a write's target) and logs on each
+the statistics over its finished seeds and a description of its standing.
 
-- params: the configuration's settings (its trials' params but the seed, and a chained stage's per-seed model), its
-  axes first, with the descriptive aliases of one-letter axes (`w` and `second_objective_weight`); the settings a
-  trial itself reports (a trainer script's training settings, as its trainer used them) as its first trial reports
-  them, and where a later trial of it reports another value, the tag `reported_by_seed.<setting>` naming each
-  seed's;
-- metrics: for each metric of the stage's table, the mean, std, n and 95% interval over its seeds
-  (`best_sts_dev_mean`, `best_sts_dev_std`, `best_sts_dev_n`, `best_sts_dev_ci95_low`, `best_sts_dev_ci95_high`),
-  at the table's precision, an undefined one (a std of one seed, an interval below 3) left out;
-  sorted by the selection metric's mean, the configuration runs are in the table's order;
-- tags: its trials' provenance (`sentsweep.tracking.provenance`: the code version with the researcher's own files,
-  the commit, packages and the nodes its trials ran on), `role` configuration, `configuration_of` (the sweep's run
-  id), `config_hash`, its standing in the table
-  (`standing` on the selection metric, `standing.<metric>` on each: best, within the best's significance group,
-  or significantly worse, with the adjusted p), `race` (how the race decided it: dropped at level k, and why) and
-  `seeds_left_out` (each seed of it the table leaves out, and why);
-- a description (the run page's first block): its standing, mean ± std, n and the seeds behind them in one line,
-  then its significance group, stage, the seeds left out, the race and each metric's cell.
-
-The statistics follow the trials as they finish (Ray Tune's last results of the finished trials the driver knows
-of: those of this Ray Tune run, a restored one's included, and, with --extend, the finished runs the sweep had
-before), and at the stage's end are set to the table's own (`stage_done`): the cells the table printed, the race's
-decisions and the seeds it counted. All writes are the writer's operations (`sentsweep.tracking.writer`), in order
-with the trials' own, so a lost tracking server loses none of them. Nothing here reads MLflow.
-"""
+Details: docs/mlflow.md, "How configuration runs are kept"."""
 
 from __future__ import annotations
 

@@ -1,29 +1,14 @@
 """What a sweep's runs, logged models and metrics are called in MLflow: one place, which writers and readers share.
 
-Runs, three levels of MLflow's runs list, each expandable in place:
-- the sweep's run (`<sweep>-<date>`);
-- a configuration's run, named by its stage's axes' values (`configuration_name`): `noise_ratio=0.3 pooling=mean`;
-- a trial's run, named by its configuration and seed (`trial_run_name`): `noise_ratio=0.3 pooling=mean · seed 1`.
+Three levels of runs (the sweep's, a configuration's named by its axes' values, a trial's by its configuration and
+seed), the logged models' names (MLflow's allowed characters, the seed first), and the metric and param keys
+(`mlflow_metric_key`, `param_key`, `statistic_key`).
 
-A kept model is named by its trial's seed and configuration, the seed first, where MLflow's Models tab, which cuts
-a long name at its end, shows it: `seed 1 · noise_ratio=0p3 pooling=mean` (`logged_model_name`). MLflow refuses
-`. / : % " '` in a logged model's name (`mlflow.utils.validation._validate_logged_model_name`): a decimal point
-reads as `p`, as in file names (`0p3`, `w=1p0`: a character that only looks like a point would read right but match
-no name typed with one), any other point as `_`, `/` as `|`, `:` as `-`, `%` as ` pct`; quotes are left out.
+    >>> name = configuration_name({"noise_ratio": 0.3, "pooling": "mean"})
+    >>> name, trial_run_name(name, 0), logged_model_name(trial_run_name(name, 0))
+    ('noise_ratio=0.3 pooling=mean', 'noise_ratio=0.3 pooling=mean · seed 0', 'seed 0 · noise_ratio=0p3 pooling=mean')
 
-Metrics: a trial's bookkeeping, the wall-clock timings and compute totals that no seed fixes (`BOOKKEEPING_METRICS`),
-is logged under `system/` (`mlflow_metric_key`), where MLflow's own system metrics are. MLflow 3.17's UI charts a
-run's unprefixed metrics on its "Model metrics" tab and the `system/` ones on its "System metrics" tab; the
-experiment's chart view puts every other prefix in a section of its own, sorted before the "Model metrics" section
-(its bundle's `getBaseChartAndSectionConfigs`), so `timing/...` would come first where `system/...` comes last. The
-learning curve (`sts_dev`, `train_loss`) and the selection metrics (`best_sts_dev`, `sts_test_at_best_dev`,
-`best_step`) keep their names. A configuration's statistics of a table metric are `<metric>_mean`, `_std`, `_n`,
-`_ci95_low` and `_ci95_high` (`statistic_key`), logged at the tables' precision (`statistic_metrics`): the
-exact values stay in the trials' runs.
-
-A one-letter axis gets a param with a descriptive name beside it, of the same value (`PARAM_ALIASES`), so that
-searching the runs list's columns, or choosing the axes of a parallel coordinates chart, finds what it means.
-"""
+Details: docs/mlflow.md, "How runs, models and metrics are named"."""
 
 from __future__ import annotations
 

@@ -78,7 +78,7 @@ def check_tracking_scheme(uri: str) -> None:
     """An `InputError` naming `uri` (its credentials redacted) unless MLflow has both a tracking store and a model
     registry for its scheme, as MLflow's own store registries list them (a local path or file:, sqlite,
     postgresql, mysql, mssql, http(s), databricks, and any a plugin registers)."""
-    # lazy: MLflow's store registries load with MLflow, which the sweep's options and their checks do not import
+    # lazy: mlflow
     from mlflow.tracking._model_registry.utils import _get_store_registry
     from mlflow.tracking._tracking_service.utils import _tracking_store_registry
     from mlflow.utils.uri import get_uri_scheme

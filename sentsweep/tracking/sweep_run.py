@@ -105,7 +105,7 @@ class SweepRecord:
     once and a changed one becomes a tag."""
 
     def __init__(self, writer, params: Mapping[str, str] | None = None, tag_limit: int | None = None) -> None:
-        from mlflow.utils.validation import MAX_TAG_VAL_LENGTH  # lazy: MLflow only once a sweep logs
+        from mlflow.utils.validation import MAX_TAG_VAL_LENGTH  # lazy: mlflow
 
         self.writer = writer
         self.params = dict(params or {})

@@ -70,7 +70,7 @@ def check_port(port: int) -> None:
 
 def newest_sweep_link(uri: str, base: str) -> str | None:
     """The link of the newest sweep's answer on the UI at `base` (its sweep run's saved view; None: no sweep)."""
-    from mlflow.tracking import MlflowClient  # lazy: MLflow only once the arguments are checked
+    from mlflow.tracking import MlflowClient  # lazy: mlflow
 
     client = MlflowClient(uri)
     experiments = [experiment.experiment_id for experiment in client.search_experiments()]

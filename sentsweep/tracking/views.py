@@ -1,28 +1,10 @@
 """Saved views of a sweep's runs in MLflow 3.17's UI: what the link a sweep prints opens on.
 
-MLflow's runs page keeps its view (the search filter, the sort, the visible columns with their order and widths,
-the charts) in the browser. A saved view is that state stored as an experiment tag
-`mlflow.sharedViewState.<key>`, JSON {name, createdAt, updatedAt, state} (what the page's own "Save view" writes;
-its view menu lists them by name), and `?viewStateShareKey=<key>` opens the page on it. The state's keys are the
-page's own: the search facets `searchFilter`, `orderByKey`, `orderByAsc`, and the UI state `selectedColumns`,
-`columnOrder`, `columnWidths`, `runsHiddenMode`, `compareRunCharts`, `compareRunSections` (the UI bundle's lists
-of shareable keys; a column is `<type>.\\`<key>\\``, as the grid's column ids). A sweep saves
+A saved view is the runs page's state (filter, sort, columns, charts) stored as the experiment tag
+`mlflow.sharedViewState.<key>`; `sweep_views` builds a sweep's views (its configurations best first, stage by
+stage, and their seeds), `view_tag` the tag that stores one, and the printed link names the view's key.
 
-- `<sweep run id>` (`configurations_view`), the answer: the sweep's configuration runs (filter
-  `tags.configuration_of`), sorted by the selection metric's mean, best first, showing their names, the selection
-  metric's mean, std and n, the other table metrics' means and the axes (the stage first, in a sweep of several).
-  Its chart view (`compareRunsMode=CHART`) opens on parallel coordinates of the axes and the selection metric's
-  mean, one line per configuration;
-- in a sweep of several stages, one such view per stage, `<sweep run id>-stage-<stage>` (`stage_view_key`): that
-  stage's configurations alone (and `tags.stage`), best first, the stage's name its first column. The link a sweep
-  prints opens the final stage's: its answer first (the sweep run's tag `answer_view` names the view it opens,
-  for `sentsweep ui`);
-- `<sweep run id>-seeds` (`seeds_view`): the sweep's trial runs under their configurations (filter
-  `tags.sweep_run_id`, sorted by start time: the page nests runs only when sorted so, and then fetches the parents
-  of the runs it found, the configuration runs), each configuration expandable to its seeds.
-
-The state cannot choose which runs are expanded (the page leaves `runsExpanded` out of a shared state).
-"""
+Details: docs/mlflow.md, "How the saved views are stored"."""
 
 from __future__ import annotations
 
@@ -55,7 +37,7 @@ def stage_view_key(view_key: str, stage: str) -> str:
 
 def configurations_view(sweep_run_id: str, selection_metric: str, metrics: list[str], axes: list[str],
                         stage: str | None = None) -> dict:
-    """The page state of a sweep's configuration runs, best first (see the module docstring); with `stage`, that
+    """The page state of a sweep's configuration runs, best first (docs/mlflow.md); with `stage`, that
     stage's alone. The axis `stage` is the first column after the name."""
     shown = [column("params", "stage")] if "stage" in axes else []
     shown += [column("metrics", statistic_key(selection_metric, statistic)) for statistic in ("mean", "std", "n")]
@@ -87,7 +69,7 @@ def configurations_view(sweep_run_id: str, selection_metric: str, metrics: list[
 
 
 def seeds_view(sweep_run_id: str, selection_metric: str, axes: list[str]) -> dict:
-    """The page state of a sweep's configurations with their seeds, nested (see the module docstring)."""
+    """The page state of a sweep's configurations with their seeds, nested (docs/mlflow.md)."""
     shown = [column("metrics", statistic_key(selection_metric, "mean")), column("metrics", selection_metric),
              *(column("params", axis) for axis in axes), column("params", "seed")]
     return {

@@ -1,47 +1,17 @@
 """Every MLflow access of a sweep's driver, surviving a tracking store that goes away and comes back.
 
-The rule: **during a sweep every MLflow access goes through this module**, through one `QueuedMlflowWriter` per
-sweep run (`SweepTracker.writer`):
+During a sweep every MLflow access goes through one `QueuedMlflowWriter` per sweep run (`SweepTracker.writer`):
+a write is an operation handed to `submit`, applied in order, queued and mirrored to a pending file while the store
+cannot be reached, and never lost or duplicated; a read (or a write no operation holds) is `call(what, function,
+*args)`, run once everything queued is written, retried for at most `--mlflow-wait` seconds, past which
+`MlflowUnavailable` says in one line what was being done and what is queued where. `sentsweep replay PENDING_FILE`
+applies a pending file by hand.
 
-- a write is an operation handed to `submit` (create a trial's run, log metrics, params or a table, set a tag or
-  several, store a JSON or text artifact, log dataset inputs, end a run; `trial` None: the sweep's own run, a Ray
-  trial id: its trial's, {"configuration": config hash}: a configuration's run (`sentsweep.tracking.configurations`;
-  created by a "create" op like a trial's, and found again by its tags `configuration_of` and `config_hash`); a
-  trial's "create" or "nest" op may name its parent run the same way), never a call on a client;
-- a read, or a write no operation can hold (a model's files, the sweep's run ending FINISHED), is
-  `call(what, function, *args)`: everything queued is written first (the read sees what the sweep wrote), then
-  `function(*args)` runs; while the store cannot be reached (a server that does not answer; a SQLite file another
-  process holds locked, tried before each access: `store_locked`) each is retried every `retry_interval_s` for at most
-  `wait_s` seconds (the sweep's `--mlflow-wait`), and past that bound `MlflowUnavailable` says, in one line, what
-  was being done, that the sweep's run stays RUNNING, and what is queued in which file. `call` may also be given
-  its own bound (0: one attempt, for a driver that is being stopped).
+    writer.submit({"op": "tag", "trial": None, "key": "stage", "value": "2"})   # the sweep's own run
+    runs = writer.call("reading the stage's trial runs", fetch_trial_runs, uri, name, run_id)
 
-A new read is one more `call`: `writer.call("reading the stage's trial runs", fetch_trial_runs, uri, name, run_id)`;
-before the sweep's writer exists (opening the experiment and the sweep's run) `call_waiting` waits the same way. A
-new kind of write is a new operation: a branch of `_apply` and its name in `OPERATION_NAMES` (the operations there
-keep their fields, so pending files stay readable). `tests/test_mlflow_writer.py` fails on a direct MLflow call
-in the sweep layer.
-
-Operations are applied in order; when the store cannot be reached they stay queued, mirrored to a JSON-lines
-file (`pending_file`: a header naming the store, experiment and sweep run, then one operation a line, replaced
-whole and atomically), and are retried on later writes (at most every `retry_interval_s`). The file is deleted
-only once every operation in it is in the store. A writer made for a pending file that exists takes its
-operations over first (a sweep resumed after its driver stopped or died replays them before anything else), and
-one process has one writer per pending file (a copy Ray Tune unpickles with its experiment state is that writer),
-so no write is lost or applied out of order. A file can also be written by hand:
-
-    sentsweep replay PENDING_FILE [--tracking-uri URI]
-
-Runs are found again by their Ray trial id tag, so applying an operation twice never duplicates a run. A write the
-store refuses (`refused_by_the_store`: a key or value it does not take) is logged and set aside, with the error, in
-the pending file's `.rejected.jsonl`, and the writes after it go on. One that fails on the way while the store can be
-reached (an exception in the client, a server error) is tried again first, ATTEMPTS_ON_THE_WAY times in all; so is a
-read, or a write made directly (`call`, `call_waiting`), which is then raised.
-
-The writes are synchronous, in Ray Tune's driver loop (the tracker's callbacks): while they run, no trial is
-started and no result is read. `write_seconds` counts the time they took (the sweep logs it on its run as
-`mlflow_write_seconds`), so that a sweep's per-trial overhead in the driver is a figure.
-"""
+Operations, the pending file, refused writes and retries: docs/fault_tolerance.md, "How the driver's MLflow writes
+survive an outage"."""
 
 from __future__ import annotations
 

@@ -1,35 +1,11 @@
 """Augmented SBERT (Reiml (2023), chapters 5-6): a teacher labels silver pairs for an SBERT bi-encoder.
 
-`augsbert`: a teacher (`teacher`: 'ce' cross-encoder, scoring through
-`teacher_activation`, or 'cbe' Cross-Bi-Encoder, both trained from `model` on the gold pairs and kept at
-their best epoch on dev, section 5.1) annotates silver pairs sampled by `sampling` (see
-sentsweep.sampling; semantic search embeds with `retriever`, a fine-tuned bi-encoder, or `model` as
-released), and the bi-encoder is trained on them with the same loss. `setting`:
-'semi' (silver pairs from the gold sentences, trained on gold + silver), 'unsupervised' (silver pairs from
-the target `corpus`, trained on silver only), 'domain' (as unsupervised, but the teacher first continues MLM
-pre-training on the silver pairs, `domain_mlm_steps` steps of `domain_mlm_batch_size` at `domain_mlm_lr`,
-and fine-tunes with frozen embeddings; `student_init: domain` starts the bi-encoder from that MLM
-checkpoint too: FullDomainSBERT). With `topic_corpus` ("topic<TAB>sentence" lines) the pairs are drawn
-from the sentences, which then carry their topic prompt "topic ¥ sentence" for MLM and annotation, and
-`topic_prompt` says whether the bi-encoder sees it ('shown') or not ('hidden'). `reannotate_gold` (on, as
-in section 5.5) replaces the gold labels by the teacher's scores (a label regularisation; with `sampling:
-none` the bi-encoder learns from the re-annotated gold pairs alone); `reannotate_file` names other pairs
-to re-annotate and learn from instead (Tables 6.7/6.8: a teacher trained on STS-B labels BWS).
-Besides the loop's metrics a trial reports its teacher's dev and test Spearman, test Pearson and selected
-epoch (`teacher_sts_dev`, `teacher_sts_test`, `teacher_sts_test_pearson`, `teacher_best_epoch`, Tables
-6.1-6.3), the Spearman between the teacher's and the dev-selected bi-encoder's scores of the test pairs
-(`teacher_student_spearman_at_best_dev`, Table 6.3's "STS-B (Bi-Encoder)"), and with its first report the
-teacher's scores of the gold, candidate and silver pairs under `artifacts` as `silver_scores.json`, for
-density plots (Figures 6.3-6.5).
+`augsbert`: a teacher (`teacher`: a cross-encoder or a Cross-Bi-Encoder, trained from `model` on the gold pairs)
+annotates silver pairs sampled by `sampling` (none, random, KDE, BM25 or semantic search); the student bi-encoder
+trains on gold and silver pairs and is selected on STS dev. The teacher and its labels are preparation stages
+(`sentsweep.preparation_cache`), shared by the trials whose settings they depend on.
 
-Every preparation step is seeded by the trial's seed; a resumed trial repeats it identically. With the preparation
-cache on (`sentsweep.preparation_cache`), the trials of a sweep share augsbert's `AUGSBERT_STAGES`: the domain MLM
-checkpoint and the trained teacher (their keys hold the seed: masking, a new head, batch order) and the teacher's
-annotations (no seed: scoring is deterministic; keyed by the teacher's key and the pairs), so trials that differ only
-in the sampling or the bi-encoder's training share a teacher. The silver candidates are drawn in every trial: they
-are cheap next to the teacher, and the seeded random draws of the sampling and of the iterative KDE come from one
-generator, which must see the same draws with and without the cache.
-"""
+Details: docs/methods.md, "Augmented SBERT's teacher, sampling and student"."""
 
 from __future__ import annotations
 

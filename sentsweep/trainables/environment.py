@@ -52,7 +52,7 @@ def cpu_model() -> str:
 def gpu_driver_version() -> str | None:
     """The NVIDIA driver's version (NVML, else nvidia-smi), None where there is neither."""
     try:
-        import pynvml  # lazy: the optional `gpu` extra (nvidia-ml-py)
+        import pynvml  # lazy: pynvml
 
         pynvml.nvmlInit()
         try:
@@ -72,7 +72,7 @@ def gpu_driver_version() -> str | None:
 
 def gpu_devices() -> list[dict]:
     """[{name, memory_mib}] of the GPUs this process sees (the trial's), none without CUDA."""
-    import torch  # lazy: only where a trial (which has torch loaded already) or a driver asks
+    import torch  # lazy: torch
 
     if not torch.cuda.is_available():
         return []
@@ -86,7 +86,7 @@ def gpu_devices() -> list[dict]:
 def ray_node_id() -> str | None:
     """The Ray node this process runs on, where it runs under Ray."""
     try:
-        import ray  # lazy: a trial run outside Ray (LocalSession) has none
+        import ray  # lazy: ray
 
         return ray.get_runtime_context().get_node_id() if ray.is_initialized() else None
     except Exception:  # noqa: BLE001 - no runtime context: not under Ray
@@ -95,7 +95,7 @@ def ray_node_id() -> str | None:
 
 def node_description() -> dict:
     """The node and devices of this process: hostname, Ray node id, CPU model and count, GPUs, driver, CUDA."""
-    import torch  # lazy: as in gpu_devices
+    import torch  # lazy: torch
 
     gpus = gpu_devices()
     return {

@@ -1,41 +1,16 @@
 """The training loop every trained method shares (its settings: `TrainingSettings`, `EvaluationSettings`).
 
-The optimiser (AdamW or RMSProp) with its learning-rate schedule (warm-up, then constant, linear decay or
-CT's segments) runs over shuffled mini-batches of the corpus for `max_steps` steps or `epochs` epochs; every
-`eval_steps` steps (or at each epoch's end, and at step 0, the untrained model) the STS dev score is
-computed; when it improves, the test score of that checkpoint is computed too, so test is only ever reported
-for the dev-selected checkpoint. With `select_checkpoint: validation_loss` the method's loss on held-out
-corpus sentences is computed at each evaluation too, and the checkpoint with the lowest one is the one whose
-test score is reported (Wang (2022) §5.2.2); with `select_checkpoint: best_task_dev`, the dev split of
-`selection_task` (one of `eval_tasks`) selects it (Wang (2022) §5.3.7: Quora dev Recall@10); with
-`select_checkpoint: last`, the last checkpoint's
-test score is reported too (`sts_test_last`). The evaluation tasks of `eval_tasks` ({name: path}, see
-sentsweep.tasks) are scored once, at the end, on the test splits with the selected weights (with `select_checkpoint:
-last`, the final weights); where `selection_task` names one of them, its dev split too (`selected_task_dev`: the
-reported checkpoint's dev score, whichever rule selected it). Each evaluation is reported together with a checkpoint
-from which the trial resumes exactly: batches, noise and dropout are seeded from (seed, step), not from state
-carried across steps. With `keep_model`, the trial's last checkpoint also holds the selected model as a
-sentence-transformers folder (`MODEL_FOLDER`), which the sweep logs to MLflow.
+The optimiser with its learning-rate schedule runs over shuffled mini-batches for `max_steps` steps or `epochs`
+epochs; every `eval_steps` steps (and at step 0, the untrained model) the STS dev score is computed, and the test
+score only for the checkpoint `select_checkpoint` selects; the evaluation tasks are scored once, at the end, with
+the selected weights. Each evaluation is reported with a checkpoint from which the trial resumes exactly (batches,
+noise and dropout seeded from (seed, step)); reports carry the timing metrics (`preparation_seconds`,
+`seconds_per_step`, `evaluation_seconds`, `checkpoint_seconds`).
 
-The step-0 scores are the untrained model's: with the preparation cache on (`preparation_cache`), they are
-cached (`UNTRAINED_EVALUATION`, keyed by the model's weights, modules and tokenizer and the dev and test pairs, no
-seed: a seed that changes the weights changes the key), so the trials of a sweep that start from the same model
-score it once. The first report of a trial carries `preparation_seconds` (from its start to the end of its step-0
-evaluation) and, under `sentsweep.preparation_cache.RESULT_KEY`, the cache entries it used. Every report after
-the first carries `seconds_per_step`: the median wall time of the training steps since the previous report, the
-steps alone (evaluation and checkpoints are outside it; on CUDA a step's `loss.item()` waits for its kernels, so
-its time is the GPU's); the median leaves out a trial's first, warm-up step (memory allocation, kernel
-selection), which would dominate a mean over few steps. The GPU packing probe's step time is this metric
-(`sentsweep.sweep.gpu_packing`).
-Where a trial's time goes, beside `preparation_seconds`, in every report, totals of the attempt so far (a trial
-resumed from a checkpoint starts them again): `evaluation_seconds`, the evaluations after step 0 (dev, test,
-the held-out loss, the tasks; step 0's is preparation's), and `checkpoint_seconds`, writing the checkpoints
-(`torch.save` of the state, the kept model) and handing them to the session (Ray Tune's report, which copies the
-checkpoint to storage; a report's own hand-over counts in the next report, the last one's nowhere). Training
-steps are the rest of the trial's `wall_seconds` (`sentsweep.trainables.compute`). They are what the per-trial
-overhead of a sweep is measured by (benchmarks/race_through_ray.py): the next optimisation is chosen from them.
-These are wall-clock measurements (`sentsweep.trainables.compute.TIMING_METRICS`): the values a seed does not fix.
-"""
+    run_trial(trial, build_setup, session)     # each report: scores, timings and a checkpoint to resume from
+
+Checkpoint selection, the step-0 cache and each timing metric: docs/mlflow.md, "What the training loop evaluates
+and reports"."""
 
 from __future__ import annotations
 

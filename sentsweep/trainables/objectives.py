@@ -232,7 +232,7 @@ def _generator(rng: random.Random) -> torch.Generator:
 
 @objective("tsdae", TsdaeSettings, TSDAE)
 def build_tsdae(model, settings: TsdaeSettings, source: str, vocabulary: tuple[str, ...]) -> Objective:
-    # lazy: the losses built on sentence-transformers' classes import it; settings and cards do without it
+    # lazy: sentence_transformers
     from sentsweep.losses.tsdae import TsdaeLoss
 
     # Untied: a separate decoder initialised from the same checkpoint; tied: built from the encoder.
@@ -259,7 +259,7 @@ def build_simcse_bce(model, settings: SimCseBceSettings, source: str, vocabulary
 
 @objective("ct", ContrastiveTensionSettings, CONTRASTIVE_TENSION)
 def build_ct(model, settings: ContrastiveTensionSettings, source: str, vocabulary: tuple[str, ...]) -> Objective:
-    # lazy: the losses built on sentence-transformers' classes import it; settings and cards do without it
+    # lazy: sentence_transformers
     from sentsweep.losses.contrastive_tension import ContrastiveTensionBceLoss, contrastive_tension_pairs
 
     # The loss module holds the copied encoder model1, so the loop optimises and checkpoints it; model2 (the

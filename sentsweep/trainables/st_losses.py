@@ -1,29 +1,7 @@
 """Any sentence-transformers loss as a method, with no code: `st:<LossName>` (`st:CoSENTLoss`, `st:AnglELoss`,
 `st:MultipleNegativesRankingLoss`, ...), trained by the shared loop like every method.
 
-The method's settings are the loss's own constructor arguments, read from its signature: each argument after
-`model` whose default is a number, a boolean or a string becomes a typed field with that default (its source:
-the loss's signature in sentence-transformers; a `Literal[...]` annotation gives its choices), so `--set
-scale=30` is checked as any setting is, and a misspelled argument is refused with the closest suggested.
-Arguments without such a default (a similarity function, an inner loss) keep the loss's own.
-
-What a loss reads is its inputs, as sentence-transformers documents them for each loss ("Inputs"); sentsweep
-feeds each kind from the sweep's data (`st_inputs`, among those the loss takes, `LOSS_INPUTS`):
-
-- `pairs_with_scores`: (sentence1, sentence2) and the gold score / score_max, from the labelled pairs
-  (`train_file`): CoSENTLoss, AnglELoss, CosineSimilarityLoss;
-- `pairs`: (anchor, positive) from the labelled pairs, the batch's other positives as negatives. Of scored pairs
-  (STS-B's 0-5) only those with score / score_max >= `positive_threshold` are positives (the metric
-  `positive_pairs` counts them); relevant pairs without scores (USEB's train.org / train.para) are all positives,
-  and the threshold is refused there (`positive_threshold=null`);
-- `sentence_twice`: (x, x) for each corpus sentence, the two copies differing by dropout: MNRL so is unsupervised
-  SimCSE, ContrastiveTensionLossInBatchNegatives is CT with in-batch negatives.
-
-The kind a trial is fed is its `st_inputs` setting (the loss's first kind unless set), logged as an MLflow param
-with every other. An argument with a natural range (`ARGUMENT_RANGES`: a scale or temperature > 0, ...) is
-checked as any setting's range is. A loss sentsweep has no input kind for is refused, naming it and those it knows.
-The method's reference is the loss's own `citation` (BibTeX), which the protocol card prints.
-"""
+Details: docs/extending.md, "How a sentence-transformers loss becomes a method"."""
 
 from __future__ import annotations
 
@@ -93,7 +71,7 @@ class StLossSettings(Settings):
 
 def loss_class(name: str):
     """The sentence-transformers loss class `name`; an `InputError` suggesting the closest loss otherwise."""
-    # lazy: sentence-transformers is heavy; the catalog lists and checks methods without it until one is st:
+    # lazy: sentence_transformers
     from sentence_transformers.sentence_transformer import losses
 
     known = [entry for entry in dir(losses) if entry.endswith("Loss") and isinstance(getattr(losses, entry), type)]

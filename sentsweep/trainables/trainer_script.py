@@ -1,7 +1,8 @@
 """A `SentenceTransformerTrainer` script of one's own as a sweep's method: seed-averaged tables in a few lines.
 
-A researcher's script, as sentence-transformers' docs write one (a model, a dataset, a loss, an evaluator,
-`SentenceTransformerTrainingArguments`, `trainer.train()`), becomes a function registered as a method:
+A researcher's script becomes a function registered as a method; sentsweep gives it the trial's seed and typed
+settings (`run.seed`, `run.settings`, `run.training`) and a callback (`run.callback`) that scores the sweep's STS
+dev split at the trainer's evaluations and reports the selected checkpoint's scores to Ray Tune and MLflow:
 
     @trainer_script("my_script", MySettings, MY_PAPER)
     def my_script(run: TrainerRun) -> None:
@@ -11,28 +12,7 @@ A researcher's script, as sentence-transformers' docs write one (a model, a data
         trainer = SentenceTransformerTrainer(model=model, args=args, ..., callbacks=[run.callback])
         trainer.train()
 
-sentsweep handles what makes its results comparable with every other method's: the seed (`run.seed`, which
-the script's arguments must carry; a different one is refused), the typed settings of the trial (`run.settings`,
-the method's own; `run.training`, the shared loop's: model, rate, batch, steps), and the selection on dev. The
-callback `run.callback` (a transformers `TrainerCallback`) scores the model on the sweep's STS dev split before the
-first step and at each of the trainer's evaluations, and on its test split when dev improves, and reports those
-(`sts_dev`, `best_sts_dev`, `sts_test_at_best_dev`, `best_step`) with the trainer's own evaluation metrics to Ray
-Tune, hence to the trial's MLflow run. With `keep_model`, the dev-selected model is saved for MLflow at the end.
-Passing `run.evaluator` as the trainer's `evaluator` makes the trainer's evaluation the sweep's: the dev split is
-then scored once per evaluation step (a script's own evaluator is its own, scored beside the sweep's).
-
-The trial's record is what ran, as for a built-in method:
-
-- the trainer's own logs (`loss`, `grad_norm`, `learning_rate`, `epoch`, ...) reach MLflow at their steps;
-- the timing metrics of the shared loop (`preparation_seconds`: the trial's start to the end of the step-0 scoring;
-  `seconds_per_step`: the median training step since the last report; `evaluation_seconds`, `checkpoint_seconds`);
-- the training settings as the trainer really used them, reported by the trial (`TRAINER_FIELDS`: the rate,
-  batch, steps, schedule, optimiser and precision from its `TrainingArguments`, `max_seq_length` from its model),
-  every argument of its `TrainingArguments` as `trainer.<name>`, and a setting of `run.training` the script never
-  read as such ("not read by the trainer script"), never the protocol's value it ignored.
-
-A trial is not resumed from the middle: a retried one runs the script again from its start.
-"""
+Details: docs/extending.md, "How a trainer script becomes a method"."""
 
 from __future__ import annotations
 
