@@ -16,6 +16,8 @@
         --lines method --log-x --output plot.png
     sentsweep analyze report --experiment nm_weight --rows method pooling \\
         --columns w --lines method pooling --log-x --output report.md
+    sentsweep analyze importance --experiment nm_weight
+    sentsweep analyze to-optuna --experiment nm_weight --output nm_weight.journal
 
 Runs are those of the experiment's latest sweep unless --sweep-run-id or --all-sweeps says otherwise. In a table
 the best per column is in bold and the others of its best group (not significantly worse than the best: all pairs
@@ -29,6 +31,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+import sentsweep.analysis.study_commands as study_commands
 import sentsweep.analysis.suite as suite
 from sentsweep.analysis.compute import compute_by_cell, compute_markdown
 from sentsweep.analysis.plots import plot_metric
@@ -136,6 +139,7 @@ def parse_args(argv=None, prog: str = "sentsweep analyze") -> argparse.Namespace
     suite_parser.add_argument("--bootstrap-seed", type=int, default=0, help="seed of the bootstrap's random draws")
     suite_parser.add_argument("--lower-is-better", action="store_true", help="the best is the lowest mean")
     suite_parser.add_argument("--csv", help="write one line per configuration (CI, ranks, task means) to this CSV")
+    study_commands.add_parsers(commands, _common)
     return parser.parse_args(argv)
 
 
@@ -249,6 +253,9 @@ def main(argv=None, prog: str = "sentsweep analyze") -> int:
     try:
         if args.command == "suite":
             print_suite(args)
+            return 0
+        if args.command in study_commands.COMMANDS:
+            study_commands.run(args)
             return 0
         if args.command in ("table", "report"):
             check_significance(args)
