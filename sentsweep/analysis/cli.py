@@ -16,6 +16,8 @@
         --lines method --log-x --output plot.png
     sentsweep analyze report --experiment nm_weight --rows method pooling \\
         --columns w --lines method pooling --log-x --output report.md
+    sentsweep analyze pareto --experiment nm_weight --rows method w pooling \\
+        --objective best_sts_dev:max --objective wall_hours:min --plot front.png
     sentsweep analyze importance --experiment nm_weight
     sentsweep analyze to-optuna --experiment nm_weight --output nm_weight.journal
 
@@ -31,9 +33,11 @@ from __future__ import annotations
 import argparse
 import sys
 
+import sentsweep.analysis.pareto_command as pareto_command
 import sentsweep.analysis.study_commands as study_commands
 import sentsweep.analysis.suite as suite
 from sentsweep.analysis.compute import compute_by_cell, compute_markdown
+from sentsweep.analysis.pareto import check_objectives
 from sentsweep.analysis.plots import plot_metric
 from sentsweep.analysis.report import ReportRequest, write_report
 from sentsweep.analysis.reproduction import TARGETS_ARTIFACT, targets_from_json
@@ -140,6 +144,8 @@ def parse_args(argv=None, prog: str = "sentsweep analyze") -> argparse.Namespace
     suite_parser.add_argument("--lower-is-better", action="store_true", help="the best is the lowest mean")
     suite_parser.add_argument("--csv", help="write one line per configuration (CI, ranks, task means) to this CSV")
     study_commands.add_parsers(commands, _common)
+    pareto_command.add_parser(commands, _common, _significance)
+    pareto_command.add_objective_option(report, required=False)
     return parser.parse_args(argv)
 
 
@@ -257,8 +263,13 @@ def main(argv=None, prog: str = "sentsweep analyze") -> int:
         if args.command in study_commands.COMMANDS:
             study_commands.run(args)
             return 0
-        if args.command in ("table", "report"):
+        if args.command in ("table", "report", pareto_command.COMMAND):
             check_significance(args)
+        if getattr(args, "objective", None):
+            check_objectives(args.objective)  # before any run is read
+        if args.command == pareto_command.COMMAND:
+            pareto_command.run(args)
+            return 0
         runs = fetch(args)
         if args.command == "table":
             per_query = table_per_query(args, runs) if args.per_query else None
@@ -292,7 +303,8 @@ def main(argv=None, prog: str = "sentsweep analyze") -> int:
         else:
             request = ReportRequest(experiment=args.experiment, rows=tuple(args.rows), columns=args.columns,
                                     metric=args.metric, lines=tuple(args.lines or ()), log_x=args.log_x,
-                                    output=args.output, alpha=args.alpha, correction=args.correction)
+                                    output=args.output, alpha=args.alpha, correction=args.correction,
+                                    objectives=tuple(check_objectives(args.objective)) if args.objective else ())
             print(f"wrote {write_report(runs, request, report_targets(args))}")
     except InputError as error:
         print(f"error: {error}", file=sys.stderr)
