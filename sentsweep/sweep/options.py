@@ -125,7 +125,7 @@ class SweepOptions:
     sampler: Literal["tpe", "noise-gp"] = option(
         "what proposes --search optuna's configurations: tpe (Optuna's TPE on the seed means) or noise-gp (a Gaussian "
         "process that takes each configuration's seed mean and standard error as observation and noise, for a space "
-        "with a continuous parameter; sentsweep.sweep.noise_aware_sampler)", "tpe")
+        "with a continuous parameter; docs/sweeps.md)", "tpe")
     sample_sizes: tuple[int, ...] | None = option("training corpus sizes, an axis (default: the whole corpus)",
                                                  setting="sample_size")
     batch_sizes: tuple[int, ...] | None = option("batch sizes, an axis (default: the protocol's one)",
