@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from sentsweep.analysis.plots import FIXED_METADATA
 from sentsweep.analysis.significance import CORRECTIONS, MIN_SHARED_SEEDS, P_LABELS, _paired_t_many, adjust_p_values
 from sentsweep.analysis.tables import UNSET_ROW, _runs_entering_cells, param_keys, sort_key
 from sentsweep.errors import InputError
@@ -193,8 +194,6 @@ def plot_front(result: ParetoResult, output: str | Path, title: str | None = Non
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-
-    from sentsweep.analysis.plots import FIXED_METADATA
 
     x, y = (o.label for o in result.objectives[:2])
     figure, axes = plt.subplots(figsize=(8, 5), layout="constrained")

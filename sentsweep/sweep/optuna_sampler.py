@@ -43,7 +43,7 @@ def sampler_description(name: str = "tpe") -> str:
     """The sampler as the card states it: its class, seed and settings (for the GP, what it assumes), and the
     Optuna it runs on."""
     if name == "noise-gp":
-        from sentsweep.sweep import noise_aware_sampler as gp
+        from sentsweep.sweep import noise_aware_sampler as gp  # lazy: it imports Optuna, as make_sampler's
 
         return (f"NoiseAwareGPSampler(seed={SAMPLER_SEED}): each configuration's seed mean observed with its standard "
                 f"error as noise (se^2, fixed per configuration; one seed: the others' median), a Matérn 5/2 GP with "
