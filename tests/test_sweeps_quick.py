@@ -13,7 +13,9 @@ from mlflow.tracking import MlflowClient
 import sentsweep.analysis.cli as analysis_cli
 from sentsweep.analysis.runs import fetch_trial_runs, latest_sweep_run_id
 from sentsweep.tracking.names import configuration_name
+from tests.chromium import Chromium
 from tests.cluster_helpers import sqlite_store
+from tests.optuna_dashboard import OptunaDashboard, study_page
 from tests.test_sweep_end_to_end import load_sweep
 
 pytestmark = pytest.mark.slow  # starts Ray, an MLflow server or sweeps (make test-fast leaves it out)
@@ -102,6 +104,14 @@ def test_optuna_search_repeats_each_sampled_config_over_the_seeds(workdir):
     lrs = runs["params.lr"].astype(float)
     assert ((lrs >= 1e-6) & (lrs <= 1e-3)).all()
     assert client.get_experiment_by_name("learning_rate") is not None
+    # exported as an Optuna study, optuna-dashboard shows one trial per configuration and the best seed mean
+    journal = workdir / "learning_rate.journal"
+    assert analysis_cli.main(["to-optuna", "--experiment", "learning_rate", "--tracking-uri", uri,
+                              "--output", str(journal)]) == 0
+    best_mean = runs.groupby("config_hash")["metrics.sts_test_at_best_dev"].mean().max()
+    with OptunaDashboard(journal) as dashboard, Chromium() as browser:
+        trials, best = study_page(browser, dashboard)
+    assert trials == 3 and best == pytest.approx(best_mean, rel=1e-9)
 
 
 def test_labelled_intersection_quick_reports_its_answer_on_the_sweep_run(workdir):

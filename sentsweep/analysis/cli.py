@@ -1,10 +1,12 @@
 """`sentsweep analyze` (or `python -m sentsweep.analysis`): comparison tables and plots of sweeps logged in MLflow.
 
 Runs are those of the experiment's latest sweep unless --sweep-run-id or --all-sweeps says otherwise; each
-sub-command (table, compare, suite, plot, report) prints what it computed and exits 2 on a bad option.
+sub-command (table, compare, suite, plot, report, pareto, importance, to-optuna) prints what it computed and
+exits 2 on a bad option.
 
     sentsweep analyze table --experiment nm_weight --rows method pooling \\
         --columns w --metrics sts_test_at_best_dev --latex t.tex --csv t.csv
+    sentsweep analyze importance --experiment nm_weight
 
 Every sub-command with an example, and what the marks of a table mean: docs/analysis.md."""
 
@@ -13,8 +15,11 @@ from __future__ import annotations
 import argparse
 import sys
 
+import sentsweep.analysis.pareto_command as pareto_command
+import sentsweep.analysis.study_commands as study_commands
 import sentsweep.analysis.suite as suite
 from sentsweep.analysis.compute import compute_by_cell, compute_markdown
+from sentsweep.analysis.pareto import check_objectives
 from sentsweep.analysis.plots import plot_metric
 from sentsweep.analysis.report import ReportRequest, write_report
 from sentsweep.analysis.reproduction import TARGETS_ARTIFACT, targets_from_json
@@ -120,6 +125,9 @@ def parse_args(argv=None, prog: str = "sentsweep analyze") -> argparse.Namespace
     suite_parser.add_argument("--bootstrap-seed", type=int, default=0, help="seed of the bootstrap's random draws")
     suite_parser.add_argument("--lower-is-better", action="store_true", help="the best is the lowest mean")
     suite_parser.add_argument("--csv", help="write one line per configuration (CI, ranks, task means) to this CSV")
+    study_commands.add_parsers(commands, _common)
+    pareto_command.add_parser(commands, _common, _significance)
+    pareto_command.add_objective_option(report, required=False)
     return parser.parse_args(argv)
 
 
@@ -234,8 +242,16 @@ def main(argv=None, prog: str = "sentsweep analyze") -> int:
         if args.command == "suite":
             print_suite(args)
             return 0
-        if args.command in ("table", "report"):
+        if args.command in study_commands.COMMANDS:
+            study_commands.run(args)
+            return 0
+        if args.command in ("table", "report", pareto_command.COMMAND):
             check_significance(args)
+        if getattr(args, "objective", None):
+            check_objectives(args.objective)  # before any run is read
+        if args.command == pareto_command.COMMAND:
+            pareto_command.run(args)
+            return 0
         runs = fetch(args)
         if args.command == "table":
             per_query = table_per_query(args, runs) if args.per_query else None
@@ -269,7 +285,8 @@ def main(argv=None, prog: str = "sentsweep analyze") -> int:
         else:
             request = ReportRequest(experiment=args.experiment, rows=tuple(args.rows), columns=args.columns,
                                     metric=args.metric, lines=tuple(args.lines or ()), log_x=args.log_x,
-                                    output=args.output, alpha=args.alpha, correction=args.correction)
+                                    output=args.output, alpha=args.alpha, correction=args.correction,
+                                    objectives=tuple(check_objectives(args.objective)) if args.objective else ())
             print(f"wrote {write_report(runs, request, report_targets(args))}")
     except InputError as error:
         print(f"error: {error}", file=sys.stderr)

@@ -46,11 +46,12 @@ def latest_sweep_run_id(tracking_uri: str, experiment_name: str) -> str:
 def fetch_trial_runs(tracking_uri: str, experiment_name: str, sweep_run_id: str | None = None) -> pd.DataFrame:
     """Trial runs of one sweep (or of every sweep when `sweep_run_id` is None), fetched page by page.
 
-    Columns: run_id, status, seed, config_hash, ray_trial_id, parent_model_run_id (the run whose model the trial
-    started from, where it did), logged_model_id (its model's MLflow id, where it was kept), failure_reason,
-    race_not_counted (why a race's table leaves the run out, where it does), race_stopped_at_step (where a race over
-    steps stopped the trial, `RACE_STOPPED_TAG`: its metrics are then those of that step, `values_at_race_stops`),
-    params.<name>, metrics.<name>.
+    Columns: run_id, status, start_time and end_time (ms since the epoch; no end_time for a run not ended), seed,
+    config_hash, ray_trial_id, parent_model_run_id (the run whose model the trial started from, where it did),
+    logged_model_id (its model's MLflow id, where it was kept), failure_reason, race_not_counted (why a race's table
+    leaves the run out, where it does), race_stopped_at_step (where a race over steps stopped the trial,
+    `RACE_STOPPED_TAG`: its metrics are then those of that step, `values_at_race_stops`), params.<name>,
+    metrics.<name>.
     """
     client = _client(tracking_uri)
     experiment = client.get_experiment_by_name(experiment_name)
@@ -67,6 +68,8 @@ def fetch_trial_runs(tracking_uri: str, experiment_name: str, sweep_run_id: str 
             row = {
                 "run_id": run.info.run_id,
                 "status": run.info.status,
+                "start_time": run.info.start_time,
+                "end_time": run.info.end_time,
                 "seed": run.data.tags.get("seed"),
                 "config_hash": run.data.tags.get("config_hash"),
                 "ray_trial_id": run.data.tags.get("ray_trial_id"),

@@ -234,9 +234,11 @@ def sweep_options_section(options: SweepOptions, estimate: GpuEstimate) -> list[
                 "Holm 1979: the family-wise error control of Bonferroni, rejecting at least as often"),
             row("early stopping", "--scheduler", options.scheduler, "none: every trial runs out")]
     if options.search == "optuna":
-        rows.append(f"| search | sampler | {sampler_description()} | project choice (Optuna 5.0's defaults for one "
-                    "objective, stated so that another release's defaults change no proposal; "
-                    "sentsweep.sweep.optuna_sampler) |")
+        why = ("--sampler noise-gp: the standard errors the seeds give, as each observation's noise; "
+               "sentsweep.sweep.noise_aware_sampler" if options.sampler == "noise-gp" else "Optuna 5.0's defaults for "
+               "one objective, stated so that another release's defaults change no proposal; "
+               "sentsweep.sweep.optuna_sampler")
+        rows.append(f"| search | sampler | {sampler_description(options.sampler)} | project choice ({why}) |")
     if options.scheduler != "fifo":
         rows += [f"| early stopping | {name} | {value} | project choice (sentsweep.sweep.seed_groups) |"
                  for name, value in PROJECT_RUNG_SETTINGS.items()]

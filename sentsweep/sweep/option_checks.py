@@ -102,6 +102,9 @@ def check_search_combination(options: SweepOptions) -> None:
     """The search, race and scheduler options in a combination that runs; else an `InputError` naming both
     options of the conflict, why, and what to give instead."""
     defaults = SweepOptions.defaults()
+    if options.sampler != "tpe" and options.search != "optuna":
+        raise InputError(f"--sampler {options.sampler} with --search {options.search}: the sampler proposes "
+                         "configurations of --search optuna; add --search optuna, or leave --sampler out")
     if not options.race:
         given = [spec for spec in dataclasses.fields(SweepOptions) if spec.name.startswith("race_")
                  and getattr(options, spec.name) != defaults[spec.name]]

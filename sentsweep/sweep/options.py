@@ -122,6 +122,10 @@ class SweepOptions:
                                "--dry-run)")
     search: Literal["grid", "optuna"] = option("a grid, or configurations Optuna samples", "grid")
     num_configs: int = option("configs Optuna samples (each run per seed)", 8, ge=1)
+    sampler: Literal["tpe", "noise-gp"] = option(
+        "what proposes --search optuna's configurations: tpe (Optuna's TPE on the seed means) or noise-gp (a Gaussian "
+        "process that takes each configuration's seed mean and standard error as observation and noise, for a space "
+        "with a continuous parameter; docs/sweeps.md)", "tpe")
     sample_sizes: tuple[int, ...] | None = option("training corpus sizes, an axis (default: the whole corpus)",
                                                  setting="sample_size")
     batch_sizes: tuple[int, ...] | None = option("batch sizes, an axis (default: the protocol's one)",

@@ -27,14 +27,27 @@ TPE_SETTINGS = {"n_startup_trials": 10, "n_ei_candidates": 24, "multivariate": T
                 "constant_liar": True}
 
 
-def make_sampler():
-    """The TPE sampler of a `--search optuna` sweep: `TPE_SETTINGS`, seeded with `SAMPLER_SEED`."""
+def make_sampler(name: str = "tpe"):
+    """The sampler `--sampler` names of a `--search optuna` sweep, seeded with `SAMPLER_SEED`: TPE with
+    `TPE_SETTINGS`, or the noise-aware GP (`sentsweep.sweep.noise_aware_sampler`)."""
+    if name == "noise-gp":
+        from sentsweep.sweep.noise_aware_sampler import NoiseAwareGPSampler  # lazy: optuna, torch
+
+        return NoiseAwareGPSampler(seed=SAMPLER_SEED)
     from optuna.samplers import TPESampler  # lazy: optuna
 
     return TPESampler(seed=SAMPLER_SEED, **TPE_SETTINGS)
 
 
-def sampler_description() -> str:
-    """The sampler as the card states it: its class, seed and settings, and the Optuna it runs on."""
+def sampler_description(name: str = "tpe") -> str:
+    """The sampler as the card states it: its class, seed and settings (for the GP, what it assumes), and the
+    Optuna it runs on."""
+    if name == "noise-gp":
+        from sentsweep.sweep import noise_aware_sampler as gp  # lazy: optuna
+
+        return (f"NoiseAwareGPSampler(seed={SAMPLER_SEED}): each configuration's seed mean observed with its standard "
+                f"error as noise (se^2, fixed per configuration; one seed: the others' median), a Matérn 5/2 GP with "
+                f"one length scale per input, expected improvement over {gp.CANDIDATES} random candidates, the first "
+                f"{gp.STARTUP_TRIALS} configurations random, Optuna {version('optuna')}")
     settings = ", ".join(f"{name}={value}" for name, value in TPE_SETTINGS.items())
     return f"TPESampler(seed={SAMPLER_SEED}, {settings}), Optuna {version('optuna')}"

@@ -356,7 +356,8 @@ class SweepRunner:
             tune_config = tune.TuneConfig(num_samples=1, scheduler=scheduler, reuse_actors=True)
         else:
             param_space = sampled_param_space(constants, axes, self.seeds) | chain
-            searcher = SeedAveragingRepeater(OptunaSearch(metric=metric, mode="max", sampler=make_sampler()),
+            sampler = make_sampler(self.options.sampler)
+            searcher = SeedAveragingRepeater(OptunaSearch(metric=metric, mode="max", sampler=sampler),
                                              repeat=len(self.seeds))
             tune_config = tune.TuneConfig(
                 search_alg=searcher, num_samples=self.options.num_configs * len(self.seeds), scheduler=scheduler,

@@ -1,0 +1,97 @@
+"""The noise-aware GP sampler of `--search optuna --sampler noise-gp` (sentsweep.sweep.noise_aware_sampler):
+reproducible, led by each configuration's standard error, refused on a space without a continuous parameter."""
+
+import math
+
+import numpy as np
+import optuna
+import pytest
+from ray import tune
+
+from sentsweep.errors import InputError
+from sentsweep.sweep.noise_aware_sampler import SE_ATTRIBUTE, NoiseAwareGPSampler, check_space
+from sentsweep.sweep.optuna_sampler import make_sampler, sampler_description
+
+SPACE = {"lr": optuna.distributions.FloatDistribution(1e-5, 1e-3, log=True),
+         "pooling": optuna.distributions.CategoricalDistribution(["cls", "mean"])}
+
+
+def score(params: dict) -> float:
+    """A smooth optimum at lr = 1e-4 with mean pooling."""
+    return 80 - 20 * (math.log10(params["lr"]) + 4) ** 2 - 5 * (params["pooling"] == "cls")
+
+
+def run_study(sampler, trials: int, se_of=lambda params: 0.5) -> list[dict]:
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    study = optuna.create_study(direction="maximize", sampler=sampler)
+    rng = np.random.default_rng(0)
+    for _ in range(trials):
+        trial = study.ask(SPACE)
+        se = se_of(trial.params)
+        trial.set_user_attr(SE_ATTRIBUTE, se)
+        study.tell(trial, score(trial.params) + rng.normal(0, se))
+    return [trial.params for trial in study.trials]
+
+
+def test_proposals_are_reproducible_from_the_seed():
+    first = run_study(NoiseAwareGPSampler(seed=0), 6)  # 4 random, then 2 from the model
+    assert run_study(NoiseAwareGPSampler(seed=0), 6) == first
+    assert run_study(NoiseAwareGPSampler(seed=1), 6) != first
+
+
+def test_the_standard_errors_change_what_it_proposes():
+    quiet = run_study(NoiseAwareGPSampler(seed=0), 8, se_of=lambda params: 0.01)
+    noisy_cls = run_study(NoiseAwareGPSampler(seed=0), 8, se_of=lambda params: 0.01 if params["pooling"] == "mean"
+                          else 20.0)
+    assert quiet[:4] == noisy_cls[:4]  # the random start
+    assert quiet[4:] != noisy_cls[4:]
+
+
+def test_it_finds_the_optimum_of_a_noisy_mixed_space():
+    proposals = run_study(NoiseAwareGPSampler(seed=0), 16)
+    best = max(proposals[4:], key=score)
+    assert best["pooling"] == "mean" and abs(math.log10(best["lr"]) + 4) < 0.3
+
+
+def test_a_space_without_a_continuous_parameter_is_refused_in_one_line():
+    check_space({"lr": tune.loguniform(1e-5, 1e-3), "pooling": tune.choice(["cls", "mean"])})
+    for space in ({"pooling": tune.choice(["cls", "mean"]), "w": tune.choice([0.1, 1.0])},
+                  {"pooling": tune.choice(["cls", "mean"]), "w": tune.uniform(0.1, 0.1)}):
+        with pytest.raises(InputError) as error:
+            check_space(space)
+        assert str(error.value) == ("--sampler noise-gp needs a continuous parameter (a float range of more than "
+                                    "one value) among the sampled pooling, w: use --search grid or the tpe sampler")
+
+
+def test_the_card_states_what_it_assumes():
+    assert isinstance(make_sampler("noise-gp"), NoiseAwareGPSampler)
+    assert sampler_description("noise-gp").startswith(
+        "NoiseAwareGPSampler(seed=0): each configuration's seed mean observed with its standard error as noise")
+
+
+def test_the_sampler_without_an_optuna_search_is_refused_in_one_line():
+    from sentsweep.sweep.option_checks import check_search_combination
+    from sentsweep.sweep.options import SweepOptions
+
+    check_search_combination(SweepOptions(search="optuna", sampler="noise-gp"))
+    with pytest.raises(InputError) as error:
+        check_search_combination(SweepOptions(search="grid", sampler="noise-gp"))
+    assert str(error.value) == ("--sampler noise-gp with --search grid: the sampler proposes configurations of "
+                                "--search optuna; add --search optuna, or leave --sampler out")
+
+
+def test_a_restored_sampler_proposes_what_the_uninterrupted_one_does():
+    """Ray Tune's OptunaSearch keeps the study and its sampler in the experiment's state (pickled): a --resume
+    continues from the sampler's saved state."""
+    import pickle
+
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    uninterrupted = run_study(NoiseAwareGPSampler(seed=0), 6)
+    study = optuna.create_study(direction="maximize", sampler=NoiseAwareGPSampler(seed=0))
+    for index in range(6):
+        if index == 3:  # interrupted after 3 trials, the study restored with its sampler
+            study = pickle.loads(pickle.dumps(study))
+        trial = study.ask(SPACE)
+        trial.set_user_attr(SE_ATTRIBUTE, 0.5)
+        study.tell(trial, score(trial.params) + np.random.default_rng(0).normal(0, 0.5, size=index + 1)[-1])
+    assert [trial.params for trial in study.trials] == uninterrupted
