@@ -3,7 +3,7 @@
 The experiment is the quick TSDAE deletion sweep (sweeps/tsdae_deletion.py --quick: the tiny BERT, the demo corpus
 and STS dev) on 5 deletion ratios x CLS and mean pooling x 5 seeds, each trial calibrated to about
 `--trial-seconds` of training (default 20: tens of seconds, so that Ray's per-trial costs weigh what they weigh in
-a real sweep). Its spread is the seeds' tables' (002 App. A, Tables 6-7): some configurations clearly worse (on
+a real sweep). Its spread is the seeds' tables' (TSDAE App. A, Tables 6-7): some configurations clearly worse (on
 the tiny model CLS pooling is, by far: docs/performance.md), several within seed noise (the mean-pooling ratios).
 The five ways:
 

@@ -74,7 +74,7 @@ Design
 - Level: the race's alpha (RACE_ALPHA = 0.20 by default, the command line's --race-alpha) is a compute
   decision, separate from the tables' --alpha (0.05), because an elimination claims nothing that is reported:
   it only stops giving a configuration seeds. It is the project's choice, on benchmarks/racing.py (the TSDAE
-  grid of 002 App. A, Tables 6-7, seed noise sd 0.4): without a tolerance, one configuration one noise sd better
+  grid of TSDAE App. A, Tables 6-7, seed noise sd 0.4): without a tolerance, one configuration one noise sd better
   than 26 equal ones is dropped in 5% of races at 0.20 (3% in 2,000 races; 1% at 0.05, 7% at 0.25), and the
   race runs 48% of the fixed 5-seed grid's trials (57% at 0.05) and finds a configuration within one noise sd
   of the best in 99% of races. The cost: among equal configurations each one is dropped in 28% of races (10%

@@ -16,7 +16,7 @@ freedom. The interval in which P then falls with probability `level` (95%) is
 
     x̄ ± t_{(1+level)/2, n−1} · s · √(1/n + 1/m),
 
-the prediction interval for the mean of m new runs. m is what the paper reports (`PublishedValue.runs`): 002's
+the prediction interval for the mean of m new runs. m is what the paper reports (`PublishedValue.runs`): TSDAE's
 App. A tables average 5 seeds (m = 5); a value from one run (m = 1) gives the prediction interval of one new run,
 x̄ ± t·s·√(1 + 1/n); a value taken as exact (`runs=None`: the paper says nothing) gives the t-interval of our mean,
 x̄ ± t·s/√n, the narrowest. The t-interval of the mean alone is the wrong test for a published mean of a few
@@ -31,7 +31,7 @@ Verdicts: "within" (P in the closed interval: reproduced), "outside", "metric no
 the sweep has the target's metric: a task it was not given), "metric not logged" (the cell's runs finished without
 the target's metric, which other runs of the sweep log: the section names it and what the cell's runs log instead),
 "not run" (runs have the metric, no finished run of the cell does), "n < 2 (no interval)" (a single seed: no std).
-A param the target gives as None is one the cell's runs do not set (Table 3 of 002 names no target task: a run
+A param the target gives as None is one the cell's runs do not set (Table 3 of TSDAE names no target task: a run
 trained on one corpus for every task). Where the runs' logged settings differ from the paper's
 (`PublishedValue.setting`; `model` compared by its last path component, so a local folder named bert-base-uncased
 is the paper's), the section lists the differences: a miss is then expected.
