@@ -125,7 +125,7 @@ def published() -> tuple[PublishedValue, ...]:
 
 DEFINITION = SweepDefinition(
     name="cross_bi_encoder",
-    description=__doc__.splitlines()[0],
+    description=" ".join(__doc__.split("\n\n")[0].split()),
     reference=THESIS_REIML_2023,
     protocol=PROTOCOL,
     stages=[Stage("teachers", teachers), Stage("activations", activations)],
