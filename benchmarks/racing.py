@@ -26,7 +26,7 @@ from sentsweep.analysis.significance import best_group
 from sentsweep.analysis.step_racing import RUNGS
 from sentsweep.experiments._tsdae_published import TABLE_6, TABLE_7
 
-NOISE_SD = 0.4  # 002 App. C, Table 9: the largest sd of TSDAE with BERT-base over 5 seeds
+NOISE_SD = 0.4  # TSDAE App. C, Table 9: the largest sd of TSDAE with BERT-base over 5 seeds
 OTHER_NOISE_SDS = (0.3, 0.5, 0.7)
 SEEDS = [0, 1, 2, 3, 4]
 GRID_SEEDS = (2, 3, 5)  # the fixed grid on the first 2, 3 and all 5 seeds
@@ -51,7 +51,7 @@ VARIANTS = {
 
 
 def true_means() -> dict:
-    """002 App. A: Table 6 (ratio, CLS) plus Table 7's difference of each pooling from CLS at ratio 0.6."""
+    """TSDAE App. A: Table 6 (ratio, CLS) plus Table 7's difference of each pooling from CLS at ratio 0.6."""
     return {f"r{ratio:.1f}-{pooling}": value + TABLE_7[pooling] - TABLE_7["cls"]
             for ratio, value in TABLE_6.items() for pooling in TABLE_7}
 
@@ -170,8 +170,8 @@ def run(sweeps: int = 500) -> list:
     start = time.perf_counter()
     means = true_means()
     grid_trials = len(means) * len(SEEDS)
-    print(f"{len(means)} configs, true means (002 App. A, Tables 6-7) {min(means.values()):.2f} to "
-          f"{max(means.values()):.2f}, seed noise sd {NOISE_SD} (002 App. C, Table 9); found: the chosen config's "
+    print(f"{len(means)} configs, true means (TSDAE App. A, Tables 6-7) {min(means.values()):.2f} to "
+          f"{max(means.values()):.2f}, seed noise sd {NOISE_SD} (TSDAE App. C, Table 9); found: the chosen config's "
           f"true mean >= true best - 1 noise sd ({len(near_best(means, NOISE_SD))} of {len(means)} configs pass); "
           f"regret: true best - chosen's true mean; {sweeps} simulated sweeps; race over seeds {SEEDS}")
     design = simulate(sweeps, DESIGN)

@@ -9,7 +9,7 @@ length, N the number of documents and n(t) the number holding t:
 - `okapi`: rank-bm25's `BM25Okapi` exactly (the reference the tests compare with): c = k1 + 1 and
   idf(t) = log(N - n(t) + 0.5) - log(n(t) + 0.5), floored at epsilon * mean idf where negative.
 - `lucene`: Lucene's `BM25Similarity`, which Elasticsearch ("Elasticsearch with the default settings", TSDAE
-  paper, seed 002, App. B) and Pyserini (Wang (2022), seed 001, §5.2.1) score with:
+  paper, App. B) and Pyserini (Wang (2022), §5.2.1) score with:
   idf(t) = ln(1 + (N - n(t) + 0.5) / (n(t) + 0.5)) (never negative, no floor) and c = 1. Lucene 8.0 dropped
   the constant factor k1 + 1 from the numerator (LUCENE-8563; Elasticsearch 7 and the Pyserini releases of
   2021-2022 run on Lucene 8 or later); it changes no ranking, but it sets the scale that a weight on a second

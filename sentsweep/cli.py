@@ -20,6 +20,7 @@ import argparse
 import sys
 
 from sentsweep.errors import InputError
+from sentsweep.references import SOURCE_DOCUMENTS
 from sentsweep.registry import unknown_name
 from sentsweep.terminal import HelpFormatter, closed_pipe, terminal_columns, wrap_paragraph
 from sentsweep.version import version_line
@@ -129,7 +130,7 @@ def print_experiments() -> None:
         line = f"{name:{names}}{f'[{source}]':{codes}}{definition.description}"
         print(wrap_paragraph(line, width, subsequent=" " * (names + codes)) if width else line)
     print("\nSources:")
-    for source in sorted(sources, key=lambda code: (code == PROJECT_SOURCE, code)):
+    for source in sorted(sources, key=_source_order):
         line = f"{f'[{source}]':{codes}}{sources[source]}"
         print(wrap_paragraph(line, width, subsequent=" " * codes) if width else line)
     usage = ("Run one: `python sweeps/NAME.py` or `sentsweep run NAME` (--dry-run: its protocol card, every value "
@@ -138,6 +139,14 @@ def print_experiments() -> None:
 
 
 PROJECT_SOURCE = "project"
+
+
+def _source_order(label: str) -> tuple:
+    """The key's order: the source documents as `SOURCE_DOCUMENTS` lists them, other works by name, the project's
+    own last."""
+    documents = [reference.label for reference in SOURCE_DOCUMENTS]
+    return (label == PROJECT_SOURCE, label not in documents, documents.index(label) if label in documents else 0,
+            label)
 PROJECT_SOURCE_LINE = "the project's own experiment: it re-runs no table of a seed document"
 
 

@@ -1,4 +1,4 @@
-"""The STS-B distractor pools of Malmberg (2021) (seed 003), §3.2.1 and §3.4.4, built from a masked LM.
+"""The STS-B distractor pools of Malmberg (2021), §3.2.1 and §3.4.4, built from a masked LM.
 
     sentsweep build-distractors --model bert-large-uncased --sts-dir data/stsbenchmark --output-dir distractors
 
@@ -18,7 +18,7 @@ line {"query", "candidates", "positive"} as the `distractors` evaluation task re
 changed ([word index, original, replacement]) for inspection. `<output>/manifest.json` records the
 settings, the model and the counts.
 
-What 003 leaves open, and the project's choice:
+What Malmberg 2021 leaves open, and the project's choice:
 - a word is a maximal run of word characters (regex \\w+), masked whole as one mask token however many
   word pieces it has; a chain never masks a word twice, and the chains of one pair start at different words
   (else they would start with the same sentence);
@@ -27,7 +27,7 @@ What 003 leaves open, and the project's choice:
   ties (equal logits) go to the lower token id;
 - a pair whose perturbed sentence has fewer than max(negatives, max_tokens_changed) words is left out of every
   file (so the 15 datasets hold the same pairs), and counted in the manifest;
-- the seed (003 gives none) draws the perturbed sentence, the words and the positive's place.
+- the seed (Malmberg 2021 gives none) draws the perturbed sentence, the words and the positive's place.
 """
 
 from __future__ import annotations
@@ -55,7 +55,8 @@ _WORD = re.compile(r"(\w+)")
 class DistractorSettings(Settings):
     """How the pools are made (see the module docstring)."""
 
-    model: str = setting(help="the masked LM, hub name or local folder (003: BERT-large, checkpoint not named)",
+    model: str = setting(help="the masked LM, hub name or local folder (Malmberg 2021: BERT-large, checkpoint not "
+                              "named)",
                          source=required_input())
     rank: int = setting(
         100, "the replacement is the token at this rank of the masked LM's prediction (1: the best)",
@@ -77,7 +78,7 @@ class DistractorSettings(Settings):
         cited(THESIS_MALMBERG_2021, "§3.4.4", '"greater or equal to 3" and "less or equal to 3" (the captions of '
               'Figs. 4.2-4.3 say "greater than 3" and "less than 3")'))
     seed: int = setting(0, "draws the perturbed sentence, the masked words and the positive's place",
-                        project_choice("003 gives no seed"), ge=0)
+                        project_choice("Malmberg 2021 gives no seed"), ge=0)
 
     def buckets(self) -> dict[str, object]:
         """{bucket name: keeps(score)}."""

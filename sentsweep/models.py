@@ -16,12 +16,12 @@ from sentsweep.noise import split_words
 
 # "cls_linear": the [CLS] token's vector through a trainable linear layer with tanh (hidden -> hidden), the pooling
 # of SimCSE's official code ("a linear layer on the CLS token embedding as the pooling method", TSDAE paper
-# (Wang et al., 2021) App. B, seed 002). See `load_sentence_model`.
+# (Wang et al., 2021) App. B). See `load_sentence_model`.
 #
-# Malmberg (2021), seed 003, §3.3.1: BERT's sentence vector is its [CLS] token's, or "averaging the sentence's token
+# Malmberg (2021), §3.3.1: BERT's sentence vector is its [CLS] token's, or "averaging the sentence's token
 # embeddings excluding [CLS] and [SEP] embeddings", and "the embeddings were extracted from the second last
 # layer" (bert-as-service's default layer). name: (token vectors pooled, hidden layer (-1: the last, -2: the one
-# below it), without [CLS] and [SEP]). 003's own BERT rows are `cls_second_last` and
+# below it), without [CLS] and [SEP]). Malmberg 2021's own BERT rows are `cls_second_last` and
 # `mean_no_special_second_last`; `mean_second_last` is bert-as-service's default mean, which keeps [CLS] and [SEP].
 LAYER_POOLING = {
     "mean_no_special": ("mean", -1, True),
@@ -77,7 +77,7 @@ def load_sentence_model(
     then Normalize; a sweep's exported model, trained linear layer included) is loaded as it is, every module
     kept, so it trains as released and the next stage of a chain starts from exactly the model the last one
     selected. Any other pooling replaces the modules after the Transformer (`replaced_modules` says which).
-    The poolings of `LAYER_POOLING` (seed 003) pool hidden layer -1 or -2 with a `HiddenLayerPooling` module; a
+    The poolings of `LAYER_POOLING` (Malmberg 2021) pool hidden layer -1 or -2 with a `HiddenLayerPooling` module; a
     model saved with one reloads with `SentenceTransformer(folder, trust_remote_code=True)`, since the module's
     class is this package's.
     `dropout` sets the transformer's dropout probabilities, of its hidden layers and of its attention
@@ -219,7 +219,7 @@ def _hidden_layer_pooling_class():
     from sentence_transformers.base.modules.module import Module
 
     class HiddenLayerPooling(Module):
-        """Pools one hidden layer of the transformer into the sentence vector (Malmberg (2021), seed 003, §3.3.1).
+        """Pools one hidden layer of the transformer into the sentence vector (Malmberg (2021), §3.3.1).
 
         With H = the token vectors of hidden layer `layer` (-1: the last, the transformer's `token_embeddings`;
         -2: the second to last, from its `all_layer_embeddings`, so the transformer must output hidden states)

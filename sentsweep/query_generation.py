@@ -1,4 +1,4 @@
-"""Query generation for GPL (the TSDAE + GPL report draft, 004): a seq2seq model (any T5, local folder or hub
+"""Query generation for GPL (the TSDAE + GPL report draft): a seq2seq model (any T5, local folder or hub
 name) writes queries for a passage by nucleus sampling (top-p 0.95), several per passage, as GPL does."""
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """The works this project implements or re-runs, as references a reader can follow.
 
-The five source documents in `../shared/seeds/` are cited by their number (`THESIS_REIML_2023` is "000")
-with title and author as each document gives them; published works carry their venue and a URL.
+The five source documents (`SOURCE_DOCUMENTS`: the theses and the report draft whose tables the experiments re-run)
+are named by author and year ("Reiml 2023") or by the paper's short name ("TSDAE"), with title and author as each
+document gives them; published works carry their venue and a URL.
 Settings cite a place in one of these with `sentsweep.settings.cited`.
 """
 
@@ -16,7 +17,7 @@ NO_AUTHOR = "no author given"
 
 @dataclass(frozen=True)
 class Reference:
-    """A work: `label` is how protocol cards and docstrings name it ("002", "SBERT")."""
+    """A work: `label` is how protocol cards, `sentsweep list` and docstrings name it ("Reiml 2023", "TSDAE")."""
 
     label: str
     authors: str
@@ -70,23 +71,24 @@ class Cited:
         return self.reference.bibtex()
 
 
-# The source documents (../shared/seeds/), in their numbering.
+# The source documents.
 THESIS_REIML_2023 = Reference(
-    "000", "Johanna Reiml", "Sentence Embeddings in Various Supervision Settings", 2023,
+    "Reiml 2023", "Johanna Reiml", "Sentence Embeddings in Various Supervision Settings", 2023,
     "Master's thesis, Ludwig-Maximilians-Universität München")
 THESIS_WANG_2022 = Reference(
-    "001", "Ruixiang Wang", "Improving Unsupervised Contrastive Learning for Sentence Embeddings", 2022,
+    "Wang 2022", "Ruixiang Wang", "Improving Unsupervised Contrastive Learning for Sentence Embeddings", 2022,
     "Master's thesis, RWTH Aachen University")
 TSDAE = Reference(
-    "002", "Kexin Wang, Nils Reimers, Iryna Gurevych",
+    "TSDAE", "Kexin Wang, Nils Reimers, Iryna Gurevych",
     "TSDAE: Using Transformer-based Sequential Denoising Auto-Encoder for Unsupervised Sentence Embedding "
     "Learning", 2021, "Findings of EMNLP 2021", "https://arxiv.org/abs/2104.06979")
 THESIS_MALMBERG_2021 = Reference(
-    "003", "Jacob Malmberg", "Evaluating semantic similarity using sentence embeddings", 2021,
+    "Malmberg 2021", "Jacob Malmberg", "Evaluating semantic similarity using sentence embeddings", 2021,
     "Degree project, School of Electrical Engineering and Computer Science, Stockholm (TRITA-EECS-EX-2021:48)")
 REPORT_TSDAE_GPL = Reference(
-    "004", NO_AUTHOR, "untitled report draft on TSDAE and GPL domain adaptation", None,
+    "TSDAE+GPL draft", NO_AUTHOR, "untitled report draft on TSDAE and GPL domain adaptation", None,
     "unpublished draft")
+SOURCE_DOCUMENTS = (THESIS_REIML_2023, THESIS_WANG_2022, TSDAE, THESIS_MALMBERG_2021, REPORT_TSDAE_GPL)
 
 # Published methods and data sets.
 SBERT = Reference(

@@ -1,6 +1,6 @@
 """Ranking metrics of the seeds' retrieval and reranking tasks, on ranked lists of document ids.
 
-- recall_at_k: |relevant in top k| / |relevant|, averaged over queries (duplicate-question retrieval, 001 ch. 4);
+- recall_at_k: |relevant in top k| / |relevant|, averaged over queries (duplicate-question retrieval, Wang 2022 ch. 4);
 - precision_at_k: |relevant in top k| / k, averaged;
 - mrr_at_k: 1 / rank of the first relevant document in the top k (0 if none), averaged;
 - ndcg_at_k: binary-relevance DCG of the top k, sum 1 / log2(rank + 1), over the ideal DCG, averaged;
@@ -8,7 +8,7 @@
   relevant documents ranked (AskUbuntu MAP over candidate reranking; TwitterPara AP over scored pairs;
   CQADupStack MAP@100 over the top 100), or by `relevant_total` when given (trec_eval's MAP: SciDocs);
 - top1_accuracy: share of queries whose best-scored candidate is the right one, within each query's pool of
-  distractors, with the chance baseline mean(1 / pool size) (sentence retrieval, 003).
+  distractors, with the chance baseline mean(1 / pool size) (sentence retrieval, Malmberg 2021).
 """
 
 from __future__ import annotations

@@ -112,9 +112,9 @@ class TfidfScorer:
     + 1, rows L2-normalised); IDF from `fit_corpus` when given, else from the texts of each call.
 
     `max_features` keeps only the most frequent terms of the fitted texts ("the top 1024 features ordered by
-    term frequency across the corpus", Malmberg (2021), seed 003, §3.3.3); the idf of a kept term is unchanged,
+    term frequency across the corpus", Malmberg (2021), §3.3.3); the idf of a kept term is unchanged,
     and a vector is normalised over the kept terms only. `lemmatize` maps each token to its English lemma
-    first, so inflected forms share one term (003 §3.3.3: "walk" and "walking"), with simplemma's dictionary
+    first, so inflected forms share one term (Malmberg 2021 §3.3.3: "walk" and "walking"), with simplemma's dictionary
     (the `lemmatize` extra: `pip install 'sentsweep[lemmatize]'`).
     """
 
@@ -193,14 +193,14 @@ class Bm25Scorer:
 
 
 class Bm25DenseScorer:
-    """BM25 rescored with a dense encoder, Wang (2022) (seed 001), §5.3.2, eq. 5.1:
+    """BM25 rescored with a dense encoder, Wang (2022), §5.3.2, eq. 5.1:
 
         score(q, d) = BM25(q, d) + alpha * cos(f(q), f(d))
 
-    with f the encoder's sentence embedding, neither score normalised (001 tunes alpha in {0, 1, 5, ..., 120}
+    with f the encoder's sentence embedding, neither score normalised (Wang 2022 tunes alpha in {0, 1, 5, ..., 120}
     on the raw sums and finds alpha = 20 best, Table 5.8 / Fig. 5.2; alpha = 0 is BM25 alone).
 
-    - `top_k` (retrieval from one shared corpus) follows 001's "We rescore BM25 top1000 retrieval results":
+    - `top_k` (retrieval from one shared corpus) follows Wang 2022's "We rescore BM25 top1000 retrieval results":
       the `rescore_depth` best BM25 documents among those sharing a term with the query (Lucene's hit list;
       none: every hit) get the sum; they come first, best first. Any further documents follow in BM25 order,
       at the score bm25 - alpha (the least the sum could give them, the cosine being >= -1), capped at the

@@ -1,4 +1,4 @@
-"""Multi-task weight: L = L_SimCSE + w L_AE for the CLM and MLM auto-encoders (thesis 001, eq. 3.6).
+"""Multi-task weight: L = L_SimCSE + w L_AE for the CLM and MLM auto-encoders (Wang 2022, eq. 3.6).
 
 The experiment is defined in sentsweep/experiments/multitask_weight.py;
 `python sweeps/multitask_weight.py --help` lists its options.

@@ -1,4 +1,4 @@
-"""The TSDAE paper's main protocol: TSDAE, MLM, CT and SimCSE, each at its own settings (002 §5, App. B).
+"""The TSDAE paper's main protocol: TSDAE, MLM, CT and SimCSE, each at its own settings (TSDAE §5, App. B).
 
 The experiment is defined in sentsweep/experiments/tsdae_main.py;
 `python sweeps/tsdae_main.py --help` lists its options.

@@ -4,7 +4,7 @@ footnotes and equations (for `tests/test_seed_quotes.py`).
 A seed is a plain-text rendering of a paper or thesis (`../shared/seeds/NNN_*.txt`). Its headings are lines that
 hold only a number and a short title ("5.2 MLM", "# 5.4.1 TSDAE", "#### **2.3.2** RoBERTa"), "Chapter N",
 "Appendix X Title", or a terminal heading ("References", "Bibliography", "Acknowledgments"); a document without
-numbered headings (004) has titled ones, short lines standing alone between blank lines ("GPL").
+numbered headings (TSDAE+GPL draft) has titled ones, short lines standing alone between blank lines ("GPL").
 
 What a place spans:
 - `§5.2`: from each heading numbered 5.2 to the next heading that is not inside it (a table of contents' line
@@ -12,7 +12,7 @@ What a place spans:
 - `App. B`: from "Appendix B ..." to the next appendix, chapter or terminal heading;
 - `Table 6.10`: its caption paragraph ("Table 6.10: ...") and its rows, the block of lines just above it (the
   seeds mostly print the rows first) up to a blank line, another caption or a heading, or the block below it
-  where the one above is a lone line of prose (003 prints its captions first);
+  where the one above is a lone line of prose (Malmberg 2021 prints its captions first);
 - `Figure 2` / `Fig. 2`: its caption paragraph and the block above it (the panels' labels), as a table's;
 - `fn. 8`: the text after footnote 8's marker (the number written three times, "points888For SimCSE"), to the
   end of its paragraph;
@@ -224,7 +224,7 @@ class SeedDocument:
         return ["\n".join(self.lines[start:end]) for start, end in spans]
 
     def named_place(self, name: str) -> Place | None:
-        """The titled section `name`, where the document has one (004's "GPL")."""
+        """The titled section `name`, where the document has one (TSDAE+GPL draft's "GPL")."""
         name = name.strip()
         return Place("named", name) if self._titled_spans(name) else None
 

@@ -1,4 +1,4 @@
-"""The chained sweeps of the TSDAE paper ("002") run each unsupervised method at its own App. B settings: every
+"""The chained sweeps of the TSDAE paper run each unsupervised method at its own App. B settings: every
 trial's settings as Ray Tune gets them (the runner's param space, the method's protocol values included),
 resolved to the typed trial, without training. "l.N" is a line of the seed text 002_0ccc4bd97e882493.txt."""
 
@@ -20,7 +20,7 @@ from sentsweep.trainables.catalog import resolve_trial
 from tests.test_in_domain_sbert import useb_supervised_folder
 from tests.test_tasks import askubuntu_folder, write
 
-# 002 App. B, l.364: "the number of training steps is 100K; the batch size is 8; the optimizers are AdamW, RMSProp
+# TSDAE App. B, l.364: "the number of training steps is 100K; the batch size is 8; the optimizers are AdamW, RMSProp
 # and AdamW, respectively; the initial learning rates are 3e-5, 1e-5 and 1e-6, resp." and "The learning rate for
 # CT follows a segmented-constant scheduling scheme" and "The pooling method for CT and BERT-flow is both mean
 # pooling"; l.366: "we do not use early-stopping with in-domain labeled data and indicate a fixed number of
@@ -70,7 +70,7 @@ def test_every_unsupervised_trial_of_the_chains_has_its_methods_app_b_settings(n
     for stage in stages:
         methods = {trial.method for trial in trials[stage]}
         assert methods == set(APP_B)
-        assert len(trials[stage]) == 4 * 5  # 002 App. B l.368: "averaged over 5 random seeds"
+        assert len(trials[stage]) == 4 * 5  # TSDAE App. B l.368: "averaged over 5 random seeds"
         for trial in trials[stage]:
             assert settings_of(trial) == APP_B[trial.method], (stage, trial.method, trial.seed)
 
@@ -93,7 +93,7 @@ def test_simcse_scores_dev_within_its_one_epoch_and_the_fixed_step_methods_do_no
 
 
 def test_the_in_domain_sbert_stages_train_at_app_b(tmp_path):
-    """002 App. B l.368: "the number of training epochs is 10; the maximum number of training steps is 20K; the
+    """TSDAE App. B l.368: "the number of training epochs is 10; the maximum number of training steps is 20K; the
     batch size is 64"."""
     trials = stage_trials("labelled_after_pretraining", output_dir=tmp_path)
     for stage in ("supervised_after_pretraining", "supervised_from_scratch"):
@@ -104,7 +104,7 @@ def test_the_in_domain_sbert_stages_train_at_app_b(tmp_path):
 
 
 def twitterpara_folder(tmp_path):
-    """TwitterPara has only a test split (002 §7: "it has no development split released")."""
+    """TwitterPara has only a test split (TSDAE §7: "it has no development split released")."""
     folder = tmp_path / "twitterpara"
     write(folder / "Twitter_URL_Corpus_test.txt", "url a\turl b\t(4, 6)\turl\nurl c\turl d\t(1, 6)\turl\n")
     write(folder / "test.data", "0\ttopic\tpit a\tpit b\t4\ttags\ttags\n1\ttopic\tpit c\tpit d\t1\ttags\ttags\n")
@@ -113,7 +113,7 @@ def twitterpara_folder(tmp_path):
 
 def test_after_pretraining_sbert_selects_on_the_target_tasks_dev_split_and_pretraining_keeps_its_fixed_steps(
         tmp_path):
-    """002 §6 l.208: "Scores are reported by evaluation on the development sets" (Figure 2, each task's); App. B
+    """TSDAE §6 l.208: "Scores are reported by evaluation on the development sets" (Figure 2, each task's); App. B
     l.366 keeps the pre-training at its fixed steps. The only --eval-task task is the target."""
     task = f"askubuntu={askubuntu_folder(tmp_path)}"
     pairs = f"askubuntu={useb_supervised_folder(tmp_path)}"
@@ -128,7 +128,7 @@ def test_after_pretraining_sbert_selects_on_the_target_tasks_dev_split_and_pretr
 
 
 def test_sample_size_selects_every_trial_on_the_target_tasks_dev_split(tmp_path):
-    """002 §7 l.243: "For all the datasets except TwitterPara, the analysis is carried out on the development
+    """TSDAE §7 l.243: "For all the datasets except TwitterPara, the analysis is carried out on the development
     set"; §7.1 l.259: "the best score on the development set is reported"."""
     task = f"askubuntu={askubuntu_folder(tmp_path)}"
     trials = stage_trials("sample_size", "--eval-task", task, output_dir=tmp_path)["method x sample_size"]
@@ -147,7 +147,7 @@ def test_sample_size_selects_every_trial_on_the_target_tasks_dev_split(tmp_path)
 def test_a_selection_that_would_override_a_stages_rule_or_cannot_select_is_refused(name, options, message,
                                                                                     tmp_path):
     specs = ["--eval-task", f"askubuntu={askubuntu_folder(tmp_path)}"]
-    if name == "labelled_after_pretraining":  # each target task's labelled pairs (002 §6: in-domain SBERT)
+    if name == "labelled_after_pretraining":  # each target task's labelled pairs (TSDAE §6: in-domain SBERT)
         pairs = useb_supervised_folder(tmp_path)
         specs += [argument for task in ("askubuntu", "scidocs", "twitterpara")
                   for argument in ("--task-pairs", f"{task}={pairs}")]
@@ -162,11 +162,11 @@ def test_a_selection_that_would_override_a_stages_rule_or_cannot_select_is_refus
 
 
 def test_domain_adaptations_nli_and_sts_steps_train_on_their_own_data_with_their_own_loss(tmp_path):
-    """002 §5.1 l.133: "These models were trained on SNLI + MultiNLI data using the Multiple-Negative Ranking Loss
+    """TSDAE §5.1 l.133: "These models were trained on SNLI + MultiNLI data using the Multiple-Negative Ranking Loss
     (MNRL) (Henderson et al., 2017) and the Mean Square Error (MSE) loss on the STS benchmark train set": the NLI
     step (sbert_nli) reads --nli-file, the STS step (sbert, cosine MSE) STS-B train; in both orders of Table 2.
-    Their lengths and rates are the project's (002 gives none): one epoch of at most 20K steps, 000 §5.1's 2e-5,
-    batch size 16, the last checkpoint."""
+    Their lengths and rates are the project's (TSDAE gives none): one epoch of at most 20K steps, Reiml 2023 §5.1's
+    2e-5, batch size 16, the last checkpoint."""
     trials = stage_trials("domain_adaptation", "--nli-file", str(NLI_FILE), output_dir=tmp_path)
     assert list(trials) == ["nli", "nli_sts", "nli_sts_then_target", "target", "target_then_nli",
                             "target_then_nli_sts"]

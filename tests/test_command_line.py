@@ -117,12 +117,13 @@ def test_sentsweep_list_explains_its_source_codes(capsys):
     out = capsys.readouterr().out
     experiments = [line for line in out.splitlines() if re.match(r"\S+ +\[", line)]
     assert len(experiments) == len(experiment_names())
-    codes = {re.search(r"\[(\S+) *\]", line)[1] for line in experiments}
-    assert {"000", "002", "project"} <= codes
+    codes = {re.search(r"\[([^]]+?) *\]", line)[1] for line in experiments}
+    assert {"Reiml 2023", "TSDAE", "project"} <= codes
     key = out[out.index("Sources:"):]
     for code in codes:  # each code used is explained once, below the list
         assert key.count(f"[{code}]") == 1, code
-    assert "Johanna Reiml (2023)" in key and "[project]  the project's own experiment" in key
+    assert "[Reiml 2023]" in key and "Johanna Reiml (2023)" in key
+    assert re.search(r"\[project\] +the project's own experiment", key)
 
 
 @pytest.mark.parametrize("command", [["-m", "sentsweep", "list"], ["sweeps/tsdae_deletion.py", "--dry-run"]],

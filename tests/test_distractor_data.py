@@ -1,4 +1,4 @@
-"""The STS-B distractor pools of Malmberg (2021) (seed 003, §3.2.1, §3.4.4): every replacement is the masked LM's
+"""The STS-B distractor pools of Malmberg (2021) (§3.2.1, §3.4.4): every replacement is the masked LM's
 rank-th word token, recomputed here from the LM's logits one sentence at a time; chains, buckets and files are
 checked against the input pairs, and the `distractors` task reads the files."""
 

@@ -1,5 +1,5 @@
-"""Malmberg (2021, seed 003) §3.4.2: dropout is a setting of the trained encoder (BERT's own 0.1 unless given;
-003 also trains at 0.3), applied to its hidden layers and its attention."""
+"""Malmberg (2021) §3.4.2: dropout is a setting of the trained encoder (BERT's own 0.1 unless given;
+Malmberg 2021 also trains at 0.3), applied to its hidden layers and its attention."""
 
 import pytest
 import torch
@@ -27,7 +27,7 @@ def test_the_checkpoints_dropout_unless_given(tiny_model_dir):
 
 
 def test_sbert_fine_tunes_at_the_dropout_given(tiny_model_dir):
-    """003 Table 3.1's SBERT rows: STS-B at dropout 0.1 and 0.3."""
+    """Malmberg 2021 Table 3.1's SBERT rows: STS-B at dropout 0.1 and 0.3."""
     config = {"method": "sbert", "model": str(tiny_model_dir), "pooling": "mean",
               "train_file": SHARED_INPUTS["dev_file"]}
     assert dropouts(build_sbert(typed_trial(config | {"dropout": 0.3})).model) == {0.3}

@@ -73,12 +73,12 @@ def test_a_usebs_target_task_stops_sbert_early_on_its_dev_split_with_mnrl(tmp_pa
 
 
 def test_a_target_task_without_its_labelled_pairs_is_refused_before_sbert_trains_on_sts_pairs(tmp_path):
-    """002 §6 trains in-domain SBERT on the task's own labelled pairs: without --set train_file the SBERT stages
+    """TSDAE §6 trains in-domain SBERT on the task's own labelled pairs: without --set train_file the SBERT stages
     would train on the STS benchmark's pairs with the task's MNRL and be compared with Table 10."""
     common = ["--quick", "--output-dir", str(tmp_path / "out"), "--tracking-uri", f"sqlite:///{tmp_path}/m.db",
               "--target-task", "askubuntu", "--eval-task", f"askubuntu={askubuntu_folder(tmp_path)}"]
     line = ("target task 'askubuntu': give its labelled training pairs with --set "
-            "train_file=data-train/askubuntu/supervised (USEB's release): 002 §6 trains SBERT in-domain, on the "
+            "train_file=data-train/askubuntu/supervised (USEB's release): TSDAE §6 trains SBERT in-domain, on the "
             "task's own pairs")
     card, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(card), contextlib.redirect_stderr(err):

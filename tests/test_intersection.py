@@ -71,7 +71,7 @@ def test_the_bracket_holds_the_crossing_and_is_open_where_no_probe_lies_beyond_i
     assert above.bracket() == (0.0, 16.0)
 
 
-# 002 App. D, Table 10 as printed: "AskU. CQADup. TwitterP. SciDocs Avg." / "140 2661 6067 464 2333".
+# TSDAE App. D, Table 10 as printed: "AskU. CQADup. TwitterP. SciDocs Avg." / "140 2661 6067 464 2333".
 TABLE_10 = dict(zip(["askubuntu", "cqadupstack", "twitterpara", "scidocs"], [140, 2661, 6067, 464]))
 
 

@@ -1,4 +1,4 @@
-"""The poolings of Malmberg (2021) (seed 003, §3.3.1): [CLS] or the mean without [CLS] and [SEP], from the last or
+"""The poolings of Malmberg (2021) (§3.3.1): [CLS] or the mean without [CLS] and [SEP], from the last or
 the second-to-last hidden layer, each equal to a hand computation from the transformer's hidden states."""
 
 import pytest

@@ -1,5 +1,5 @@
 """Lexical baselines: BM25 equals rank-bm25 and a hand computation, in each variant (okapi, Lucene, Pyserini);
-TF-IDF equals scikit-learn's cosine and a hand computation with max_features; BM25 + alpha x cosine (001 eq. 5.1)
+TF-IDF equals scikit-learn's cosine and a hand computation with max_features; BM25 + alpha x cosine (Wang 2022 eq. 5.1)
 equals its sum by hand; the lexical scorers give the same scores through every task interface."""
 
 import math
@@ -113,7 +113,7 @@ def test_bm25_with_a_transfer_task_is_refused_before_anything_runs(tsdae_config)
         validate_config(tsdae_config | {"method": "bm25", "eval_tasks": {"mr": "/data/MR", "askubuntu": "/data/au"}})
 
 
-# --- BM25 variants: k1, b and Lucene's idf (002 App. B, 001 §5.2.1) -----------------------------------------------
+# --- BM25 variants: k1, b and Lucene's idf (TSDAE App. B, Wang 2022 §5.2.1)
 
 TINY_CORPUS = [["cat", "sat"], ["dog", "sat", "sat"], ["cat", "cat", "dog", "ran"]]
 
@@ -207,7 +207,7 @@ def test_bm25_index_refuses_bad_parameters_naming_them():
         Bm25Scorer("elastic")
 
 
-# --- TF-IDF with max_features (003 §3.3.3) -----------------------------------------------------------------------
+# --- TF-IDF with max_features (Malmberg 2021 §3.3.3)
 
 def test_tfidf_max_features_keeps_the_most_frequent_terms_by_hand():
     corpus = ["the cat sat", "the dog sat", "the cat ran", "a bird flew"]
@@ -249,7 +249,7 @@ def test_tfidf_method_reads_max_features(tsdae_config):
     assert report["sts_test_at_best_dev"] == pytest.approx(100 * spearman(np.array(expected), np.array(pairs.scores)))
 
 
-# --- BM25 + alpha x cosine (001 eq. 5.1, Table 5.8) ----------------------------------------------------------------
+# --- BM25 + alpha x cosine (Wang 2022 eq. 5.1, Table 5.8)
 
 class FixedEncoder:
     """Sentence vectors given by hand; records what it was asked to embed."""
@@ -327,7 +327,7 @@ def test_bm25_dense_method_reports_pyserini_bm25_plus_alpha_cosine(tsdae_config,
     model = load_sentence_model(str(tiny_model_dir), "mean", 128)
     first, second = model.encode(pairs.sentences1), model.encode(pairs.sentences2)
     cosines = [cosine(u, v) for u, v in zip(first, second)]
-    bm25, gold = sts_test_by_hand(k1=0.9, b=0.4)  # bm25_dense's default variant: Pyserini's (001 §5.2.1)
+    bm25, gold = sts_test_by_hand(k1=0.9, b=0.4)  # bm25_dense's default variant: Pyserini's (Wang 2022 §5.2.1)
     expected = bm25 + 3.0 * np.array(cosines)
     ours = Bm25DenseScorer(EmbeddingScorer(model), 3.0, variant="pyserini").pair_similarities(
         pairs.sentences1, pairs.sentences2)
@@ -335,10 +335,10 @@ def test_bm25_dense_method_reports_pyserini_bm25_plus_alpha_cosine(tsdae_config,
     assert report["sts_test_at_best_dev"] == pytest.approx(100 * spearman(expected, np.asarray(gold)))
 
 
-# --- TF-IDF with lemmatisation (003 §3.3.3) ------------------------------------------------------------------------
+# --- TF-IDF with lemmatisation (Malmberg 2021 §3.3.3)
 
 def test_lemmatized_tfidf_gives_inflected_forms_one_term():
-    """003 §3.3.3: "the word "walk" and "walking" receive the same embedding following lemmatization"."""
+    """Malmberg 2021 §3.3.3: "the word "walk" and "walking" receive the same embedding following lemmatization"."""
     corpus = ["he walks home", "she walked away", "walking is good", "cars drive fast"]
     plain = TfidfScorer(corpus).pair_similarities(["walking"], ["walk"])
     lemmatized = TfidfScorer(corpus, lemmatize=True).pair_similarities(["walking", "cars"], ["walk", "car"])

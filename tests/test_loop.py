@@ -27,7 +27,7 @@ def test_each_epoch_visits_every_sentence_once(group_by_length):
 
 @pytest.mark.parametrize("group_by_length", [False, True])
 def test_a_batch_larger_than_the_corpus_holds_each_sentence_once(group_by_length):
-    """SimCSE at batch 512 on 128 sentences (002 §7.1's smallest corpus): each step is the 128 sentences once, so
+    """SimCSE at batch 512 on 128 sentences (TSDAE §7.1's smallest corpus): each step is the 128 sentences once, so
     no sentence's own copy is among its in-batch negatives."""
     corpus = VARIED[:128]
     schedule = BatchSchedule(corpus, batch_size=512, seed=3, group_by_length=group_by_length)
@@ -150,7 +150,7 @@ def test_the_metrics_a_trial_reports_are_those_its_checkpoint_rule_says(tiny_mod
     """`reports_metric`, which the reproduction targets are checked against (a target must read a metric its
     cell's trials log), says what a real trial reports: `sts_test_last` only for the last checkpoint, each rule's
     own scores, a task's metrics where it is an eval task, and `selected_task_dev` (the kept checkpoint's dev score
-    on the selection task, 002 §6's Figure 2 points) whatever the rule."""
+    on the selection task, TSDAE §6's Figure 2 points) whatever the rule."""
     from sentsweep.trainables.loop import EVERY_TRIAL_METRICS, RULE_METRICS, reports_metric
     from sentsweep.trainables.settings import SELECTED_TASK_DEV
     from tests.test_tasks import askubuntu_folder

@@ -175,7 +175,7 @@ def test_mlm_autoencoder_loss_sums_over_masked_tokens_and_averages_over_sentence
     assert value.item() != pytest.approx(sum(per_sentence) / masked_count, rel=1e-2)
 
 
-# --- SimCSE with BCE (001 eq. 2.10, §5.3.3) -----------------------------------------------------------------------
+# --- SimCSE with BCE (Wang 2022 eq. 2.10, §5.3.3)
 
 
 def test_simcse_bce_matches_equation_2_10_by_hand():
@@ -218,7 +218,7 @@ def test_simcse_bce_loss_reads_two_dropout_views_of_one_pass(tiny_model_dir):
     value.backward()
 
 
-# --- cls_linear pooling (002 App. B) ------------------------------------------------------------------------------
+# --- cls_linear pooling (TSDAE App. B) ------------------------------------------------------------------------------
 
 
 def test_cls_linear_pooling_adds_a_trained_and_saved_dense_layer(base_config, tmp_path):
@@ -254,7 +254,7 @@ def test_cls_linear_pooling_adds_a_trained_and_saved_dense_layer(base_config, tm
                           model.encode(BATCH[:3], convert_to_tensor=True), atol=1e-5)
 
 
-# --- ConSERT defaults (001 §5.3.1, Table 5.3) ---------------------------------------------------------------------
+# --- ConSERT defaults (Wang 2022 §5.3.1, Table 5.3)
 
 
 def test_consert_defaults_follow_the_thesis():

@@ -76,17 +76,17 @@ def test_the_card_names_how_trials_are_scheduled_and_compared_and_which_values_t
 def test_multitask_card_carries_wang_2022_settings_with_sources():
     code, card, _ = dry_run("multitask_weight")
     assert code == 0
-    assert row(card, "3 multi-task", "w", "0.1, 0.01, 0.001, 0.0001", "001 §5.3.7")
-    assert row(card, "1 SimCSE alone", "epochs", "1, 3", "001 Table 5.16")
-    assert row(card, "2 auto-encoders alone", "method", "clm_ae, mlm_ae", "001 Table 5.16")
-    assert row(card, "training", "warmup_steps", "910", "001 §5.2.2, Table 5.3")
-    assert row(card, "training", "max_seq_length", "32", "001 §5.2.2, Table 5.3")
-    assert row(card, "training", "epochs (swept)", "3", "001 §5.3.7")
-    assert row(card, "training", "eval_steps", "250", "001 §5.2.2")
-    assert row(card, "evaluation", "select_checkpoint", "validation_loss", "001 §5.2.2")
-    assert row(card, "unsupervised", "pooling", "mean", "001 §5.2.2, Table 5.3")
+    assert row(card, "3 multi-task", "w", "0.1, 0.01, 0.001, 0.0001", "Wang 2022 §5.3.7")
+    assert row(card, "1 SimCSE alone", "epochs", "1, 3", "Wang 2022 Table 5.16")
+    assert row(card, "2 auto-encoders alone", "method", "clm_ae, mlm_ae", "Wang 2022 Table 5.16")
+    assert row(card, "training", "warmup_steps", "910", "Wang 2022 §5.2.2, Table 5.3")
+    assert row(card, "training", "max_seq_length", "32", "Wang 2022 §5.2.2, Table 5.3")
+    assert row(card, "training", "epochs (swept)", "3", "Wang 2022 §5.3.7")
+    assert row(card, "training", "eval_steps", "250", "Wang 2022 §5.2.2")
+    assert row(card, "evaluation", "select_checkpoint", "validation_loss", "Wang 2022 §5.2.2")
+    assert row(card, "unsupervised", "pooling", "mean", "Wang 2022 §5.2.2, Table 5.3")
     assert row(card, "training", "lr_schedule", "linear", "project choice")
-    assert "**Seeds:** 1, 7, 42 (001 §5.2.2" in card
+    assert "**Seeds:** 1, 7, 42 (Wang 2022 §5.2.2" in card
     assert "**Trials:** 2 + 2 + 8 grid points x 3 seeds = 36" in card
     # The demo corpus is smaller than the 10k held-out validation sentences: the card says so.
     assert "**Cannot run as given:** validation_size 10000" in card
@@ -94,15 +94,15 @@ def test_multitask_card_carries_wang_2022_settings_with_sources():
 
 def test_tsdae_search_runs_untied_and_tries_tying_last():
     code, card, _ = dry_run("tsdae_noise")
-    assert row(card, "3 pooling", "kept for the next stages", "pooling=cls", "--pooling-rule paper: 002 App. A")
+    assert row(card, "3 pooling", "kept for the next stages", "pooling=cls", "--pooling-rule paper: TSDAE App. A")
     assert "kept for the next stages" not in dry_run("tsdae_noise", "--pooling-rule", "best_dev")[1]
     assert code == 0
     assert "greedy" in card
-    assert row(card, "1 noise_type", "noise_type", "delete, swap, mask, replace, insert", "002 App. A, Table 5")
-    assert row(card, "4 tie_decoder", "tie_decoder", "false, true", "002 App. A")
-    assert row(card, "tsdae", "tie_decoder (swept)", "false", "002 App. A, Tables 5-7")
-    assert row(card, "tsdae", "noise_ratio (swept)", "0.3", "002 App. A")
-    assert row(card, "training", "max_steps", "30,000", "002 App. A")
+    assert row(card, "1 noise_type", "noise_type", "delete, swap, mask, replace, insert", "TSDAE App. A, Table 5")
+    assert row(card, "4 tie_decoder", "tie_decoder", "false, true", "TSDAE App. A")
+    assert row(card, "tsdae", "tie_decoder (swept)", "false", "TSDAE App. A, Tables 5-7")
+    assert row(card, "tsdae", "noise_ratio (swept)", "0.3", "TSDAE App. A")
+    assert row(card, "training", "max_steps", "30,000", "TSDAE App. A")
     assert "**Trials:** 5 + 9 + 3 + 2 grid points x 5 seeds = 95" in card
     assert "**Training steps in all:** 2,850,000" in card
 
@@ -111,28 +111,29 @@ def test_nm_card_marks_the_weight_grid_as_the_projects():
     code, card, _ = dry_run("nm_weight")
     assert code == 0
     assert row(card, "2 method x w x pooling", "w", "1, 0.1, 0.01, 0.001", "project choice (Table 6.10 has no w axis")
-    assert row(card, "1 Table 6.10 rows", "method", "simcse, mlm+simcse, nm, tsdae", "000 §5.4.2, Table 6.10")
-    assert row(card, "2 method x w x pooling", "method", "mlm+nm, tsdae+nm", "000 §5.4.2, Table 6.10")
+    assert row(card, "1 Table 6.10 rows", "method", "simcse, mlm+simcse, nm, tsdae", "Reiml 2023 §5.4.2, Table 6.10")
+    assert row(card, "2 method x w x pooling", "method", "mlm+nm, tsdae+nm", "Reiml 2023 §5.4.2, Table 6.10")
     assert "**Trials:** 8 + 16 grid points x 3 seeds = 72" in card
-    assert row(card, "training", "warmup_ratio", "0.1", "000 §5.1")
-    assert row(card, "training", "weight_decay", "0.01", "000 §5.1")
-    assert row(card, "training", "max_steps", "12,500", "000 §5.4.2")
-    # 000 §4.2.3 contradicts itself on the stop-gradient's side; the card says so and which reading runs (the
+    assert row(card, "training", "warmup_ratio", "0.1", "Reiml 2023 §5.1")
+    assert row(card, "training", "weight_decay", "0.01", "Reiml 2023 §5.1")
+    assert row(card, "training", "max_steps", "12,500", "Reiml 2023 §5.4.2")
+    # Reiml 2023 §4.2.3 contradicts itself on the stop-gradient's side; the card says so and which reading runs (the
     # loss's behaviour: test_objectives' test_noise_matching_has_no_gradient_through_the_original_branch)
-    assert "NM's stop-gradient: 000 §4.2.3 contradicts itself" in card
+    assert "NM's stop-gradient: Reiml 2023 §4.2.3 contradicts itself" in card
     assert "Implemented: the stop-gradient on the original, the gradient flowing through the noised copy only" in card
 
 
 def test_cards_cite_the_place_that_gives_each_corrected_value():
-    """TSDAE (repr.) keeps its last checkpoint (000 §5.4.1 replicates 002, App. B: no early stopping); the domain
-    chain's MLM follows 000 §5.1's defaults; §7.1's seeds are App. B's; topic F1 comes from a probe, said so."""
+    """TSDAE (repr.) keeps its last checkpoint (Reiml 2023 §5.4.1 replicates TSDAE, App. B: no early stopping); the
+    domain chain's MLM follows Reiml 2023 §5.1's defaults; §7.1's seeds are App. B's; topic F1 comes from a probe,
+    said so."""
     _, card, _ = dry_run("nm_weight")
-    assert row(card, "tsdae", "select_checkpoint", "last", "000 §5.4.1")
+    assert row(card, "tsdae", "select_checkpoint", "last", "Reiml 2023 §5.4.1")
     _, card, _ = dry_run("domain_chain_augsbert")
     for setting, value in (("warmup_ratio", "0.1"), ("lr_schedule", "linear"), ("weight_decay", "0.01")):
-        assert row(card, "mlm", setting, value, "000 §5.1")
+        assert row(card, "mlm", setting, value, "Reiml 2023 §5.1")
     _, card, _ = dry_run("sample_size")
-    assert "**Seeds:** 0, 1, 2, 3, 4 (002 App. B (\"we report the scores averaged over 5 random seeds" in card
+    assert "**Seeds:** 0, 1, 2, 3, 4 (TSDAE App. B (\"we report the scores averaged over 5 random seeds" in card
     assert row(card, "simcse", "max_seq_length", "32", "SimCSE official code")
     _, card, _ = dry_run("topic_distillation")
     assert "scored by a logistic-regression probe on the frozen encoder's embeddings" in card
@@ -143,19 +144,19 @@ def test_cards_cite_the_place_that_gives_each_corrected_value():
 def test_main_protocol_runs_each_method_with_its_papers_settings():
     code, card, _ = dry_run("tsdae_main")
     assert code == 0
-    assert row(card, "ct", "optimizer", "rmsprop", "002 App. B")
-    assert row(card, "ct", "lr_schedule", "ct_segments", "002 App. B")
-    assert row(card, "mlm", "lr", "5e-05", "002 §5.2")
-    assert row(card, "simcse", "pooling", "cls_linear", "002 App. B")
-    assert row(card, "evaluation", "select_checkpoint", "last", "002 App. B")
-    assert row(card, "simcse", "select_checkpoint", "best_sts_dev", "002 App. B, fn. 8")
+    assert row(card, "ct", "optimizer", "rmsprop", "TSDAE App. B")
+    assert row(card, "ct", "lr_schedule", "ct_segments", "TSDAE App. B")
+    assert row(card, "mlm", "lr", "5e-05", "TSDAE §5.2")
+    assert row(card, "simcse", "pooling", "cls_linear", "TSDAE App. B")
+    assert row(card, "evaluation", "select_checkpoint", "last", "TSDAE App. B")
+    assert row(card, "simcse", "select_checkpoint", "best_sts_dev", "TSDAE App. B, fn. 8")
     assert row(card, "mlm", "warmup_steps", "10,000", "BERT App. A.2 (outside the seeds")
-    # Table 2's USEB tasks, each column a model of its own task's corpus (002 §4.1)
+    # Table 2's USEB tasks, each column a model of its own task's corpus (TSDAE §4.1)
     assert "--eval-task NAME=PATH and its training sentences with --task-corpus NAME=PATH" in card
 
 
 def test_steps_follow_the_batch_size_of_one_epoch(tmp_path):
-    """001 Table 5.11: one epoch at each batch size, so the steps are ceil(sentences / batch size)."""
+    """Wang 2022 Table 5.11: one epoch at each batch size, so the steps are ceil(sentences / batch size)."""
     corpus = tmp_path / "corpus.txt"
     corpus.write_text("\n".join(f"sentence number {i}" for i in range(1_100)) + "\n")
     code, card, _ = dry_run("batch_size", "--corpus", str(corpus), "--set", "validation_size=100")
@@ -163,7 +164,7 @@ def test_steps_follow_the_batch_size_of_one_epoch(tmp_path):
     expected = 3 * 2 * sum(math.ceil(1_000 / size) for size in (32, 64, 96, 128, 256, 512))
     assert f"**Training steps in all:** {expected:,} (corpus: 1,100 sentences)" in card
     assert row(card, "evaluation", "validation_size", "100", "command line")
-    # 001 §5.1: a separate validation set leaves the whole corpus to training, and the steps say so.
+    # Wang 2022 §5.1: a separate validation set leaves the whole corpus to training, and the steps say so.
     validation = tmp_path / "validation.txt"
     validation.write_text("held-out sentence\n" * 10)
     code, card, _ = dry_run("batch_size", "--corpus", str(corpus), "--set", f"validation_file={validation}")
@@ -178,7 +179,7 @@ def test_steps_follow_the_batch_size_of_one_epoch(tmp_path):
 def test_command_line_values_are_marked_as_such():
     code, card, _ = dry_run("tsdae_deletion", "--ratios", "0.5", "0.6", "--lr", "1e-4")
     assert code == 0
-    assert row(card, "1 deletion_ratio x pooling", "noise_ratio", "0.5, 0.6", "part of 002 App. A, Table 6 "
+    assert row(card, "1 deletion_ratio x pooling", "noise_ratio", "0.5, 0.6", "part of TSDAE App. A, Table 6 "
                "(command line)")
     assert row(card, "training", "lr", "0.0001", "command line")
 
@@ -223,8 +224,8 @@ def test_set_values_naming_local_paths_are_made_absolute(tmp_path, monkeypatch):
         "train_file": str(tmp_path / "pairs"), "generator": "t5-base", "lr": 0.1}
 
 
-# Places that describe TSDAE alone: 000's replication of TSDAE and 002's search for TSDAE's configuration.
-TSDAE_ONLY_PLACES = ("000 §5.4.1", "002 App. A")
+# Places that describe TSDAE alone: Reiml 2023's replication of TSDAE and TSDAE's search for TSDAE's configuration.
+TSDAE_ONLY_PLACES = ("Reiml 2023 §5.4.1", "TSDAE App. A")
 
 
 def sweep_methods(name: str) -> set[str]:
@@ -237,8 +238,8 @@ def sweep_methods(name: str) -> set[str]:
 
 @pytest.mark.parametrize("name", experiment_names())
 def test_a_tsdae_only_place_is_cited_for_tsdae_settings_only(name, tmp_path, monkeypatch):
-    """A card row whose value cites 000 §5.4.1 or 002 App. A is a setting of TSDAE's trials: the sweep runs TSDAE
-    alone, or the row is TSDAE's own (the audit found them stamped on MLM, SimCSE, CT, GPL and AugSBERT)."""
+    """A card row whose value cites Reiml 2023 §5.4.1 or TSDAE App. A is a setting of TSDAE's trials: the sweep runs
+    TSDAE alone, or the row is TSDAE's own (the audit found them stamped on MLM, SimCSE, CT, GPL and AugSBERT)."""
     monkeypatch.chdir(tmp_path)
     code, card, err = dry_run(name)
     assert code == 0, err
@@ -251,7 +252,7 @@ def test_a_tsdae_only_place_is_cited_for_tsdae_settings_only(name, tmp_path, mon
 
 
 def test_sample_sizes_above_the_corpus_cannot_run_and_small_ones_batch_the_whole_corpus(tmp_path):
-    """002 §7.1 trains on "Between 128 and 65,536 sentences": on a 1,000-sentence corpus the sizes above it are
+    """TSDAE §7.1 trains on "Between 128 and 65,536 sentences": on a 1,000-sentence corpus the sizes above it are
     listed as what stops the sweep (a run exits 2, tests/test_bad_input.py); SimCSE's 512 at 128 and 256
     sentences is a batch of all of them."""
     corpus = tmp_path / "corpus.txt"
@@ -268,7 +269,7 @@ def test_sample_sizes_above_the_corpus_cannot_run_and_small_ones_batch_the_whole
 
 
 def test_labelled_pairs_are_counted_against_their_training_file_not_the_unlabelled_corpus(tmp_path, monkeypatch):
-    """labelled_after_pretraining's SBERT sample sizes count pairs of its training file (002 §6, Figure 2:
+    """labelled_after_pretraining's SBERT sample sizes count pairs of its training file (TSDAE §6, Figure 2:
     "increasing sizes of labeled training data"), not sentences of the pre-training corpus: sizes within a file
     of 1,200 pairs run beside the 400-sentence demo corpus; sizes above the demo's 200 STS-B pairs are refused."""
     from sentsweep.demo_data import CORPUS_FILE
@@ -358,8 +359,8 @@ def test_a_key_without_a_measured_step_is_named_and_a_malformed_file_refused(tmp
 
 @pytest.mark.parametrize("name", ["simcse_loss", "multitask_weight", "batch_size"])
 def test_a_validation_set_larger_than_the_corpus_is_refused_without_negative_sentence_counts(name):
-    """001 §5.2.2 holds 10k validation sentences out of the corpus: on the 400-sentence demo corpus none is left to
-    train on, which the card says once, instead of also listing batches of "-9600 training sentences"."""
+    """Wang 2022 §5.2.2 holds 10k validation sentences out of the corpus: on the 400-sentence demo corpus none is left
+    to train on, which the card says once, instead of also listing batches of "-9600 training sentences"."""
     code, card, err = dry_run(name)
     assert code == 0, err
     assert "**Cannot run as given:** validation_size 10000 leaves no training sentences" in card

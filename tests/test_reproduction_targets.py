@@ -32,15 +32,15 @@ from sentsweep.sweep.definition import target_problems
 from sentsweep.sweep.launcher import stage_axes
 from sentsweep.sweep.target_list import TARGET_LIST_ARTIFACT, TargetList, eval_task_of
 
-# 002 (TSDAE, Wang et al. 2021) App. A, Table 6 "Results with different noise ratio": deletion, CLS pooling,
+# TSDAE (Wang et al. 2021) App. A, Table 6 "Results with different noise ratio": deletion, CLS pooling,
 # untied, best STS benchmark dev Spearman x 100 over evaluations every 1.5K of 30K steps, mean of 5 seeds.
 TABLE_6 = {0.1: 77.81, 0.2: 77.70, 0.3: 77.75, 0.4: 78.02, 0.5: 78.25, 0.6: 78.77, 0.7: 78.19, 0.8: 77.69,
            0.9: 75.67}
-# 002 App. A, Table 7 "Results with different pooling methods": deletion 0.6, untied.
+# TSDAE App. A, Table 7 "Results with different pooling methods": deletion 0.6, untied.
 TABLE_7 = {"cls": 78.77, "mean": 78.84, "max": 78.17}
-# 002 App. A, Table 5 "Results with different noise types": ratio 0.3, CLS, untied ("Add" is the project's insert).
+# TSDAE App. A, Table 5 "Results with different noise types": ratio 0.3, CLS, untied ("Add" is the project's insert).
 TABLE_5 = {"delete": 78.33, "swap": 76.85, "mask": 76.56, "replace": 74.01, "insert": 72.65}
-# 002 App. A, text after Table 7: tying the encoder and decoder "can further improve the validation score to 79.15".
+# TSDAE App. A, text after Table 7: tying the encoder and decoder "can further improve the validation score to 79.15".
 TIED = 79.15
 
 
@@ -70,7 +70,7 @@ FRAME = trial_frame(
 
 def target(ratio, pooling, value, runs=5, **setting):
     return PublishedValue({"noise_ratio": ratio, "pooling": pooling, "noise_type": "delete", "tie_decoder": False},
-                          "best_sts_dev", value, "002 App. A, Table 7", runs=runs, setting=setting)
+                          "best_sts_dev", value, "TSDAE App. A, Table 7", runs=runs, setting=setting)
 
 
 def by_hand(values, m):
@@ -132,7 +132,7 @@ def test_a_stage_checks_only_its_own_targets():
 
 def test_a_target_whose_metric_no_run_evaluated_is_told_apart_from_a_cell_not_run():
     """--quick evaluates no USEB task: its targets need a metric the runs lack, which says nothing of their cells."""
-    task = PublishedValue({"noise_ratio": 0.6, "pooling": "cls"}, "askubuntu_map", 57.4, "000 Table 6.10")
+    task = PublishedValue({"noise_ratio": 0.6, "pooling": "cls"}, "askubuntu_map", 57.4, "Reiml 2023 Table 6.10")
     failed = target(0.6, "max", 78.17)  # the metric exists; the cell's one run failed
     assert [check.verdict for check in check_targets(FRAME, [task, failed])] == [NOT_EVALUATED, NOT_RUN]
 
@@ -165,7 +165,7 @@ def test_the_target_list_has_every_target_with_its_metric_in_a_file_and_an_artif
     assert logged == {TARGET_LIST_ARTIFACT: text}
     assert text.count("| best_sts_dev |") == 11  # a row per target, each naming its metric
     assert "| noise_ratio=0.6, pooling=max, noise_type=delete, tie_decoder=false | best_sts_dev | 0 | – | – | " \
-           "78.17 (mean of 5 runs) | 002 App. A, Table 7 | not run |" in text
+           "78.17 (mean of 5 runs) | TSDAE App. A, Table 7 | not run |" in text
     assert "## Cells no stage of this run holds (9)" in text
     # a fixed setting at another value rules a stage out as an axis does
     assert listing.stage_line("tied", FRAME, None, axes, {"noise_type": "delete", "tie_decoder": True}).startswith(
@@ -185,9 +185,9 @@ def test_tsdae_deletion_declares_table_6_and_table_7_exactly():
                                    "tie_decoder": False}
         tables = ([6] if pooling == "cls" else []) + ([7] if ratio == 0.6 else [])
         source = str(declared.source)
-        assert source.startswith("002 App. A, Table")
+        assert source.startswith("TSDAE App. A, Table")
         for number in (5, 6, 7):  # the source names exactly the tables that print the value
-            assert (f"{number}" in source.removeprefix("002 App. A, ")) == (number in tables), source
+            assert (f"{number}" in source.removeprefix("TSDAE App. A, ")) == (number in tables), source
         assert declared.setting["model"] == "bert-base-uncased" and declared.setting["max_steps"] == 30_000
 
 
@@ -240,13 +240,15 @@ def test_report_has_the_reproduction_section(tmp_path):
     low, high = by_hand(CLS_06, 5)
     assert (f"| noise_ratio=0.6, pooling=cls, noise_type=delete, tie_decoder=false | best_sts_dev | 5 | "
             f"{np.mean(CLS_06):.2f} ± {np.std(CLS_06, ddof=1):.2f} | [{low:.2f}, {high:.2f}] | "
-            f"78.77 (mean of 5 runs) | 002 App. A, Tables 6 (ratio 0.6) and 7 (CLS) | within |") in section
-    assert "noise_ratio=0.2, pooling=cls, noise_type=delete, tie_decoder=false (77.70, 002 App. A, Table 6)" in section
+            f"78.77 (mean of 5 runs) | TSDAE App. A, Tables 6 (ratio 0.6) and 7 (CLS) | within |") in section
+    assert "noise_ratio=0.2, pooling=cls, noise_type=delete, tie_decoder=false (77.70, TSDAE App. A, Table 6)" \
+        in section
     assert "| noise_ratio=0.6, pooling=mean, noise_type=delete, tie_decoder=false | best_sts_dev | 5 |" in section
-    assert "| 78.84 (mean of 5 runs) | 002 App. A, Table 7 | outside |" in section
-    assert "noise_ratio=0.6, pooling=max, noise_type=delete, tie_decoder=false (78.17, 002 App. A, Table 7)" in section
+    assert "| 78.84 (mean of 5 runs) | TSDAE App. A, Table 7 | outside |" in section
+    assert "noise_ratio=0.6, pooling=max, noise_type=delete, tie_decoder=false (78.17, TSDAE App. A, Table 7)" \
+        in section
     assert "| not run |" not in section  # named in one line, not as rows
-    assert "| 77.75 (mean of 5 runs) | 002 App. A, Table 6 | n < 2 (no interval) |" in section
+    assert "| 77.75 (mean of 5 runs) | TSDAE App. A, Table 6 | n < 2 (no interval) |" in section
     assert "11 published values: within 1, outside 1, n < 2 (no interval) 1, not run 8." in section
     assert "Cells not run (best_sts_dev): noise_ratio=0.1, pooling=cls," in section  # each named with its metric
     assert "Table 5 scores the same configuration (delete 0.3, CLS, untied) 78.33" in section
@@ -276,7 +278,7 @@ def test_report_of_a_sweep_without_targets_has_no_section(tmp_path):
 
 def printed_columns(rows: str, columns: tuple[int, ...]) -> dict[str, tuple[float, ...]]:
     """{row name: the numbers at `columns`} of a table's rows as the seed prints them, name and numbers separated
-    by tabs (000, 001) or spaces (002)."""
+    by tabs (Reiml 2023, Wang 2022) or spaces (TSDAE)."""
     table = {}
     for line in rows.strip().splitlines():
         name, *numbers = line.split("\t") if "\t" in line else line.rsplit(" ", 11)
@@ -289,7 +291,7 @@ USEB_METRICS = ("askubuntu_map", "cqadupstack_map_at_100", "twitterpara_ap", "sc
 # AskU., CQADup., Twitter Avg., SciDocs Avg. among AskU. CQADup. TURL PIT Avg. Cite CC CR CV Avg.
 USEB_AVERAGES = (0, 1, 4, 9)
 
-# 000 (Reiml 2023) Table 6.10, "Unsupervised learning based on BERT-base (CLS pooling)" and "(mean pooling)",
+# Reiml 2023 (Reiml 2023) Table 6.10, "Unsupervised learning based on BERT-base (CLS pooling)" and "(mean pooling)",
 # rows copied from the seed.
 TABLE_6_10_CLS = printed_columns("""
 TSDAE (repr.)\t57.4\t11.9\t79.4\t59.1\t69.3\t69.8\t73.5\t74.2\t75.4\t73.2\t52.9
@@ -312,7 +314,7 @@ DOMAIN_SBERT = printed_columns(
     "DomainSBERT\t63.2\t14.7\t74.8\t70.2\t72.5\t75.0\t76.9\t76.3\t77.5\t76.4\t56.7", USEB_AVERAGES)
 AUG_SBERT = printed_columns(
     "AugSBERT\t60.8\t14.8\t74.8\t72.4\t73.6\t70.3\t73.0\t73.4\t75.1\t73.0\t55.5", USEB_AVERAGES)
-# 002 (TSDAE) Table 2, "Unsupervised learning based on BERT-base" and "Domain adaptation: NLI+STS → target task".
+# TSDAE (TSDAE) Table 2, "Unsupervised learning based on BERT-base" and "Domain adaptation: NLI+STS → target task".
 TABLE_2_UNSUPERVISED = printed_columns("""
 TSDAE 59.4 14.5 76.8 69.2 73.0 71.4 73.9 75.0 75.6 74.0 55.2
 MLM 54.3 11.7 71.9 69.7 70.8 71.2 75.8 75.1 76.2 74.6 52.9
@@ -336,7 +338,7 @@ BM25 53.4 13.3 71.9 70.5 71.2 58.9 61.3 67.3 66.9 63.6 50.4
 BERT-base-uncased 48.5 6.5 69.1 61.7 65.4 59.4 65.1 65.4 68.6 64.6 46.3
 """, USEB_AVERAGES)
 TABLE_3_STSB = {"TSDAE": 66.0, "MLM": 47.3, "CT": 73.9, "SimCSE": 73.8}  # "Unsupervised method" rows, STSb column
-# 001 (Wang 2022) Table 5.17, "Loss R@100[%] R@10[%]".
+# Wang 2022 (Wang 2022) Table 5.17, "Loss R@100[%] R@10[%]".
 TABLE_5_17 = printed_columns(r"""
 \mathcal{L}_{simcse}^1	96.5	86.8
 \mathcal{L}_{simcse}	97.2	88.3
@@ -363,7 +365,7 @@ def declared(name: str, **fixed) -> dict:
 
 def useb_cells(table: dict, cell) -> dict:
     """{(cell params, metric): value} of a table with USEB's columns: each column a model trained on that task's
-    corpus (002 §4.1), its cell naming the task (`target_task`)."""
+    corpus (TSDAE §4.1), its cell naming the task (`target_task`)."""
     return {(tuple(sorted((cell(row) | {"target_task": task}).items())), metric): value
             for row, values in table.items() for task, metric, value in zip(USEB_TASKS, USEB_METRICS, values)}
 
@@ -387,7 +389,7 @@ def test_nm_weight_declares_table_6_10_blocks():
 
 def test_tsdae_main_and_domain_adaptation_declare_table_2_and_table_3():
     """Table 2's cells per method and target task; Table 3's per method, on one corpus (no target task), each at
-    the checkpoint its method reports (SimCSE: its best STS-B dev, 002 App. B fn. 8)."""
+    the checkpoint its method reports (SimCSE: its best STS-B dev, TSDAE App. B fn. 8)."""
     unsupervised = useb_cells(TABLE_2_UNSUPERVISED, lambda row: {"method": METHOD_OF_ROW[row]})
     main_unsupervised = useb_cells(TABLE_2_UNSUPERVISED, lambda row: {"method": METHOD_OF_ROW[row], "stage": "method"})
     stsb = {((("method", METHOD_OF_ROW[row]), ("stage", "method"), ("target_task", None)),
@@ -402,7 +404,8 @@ def test_tsdae_main_and_domain_adaptation_declare_table_2_and_table_3():
                 if key[1].startswith(("sts1", "sickr"))}
     assert len(table_11) == 4 * 6 and all(dict(key[0])["target_task"] is None for key in declared("tsdae_main")
                                           if key[1].startswith(("sts1", "sickr")))
-    # 002 App. F, Table 11: "TSDAE 55.2 67.4 62.4 74.3 73.0 66.0 62.3 65.8", "SimCSE 63.6 79.3 69.6 78.2 77.7 73.8 70.1"
+    # TSDAE App. F, Table 11:
+    # "TSDAE 55.2 67.4 62.4 74.3 73.0 66.0 62.3 65.8", "SimCSE 63.6 79.3 69.6 78.2 77.7 73.8 70.1"
     assert [table_11[("tsdae", f"sts1{year}_wmean_spearman")] for year in range(2, 7)] == [55.2, 67.4, 62.4, 74.3, 73.0]
     assert (table_11[("tsdae", "sickr_spearman")], table_11[("simcse", "sts13_wmean_spearman")]) == (62.3, 79.3)
     assert all(t.runs == (None if t.metric.startswith(("sts", "sickr")) else 5)
@@ -457,7 +460,7 @@ def test_a_metric_of_an_evaluation_task_is_producible_and_a_misspelt_one_is_name
 
 
 def test_augsbert_targets_are_the_column_of_the_runs_dataset():
-    """000 Tables 6.12-6.13 print a column per data set: --dataset is logged with every trial and a run's cells
+    """Reiml 2023 Tables 6.12-6.13 print a column per data set: --dataset is logged with every trial and a run's cells
     are checked against its own column only (Table 6.13, AugSBERT-S.S.: 79.59 Spanish-STS, 68.40 BWS in-topic)."""
     from sentsweep.sweep.launcher import resolve_settings
     from sentsweep.sweep.options import parse_options
@@ -495,7 +498,7 @@ def test_a_target_on_an_unknown_data_set_is_named():
 
 
 def test_a_cell_that_ran_without_its_targets_metric_is_named_with_the_metric_not_called_not_run():
-    """002 Table 3's SimCSE cell (73.8) reads the test score at SimCSE's best STS-B dev (App. B, fn. 8); a run that
+    """TSDAE Table 3's SimCSE cell (73.8) reads the test score at SimCSE's best STS-B dev (App. B, fn. 8); a run that
     logged only another metric, where other runs of the sweep log it, is "metric not logged", and the section says
     which metric is missing and what the runs log instead; a run of another cell leaves the target "not run"; a
     metric no run of the sweep logs is "metric not evaluated"."""
@@ -504,15 +507,15 @@ def test_a_cell_that_ran_without_its_targets_metric_is_named_with_the_metric_not
     runs = trial_frame([({"method": "simcse"}, {"sts_test_at_best_dev": 70.0 + seed, "best_sts_dev": 75.0}, seed,
                          "FINISHED") for seed in range(2)]
                        + [({"method": "ct"}, {"sts_test_last": 71.0, "best_sts_dev": 74.0}, 0, "FINISHED")])
-    last = PublishedValue({"method": "simcse", "target_task": None}, "sts_test_last", 73.8, "002 §6.1, Table 3")
-    task = PublishedValue({"method": "simcse", "target_task": "askubuntu"}, "askubuntu_map", 55.9, "002 Table 2")
+    last = PublishedValue({"method": "simcse", "target_task": None}, "sts_test_last", 73.8, "TSDAE §6.1, Table 3")
+    task = PublishedValue({"method": "simcse", "target_task": "askubuntu"}, "askubuntu_map", 55.9, "TSDAE Table 2")
     at_best = PublishedValue({"method": "simcse", "target_task": None}, "sts_test_at_best_dev", 73.8, "Table 3")
     missing, other_cell, measured = check_targets(runs, [last, task, at_best])
     assert (missing.verdict, missing.logged) == (NOT_LOGGED, ("sts_test_at_best_dev",))
     assert other_cell.verdict == NOT_EVALUATED  # no run names target_task askubuntu, nor logs askubuntu_map
     assert measured.verdict in (WITHIN, OUTSIDE) and measured.n == 2  # None: a param the runs do not set
     section = reproduction_markdown([missing, other_cell, measured])
-    assert ("Run, but without the target's metric: method=simcse, target_task=None (73.80, 002 §6.1, Table 3): its "
+    assert ("Run, but without the target's metric: method=simcse, target_task=None (73.80, TSDAE §6.1, Table 3): its "
             "runs do not log sts_test_last (they log sts_test_at_best_dev).") in section
     assert "3 published values: " in section and "metric not logged 1" in section
     tasked = trial_frame([({"method": "simcse", "target_task": "askubuntu"}, {"best_sts_dev": 75.0}, 0, "FINISHED")])

@@ -1,5 +1,5 @@
 """Every trial's resolved settings, as the runner hands them to Ray Tune (no training): each method's values are
-the ones its seed gives. Each test names the seed line it checks ("002 l.259": line 259 of
+the ones its seed gives. Each test names the seed line it checks ("TSDAE l.259": line 259 of
 ../shared/seeds/002_*.txt)."""
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ def _scratch_folder(tmp_path, monkeypatch):
 
 
 def test_nm_weight_runs_tsdae_alone_as_table_6_10s_replication_row():
-    """000 l.1290 (§5.4.1, "TSDAE (repr.)" of Table 6.10, l.1551): "100K training steps with a batch size of 8,
+    """Reiml 2023 l.1290 (§5.4.1, "TSDAE (repr.)" of Table 6.10, l.1551): "100K training steps with a batch size of 8,
     the AdamW optimizer with a constant learning rate of 3e-5, no warm-up period, and a weight decay of 0.0";
     deletion 60%, tied. The other rows, §5.4.2's combinations (l.1298: "12.5K steps with a batch size of 64 and a
     learning rate of 3e-5"), keep §5.1's schedule (l.1236: 10% warm-up, linear decay, weight decay 0.01)."""
@@ -63,9 +63,9 @@ def test_nm_weight_runs_tsdae_alone_as_table_6_10s_replication_row():
 
 
 def test_nm_weight_evaluates_after_each_epoch_and_keeps_the_best_dev_spearman():
-    """000 l.1240 (§5.1): "After each epoch, we evaluate our models and take the model with the best Spearman";
+    """Reiml 2023 l.1240 (§5.1): "After each epoch, we evaluate our models and take the model with the best Spearman";
     TSDAE (repr.) replicates "the original TSDAE setup as described in the original paper" (§5.4.1), which keeps
-    its last checkpoint (002 App. B: "we do not use early-stopping with in-domain labeled data")."""
+    its last checkpoint (TSDAE App. B: "we do not use early-stopping with in-domain labeled data")."""
     for trial in resolved_trials("nm_weight"):
         assert trial.training.eval_steps is None  # the loop's interval is then one epoch
         assert trial.training.evaluation_interval(64_000) == trial.training.steps_per_epoch(64_000)
@@ -73,8 +73,8 @@ def test_nm_weight_evaluates_after_each_epoch_and_keeps_the_best_dev_spearman():
 
 
 def test_the_domain_chains_mlm_follows_000s_default_schedule():
-    """000 l.1236 (§5.1): "a warm-up period of 10% of the total training time, followed by a linear decay. The AdamW
-    optimizer is used with a weight decay of 0.01 ... unless otherwise specified"; §5.4.3 (l.1310) specifies the
+    """Reiml 2023 l.1236 (§5.1): "a warm-up period of 10% of the total training time, followed by a linear decay. The
+    AdamW optimizer is used with a weight decay of 0.01 ... unless otherwise specified"; §5.4.3 (l.1310) specifies the
     MLM's steps, batch size and rate only."""
     mlm = [trial for trial in resolved_trials("domain_chain_augsbert") if trial.method == "mlm"]
     assert len(mlm) == 3
@@ -86,7 +86,7 @@ def test_the_domain_chains_mlm_follows_000s_default_schedule():
 
 
 def test_simcse_trains_with_its_official_codes_length_of_32_tokens():
-    """002 App. B (l.364): "we use the official code ... along with the default hyper-parameters"; SimCSE's
+    """TSDAE App. B (l.364): "we use the official code ... along with the default hyper-parameters"; SimCSE's
     run_unsup_example.sh trains with --max_seq_length 32. The other methods keep the project's 128."""
     for name in ("tsdae_main", "sample_size"):
         lengths = {trial.method: trial.training.max_seq_length for trial in resolved_trials(name)
@@ -95,7 +95,7 @@ def test_simcse_trains_with_its_official_codes_length_of_32_tokens():
 
 
 def test_sample_size_trains_each_method_at_its_own_settings_for_10_epochs():
-    """002 l.259 (§7.1): "with 10 epochs up to 100k training steps. The models are evaluated at the end of each
+    """TSDAE l.259 (§7.1): "with 10 epochs up to 100k training steps. The models are evaluated at the end of each
     epoch and the best score on the development set is reported"; per method App. B (l.364: TSDAE 3e-5, batch 8;
     CT RMSProp 1e-5, segmented, mean pooling; SimCSE batch 512, 5e-5, linear layer on CLS) and §5.2 (l.144: MLM
     batch 8, 5e-5, mean pooling; the rest Devlin et al.'s, linear decay) and SimCSE's code (linear decay)."""
@@ -113,7 +113,7 @@ def test_sample_size_trains_each_method_at_its_own_settings_for_10_epochs():
 
 
 def test_tsdae_main_runs_each_baseline_at_the_setup_its_seed_points_to():
-    """002 App. B (l.364, l.366): TSDAE and CT 100K steps at batch 8, the last checkpoint ("we do not use
+    """TSDAE App. B (l.364, l.366): TSDAE and CT 100K steps at batch 8, the last checkpoint ("we do not use
     early-stopping ... a fixed number of training steps"); SimCSE 1 epoch at batch 512, 5e-5, keeping "early-stopping
     on the STS-B development set" (fn. 8, l.366), scored often enough to act within the epoch; MLM at §5.2's
     (l.144) 100K steps, batch 8, 5e-5, and otherwise "the original setup in Devlin et al." (outside the seeds: 10K
@@ -141,14 +141,14 @@ def test_tsdae_main_runs_each_baseline_at_the_setup_its_seed_points_to():
 
 
 def test_sample_size_keeps_section_7_1s_selection_for_simcse_too():
-    """002 l.259 (§7.1): "evaluated at the end of each epoch and the best score on the development set is
+    """TSDAE l.259 (§7.1): "evaluated at the end of each epoch and the best score on the development set is
     reported", for every method: SimCSE's one epoch and 125-step interval of the main protocol do not apply."""
     simcse = [trial for trial in resolved_trials("sample_size") if trial.method == "simcse"]
     assert {(trial.training.epochs, trial.training.eval_steps) for trial in simcse} == {(10, None)}
 
 
 def test_cross_bi_encoder_trains_teacher_and_bi_encoder_three_epochs_on_gold_only():
-    """000 l.1250 (§5.2.1): "Both models are fine-tuned for three epochs on the STS-B train split"; l.1236
+    """Reiml 2023 l.1250 (§5.2.1): "Both models are fine-tuned for three epochs on the STS-B train split"; l.1236
     (§5.1): lr 2e-5, batch 16, 10% warm-up, linear decay, weight decay 0.01; l.1240: evaluated after each
     epoch, the best kept. Table 6.2 (l.1395-1398): the CE without activation, with sigmoid and with tanh;
     Table 6.3 (l.1410-1413): CE and CBE."""
@@ -205,9 +205,9 @@ def two_useb_tasks(tmp_path) -> list[str]:
 
 @pytest.mark.parametrize("name", ["tsdae_main", "nm_weight", "domain_adaptation", "domain_chain_augsbert"])
 def test_each_in_domain_cell_trains_on_its_own_tasks_sentences_and_is_scored_on_that_task(name, two_useb_tasks):
-    """002 l.125 (§4.1): "For unsupervised training, we just use the sentences from the training split" of each
-    task; Table 2 (l.202) and 000 Table 6.10 (l.1566) are one model per column. Every trial of a stage on the target
-    domain trains on its task's corpus and is scored on that task alone; every target names the task whose corpus
+    """TSDAE l.125 (§4.1): "For unsupervised training, we just use the sentences from the training split" of each
+    task; Table 2 (l.202) and Reiml 2023 Table 6.10 (l.1566) are one model per column. Every trial of a stage on the
+    target domain trains on its task's corpus and is scored on that task alone; every target names the task whose corpus
     trained its cell and reads that task's metric."""
     nli = ["--nli-file", str(NLI_FILE)] if name == "domain_adaptation" else []
     configs = resolved_configs(name, *two_useb_tasks, *nli)
@@ -232,7 +232,7 @@ def test_each_in_domain_cell_trains_on_its_own_tasks_sentences_and_is_scored_on_
 
 
 def test_an_evaluation_task_that_is_no_target_scores_every_trial(tmp_path):
-    """002 App. F (l.449): Table 11 scores Table 3's models (one corpus) on STS12-16 and SICK-R, no target task:
+    """TSDAE App. F (l.449): Table 11 scores Table 3's models (one corpus) on STS12-16 and SICK-R, no target task:
     beside a USEB task, an STS task is scored by every trial; alone, it makes no per-task axis."""
     from tests.test_tasks import askubuntu_folder, senteval_sts_folder
 
@@ -246,7 +246,7 @@ def test_an_evaluation_task_that_is_no_target_scores_every_trial(tmp_path):
 
 
 def test_several_target_tasks_without_a_corpus_each_are_refused(two_useb_tasks):
-    """002 l.125: a model trained on one task's sentences is not another task's in-domain cell."""
+    """TSDAE l.125: a model trained on one task's sentences is not another task's in-domain cell."""
     from sentsweep.errors import InputError
 
     without_cqadupstack_corpus = two_useb_tasks[:-2]
@@ -255,7 +255,7 @@ def test_several_target_tasks_without_a_corpus_each_are_refused(two_useb_tasks):
 
 
 def test_table_3s_cells_read_the_checkpoint_each_method_reports():
-    """002 l.366 (App. B, fn. 8): SimCSE keeps "early-stopping on the STS-B development set", so its Table 3 cell
+    """TSDAE l.366 (App. B, fn. 8): SimCSE keeps "early-stopping on the STS-B development set", so its Table 3 cell
     (l.235) is the test score at its best STS-B dev, the others' their last checkpoint's; Table 3 trains on one
     corpus (Wikipedia), so its cells name no target task."""
     from sentsweep.trainables.loop import reports_metric
@@ -269,7 +269,7 @@ def test_table_3s_cells_read_the_checkpoint_each_method_reports():
 
 
 def test_labelled_sizes_above_the_training_files_pairs_are_refused():
-    """002 l.218 (Figure 2): "increasing sizes of labeled training data": the default 100 / 1,000 / 10,000 on the
+    """TSDAE l.218 (Figure 2): "increasing sizes of labeled training data": the default 100 / 1,000 / 10,000 on the
     demo's STS-B train file, which holds fewer pairs, are refused (as corpus sizes are), not trained on all of it."""
     from sentsweep.data import read_scored_pairs
     from sentsweep.demo_data import DEMO_DIR
@@ -302,7 +302,7 @@ def peak_rate_reached(trial, examples: int) -> bool:
 
 
 def test_mlm_reaches_section_5_2s_rate_at_every_corpus_size_of_figure_3():
-    """002 l.144 (§5.2): MLM at "the learning rate (5e-5)"; l.259 (§7.1): "10 epochs up to 100k training steps"
+    """TSDAE l.144 (§5.2): MLM at "the learning rate (5e-5)"; l.259 (§7.1): "10 epochs up to 100k training steps"
     for "Between 128 and 65,536 sentences". At 128 sentences (160 steps) a fixed 10,000-step warm-up would peak at
     8e-7: every MLM trial's warm-up is a share of its run and ends before its last step."""
     trials = [trial for trial in resolved_trials("sample_size", "--corpus", str(write_corpus(70_000)))
@@ -316,8 +316,8 @@ def test_mlm_reaches_section_5_2s_rate_at_every_corpus_size_of_figure_3():
 
 
 def test_every_trial_of_every_sweep_reaches_its_peak_rate_or_the_card_says_why():
-    """002 l.144 / 001 Table 5.3 (l.654) and every other schedule: on a corpus of 100k sentences (001's and the
-    USEB tasks' scale), a trial whose warm-up outlasts its run is named on its sweep's card; all others reach
+    """TSDAE l.144 / Wang 2022 Table 5.3 (l.654) and every other schedule: on a corpus of 100k sentences (Wang 2022's
+    and the USEB tasks' scale), a trial whose warm-up outlasts its run is named on its sweep's card; all others reach
     their rate."""
     from sentsweep.errors import InputError
     from sentsweep.experiments import experiment_names
@@ -342,7 +342,7 @@ def test_every_trial_of_every_sweep_reaches_its_peak_rate_or_the_card_says_why()
             if examples and not peak_rate_reached(trial, examples):
                 named_short += 1
                 assert f"{trial.method} on {examples:,} training examples" in shortfalls, (name, config)
-    assert named_short  # 001's 910 warm-up steps outlast one epoch of 100k at batch sizes above 110 (Table 5.11)
+    assert named_short  # Wang 2022's 910 warm-up steps outlast one epoch of 100k at batch sizes above 110 (Table 5.11)
 
 
 def quick_configs(name: str) -> list[dict]:
@@ -370,7 +370,7 @@ def in_cell(config: dict, params: dict) -> bool:
 @pytest.mark.parametrize("name", [name for name in __import__("sentsweep.experiments", fromlist=["x"])
                                   .experiment_names() if get_experiment(name).published])
 def test_every_target_whose_cell_runs_in_quick_is_read_from_a_metric_its_trials_log(name):
-    """Each target names a metric its cell's trials report (002 l.366: SimCSE's STS-B early stopping logs the test
+    """Each target names a metric its cell's trials report (TSDAE l.366: SimCSE's STS-B early stopping logs the test
     score at its best dev, not its last checkpoint's); a task's metric needs --eval-task, which --quick does not
     give: the report then names the missing metric, as its check of a cell without it says."""
     from itertools import chain
@@ -396,7 +396,7 @@ def test_every_target_whose_cell_runs_in_quick_is_read_from_a_metric_its_trials_
 
 
 def test_figure_2_trains_sbert_in_domain_on_the_tasks_pairs_and_scores_every_point_on_dev(tmp_path):
-    """002 l.208 (§6): "We first pre-train on all available unlabeled sentences and then perform in-domain
+    """TSDAE l.208 (§6): "We first pre-train on all available unlabeled sentences and then perform in-domain
     supervised training with different labeled training set sizes. Scores are reported by evaluation on the
     development sets"; l.135 (§5.1): in-domain SBERT on AskUbuntu "trained with MNRL". With --eval-task askubuntu
     SBERT trains on the task's labelled pairs with MNRL and selects on its dev split, and the pre-training rows
@@ -429,9 +429,9 @@ def test_figure_2_trains_sbert_in_domain_on_the_tasks_pairs_and_scores_every_poi
 
 
 def test_distillation_reannotates_with_each_teacher_against_a_gold_bi_encoder(tmp_path):
-    """000 l.1262 (§5.2.2): a CE and a CBE "re-annotate the STS-B train split. The re-annotated datasets are distilled
-    into Bi-Encoders ... A baseline Bi-Encoder is also trained ... All models are trained for three epochs"; l.1264:
-    on BWS "The models are trained for five epochs each"; l.1266: the teacher trained on STS-B annotates the BWS
+    """Reiml 2023 l.1262 (§5.2.2): a CE and a CBE "re-annotate the STS-B train split. The re-annotated datasets are
+    distilled into Bi-Encoders ... A baseline Bi-Encoder is also trained ... All models are trained for three epochs";
+    l.1264: on BWS "The models are trained for five epochs each"; l.1266: the teacher trained on STS-B annotates the BWS
     pairs, five epochs. Lengths and rates are §5.1's (l.1236)."""
     trials = resolved_trials("distillation")
     assert len(trials) == (1 + 2) * 3

@@ -27,7 +27,7 @@ def rates(training: TrainingSettings, examples: int, steps: list[int]) -> dict[i
 
 
 def test_warmup_ratio_then_linear_decay_gives_the_rate_by_hand():
-    """000 §5.1: warm-up over 10% of the steps, then linear decay (to 0 at the last step)."""
+    """Reiml 2023 §5.1: warm-up over 10% of the steps, then linear decay (to 0 at the last step)."""
     training = TrainingSettings.from_config(INPUTS | dict(max_steps=100, lr_schedule="linear", warmup_ratio=0.1,
                                                           weight_decay=0.01))
     assert training.warmup(examples=1000) == 10
@@ -37,7 +37,7 @@ def test_warmup_ratio_then_linear_decay_gives_the_rate_by_hand():
 
 
 def test_warmup_steps_from_epochs():
-    """001 Table 5.3: 910 warm-up steps; 3 epochs of 1,000 sentences at batch 64 are 3 x 16 steps."""
+    """Wang 2022 Table 5.3: 910 warm-up steps; 3 epochs of 1,000 sentences at batch 64 are 3 x 16 steps."""
     training = TrainingSettings.from_config(INPUTS | dict(batch_size=64, epochs=3, warmup_steps=910,
                                                           lr_schedule="linear"))
     assert training.total_steps(1000) == 48
@@ -53,7 +53,7 @@ def test_constant_schedule_keeps_the_rate():
 
 
 def test_contrastive_tension_uses_rmsprop_with_the_segmented_rate():
-    """002 App. B: RMSProp; 1e-5 for steps 1-500, 8e-6 to 1000, 6e-6 to 1500, 4e-6 to 2000, 2e-6 after
+    """TSDAE App. B: RMSProp; 1e-5 for steps 1-500, 8e-6 to 1000, 6e-6 to 1500, 4e-6 to 2000, 2e-6 after
     (the loop's step 0 is the paper's step 1)."""
     training = TrainingSettings.from_config(INPUTS | dict(lr=1e-5, max_steps=100_000, optimizer="rmsprop",
                                                           lr_schedule="ct_segments"))
@@ -95,7 +95,7 @@ def test_validation_loss_selects_the_reported_checkpoint(tsdae_config):
 
 @pytest.mark.slow  # two real training runs
 def test_a_validation_file_leaves_the_whole_corpus_to_training(tsdae_config, tmp_path):
-    """001 l.577 (§5.1): "the datasets with 10k size are used as validation datasets during training, and the
+    """Wang 2022 l.577 (§5.1): "the datasets with 10k size are used as validation datasets during training, and the
     other sizes of datasets are used as training datasets": with validation_file, one epoch of 24 sentences at
     batch 8 is 3 steps (8 held out of the corpus leave 16: 2 steps)."""
     from sentsweep.data import read_corpus

@@ -32,7 +32,8 @@ from tests.seed_documents import places_in, tables_of
 from tests.test_seed_quotes import QUOTE, SEEDS, needs_seeds, seed_document
 
 USEB_COLUMNS = {"askubuntu": 0, "cqadupstack": 1, "twitterpara": 4, "scidocs": 9}  # AskU., CQADup., TwitterP. Avg.,
-# SciDocs Avg.: the number of the value in a row of 002 Table 2 and 000 Table 6.10 (their headers group columns)
+# SciDocs Avg.: the number of the value in a row of TSDAE Table 2 and Reiml 2023 Table 6.10 (their headers group
+# columns)
 TABLE_2_BLOCKS = {"unsupervised learning": "Unsupervised learning based on BERT-base",
                   "domain adaptation: NLI+STS to target task": "NLI+STS \\to target task",
                   "domain adaptation: target task to NLI+STS": "target task \\to NLI+STS",
@@ -90,7 +91,7 @@ def _table_2_or_3(target: PublishedValue) -> list[Cell]:
 
 
 def _table_10(target) -> list[Cell]:
-    """002 App. D, Table 10: one unlabelled row of intersection points under "AskU. CQADup. TwitterP. SciDocs"."""
+    """TSDAE App. D, Table 10: one unlabelled row of intersection points under "AskU. CQADup. TwitterP. SciDocs"."""
     return [Cell("10", "", ("askubuntu", "cqadupstack", "twitterpara", "scidocs").index(target.options["target_task"]))]
 
 
@@ -103,7 +104,7 @@ def _table_6_10(target: PublishedValue) -> list[Cell]:
 
 
 def _tsdae_search(target: PublishedValue) -> list[Cell]:
-    """002 App. A, Tables 5-7 (one row "Score" under a header of noise types, ratios or poolings); the tied score
+    """TSDAE App. A, Tables 5-7 (one row "Score" under a header of noise types, ratios or poolings); the tied score
     stands in its text only."""
     params, where = target.params, target.source.where
     if "in no table" in where:
@@ -116,7 +117,7 @@ def _tsdae_search(target: PublishedValue) -> list[Cell]:
 
 
 def _reiml_named_row(target: PublishedValue) -> list[Cell]:
-    """000 Tables 6.1-6.8: the row in the source's brackets; the column by the metric."""
+    """Reiml 2023 Tables 6.1-6.8: the row in the source's brackets; the column by the metric."""
     table, inside = _where(target)
     metric = target.metric
     columns = {"6.1": "STS-B", "6.4": "STS-B", "6.5": "BWS Similarity $(\\rho)$", "6.7": "BWS Similarity $(\\rho)$"}
@@ -233,7 +234,7 @@ def test_every_published_value_is_the_number_printed_in_its_own_cell(name):
 
 
 def test_every_published_value_but_the_texts_has_a_cell():
-    """Each published value is checked in a cell, but App. A's tied score, which 002 prints in the text only."""
+    """Each published value is checked in a cell, but App. A's tied score, which TSDAE prints in the text only."""
     uncelled = [(name, target.source.where) for name, definition in DEFINITIONS.items()
                 for target in definition.published if not ADDRESS[name](target)]
     assert {where for _, where in uncelled} == {"App. A, text after Table 7 (in no table)"}
@@ -337,13 +338,13 @@ def test_every_setting_is_a_number_its_quote_prints():
 
 
 def test_a_setting_changed_under_its_quote_is_reported(monkeypatch):
-    """TSDAE's lr 5e-5 under 002 App. B's "the initial learning rates are 3e-5"."""
+    """TSDAE's lr 5e-5 under TSDAE App. B's "the initial learning rates are 3e-5"."""
     from sentsweep.experiments.protocols import tsdae
 
     lr = tsdae.PAPER_METHOD_SETTINGS["tsdae"]["lr"]
     assert lr.value == 3e-5 and "3e-5" in lr.source.note
     monkeypatch.setitem(tsdae.PAPER_METHOD_SETTINGS["tsdae"], "lr", replace(lr, value=5e-5))
     problems = setting_problems(quoted_settings())
-    assert problems and all(problem.endswith("tsdae/lr = 5e-05: its quote (002 App. B (\"the batch size is 8; the "
+    assert problems and all(problem.endswith("tsdae/lr = 5e-05: its quote (TSDAE App. B (\"the batch size is 8; the "
                                              "optimizers are AdamW ...; the initial learning rates are 3e-5\")) "
                                              "prints 3e-05, 8") for problem in problems)

@@ -4,11 +4,11 @@ Each quote ("...") in a `cited(work, where, note)` of sentsweep's code stands, v
 quote marks, dashes, ligatures, line-end hyphenation, markdown and inline-math markup), in the seed it names and
 within the place of that seed it names: a section ("§5.2"), an appendix ("App. B"), a table, a figure, a footnote
 ("fn. 8"), an equation or a titled section ("GPL"; `tests/seed_documents.py` says what each spans). A quote is
-checked against the last seed named ("000" ... "004") before it in the place and note, else against the cited
-work; and within the places named after that seed and before the quote (those since the quote before it, else
-the same as that quote's), else within the citation's `where`. One in a `project_choice(note)` (what the seeds
-say instead) is checked the same way against the seed its note names before it, and fails where the note names
-none. A quote of a seed that names no place of it fails: it could not be checked.
+checked against the last seed named by its label (`Reference.label`: "Reiml 2023", "TSDAE", ...) before it in the
+place and note, outside quotes, else against the cited work; and within the places named after that seed and before
+the quote (those since the quote before it, else the same as that quote's), else within the citation's `where`. One in
+a `project_choice(note)` (what the seeds say instead) is checked the same way against the seed its note names before
+it, and fails where the note names none. A quote of a seed that names no place of it fails: it could not be checked.
 
 Every published value (`PublishedValue` of an experiment's `published`, `PublishedSweepValue` of its
 `published_results`) is printed in the table its source names ("Table 6.10", "Tables 6.12-6.13": one of them);
@@ -19,12 +19,13 @@ The citations are found by reading every module of `sentsweep` with `ast`: each 
 arguments are evaluated in the module's namespace. A citation of a seed whose note cannot be evaluated there (it
 depends on a function's variables) fails: its quote could not be checked.
 
-The seeds are the five documents in `../shared/seeds/` (next to the repository, as in CI; `SENTSWEEP_SEEDS_DIR`
-names another folder). Where that folder is absent, every test that needs it FAILS, unless `SENTSWEEP_NO_SEEDS=1`
-says the checkout has no seeds on purpose: then those tests skip, and the run ends with a warning that the quotes
-and published values were not checked. Citations of works that are not seeds (the sentence-transformers library,
-published papers) are not in that folder, so their quotes cannot be checked here: those are skipped, each with
-its reason.
+The seeds are the five source documents (`references.SOURCE_DOCUMENTS`), read from their files in `../shared/seeds/`
+(next to the repository, as in CI; `SENTSWEEP_SEEDS_DIR` names another folder), each file named by the number
+`SEED_FILES` gives the document. Where that folder is absent, every test that needs it FAILS, unless
+`SENTSWEEP_NO_SEEDS=1` says the checkout has no seeds on purpose: then those tests skip, and the run ends with a
+warning that the quotes and published values were not checked. Citations of works that are not seeds (the
+sentence-transformers library, published papers) are not in that folder, so their quotes cannot be checked here: those
+are skipped, each with its reason.
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ import pytest
 from sentsweep import experiments, references
 from sentsweep.references import (
     REPORT_TSDAE_GPL,
+    SOURCE_DOCUMENTS,
     THESIS_MALMBERG_2021,
     THESIS_REIML_2023,
     THESIS_WANG_2022,
@@ -56,7 +58,10 @@ from tests.seed_documents import Place, SeedDocument, numbers_of, places_in
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = REPO_ROOT / "sentsweep"
-SEEDS = (THESIS_REIML_2023, THESIS_WANG_2022, TSDAE, THESIS_MALMBERG_2021, REPORT_TSDAE_GPL)
+# The seed file of each source document: ../shared/seeds/<number>_<digest>.txt.
+SEED_FILES = {THESIS_REIML_2023: "000", THESIS_WANG_2022: "001", TSDAE: "002", THESIS_MALMBERG_2021: "003",
+              REPORT_TSDAE_GPL: "004"}
+SEEDS = tuple(SEED_FILES)
 NO_SEEDS_ENV = "SENTSWEEP_NO_SEEDS"  # "1": this checkout has no seeds on purpose (the checks skip, with a warning)
 
 QUOTE = re.compile(r'"([^"]+)"')
@@ -94,14 +99,16 @@ def normalised(text: str) -> str:
 
 
 def seed_file(reference: Reference) -> Path:
-    files = sorted(seeds_dir().glob(f"{reference.label}_*.txt"))
-    assert len(files) == 1, f"seed {reference.label}: expected one file {reference.label}_*.txt, found {files}"
+    number = SEED_FILES[reference]
+    files = sorted(seeds_dir().glob(f"{number}_*.txt"))
+    assert len(files) == 1, f"seed {reference.label}: expected one file {number}_*.txt, found {files}"
     return files[0]
 
 
 @cache
 def seed_text(reference: Reference) -> str:
-    """The normalised text of seed `reference`: the one file of the seeds folder named by its number."""
+    """The normalised text of seed `reference`: the one file of the seeds folder named by its number in
+    `SEED_FILES`."""
     return normalised(seed_file(reference).read_text(encoding="utf-8"))
 
 
@@ -159,18 +166,23 @@ class Citation:
         return places
 
     def quotes(self) -> list[Quote]:
-        """Each quote ("...") of the text with the seed it quotes (the last seed named before it, else the cited
-        work) and its places: those named after that seed and before the quote (since the quote before it; none
-        since then: that quote's), else, for the cited work, the citation's `where`."""
+        """Each quote ("...") of the text with the seed it quotes (the last seed named before it outside a quote,
+        else the cited work) and its places: those named after that seed and before the quote (since the quote before
+        it; none since then: that quote's), else, for the cited work, the citation's `where`. A seed named again
+        while it is the one quoted ("TSDAE App. B trains TSDAE and ...") keeps the places named for it."""
         text = self.text or ""
-        events = sorted([(match.start(), "seed", SEED_BY_LABEL[match.group()]) for match in SEED_LABEL.finditer(text)]
+        quoted = [match.span() for match in QUOTE.finditer(text)]
+        named = [match for match in SEED_LABEL.finditer(text)
+                 if not any(start < match.start() < end for start, end in quoted)]
+        events = sorted([(match.start(), "seed", SEED_BY_LABEL[match.group()]) for match in named]
                         + [(start, "place", place) for start, _, place in places_in(text)]
                         + [(match.start(), "quote", match.group(1)) for match in QUOTE.finditer(text)],
                         key=lambda event: event[0])
         found, seed, places, fresh = [], self.reference, [], True
         for _, kind, item in events:
             if kind == "seed":
-                seed, places, fresh = item, [], True
+                if item is not seed:
+                    seed, places, fresh = item, [], True
             elif kind == "place":
                 places, fresh = ([*places, item] if fresh else [item]), True
             else:
@@ -181,7 +193,9 @@ class Citation:
 
 
 SEED_BY_LABEL = {seed.label: seed for seed in SEEDS}
-SEED_LABEL = re.compile(r"(?<![\w.])(?:" + "|".join(SEED_BY_LABEL) + r")(?![\w.])")
+# A seed's label, the longest first ("TSDAE+GPL draft" before "TSDAE"); not a method's name ("TSDAE+NM").
+SEED_LABEL = re.compile(r"(?<![\w.])(?:" + "|".join(map(re.escape, sorted(SEED_BY_LABEL, key=len, reverse=True)))
+                        + r")(?![\w+-])")
 
 
 def _argument(call: ast.Call, position: int, name: str) -> ast.expr | None:
@@ -330,11 +344,12 @@ def test_the_citations_are_found_and_quote_every_seed():
     assert any(".published_results[" in citation.place for citation in CITATIONS)
 
 
-def test_every_numbered_reference_is_a_seed_with_its_file():
-    """A reference numbered like the seed files is one of `SEEDS`, so its citations are checked, not skipped."""
-    numbered = {value for value in vars(references).values()
-                if isinstance(value, Reference) and value.label.isdigit()}
-    assert numbered == set(SEEDS)
+def test_every_source_document_is_a_seed_with_its_file():
+    """Each source document is one of `SEEDS`, so its citations are checked, not skipped; each reference has a
+    label of its own (a label names one work in the cards and in the notes the quotes are attributed by)."""
+    assert set(SOURCE_DOCUMENTS) == set(SEEDS)
+    labels = [value.label for value in vars(references).values() if isinstance(value, Reference)]
+    assert len(labels) == len(set(labels)), labels
     needs_seeds()
     for seed in SEEDS:
         assert seed_text(seed)
@@ -412,6 +427,25 @@ def test_a_quote_is_checked_within_the_place_it_names(monkeypatch, where, note, 
         assert problems == []
     else:
         assert len(problems) == 1 and problem in problems[0], problems
+
+
+@pytest.mark.parametrize(("reference", "note", "seeds"), [
+    (TSDAE, '"a" ; Reiml 2023 §5.1 "b"; Wang 2022\'s "c"', [TSDAE, THESIS_REIML_2023, THESIS_WANG_2022]),
+    (None, 'TSDAE+GPL draft GPL: "a"; Malmberg 2021 §3.3 "b"', [REPORT_TSDAE_GPL, THESIS_MALMBERG_2021]),
+    (THESIS_REIML_2023, 'the row "TSDAE (repr.)" and "b"; TSDAE+NM "c"', [THESIS_REIML_2023] * 3),
+    (None, 'TSDAE App. B trains TSDAE with AdamW ("a")', [TSDAE]),
+    (None, '"a" names none', [None]),
+])
+def test_a_quote_is_attributed_to_the_seed_named_before_it(reference, note, seeds):
+    """A seed is named by its label, outside quotes; a method's name ("TSDAE+NM") names no seed."""
+    quotes = Citation("named", reference, "", note).quotes()
+    assert [quote.seed for quote in quotes] == seeds
+
+
+def test_a_seed_named_again_keeps_its_places():
+    """"TSDAE App. B trains TSDAE ...": the quote after the method's name is checked within App. B."""
+    [quote] = Citation("named", None, "", 'TSDAE App. B trains TSDAE with AdamW ("a")').quotes()
+    assert (quote.seed, [str(place) for place in quote.places]) == (TSDAE, ["App. B"])
 
 
 @pytest.mark.parametrize(("where", "value", "printed"), [

@@ -83,7 +83,7 @@ def test_good_values_are_typed_and_defaults_fill_the_rest():
 def test_describe_gives_each_field_its_allowed_values_and_source():
     rows = {row.name: row for row in Example.describe()}
     assert rows["ratio"].allowed == "float, >= 0 and < 1"
-    assert str(rows["ratio"].source) == "002 App. A, Table 6"
+    assert str(rows["ratio"].source) == "TSDAE App. A, Table 6"
     assert rows["mode"].allowed == "fp32 | bf16"
     assert str(rows["path"].source) == "input (no default)" and rows["path"].default is None
     assert str(rows["steps"].source) == "project choice"
@@ -104,7 +104,7 @@ def test_keys_of_other_methods_are_known_but_only_the_methods_own_are_read(tsdae
 def test_an_unsupervised_combination_reads_both_objectives_settings(tsdae_config):
     trial = resolve_trial(tsdae_config | {"method": "tsdae+nm", "w": 0.1, "noise_ratio": 0.3})
     assert trial.objectives["tsdae"].noise_ratio == 0.3
-    assert trial.objectives["nm"].nm_noise_ratio == 0.6  # NM's own key, at 000 §4.2.3's 60%
+    assert trial.objectives["nm"].nm_noise_ratio == 0.6  # NM's own key, at Reiml 2023 §4.2.3's 60%
     trial = resolve_trial(tsdae_config | {"method": "tsdae+nm", "w": 0.1, "nm_noise_ratio": 0.2})
     assert (trial.objectives["tsdae"].noise_ratio, trial.objectives["nm"].nm_noise_ratio) == (
         tsdae_config["noise_ratio"], 0.2)

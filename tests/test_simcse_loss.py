@@ -1,6 +1,6 @@
-"""001 Tables 5.9/5.10's sweep (simcse_loss): its targets are the tables' printed cells, every one a cell the sweep
-produces; each trial resolves to 001's settings; the quick retrieval folders are read by the BEIR task; --quick
-runs both stages to their tables (slow)."""
+"""Wang 2022 Tables 5.9/5.10's sweep (simcse_loss): its targets are the tables' printed cells, every one a cell the
+sweep produces; each trial resolves to Wang 2022's settings; the quick retrieval folders are read by the BEIR task;
+--quick runs both stages to their tables (slow)."""
 
 import contextlib
 import io
@@ -19,7 +19,7 @@ from sentsweep.sweep.protocol import with_method_settings
 from sentsweep.tasks import build_task
 from sentsweep.trainables.catalog import validate_config
 
-# 001 Tables 5.9 ("Model	STS-B[%]	STS-Avg[%]") and 5.10 ("Model	R@100 [%]": Quora, CQADupStack), copied from
+# Wang 2022 Tables 5.9 ("Model	STS-B[%]	STS-Avg[%]") and 5.10 ("Model	R@100 [%]": Quora, CQADupStack), copied from
 # the seed (tab-separated as printed).
 TABLE_5_9 = """\
 SimCSE _{NT-Xent}	71.4	71.9
@@ -121,4 +121,4 @@ def test_quick_runs_both_stages_to_their_tables_with_the_retrieval_columns(tmp_p
 def test_sentsweep_list_shows_the_sweep_with_its_reference(capsys):
     assert cli.main(["list"]) == 0
     [line] = [line for line in capsys.readouterr().out.splitlines() if line.startswith("simcse_loss ")]
-    assert "[001" in line and "Tables 5.9/5.10" in line
+    assert "[Wang 2022" in line and "Tables 5.9/5.10" in line

@@ -1,6 +1,6 @@
-"""003 Table 4.1's sweep (squad_sentence_retrieval): its targets are the table's printed rows, every one a cell the
-sweep produces; each trial resolves to 003's settings; a missing SQuAD task fails before anything runs; the card
-says what cannot run; --quick runs every stage to its table (slow)."""
+"""Malmberg 2021 Table 4.1's sweep (squad_sentence_retrieval): its targets are the table's printed rows, every one a
+cell the sweep produces; each trial resolves to Malmberg 2021's settings; a missing SQuAD task fails before anything
+runs; the card says what cannot run; --quick runs every stage to its table (slow)."""
 
 import contextlib
 import io
@@ -24,7 +24,7 @@ from sentsweep.tasks.distractors import squad_pools
 from sentsweep.trainables.catalog import validate_config
 from tests.cluster_helpers import sqlite_store
 
-# 003 Table 4.1 "SQuAD experiments", the rows the sweep runs, copied from the seed (tab-separated as printed).
+# Malmberg 2021 Table 4.1 "SQuAD experiments", the rows the sweep runs, copied from the seed (tab-separated as printed).
 TABLE_4_1_ROWS = """\
 BERT	Mean	Pre-trained	0.1	-	70.1%
 BERT	CLS	Pre-trained	0.1	-	37.0%
@@ -103,7 +103,7 @@ def test_the_card_names_the_rows_that_cannot_run(tmp_path, monkeypatch):
     assert code == 0, err
     assert "Not run: the fine-tuned BERT rows" in card and "dropout 0.3 fine-tuned rows" in card
     assert "SBERT at dropout 0.3 (row 9) is a run with --set dropout=0.3" in card
-    assert "| 3 SBERT on STS-B | method | sbert | 003 Table 4.1 (SBERT, STS-B) |" in card
+    assert "| 3 SBERT on STS-B | method | sbert | Malmberg 2021 Table 4.1 (SBERT, STS-B) |" in card
     assert "**Trials:** 4 + 2 + 1 grid points x 3 seeds = 21" in card
 
 
@@ -140,4 +140,4 @@ def test_quick_runs_every_stage_to_its_table(tmp_path, shared_ray):
 def test_sentsweep_list_shows_the_sweep_with_its_reference(capsys):
     assert cli.main(["list"]) == 0
     [line] = [line for line in capsys.readouterr().out.splitlines() if line.startswith("squad_sentence_retrieval ")]
-    assert "[003" in line and "Table 4.1" in line
+    assert "[Malmberg 2021" in line and "Table 4.1" in line

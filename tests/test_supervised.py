@@ -398,7 +398,7 @@ class VectorScorer:
 
 
 def test_semantic_random_pairs_give_each_sentence_its_neighbours_and_random_others():
-    """000 §5.6.1: per sentence 2 positive pairs from semantic search and 2 negative pairs from random search."""
+    """Reiml 2023 §5.6.1: per sentence 2 positive pairs from semantic search and 2 negative pairs from random search."""
     from sentsweep.sampling import semantic_random_pairs
 
     rng = np.random.default_rng(0)
@@ -489,9 +489,9 @@ def test_domain_mlm_runs_the_settings_steps_batch_and_rate(tiny_model_dir, monke
     defaults = {row.name: row for row in AugsbertSettings.describe()}
     assert (defaults["domain_mlm_steps"].default, defaults["domain_mlm_batch_size"].default,
             defaults["domain_mlm_lr"].default) == (12_500, 64, 3e-5)
-    assert all("000 §5.4.3" in str(defaults[name].source) and "12.5K steps" in str(defaults[name].source)
+    assert all("Reiml 2023 §5.4.3" in str(defaults[name].source) and "12.5K steps" in str(defaults[name].source)
                for name in ("domain_mlm_steps", "domain_mlm_batch_size", "domain_mlm_lr"))
-    assert defaults["reannotate_gold"].default is True and "000 §5.5" in str(defaults["reannotate_gold"].source)
+    assert defaults["reannotate_gold"].default is True and "Reiml 2023 §5.5" in str(defaults["reannotate_gold"].source)
     calls = []
     original = augsbert.domain_adapt
     monkeypatch.setattr(augsbert, "domain_adapt", lambda *a, **k: calls.append(a) or original(*a, **k))
@@ -502,7 +502,7 @@ def test_domain_mlm_runs_the_settings_steps_batch_and_rate(tiny_model_dir, monke
     assert calls[0][3:6] == (3, 5, 7e-5)
 
 
-# --- GPL: a fresh mined negative each time a query is trained on (004; GPL's training data) ---
+# --- GPL: a fresh mined negative each time a query is trained on (TSDAE+GPL draft; GPL's training data) ---
 
 
 def gpl_draws(tiny_model_dir, generator, monkeypatch) -> tuple[list, dict]:
@@ -575,7 +575,7 @@ def test_gpl_margins_are_the_cross_encoder_logit_differences_scored_once():
     assert len(teacher.scored) == 5
 
 
-# --- topic-sensitive training: the Classifier baseline and prompted topic inputs (000 §4.4, §5.6) ---
+# --- topic-sensitive training: the Classifier baseline and prompted topic inputs (Reiml 2023 §4.4, §5.6) ---
 
 
 def animal_topics(path, n=120, three_columns=False):
@@ -648,7 +648,7 @@ def read_corpus_labels(path):
 
 
 def test_each_nli_premise_gets_an_entailment_as_positive_and_a_contradiction_as_hard_negative_drawn_by_seed():
-    """sentence-transformers' training_nli_v2.py (the NLI+STS step's project choice; 002 §5.1 names MNRL)."""
+    """sentence-transformers' training_nli_v2.py (the NLI+STS step's project choice; TSDAE §5.1 names MNRL)."""
     from sentsweep.data import NliPremises
     from sentsweep.trainables.sbert import hard_negative_triplets
 
@@ -664,7 +664,7 @@ def test_each_nli_premise_gets_an_entailment_as_positive_and_a_contradiction_as_
 
 
 def test_the_domain_chains_teacher_freezes_its_embeddings_after_domain_mlm(tiny_model_dir):
-    """000 §5.4.3: "After MLM pre-training, we freeze the embedding weights and fine-tune our Cross-Bi-Encoder":
+    """Reiml 2023 §5.4.3: "After MLM pre-training, we freeze the embedding weights and fine-tune our Cross-Bi-Encoder":
     the augsbert stage of domain_chain_augsbert (its model the MLM stage's) and setting domain freeze; a teacher
     fine-tuned from a plain checkpoint does not."""
     from sentsweep.experiments import get_experiment

@@ -268,7 +268,7 @@ def test_registered_versions_carry_the_tables_cells_of_the_best_configuration(qu
 
 
 def test_the_report_checks_the_published_values_the_sweep_logged(quick_sweep, tmp_path):
-    """The sweep logs the targets it declares (002 App. A) on its run; the report reads them from there and
+    """The sweep logs the targets it declares (TSDAE App. A) on its run; the report reads them from there and
     gives the same verdicts as the sweep's list of its targets (its artifact; the sweep prints one line per stage)."""
     uri, parent, printed = quick_sweep
     output = tmp_path / "report.md"
@@ -281,7 +281,7 @@ def test_the_report_checks_the_published_values_the_sweep_logged(quick_sweep, tm
     stage = listing.split("\n## Cells no stage of this run holds")[0]  # the stage's targets, not those outside its grid
     verdicts = [line for line in stage.splitlines() if line.startswith("| noise_ratio=")
                 and not line.endswith(tuple(f"| {verdict} |" for verdict in UNMEASURED))]  # the cells measured
-    assert len(verdicts) == 2 and all(line in report for line in verdicts)  # mean and max at 0.6 (002 Table 7)
+    assert len(verdicts) == 2 and all(line in report for line in verdicts)  # mean and max at 0.6 (TSDAE Table 7)
     assert "11 published values: outside 2, not run 9." in report
 
 

@@ -121,7 +121,7 @@ def test_help_is_generated_from_the_fields():
 @pytest.mark.parametrize("argv, carried", [([], {"pooling": "cls"}),
                                            (["--pooling-rule", "best_dev"], {"pooling": "mean"})])
 def test_tsdae_noise_hands_on_the_papers_cls_pooling_unless_told_the_best_on_dev(argv, carried):
-    """002 App. A: Table 7 scores mean above CLS, and "the CLS pooling is chosen" for the tying step."""
+    """TSDAE App. A: Table 7 scores mean above CLS, and "the CLS pooling is chosen" for the tying step."""
     definition = get_experiment("tsdae_noise")
     runner = runner_of(definition)
     runner.options = parse_options(definition.options, argv)

@@ -192,7 +192,7 @@ def configurations_equal_the_table(uri, parent, printed) -> dict:
 
 
 def test_domain_adaptation_quick_chains_the_nli_step_into_the_sts_step_in_both_orders(workdir):
-    """002 §5.1: NLI (MNRL) then STS-B (MSE), as Table 2's NLI+STS step, before and after the target domain."""
+    """TSDAE §5.1: NLI (MNRL) then STS-B (MSE), as Table 2's NLI+STS step, before and after the target domain."""
     uri, printed = run_quick("domain_adaptation", workdir)
     stages = ["nli", "nli_sts", "nli_sts_then_target", "target", "target_then_nli", "target_then_nli_sts"]
     for index, stage in enumerate(stages, start=1):
@@ -209,7 +209,7 @@ def test_domain_adaptation_quick_chains_the_nli_step_into_the_sts_step_in_both_o
 
 
 def test_topic_distillation_runs_each_stage_of_000_tables_6_14_to_6_17(workdir):
-    """000 Tables 6.14-6.17 in one command: each stage prints its table; every trial finished, the prompted stage
+    """Reiml 2023 Tables 6.14-6.17 in one command: each stage prints its table; every trial finished, the prompted stage
     with the prompt shown and hidden."""
     uri, printed = run_quick("topic_distillation", workdir, "--seeds", "1")
     for index, title in enumerate(("pretrained", "classifier", "prompted", "original"), start=1):
@@ -222,7 +222,7 @@ def test_topic_distillation_runs_each_stage_of_000_tables_6_14_to_6_17(workdir):
 
 
 def test_tsdae_main_trains_one_model_per_target_task_and_checks_its_column_only(workdir):
-    """002 §4.1: "For unsupervised training, we just use the sentences from the training split" of each task: with
+    """TSDAE §4.1: "For unsupervised training, we just use the sentences from the training split" of each task: with
     two --eval-task's and their --task-corpus, each trial trains on its task's corpus, is scored on that task alone
     and is checked against that task's Table 2 cell; Table 2's BM25 and BERT-base-uncased rows run per task too."""
     from sentsweep.analysis.reproduction import UNMEASURED, check_targets

@@ -1,15 +1,15 @@
-"""The published values of Reiml (2023, "000") Table 6.10 that the sweeps re-running it target (nm_weight,
+"""The published values of Reiml (2023) Table 6.10 that the sweeps re-running it target (nm_weight,
 domain_chain_augsbert).
 
 Table 6.10 ("Our evaluation using average precision. Results are averaged over 3 random seeds."): each method on
-USEB's four tasks, each cell a model trained on its task's sentences as in 002's Table 2 that it re-runs
+USEB's four tasks, each cell a model trained on its task's sentences as in TSDAE's Table 2 that it re-runs
 (Table 6.9, "Original evaluation"). A target per row and task, keyed on the method and the `target_task` whose
 corpus trained the runs (--eval-task askubuntu=... --task-corpus askubuntu=..., and so on), in the project's metric
 for the task's column (the tasks' test scores x 100): AskU. (`askubuntu_map`), CQADup. (`cqadupstack_map_at_100`),
 Twitter Avg. (`twitterpara_ap`, the mean of TURL and PIT) and SciDocs Avg. (`scidocs_map`, the mean of Cite, CC, CR
 and CV). The sub-columns and
 the overall Avg. are not targeted: the sweeps' tables show each task's main metric. "Unsupervised learning based
-on BERT-base (CLS pooling)" and "(mean pooling)" give the pooling; 000 §5.4.2: "all methods use BERT".
+on BERT-base (CLS pooling)" and "(mean pooling)" give the pooling; Reiml 2023 §5.4.2: "all methods use BERT".
 """
 
 from sentsweep.analysis.reproduction import PublishedValue
@@ -20,7 +20,7 @@ from sentsweep.trainables.settings import TASK_AXIS
 
 SEEDS = 3  # Table 6.10: "Results are averaged over 3 random seeds"
 PAPER_SETTING = {"model": "bert-base-uncased"}  # "Unsupervised learning based on BERT-base"
-# Table 6.10's columns AskU., CQADup., Twitter Avg., SciDocs Avg. are USEB's, as 002 Table 2's (TASK_METRICS).
+# Table 6.10's columns AskU., CQADup., Twitter Avg., SciDocs Avg. are USEB's, as TSDAE Table 2's (TASK_METRICS).
 
 # Table 6.10, rows as printed (AskU. CQADup. | TURL PIT Avg. | Cite CC CR CV Avg. | Avg.), the four targeted
 # columns kept: AskU., CQADup., Twitter Avg., SciDocs Avg.
@@ -59,8 +59,8 @@ DOMAIN_SBERT = (63.2, 14.7, 72.5, 76.4)
 AUG_SBERT = (60.8, 14.8, 73.6, 73.0)
 
 WEIGHTED = ("mlm+nm", "tsdae+nm")
-NO_WEIGHT_NOTE = "000 gives no weight for this combination: the target assumes w = 1, the plain sum"
-TSDAE_NOTE = "Table 6.10 names the row \"TSDAE (repr.)\", 000's replication of 002"
+NO_WEIGHT_NOTE = "Reiml 2023 gives no weight for this combination: the target assumes w = 1, the plain sum"
+TSDAE_NOTE = "Table 6.10 names the row \"TSDAE (repr.)\", Reiml 2023's replication of TSDAE"
 
 
 def row_targets(cell: dict, values: tuple, where: str, setting: dict, note: str = "") -> list[PublishedValue]:
@@ -89,7 +89,7 @@ def full_domain_sbert_targets() -> list[PublishedValue]:
 
 
 def ablation_targets() -> list[PublishedValue]:
-    """Table 6.10's DomainSBERT and AugSBERT rows (000 §5.4.3's ablation), on RoBERTa-base."""
+    """Table 6.10's DomainSBERT and AugSBERT rows (Reiml 2023 §5.4.3's ablation), on RoBERTa-base."""
     return (row_targets({"stage": "domain_sbert", "method": "augsbert"}, DOMAIN_SBERT, "Table 6.10 (DomainSBERT)",
                         {"model": "roberta-base"})
             + row_targets({"stage": "aug_sbert", "method": "augsbert"}, AUG_SBERT, "Table 6.10 (AugSBERT)",

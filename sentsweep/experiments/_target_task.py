@@ -1,4 +1,4 @@
-"""The TSDAE paper's target task ("002" §6, §7): the task whose dev split selects and reports a stage's checkpoints,
+"""The TSDAE paper's target task (§6, §7): the task whose dev split selects and reports a stage's checkpoints,
 given once with --target-task (default: the only --eval-task task), for the stages that select on it only.
 
 A chained sweep's stages follow different rules (App. B: the unsupervised pre-training trains a fixed number of
@@ -46,7 +46,7 @@ def selection_axes(options: TargetTaskOptions) -> dict[str, list]:
 
 
 def scoring_axes(options: TargetTaskOptions) -> dict[str, list]:
-    """The one-value axes of a stage that keeps its own rule (an unsupervised stage's last checkpoint, 002 App. B)
+    """The one-value axes of a stage that keeps its own rule (an unsupervised stage's last checkpoint, TSDAE App. B)
     but reports the target task's dev score of the checkpoint it keeps (`selected_task_dev`), as the stages that
     select on it do ({} without a target task)."""
     task = target_task(options)
@@ -54,7 +54,7 @@ def scoring_axes(options: TargetTaskOptions) -> dict[str, list]:
 
 
 def in_domain_loss(task: str) -> str:
-    """The in-domain SBERT loss of a USEB task (002 §5.1): MNRL on the relevant pairs of AskUbuntu, CQADupStack and
+    """The in-domain SBERT loss of a USEB task (TSDAE §5.1): MNRL on the relevant pairs of AskUbuntu, CQADupStack and
     SciDocs, the MSE of the cosine on TwitterPara's scored pairs."""
     return "cosine" if task == "twitterpara" else "mnrl"
 
@@ -63,7 +63,7 @@ def missing_task_pairs_problem(task: str, option_line: str) -> str:
     """The line that refuses a target task whose labelled training pairs no option names: in-domain SBERT would
     otherwise train on --set train_file's default (the STS benchmark's pairs) with the task's loss. `option_line`
     is how the sweep's command line names them."""
-    return (f"target task {task!r}: give its labelled training pairs with {option_line} (USEB's release): 002 §6 "
+    return (f"target task {task!r}: give its labelled training pairs with {option_line} (USEB's release): TSDAE §6 "
             "trains SBERT in-domain, on the task's own pairs")
 
 
@@ -74,7 +74,7 @@ def check_target_task(options: TargetTaskOptions, constants: dict) -> None:
 
     given = [key for key in parse_assignments(options.assignments) if key in SELECTION_KEYS]
     if given:
-        raise InputError(f"--set {given[0]}: this sweep's stages select checkpoints by different rules (002 App. B: "
+        raise InputError(f"--set {given[0]}: this sweep's stages select checkpoints by different rules (TSDAE App. B: "
                          "the unsupervised stage's fixed steps, its last checkpoint), which one --set would replace "
                          "for all; give the task whose dev split the other stages select on with --target-task")
     task = target_task(options)
@@ -85,5 +85,5 @@ def check_target_task(options: TargetTaskOptions, constants: dict) -> None:
         raise InputError(f"--target-task {task!r} is not one of the --eval-task tasks "
                          f"({', '.join(tasks) or 'none given'})")
     if "dev" not in build_task(task, tasks[task]).splits:
-        raise InputError(f"--target-task {task!r} has no dev split ({tasks[task]}) to select checkpoints on (002 §7 "
+        raise InputError(f"--target-task {task!r} has no dev split ({tasks[task]}) to select checkpoints on (TSDAE §7 "
                          "uses TwitterPara's test set; this project does not select on test)")

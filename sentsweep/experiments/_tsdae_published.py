@@ -1,7 +1,7 @@
-"""The published values of the TSDAE paper's configuration search (002 App. A, Tables 5-7 and its text), as the
+"""The published values of the TSDAE paper's configuration search (TSDAE App. A, Tables 5-7 and its text), as the
 reproduction targets of the sweeps that re-run it (tsdae_deletion, tsdae_noise).
 
-What the values are (002 App. A): TSDAE on SNLI + MultiNLI without labels, "evaluate the models on the STS
+What the values are (TSDAE App. A): TSDAE on SNLI + MultiNLI without labels, "evaluate the models on the STS
 benchmark with the metric of Spearman rank correlation. The maximum number of training steps is 30K and the
 models are evaluated every 1.5K training steps, reporting the best validation performance. Scores are obtained
 by calculating the average over 5 random seeds." That is the best STS benchmark dev (validation) Spearman x 100
@@ -10,7 +10,7 @@ over the evaluations, the project's `best_sts_dev`, averaged over 5 seeds (`runs
 pooling, Table 6 deletion with CLS (pooling is tuned after the ratio), Table 7 deletion at ratio 0.6.
 
 The paper's setting outside the cells (`PAPER_SETTING`), which the report compares with the runs' logged params:
-bert-base-uncased (002 §5: "Without other specification, BERT-base-uncased is used"), 30K steps evaluated every
+bert-base-uncased (TSDAE §5: "Without other specification, BERT-base-uncased is used"), 30K steps evaluated every
 1.5K (App. A), AdamW, batch size 8, learning rate 3e-5 (App. B), the STS benchmark's dev split. A run on other
 settings (--quick: a tiny random model, 40-60 steps, lr 1e-3) is expected to miss every target; so is one on
 another corpus than SNLI + MultiNLI (not a logged param, so not compared).
@@ -25,15 +25,15 @@ SEEDS = 5  # App. A: "the average over 5 random seeds"
 PAPER_SETTING = {"model": "bert-base-uncased", "eval_format": "stsb", "max_steps": 30_000, "eval_steps": 1_500,
                  "optimizer": "adamw", "batch_size": 8, "lr": 3e-5}
 
-# 002 App. A, Table 5 "Results with different noise types" (ratio 0.3, CLS, untied); the paper's "Add" is the
+# TSDAE App. A, Table 5 "Results with different noise types" (ratio 0.3, CLS, untied); the paper's "Add" is the
 # project's `insert` noise.
 TABLE_5 = {"delete": 78.33, "swap": 76.85, "mask": 76.56, "replace": 74.01, "insert": 72.65}
-# 002 App. A, Table 6 "Results with different noise ratio" (deletion, CLS, untied).
+# TSDAE App. A, Table 6 "Results with different noise ratio" (deletion, CLS, untied).
 TABLE_6 = {0.1: 77.81, 0.2: 77.70, 0.3: 77.75, 0.4: 78.02, 0.5: 78.25, 0.6: 78.77, 0.7: 78.19, 0.8: 77.69,
            0.9: 75.67}
-# 002 App. A, Table 7 "Results with different pooling methods" (deletion 0.6, untied).
+# TSDAE App. A, Table 7 "Results with different pooling methods" (deletion 0.6, untied).
 TABLE_7 = {"cls": 78.77, "mean": 78.84, "max": 78.17}
-# 002 App. A, text after Table 7 (in no table): deletion 0.6, CLS, encoder and decoder tied.
+# TSDAE App. A, text after Table 7 (in no table): deletion 0.6, CLS, encoder and decoder tied.
 TIED = 79.15
 
 # Table 6's ratio 0.3 is Table 5's delete configuration, which Table 5 scores 78.33.

@@ -1,4 +1,4 @@
-"""The published values of the TSDAE paper's main results (002 §6, Tables 2 and 3) that the sweeps re-running
+"""The published values of the TSDAE paper's main results (TSDAE §6, Tables 2 and 3) that the sweeps re-running
 them target (tsdae_main, domain_adaptation, and labelled_intersection's TSDAE reference).
 
 Table 2 ("Evaluation using average precision. Results are averaged over 5 random seeds."): each method on USEB's
@@ -86,7 +86,7 @@ STS_TASK_METRICS = ("sts12_wmean_spearman", "sts13_wmean_spearman", "sts14_wmean
                     "sts16_wmean_spearman", "sickr_spearman")
 TABLE_11 = {"tsdae": (55.2, 67.4, 62.4, 74.3, 73.0, 62.3), "ct": (60.0, 76.3, 68.2, 77.3, 75.8, 69.4),
             "simcse": (63.6, 79.3, 69.6, 78.2, 77.7, 70.1), "mlm": (30.9, 59.9, 47.7, 60.3, 63.7, 58.2)}
-STS_TASKS_NOTE = ("002 does not say how a year's subsets are combined: SentEval's weighted mean (\"all\"), the "
+STS_TASKS_NOTE = ("TSDAE does not say how a year's subsets are combined: SentEval's weighted mean (\"all\"), the "
                   "project's main metric of STS12-16")
 
 

@@ -1,4 +1,4 @@
-"""The published values of Wang (2022, "001") that its sweeps target: Table 5.17 (multitask_weight) and Tables
+"""The published values of Wang (2022) that its sweeps target: Table 5.17 (multitask_weight) and Tables
 5.9/5.10 (simcse_loss).
 
 Table 5.17 ("The evaluation results on Quora task. We only report Recall@100 and Recall@10 in this Table.
@@ -80,8 +80,8 @@ TABLE_5_10 = [
     ({"method": "frozen_encoder"}, (86.1, 19.0)),
     ({"method": "bm25"}, (97.3, 60.6)),
 ]
-DETERMINISTIC_NOTE = ("BM25 trains nothing: its seeds give one value, so only that value is its interval; 001's is "
-                      "Pyserini's, whose Lucene analyser tokenises differently")
+DETERMINISTIC_NOTE = ("BM25 trains nothing: its seeds give one value, so only that value is its interval; Wang 2022's "
+                      "is Pyserini's, whose Lucene analyser tokenises differently")
 
 
 def loss_comparison_targets() -> list[PublishedValue]:

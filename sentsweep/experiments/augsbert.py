@@ -28,7 +28,7 @@ from sentsweep.settings import cited
 from sentsweep.sweep import Stage, SweepDefinition
 from sentsweep.sweep.options import SweepOptions, option
 
-# 000 Tables 6.12-6.13's columns: "Model	Spanish-STS	BWS (cross-topic)	BWS (in-topic)"
+# Reiml 2023 Tables 6.12-6.13's columns: "Model	Spanish-STS	BWS (cross-topic)	BWS (in-topic)"
 DATASETS = ("spanish-sts", "bws-cross-topic", "bws-in-topic")
 UPPER_BOUND = "upper-bound"  # the teacher's own test Spearman
 # Each row's means as the tables print them, one per data set in DATASETS' order (the stds left out)
@@ -40,7 +40,7 @@ TABLES = {
                            "random": (74.68, 64.88, 69.91), "kde": (77.40, 64.22, 69.63),
                            "bm25": (77.76, 64.46, 69.85), "semantic": (79.59, 64.11, 68.40)}),
 }
-ROBERTA = {"model": "roberta-base"}  # 000 §5.5: "using the RoBERTa model"
+ROBERTA = {"model": "roberta-base"}  # Reiml 2023 §5.5: "using the RoBERTa model"
 
 
 def semi_supervised_targets() -> tuple[PublishedValue, ...]:
@@ -64,7 +64,7 @@ class AugsbertOptions(SweepOptions):
                                                   f"{' '.join(AUGSBERT_PROTOCOL.grid('teacher'))})")
     samplings: tuple[str, ...] | None = option(f"strategies sampling the silver pairs (default: "
                                                    f"{' '.join(AUGSBERT_PROTOCOL.grid('sampling'))})")
-    dataset: str | None = option("which data set of 000 Tables 6.12-6.13 the files are (logged as the param "
+    dataset: str | None = option("which data set of Reiml 2023 Tables 6.12-6.13 the files are (logged as the param "
                                  "`dataset`; the targets of its column are checked; default: none, no targets)",
                                  choices=DATASETS)
 
@@ -90,7 +90,7 @@ DEFINITION = SweepDefinition(
     trains_on_gold_pairs=True,
     settings_from_options=dataset_label,
     data_labels={"dataset": DATASETS},
-    # 000 Tables 6.12-6.13 ("Results are averaged over 3 random seeds"), the column of the run's --dataset
+    # Reiml 2023 Tables 6.12-6.13 ("Results are averaged over 3 random seeds"), the column of the run's --dataset
     published=semi_supervised_targets(),
     table_metrics=["sts_test_at_best_dev", "best_sts_dev", "teacher_sts_dev", "teacher_sts_test",
                    "teacher_sts_test_pearson", "teacher_student_spearman_at_best_dev"],

@@ -1,4 +1,5 @@
-"""Bi-encoder vs cross-encoder vs Cross-Bi-Encoder on STS-B, and the cross-encoder's activations (000 Tables 6.1-6.3).
+"""Bi-encoder vs cross-encoder vs Cross-Bi-Encoder on STS-B, and the cross-encoder's activations (Reiml 2023 Tables
+6.1-6.3).
 
 Reiml (2023), §5.2.1.
 
@@ -59,8 +60,9 @@ PROTOCOL = Protocol(
         "teacher_activation": Sourced("sigmoid", cited(THESIS_REIML_2023, "§4.1.2", '"a similarity score  $s \\in '
                                                        '(0, 1)$  due to its sigmoid activation function"')),
         "loss": STUDENT_LOSS,
-        "pooling": Sourced("mean", project_choice("000 §5.1 leaves pooling at sentence-transformers' default, mean")),
-        "max_seq_length": Sourced(128, project_choice("000 gives no maximum sequence length")),
+        "pooling": Sourced("mean", project_choice("Reiml 2023 §5.1 leaves pooling at sentence-transformers' default, "
+                                                  "mean")),
+        "max_seq_length": Sourced(128, project_choice("Reiml 2023 gives no maximum sequence length")),
     },
     seeds=Sourced(3, project_choice("Tables 6.1-6.3 give mean ± std but not how many seeds; Tables 6.12-6.13 "
                                     "average 3")),
@@ -123,7 +125,7 @@ def published() -> tuple[PublishedValue, ...]:
 
 DEFINITION = SweepDefinition(
     name="cross_bi_encoder",
-    description=__doc__.splitlines()[0],
+    description=" ".join(__doc__.split("\n\n")[0].split()),
     reference=THESIS_REIML_2023,
     protocol=PROTOCOL,
     stages=[Stage("teachers", teachers), Stage("activations", activations)],

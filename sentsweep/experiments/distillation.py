@@ -1,4 +1,4 @@
-"""Distillation into bi-encoders: a CE or Cross-Bi-Encoder re-annotates the training pairs (000 Tables 6.4-6.8).
+"""Distillation into bi-encoders: a CE or Cross-Bi-Encoder re-annotates the training pairs (Reiml 2023 Tables 6.4-6.8).
 
 Reiml (2023), §5.2.2. Stage "base" trains a bi-encoder on the gold pairs; stage "distill" trains a teacher (CE
 or CBE) on the gold pairs, lets it re-annotate the training pairs and trains the bi-encoder on its scores (Augmented
@@ -9,7 +9,7 @@ BWS train pairs of --sts-dir, five epochs: Tables 6.7-6.8). Every trial reports 
 (`sts_test_at_best_dev`: the tables' STS-B and BWS Similarity columns); Tables 6.6 and 6.8's SentEval columns need
 the STS tasks with --eval-task (sts12 ... sts16, stsb, sickr).
 
-Not run: the BWS Topic (F1) columns (000 scores them with a classification head trained on the frozen encoder for
+Not run: the BWS Topic (F1) columns (Reiml 2023 scores them with a classification head trained on the frozen encoder for
 ten epochs at 1e-3, which the project does not implement); the targets are the BERT rows (the RoBERTa rows need a
 run with --model roberta-base, compared with the BERT values and marked with the model's difference).
 
@@ -52,8 +52,9 @@ PROTOCOL = Protocol(
         "eval_steps": Sourced(None, REIML_SELECTION),
         "select_checkpoint": Sourced("best_sts_dev", REIML_SELECTION),
         "loss": STUDENT_LOSS,
-        "pooling": Sourced("mean", project_choice("000 §5.1 leaves pooling at sentence-transformers' default, mean")),
-        "max_seq_length": Sourced(128, project_choice("000 gives no maximum sequence length")),
+        "pooling": Sourced("mean", project_choice("Reiml 2023 §5.1 leaves pooling at sentence-transformers' default, "
+                                                  "mean")),
+        "max_seq_length": Sourced(128, project_choice("Reiml 2023 gives no maximum sequence length")),
         "setting": Sourced("semi", cited(THESIS_REIML_2023, SETUP, '"training a Cross-Encoder and Cross-Bi-Encoder '
                                                                    'model, and then using their predictions to '
                                                                    're-annotate the STS-B train split"')),
@@ -77,8 +78,8 @@ PROTOCOL = Protocol(
     notes=("--dataset sets the epochs (sts-b three, bws and sts-b-to-bws five: §5.2.2) and, for sts-b-to-bws, the "
            "teacher's pairs (--teacher-train-file, STS-B train) and the pairs it re-annotates (the BWS train split "
            "of --sts-dir).",
-           "The BWS Topic (F1) columns are not run: 000 trains a classification head on the frozen encoder for ten "
-           "epochs at 1e-3 (§5.2.2), which the project does not implement.",
+           "The BWS Topic (F1) columns are not run: Reiml 2023 trains a classification head on the frozen encoder for "
+           "ten epochs at 1e-3 (§5.2.2), which the project does not implement.",
            "Tables 6.6 and 6.8 compare \"the scores on the individual STS splits, instead of using the recommended "
            "SentEval toolkit\" (§5.2.2): their targets read one Spearman over each year's pairs pooled "
            "(sts12_pooled_spearman ...), STS-B's and SICK-R's test Spearman."),
@@ -181,7 +182,7 @@ DEFINITION = SweepDefinition(
     missing_inputs=missing_teacher_pairs,
     data_labels={"dataset": DATASETS},
     table_metrics=["sts_test_at_best_dev", "best_sts_dev", "teacher_sts_test"],
-    # the BERT rows of 000 Tables 6.4-6.8 (similarity and SentEval columns) for the run's --dataset; the tables give
-    # no number of seeds (runs None: taken as exact)
+    # the BERT rows of Reiml 2023 Tables 6.4-6.8 (similarity and SentEval columns) for the run's --dataset; the tables
+    # give no number of seeds (runs None: taken as exact)
     published=published(),
 )

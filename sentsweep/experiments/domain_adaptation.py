@@ -1,6 +1,6 @@
 """Domain adaptation both ways: NLI+STS then the target domain, and the reverse (TSDAE paper, §4, Table 2).
 
-The NLI+STS training is two steps (002 §5.1: "trained on SNLI + MultiNLI data using the Multiple-Negative
+The NLI+STS training is two steps (TSDAE §5.1: "trained on SNLI + MultiNLI data using the Multiple-Negative
 Ranking Loss (MNRL) ... and the Mean Square Error (MSE) loss on the STS benchmark train set"): SBERT with MNRL on
 the NLI pairs of --nli-file (contradictions as hard negatives), then SBERT with the cosine (MSE) loss on STS-B train
 from each seed's NLI model. Stages 1-2 run them from the model as released; stage 3 continues each seed's NLI+STS
@@ -103,11 +103,11 @@ DEFINITION = SweepDefinition(
     data_labels={TASK_AXIS: USEB_TASKS},
     trains_on_gold_pairs=True,
     settings_from_options=nli_settings,
-    # the unsupervised stages report their last checkpoint (002 App. B: no early stopping; SimCSE its best on STS-B
+    # the unsupervised stages report their last checkpoint (TSDAE App. B: no early stopping; SimCSE its best on STS-B
     # dev, footnote 8), the supervised ones
     # their best on dev
     table_metrics=["sts_test_last", "sts_test_at_best_dev", "best_sts_dev"],
-    # 002 Table 2 on USEB's tasks (given with --eval-task and --task-corpus), mean of 5 seeds, each cell a model of
+    # TSDAE Table 2 on USEB's tasks (given with --eval-task and --task-corpus), mean of 5 seeds, each cell a model of
     # its task's corpus: the unsupervised block (stage target), "NLI+STS -> target task" (stage
     # nli_sts_then_target) and "target task -> NLI+STS" (stage target_then_nli_sts, its rows told apart by the
     # `pretrained` axis the chain gives it), 4 methods x 4 tasks each.

@@ -32,7 +32,8 @@ def full_domain_sbert(options):
 
 
 def domain_sbert(options):
-    """DomainSBERT: the teacher after 000's pair MLM inside the trial, the bi-encoder from the model as released."""
+    """DomainSBERT: the teacher after Reiml 2023's pair MLM inside the trial, the bi-encoder from the model as
+    released."""
     return {"method": PROTOCOL.grid("supervised"), "setting": PROTOCOL.grid("domain_sbert"),
             "student_init": PROTOCOL.grid("domain_sbert_student")} | task_axis(options, USEB_TASKS)
 
@@ -62,6 +63,6 @@ DEFINITION = SweepDefinition(
     trains_on_gold_pairs=True,
     # the MLM stage reports its last checkpoint, Augmented SBERT its best on dev
     table_metrics=["sts_test_last", "sts_test_at_best_dev", "best_sts_dev"],
-    # 000 Table 6.10's FullDomainSBERT row on USEB's four tasks (given with --eval-task), mean of 3 seeds.
+    # Reiml 2023 Table 6.10's FullDomainSBERT row on USEB's four tasks (given with --eval-task), mean of 3 seeds.
     published=tuple(full_domain_sbert_targets() + ablation_targets()),
 )

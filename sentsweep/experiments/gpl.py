@@ -1,6 +1,6 @@
 """GPL: generated queries, mined negatives, cross-encoder margins, MarginMSE; over seeds (sizes: --sample-sizes).
 
-The TSDAE + GPL report draft (004, GPL section): 3 queries per passage from a T5 query generator, 50
+The TSDAE + GPL report draft (GPL section): 3 queries per passage from a T5 query generator, 50
 negatives from a dense retriever, a fresh one of them drawn for a query each time it is trained on.
 Give the generator with --set generator=PATH_OR_NAME (a local folder works offline); --quick builds a tiny
 random T5 instead. Score retrieval with --eval-task quora=BEIR/quora (or any BEIR folder).

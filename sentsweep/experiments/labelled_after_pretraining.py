@@ -75,7 +75,7 @@ def missing_pairs(options: LabelledAfterPretrainingOptions) -> list[str]:
 
 
 def in_domain_axes(options: LabelledAfterPretrainingOptions) -> dict[str, list]:
-    """The target task's SBERT: its labelled pairs and its loss (002 §5.1), where the command line does not set
+    """The target task's SBERT: its labelled pairs and its loss (TSDAE §5.1), where the command line does not set
     them ({} without a target task)."""
     task = target_task(options)
     if task is None:
@@ -120,7 +120,7 @@ DEFINITION = SweepDefinition(
     trains_on_gold_pairs=True,
     check=check,
     missing_inputs=missing_pairs,
-    # the unsupervised stages report their last checkpoint (002 App. B: no early stopping; SimCSE its best on STS-B
+    # the unsupervised stages report their last checkpoint (TSDAE App. B: no early stopping; SimCSE its best on STS-B
     # dev, footnote 8), the supervised ones their best on dev: the target task's (the figures' score) or STS-B's;
     # every stage the target task's dev score of the checkpoint it keeps (the figures' y-axis)
     table_metrics=[SELECTED_TASK_DEV, "sts_test_last", "sts_test_at_best_dev", "best_sts_dev", "best_task_dev"],

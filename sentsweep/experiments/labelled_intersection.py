@@ -7,7 +7,7 @@ First the unsupervised reference (--reference, default tsdae) runs over the seed
 (App. B: fixed steps, the last checkpoint; SimCSE one epoch, best on STS-B dev); then `sbert` runs over the
 seeds at each probed number of labelled pairs (App. B: batch 64, 10 epochs up to 20K steps, early stopping)
 until its mean score is within one seed std of the reference's. The reference trains on --corpus, which must be
-the --target-task's training sentences (002 §4.1; its runs log `target_task`, the Table 2 column they fill). The
+the --target-task's training sentences (TSDAE §4.1; its runs log `target_task`, the Table 2 column they fill). The
 score is the --target-task's test score
 (a USEB task, SBERT stopping early on its dev split, trained with MNRL on its relevant pairs, or MSE on
 TwitterPara's), else STS benchmark dev. Each probe is a stage of the sweep's MLflow run.
@@ -44,12 +44,12 @@ from sentsweep.trainables.settings import TASK_AXIS
 
 REFERENCE_STAGE, SUPERVISED_STAGE = "reference", "supervised"
 ANSWER_METRIC = "intersection_labelled_pairs"
-# 002 App. D, Table 10 ("AskU. CQADup. TwitterP. SciDocs Avg." / "140 2661 6067 464 2333"), each task's point; the
+# TSDAE App. D, Table 10 ("AskU. CQADup. TwitterP. SciDocs Avg." / "140 2661 6067 464 2333"), each task's point; the
 # average is of four sweeps, no one sweep's result.
 TABLE_10 = {"askubuntu": 140, "cqadupstack": 2661, "twitterpara": 6067, "scidocs": 464}
 TABLE_10_SOURCE = cited(TSDAE, "App. D, Table 10", '"To match the performance of TSDAE, 140 - 6k annotated examples '
                         'are required"')
-TABLE_10_NOTE = ('002 searches with its 5 seeds ("We set the search precision to the standard deviation of the '
+TABLE_10_NOTE = ('TSDAE searches with its 5 seeds ("We set the search precision to the standard deviation of the '
                  'target score over 5 random seeds")')
 
 
@@ -83,7 +83,7 @@ def missing_pairs(options: IntersectionOptions) -> list[str]:
 
 def supervised_settings(options: IntersectionOptions, constants: dict, overrides: dict) -> dict:
     """What the SBERT stages add for a target task: early stopping on its dev split (the last checkpoint if it
-    has none, as TwitterPara), and MNRL on its relevant pairs (MSE on TwitterPara's scored pairs), 002 §5.1."""
+    has none, as TwitterPara), and MNRL on its relevant pairs (MSE on TwitterPara's scored pairs), TSDAE §5.1."""
     # lazy: torch
     from sentsweep.tasks import build_task
 

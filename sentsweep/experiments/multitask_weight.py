@@ -63,7 +63,7 @@ DEFINITION = SweepDefinition(
     sampled_axes=sampled_axes,
     options=MultitaskWeightOptions,
     table_metrics=["sts_test_at_best_validation_loss", "best_sts_dev"],  # losses of different methods do not compare
-    # 001 Table 5.17 on Quora (given with --eval-task quora=...), mean of 3 seeds: 12 losses x R@100, R@10. Table
+    # Wang 2022 Table 5.17 on Quora (given with --eval-task quora=...), mean of 3 seeds: 12 losses x R@100, R@10. Table
     # 5.16 is on eProduct (internal): no target.
     published=tuple(quora_targets()),
 )

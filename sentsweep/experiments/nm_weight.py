@@ -75,8 +75,8 @@ DEFINITION = SweepDefinition(
     options=NmWeightOptions,
     per_task=True,
     data_labels={TASK_AXIS: USEB_TASKS},
-    # 000 Table 6.10's two unsupervised blocks on USEB's tasks (given with --eval-task and --task-corpus), mean of 3
-    # seeds: 11 rows x 4 tasks, each a model trained on its task's corpus; MLM + NM and TSDAE + NM at stage 2's w =
-    # 1 (000 gives no weight, see the targets' note).
+    # Reiml 2023 Table 6.10's two unsupervised blocks on USEB's tasks (given with --eval-task and --task-corpus), mean
+    # of 3 seeds: 11 rows x 4 tasks, each a model trained on its task's corpus; MLM + NM and TSDAE + NM at stage 2's w =
+    # 1 (Reiml 2023 gives no weight, see the targets' note).
     published=tuple(noise_matching_targets()),
 )

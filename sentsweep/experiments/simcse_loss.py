@@ -4,14 +4,14 @@ Stages (independent rows of the two tables):
 - "SimCSE losses": `simcse` (NT-Xent) and `simcse_bce` (eq. 2.10) on Table 5.3's basic setup, one epoch, the
   checkpoint of the lowest validation loss, seeds 1, 7, 42;
 - "baselines": "Bert-base-uncased" (`frozen_encoder`, the --model as released, Table 5.3's average pooling) and
-  BM25 (`bm25`, Pyserini's k1 = 0.9, b = 0.4: 001 §5.2.1).
+  BM25 (`bm25`, Pyserini's k1 = 0.9, b = 0.4: Wang 2022 §5.2.1).
 
 Table 5.9 scores STS-B (the --sts-dir test split) and STS-Avg; Table 5.10 Recall@100 on Quora and CQADupStack:
-give them with --eval-task quora=BEIR/quora --eval-task beir-cqadupstack=BEIR/cqadupstack. 001 trains on
+give them with --eval-task quora=BEIR/quora --eval-task beir-cqadupstack=BEIR/cqadupstack. Wang 2022 trains on
 "OpenWebtext 1M": give it with --corpus, and its 10k validation set with --set validation_file=PATH.
 
 What cannot be checked, and why:
-- STS-Avg (Table 5.9's second column) has no target: 001 calls it the "weighted average score for STS12, STS13,
+- STS-Avg (Table 5.9's second column) has no target: Wang 2022 calls it the "weighted average score for STS12, STS13,
   STS14, STS15, STS15, STS16" without saying what weighs it; the project's `sts_avg` is the plain mean of the given
   STS tasks' scores (add --eval-task sts12=... ... sts16=... to log it), a different quantity.
 - Figs 5.3/5.4 (R@k and P@k curves) print no numbers; the runs log every k of 1, 3, 5, 10, 100, 1000.
@@ -41,7 +41,8 @@ SECTION_5_3_3 = cited(THESIS_WANG_2022, "§5.3.3", '"we use contrastive learning
 BASELINES = cited(THESIS_WANG_2022, "§5.3.3", '"we also include Bert-base-uncased [Devlin & Chang⁺ 19] and BM25 '
                   '[Yang & Fang⁺ 17] as baselines"')
 # A baseline trains nothing: it has no validation loss, and its one checkpoint is the one scored.
-ONE_CHECKPOINT = Sourced("best_sts_dev", project_choice("001's baselines train nothing, so no checkpoint is selected"))
+ONE_CHECKPOINT = Sourced("best_sts_dev", project_choice("Wang 2022's baselines train nothing, so no checkpoint is "
+                                                        "selected"))
 
 PROTOCOL = Protocol(
     settings={
@@ -63,13 +64,13 @@ PROTOCOL = Protocol(
     quick=dict(lr=1e-3, batch_size=16, max_steps=40, eval_steps=10, warmup_steps=5, validation_size=40, seeds=2),
     notes=("Table 5.10 scores Recall@100 on Quora and CQADupStack (BEIR's, averaged over its 12 forums): give "
            "--eval-task quora=... --eval-task beir-cqadupstack=...; Table 5.9's STS-B is the --sts-dir test split.",
-           "001 validates on a separate 10k set (§5.1): give it with --set validation_file=PATH; without one, "
+           "Wang 2022 validates on a separate 10k set (§5.1): give it with --set validation_file=PATH; without one, "
            "validation_size sentences are held out of the corpus.",
            "The baselines train nothing: their one checkpoint is scored (sts_test_at_best_dev), and their seeds "
            "give one value each.",
            "BM25 tokenises as the project does (`sentsweep.bm25_index`), not with Pyserini's Lucene analyser.",
-           "STS-Avg (Table 5.9) is not targeted: 001's \"weighted average\" names no weights; the project's sts_avg "
-           "is a plain mean."),
+           "STS-Avg (Table 5.9) is not targeted: Wang 2022's \"weighted average\" names no weights; the project's "
+           "sts_avg is a plain mean."),
 )
 
 
@@ -126,6 +127,6 @@ DEFINITION = SweepDefinition(
     quick_setup=quick_retrieval_tasks,
     # the trained rows' STS-B is at the lowest validation loss, the baselines' at their one checkpoint
     table_metrics=["sts_test_at_best_validation_loss", "sts_test_at_best_dev", *RETRIEVAL_METRICS],
-    # 001 Tables 5.9 (STS-B) and 5.10 (R@100 on Quora and CQADupStack), mean of 3 seeds: 3 + 8 cells
+    # Wang 2022 Tables 5.9 (STS-B) and 5.10 (R@100 on Quora and CQADupStack), mean of 3 seeds: 3 + 8 cells
     published=tuple(loss_comparison_targets()),
 )

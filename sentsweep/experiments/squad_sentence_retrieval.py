@@ -6,8 +6,8 @@ Stages (independent rows of one table):
 - "pre-trained BERT": `frozen_encoder`, the model as released, with Table 4.1's two poolings from the second-to-last
   layer (§3.3.1: [CLS], and the mean without [CLS] and [SEP]) and, the project's extension, the same two from the
   last layer.
-- "TF-IDF": lemmatised, the full vocabulary and the top 1024 terms (§3.3.3), its IDF from --corpus (003 builds the
-  vocabulary "on the train set of the dataset": give SQuAD's train sentences).
+- "TF-IDF": lemmatised, the full vocabulary and the top 1024 terms (§3.3.3), its IDF from --corpus (Malmberg 2021
+  builds the vocabulary "on the train set of the dataset": give SQuAD's train sentences).
 - "SBERT on STS-B": `sbert` on the STS benchmark's train pairs (beside --sts-dir) with "SBERT params" (§3.4.1).
 
 What cannot run, and why:
@@ -18,7 +18,7 @@ What cannot run, and why:
   second run of this sweep with --set dropout=0.3 (its SBERT stage; the table's targets are the 0.1 rows, the
   released model's dropout).
 - "Log. reg." (row 19) is the SQuAD paper's number, not a model of the thesis.
-003 trains every model once; the sweep runs seeds (the deterministic rows give one score for every seed).
+Malmberg 2021 trains every model once; the sweep runs seeds (the deterministic rows give one score for every seed).
 
     python sweeps/squad_sentence_retrieval.py --dry-run                   # the protocol card
     python sweeps/squad_sentence_retrieval.py --quick                     # a generated SQuAD-like file
@@ -46,22 +46,22 @@ TABLE_POOLINGS = ["cls_second_last", "mean_no_special_second_last"]  # §3.3.1's
 LAST_LAYER_POOLINGS = ["cls", "mean_no_special"]  # the project's extension: the same two from the last layer
 SBERT_PARAMS = cited(THESIS_MALMBERG_2021, "§3.4.1", '"These shared parameters were a batch size of 16, a learning '
                      'rate of 2e-5 ... using 10% of the data as warm-up, and fine-tuning for 4 epochs"')
-ST_FIT_DEFAULT = ("003 §3.4.1 gives the warm-up only; sentence-transformers' fit() default, the library 003 trains "
-                  "SBERT with (§3.5)")
+ST_FIT_DEFAULT = ("Malmberg 2021 §3.4.1 gives the warm-up only; sentence-transformers' fit() default, the library "
+                  "Malmberg 2021 trains SBERT with (§3.5)")
 
 PROTOCOL = Protocol(
     settings={
-        "max_seq_length": Sourced(128, project_choice("003 gives no maximum sequence length")),
+        "max_seq_length": Sourced(128, project_choice("Malmberg 2021 gives no maximum sequence length")),
     },
-    seeds=Sourced(3, project_choice('003 §5.3: "The models used in the experiments in this thesis were trained '
-                                    'once" ... "the experiments should be repeated"')),
+    seeds=Sourced(3, project_choice('Malmberg 2021 §5.3: "The models used in the experiments in this thesis were '
+                                    'trained once" ... "the experiments should be repeated"')),
     grids={
         "pretrained_method": Sourced(["frozen_encoder"], cited(THESIS_MALMBERG_2021, "Table 4.1", "BERT, Pre-trained")),
         "lexical_method": Sourced(["tfidf"], cited(THESIS_MALMBERG_2021, "Table 4.1", "TF-IDF")),
         "fine_tuned_method": Sourced(["sbert"], cited(THESIS_MALMBERG_2021, "Table 4.1", "SBERT, STS-B")),
         "pooling": Sourced(TABLE_POOLINGS + LAST_LAYER_POOLINGS, project_choice(
-            '003 §3.3.1: "[CLS] token as a representation" and "averaging the sentence\'s token embeddings excluding '
-            '[CLS] and [SEP] embeddings", "extracted from the second last layer"; the last layer\'s are the '
+            'Malmberg 2021 §3.3.1: "[CLS] token as a representation" and "averaging the sentence\'s token embeddings '
+            'excluding [CLS] and [SEP] embeddings", "extracted from the second last layer"; the last layer\'s are the '
             "project's")),
         "max_features": Sourced([None, 1024], cited(THESIS_MALMBERG_2021, "§3.3.3", '"The size of this vocabulary was '
                                                     '30277" ... "the top 1024 features ordered by term frequency"')),
@@ -79,16 +79,16 @@ PROTOCOL = Protocol(
                                             'error loss function"')),
             "lr_schedule": Sourced("linear", project_choice(f"{ST_FIT_DEFAULT}: WarmupLinear")),
             "weight_decay": Sourced(0.01, project_choice(ST_FIT_DEFAULT)),
-            "select_checkpoint": Sourced("last", project_choice("003 §3.4.1 fine-tunes for 4 epochs and names no "
-                                                                "checkpoint selection")),
+            "select_checkpoint": Sourced("last", project_choice("Malmberg 2021 §3.4.1 fine-tunes for 4 epochs and "
+                                                                "names no checkpoint selection")),
             "eval_steps": Sourced(None, project_choice("dev at each epoch's end, to follow the run")),
         },
     },
     quick={"lr": 1e-3, "max_steps": 40, "max_seq_length": 32, "seeds": 2},
-    notes=("Table 4.1 is scored on SQuAD (give --eval-task squad=dev-v1.1.json; 003 names no split): each question "
-           "against the sentences of its paragraph (sentsweep.tasks.distractors).",
-           "003 §3.3.2 calls SBERT's pooling \"the default mode of 'mean-pooling'\" (sentence-transformers' mean "
-           "keeps [CLS] and [SEP]) while §2.8 excludes them; the sweep follows §2.8.",
+    notes=("Table 4.1 is scored on SQuAD (give --eval-task squad=dev-v1.1.json; Malmberg 2021 names no split): each "
+           "question against the sentences of its paragraph (sentsweep.tasks.distractors).",
+           "Malmberg 2021 §3.3.2 calls SBERT's pooling \"the default mode of 'mean-pooling'\" (sentence-transformers' "
+           "mean keeps [CLS] and [SEP]) while §2.8 excludes them; the sweep follows §2.8.",
            "Not run: the fine-tuned BERT rows (no method fine-tunes BERT with a task head on STS-B, QQP or MRPC), the "
            "dropout 0.3 fine-tuned rows and 'Log. reg.' (the SQuAD paper's); SBERT at dropout 0.3 (row 9) is a run "
            "with --set dropout=0.3."),
@@ -161,7 +161,7 @@ TABLE_4_1 = [
 def table_4_1_targets() -> list[PublishedValue]:
     """Table 4.1's cells the sweep produces: one run each (§5.3), top-1 accuracy x 100 on SQuAD."""
     source = cited(THESIS_MALMBERG_2021, "Table 4.1")
-    note = ("003 names neither the BERT-large checkpoint (§3.3: 1024 dimensions) nor the SQuAD split; its "
+    note = ("Malmberg 2021 names neither the BERT-large checkpoint (§3.3: 1024 dimensions) nor the SQuAD split; its "
             "sentence splitter is NLTK's, the project's its own")
     return [PublishedValue(params=cell, metric=METRIC, value=value, source=source, runs=1, note=note)
             for cell, value in TABLE_4_1]

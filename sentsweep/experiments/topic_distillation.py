@@ -1,5 +1,5 @@
 """Topic-sensitive embeddings: Classifier, pretrained RoBERTa and Augmented SBERT with shown / hidden topic prompts
-(000 Tables 6.14-6.17).
+(Reiml 2023 Tables 6.14-6.17).
 
 Reiml (2023), §4.4, §5.6. Every trial is scored by the frozen-encoder topic classification on the raw sentences
 (eval task `topics`, "Raw (F1)") and on the sentences with their topic prompts (`topics_prompted`, "Prompted (F1)");
@@ -14,9 +14,9 @@ give both with --eval-task, and --topic-corpus the topic-labelled training sente
 - "original": the same without topic information: the pairs are drawn from --corpus, which must hold the topic
   corpus's sentences ("Original").
 --dataset names the data set (20newsgroups: Table 6.14, ukp: Table 6.16); the F1 columns of its table are the
-run's reproduction targets, scored by a logistic-regression probe on the frozen encoder where 000 trains a
+run's reproduction targets, scored by a logistic-regression probe on the frozen encoder where Reiml 2023 trains a
 classification head (§5.2.2: ten epochs at 1e-3), which the project does not implement. What does not run: the
-"Pretrained SBERT" rows (000 does not name the model; stage "pretrained" of a run with --model set to one scores
+"Pretrained SBERT" rows (Reiml 2023 does not name the model; stage "pretrained" of a run with --model set to one scores
 it), the SentEval columns of Tables 6.15 and 6.17 are logged (give --eval-task stsb=... sickr=... sts12=...) but
 not targeted, and Table 6.16's BWS columns (no prompted BWS task).
 
@@ -62,7 +62,7 @@ PROTOCOL = Protocol(
     settings={
         **FINE_TUNING,
         "select_checkpoint": Sourced("best_sts_dev", REIML_SELECTION),
-        "max_seq_length": Sourced(128, project_choice("000 gives no maximum sequence length")),
+        "max_seq_length": Sourced(128, project_choice("Reiml 2023 gives no maximum sequence length")),
         **sourced(PAIRS_SOURCE, top_k=2, random_pairs_per_sentence=2),
     },
     seeds=Sourced(3, cited(THESIS_REIML_2023, "Tables 6.16-6.17", '"Results are averaged over 3 random seeds"; '
@@ -86,9 +86,9 @@ PROTOCOL = Protocol(
     },
     method_settings={
         "topic_classifier": {
-            "select_checkpoint": Sourced("last", project_choice("000 §5.1 keeps the epoch of best F1; the "
+            "select_checkpoint": Sourced("last", project_choice("Reiml 2023 §5.1 keeps the epoch of best F1; the "
                                                                 "classifier has no topic dev split here")),
-            "epochs": Sourced(5, project_choice("000 §5.6.1 gives the classifier no number of epochs; the "
+            "epochs": Sourced(5, project_choice("Reiml 2023 §5.6.1 gives the classifier no number of epochs; the "
                                                 "bi-encoders' 5")),
             "max_steps": Sourced(None, project_choice("by epochs")),
         },
@@ -107,21 +107,22 @@ PROTOCOL = Protocol(
             "max_steps": Sourced(None, cited(THESIS_REIML_2023, SETUP, STUDENT_QUOTE)),
             "eval_steps": Sourced(None, REIML_SELECTION),
             "loss": STUDENT_LOSS,
-            "pooling": Sourced("mean", project_choice("000 §5.1 leaves pooling at sentence-transformers' default")),
+            "pooling": Sourced("mean", project_choice("Reiml 2023 §5.1 leaves pooling at sentence-transformers' "
+                                                      "default")),
         },
     },
     quick=QUICK | dict(epochs=None, teacher_epochs=1, teacher_lr=3e-3, domain_mlm_steps=4, domain_mlm_batch_size=8,
                        top_k=1, random_pairs_per_sentence=1),
-    notes=("Not run: the Pretrained SBERT rows (000 does not name the model; stage 'pretrained' of a run with "
+    notes=("Not run: the Pretrained SBERT rows (Reiml 2023 does not name the model; stage 'pretrained' of a run with "
            "--model set to one scores it), Table 6.16's BWS columns (no prompted BWS task).",
            "Tables 6.15 and 6.17 (SentEval STS) are logged with --eval-task sts12..sts16, stsb, sickr; not targeted.",
-           "The classifier keeps its last epoch (no topic dev split); 000 keeps the epoch of best F1.",
+           "The classifier keeps its last epoch (no topic dev split); Reiml 2023 keeps the epoch of best F1.",
            "The Raw (F1) and Prompted (F1) columns are scored by a logistic-regression probe on the frozen encoder's "
            "embeddings (eval tasks `topics` and `topics_prompted`: `LogisticRegressionCV`, its C chosen by an inner "
-           "5-fold cross-validation), a project choice: 000 writes \"we train a classifier on the original 20 topics\" "
-           "(§5.6.2), in §5.2.2 \"a classification head is added to the sentence embedding\" and trained \"for ten "
-           "epochs with an increased learning rate of 1e-3\", which the project does not implement. The 36 F1 "
-           "targets of Tables 6.14 and 6.16 (every target of this sweep) stand, each compared with the probe's F1: "
+           "5-fold cross-validation), a project choice: Reiml 2023 writes \"we train a classifier on the original 20 "
+           "topics\" (§5.6.2), in §5.2.2 \"a classification head is added to the sentence embedding\" and trained "
+           "\"for ten epochs with an increased learning rate of 1e-3\", which the project does not implement. The 36 "
+           "F1 targets of Tables 6.14 and 6.16 (every target of this sweep) stand, each compared with the probe's F1: "
            "a difference may be the classifier's."),
 )
 
@@ -226,7 +227,7 @@ TABLES = {
         ("Classifier", "Prompted"): (76.48, 100.0)}),
 }
 F1_COLUMNS = (("topics_f1_macro", "Raw (F1)"), ("topics_prompted_f1_macro", "Prompted (F1)"))
-ROBERTA = {"model": "roberta-base"}  # 000 §5.6.1: "we use the RoBERTa model"
+ROBERTA = {"model": "roberta-base"}  # Reiml 2023 §5.6.1: "we use the RoBERTa model"
 
 
 def published() -> tuple[PublishedValue, ...]:
@@ -259,6 +260,6 @@ DEFINITION = SweepDefinition(
     quick_setup=quick_topics,
     data_labels={"dataset": DATASETS},
     table_metrics=["topics_f1_macro", "topics_prompted_f1_macro", "sts_test_at_best_dev", "best_sts_dev"],
-    # 000 Tables 6.14 and 6.16, the F1 columns of the run's --dataset
+    # Reiml 2023 Tables 6.14 and 6.16, the F1 columns of the run's --dataset
     published=published(),
 )

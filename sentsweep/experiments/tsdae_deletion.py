@@ -50,10 +50,10 @@ DEFINITION = SweepDefinition(
     stages=[Stage("deletion_ratio x pooling", grid_axes)],
     sampled_axes=sampled_axes,
     options=TsdaeDeletionOptions,
-    # 002 App. A: Table 6 (each ratio with CLS) and Table 7 (ratio 0.6, mean and max), 11 of the grid's 27 cells,
+    # TSDAE App. A: Table 6 (each ratio with CLS) and Table 7 (ratio 0.6, mean and max), 11 of the grid's 27 cells,
     # all deletion and untied as the sweep runs them; best STS-B dev over the evaluations, mean of 5 seeds. The
     # protocol is the paper's (30K steps, dev every 1.5K, batch 8, lr 3e-5) except the constant rate's source
-    # (000's replication) and max_seq_length 128 (002 gives none); give bert-base-uncased and SNLI + MultiNLI to
-    # compare. --quick (tiny model, 60 steps, lr 1e-3) misses them all, as the report's settings list says.
+    # (Reiml 2023's replication) and max_seq_length 128 (TSDAE gives none); give bert-base-uncased and SNLI + MultiNLI
+    # to compare. --quick (tiny model, 60 steps, lr 1e-3) misses them all, as the report's settings list says.
     published=tuple(ratio_targets({}) + pooling_targets({}, with_cls=False)),
 )

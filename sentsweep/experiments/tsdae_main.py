@@ -59,7 +59,7 @@ DEFINITION = SweepDefinition(
     data_labels={TASK_AXIS: USEB_TASKS},
     # the last checkpoint's test score (App. B's fixed steps); SimCSE's at its best STS-B dev (fn. 8)
     table_metrics=["sts_test_last", "sts_test_at_best_dev", "sts_dev"],
-    # 002 Table 2's unsupervised block on USEB's tasks (4 methods x 4 tasks, mean of 5 seeds), each cell a model
+    # TSDAE Table 2's unsupervised block on USEB's tasks (4 methods x 4 tasks, mean of 5 seeds), each cell a model
     # trained on its task's corpus (given with --eval-task and --task-corpus), its BM25 and BERT-base-uncased rows;
     # Table 3's STSb test column and App. F Table 11's STS12-16 / SICK-R columns (4 methods trained on Wikipedia
     # sentences: a run without a USEB task; --eval-task sts12=... for Table 11).

@@ -53,7 +53,7 @@ DEFINITION = SweepDefinition(
             Stage("pooling", axis("pooling"), keep=kept_pooling), Stage("tie_decoder", axis("tie_decoder"))],
     greedy=True,
     options=TsdaeNoiseOptions,
-    # 002 App. A, stage by stage: Table 5 (each noise type at 0.3, CLS), Table 6 (deletion at each ratio, CLS),
+    # TSDAE App. A, stage by stage: Table 5 (each noise type at 0.3, CLS), Table 6 (deletion at each ratio, CLS),
     # Table 7 (deletion 0.6, each pooling), then untied (78.77, Tables 6-7) and tied (79.15, the text) at deletion
     # 0.6 with CLS; best STS-B dev, mean of 5 seeds. A stage runs the paper's cells only where the earlier stages
     # chose as the paper did (deletion, then 0.6, then CLS), else its targets are "not run": the paper kept CLS

@@ -54,7 +54,7 @@ class NoiseMatchingLoss(Cited, nn.Module):
         L = 1/N sum_i -log exp(cos(sg(h_i), h_i+) / tau) / sum_j exp(cos(sg(h_i), h_j+) / tau)
 
     sg is the stop-gradient: the original is a fixed target, so the model learns that T(x) is similar to x
-    (every token of T(x) is in x) but is never pushed to make x similar to its subsequence T(x). 000 §4.2.3
+    (every token of T(x) is in x) but is never pushed to make x similar to its subsequence T(x). Reiml 2023 §4.2.3
     contradicts itself on the side: it puts sg on h_i, "allowing only the gradient to flow backwards through the
     original sentence", then says "the model will only learn to be similar to the original sentence, not the noised
     one". The loss follows sg on h_i and the second sentence: no gradient through the original.

@@ -134,7 +134,7 @@ def protocol_card(definition, options: SweepOptions, resolved, stages: list[tupl
     if batches:
         lines += ["", "**Batches of the whole training set:** " + "; ".join(batches) + ". A batch never repeats a "
                   "sentence, so none meets its own copy as an in-batch negative; the seed's code does the same "
-                  "(SimCSE's official trainer, 002 App. B, keeps the DataLoader's last, partial batch: outside the "
+                  "(SimCSE's official trainer, TSDAE App. B, keeps the DataLoader's last, partial batch: outside the "
                   "seeds)."]
     files = labelled_files(resolved, stages)
     if files:
@@ -162,7 +162,7 @@ def target_tasks_section(resolved, stages: list[tuple[str, dict]]) -> list[str]:
     others = [name for name, axes in stages if TASK_AXIS not in axes]
     lines = ["## Target tasks (one model per task)", "",
              f"Stages {', '.join(repr(name) for name in per_task)} run once per target task: each trial trains on "
-             "the task's own corpus and is scored on that task alone (its in-domain column: 002 §4.1 \"For "
+             "the task's own corpus and is scored on that task alone (its in-domain column: TSDAE §4.1 \"For "
              "unsupervised training, we just use the sentences from the training split\"); every trial logs "
              "`target_task`."
              + (f" Stages {', '.join(repr(name) for name in others)} train one model for all tasks and score it "

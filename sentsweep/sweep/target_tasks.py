@@ -1,13 +1,13 @@
 """Per-task training: one model per target task, each trained on that task's own sentences and scored on it.
 
-Where a seed trains in-domain, every column of its table is a model of its own: 002 §4.1 "For unsupervised
-training, we just use the sentences from the training split" of each task (Table 2; 000 Table 6.10 follows it).
+Where a seed trains in-domain, every column of its table is a model of its own: TSDAE §4.1 "For unsupervised
+training, we just use the sentences from the training split" of each task (Table 2; Reiml 2023 Table 6.10 follows it).
 A sweep that re-runs such a table (`SweepDefinition.per_task`) names its target tasks (the data label
 `target_task`: USEB's four); those among the `--eval-task NAME=PATH` tasks take their unlabelled training
 sentences from `--task-corpus NAME=PATH` (USEB's release: data-train/<task>/unsupervised/train.txt); with one
 target task and no --task-corpus, --corpus is its corpus. Several without a corpus each are refused: a model trained
 on one task's sentences would be compared with the paper's in-domain cells of the others. The other --eval-task
-tasks (STS12 ... for 002 Table 11) are no target: every trial is scored on them.
+tasks (STS12 ... for TSDAE Table 11) are no target: every trial is scored on them.
 
 Its stages that train on the target domain take the axis `target_task` (`task_axis`), and a trial's `corpus` and
 `eval_tasks` follow it, as a method's own settings follow the method axis: the task's corpus, and the task with
@@ -87,7 +87,7 @@ def resolve_task_data(options: SweepOptions, corpus: Path, corpus_size: int, eva
     if len(target_tasks) > 1 and missing:
         raise InputError(
             f"--eval-task {missing[0]} has no --task-corpus: this sweep trains one model per target task on that "
-            "task's own training sentences (002 §4.1: \"For unsupervised training, we just use the sentences from "
+            "task's own training sentences (TSDAE §4.1: \"For unsupervised training, we just use the sentences from "
             f"the training split\"); give --task-corpus {missing[0]}=data-train/{missing[0]}/unsupervised/train.txt "
             "(USEB's release) for every task, or one --eval-task with its --corpus")
     data = {}

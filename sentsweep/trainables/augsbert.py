@@ -77,7 +77,7 @@ class AugsbertSettings(SbertSettings):
     settings, and the teacher's and the silver pairs')."""
 
     teacher: str = setting("cbe", "ce: cross-encoder; cbe: Cross-Bi-Encoder",
-                           project_choice("000 §5.5 runs both and proposes the CBE"), choices=tuple(TEACHERS))
+                           project_choice("Reiml 2023 §5.5 runs both and proposes the CBE"), choices=tuple(TEACHERS))
     teacher_activation: str = setting(
         "sigmoid", "the cross-encoder's output activation on its logit: sigmoid, none or tanh (the CE is "
         "trained with BCE on sigmoid(logit) either way; the CBE scores by cosine and ignores it)",
@@ -89,20 +89,20 @@ class AugsbertSettings(SbertSettings):
               'best Spearman"'), choices=("best_dev", "last"))
     teacher_dev_file: str | None = setting(
         None, "scored pairs that select the teacher's epoch (none: dev_file), read in eval_format",
-        project_choice("000 §5.1 selects every model on a dev split; none here: the trial's dev_file"))
+        project_choice("Reiml 2023 §5.1 selects every model on a dev split; none here: the trial's dev_file"))
     sampling: str = setting("semantic_random", "how silver pairs are drawn",
                             cited(THESIS_REIML_2023, "§6.2", '"For our subsequent studies, we use the combined '
                                   'approach of semantic and random sampling"'), choices=SAMPLING_STRATEGIES)
     top_k: int = setting(3, "BM25 or semantic-search partners per sentence (random: top_k x sentences pairs)",
-                         project_choice("000 §5.6.1 uses 2 (UKP) and 4 (20 Newsgroups) positives per sentence"),
+                         project_choice("Reiml 2023 §5.6.1 uses 2 (UKP) and 4 (20 Newsgroups) positives per sentence"),
                          ge=1)
     random_pairs_per_sentence: int = setting(
         3, "random partners per sentence of semantic_random and of the iterative KDE's candidates",
-        project_choice("000 §5.6.1 uses 2 (UKP) and 4 (20 Newsgroups) negatives per sentence"), ge=1)
+        project_choice("Reiml 2023 §5.6.1 uses 2 (UKP) and 4 (20 Newsgroups) negatives per sentence"), ge=1)
     retriever: str | None = setting(
         None, "sentence-embedding model of semantic search (a fine-tuned bi-encoder's folder or hub name, used "
         "with its own pooling); none: `model` as released with `pooling`",
-        project_choice("000 §6.2, Figure 6.3 find a fine-tuned retriever best and do not name it"))
+        project_choice("Reiml 2023 §6.2, Figure 6.3 find a fine-tuned retriever best and do not name it"))
     teacher_epochs: int = setting(3, "epochs of the teacher on the gold pairs",
                                   cited(THESIS_REIML_2023, "§5.2.1", '"fine-tuned for three epochs"'), ge=1)
     teacher_batch_size: int = setting(16, "the teacher's batch size",
@@ -121,11 +121,11 @@ class AugsbertSettings(SbertSettings):
         cited(THESIS_REIML_2023, "§5.4.3", 'only after domain MLM: "After MLM pre-training, we freeze the embedding '
               'weights and fine-tune our Cross-Bi-Encoder"'))
     student_init: str = setting("model", "domain: the bi-encoder starts from the domain MLM checkpoint",
-                                project_choice("000 §5.4.3 trains both"), choices=("model", "domain"))
+                                project_choice("Reiml 2023 §5.4.3 trains both"), choices=("model", "domain"))
     topic_corpus: str | None = setting(None, '"topic<TAB>sentence" lines: silver sentences with topic prompts',
                                        project_choice())
     topic_prompt: str = setting("shown", "whether the bi-encoder sees the topic prompt",
-                                project_choice("000 §5.6.1 compares both"), choices=("shown", "hidden"))
+                                project_choice("Reiml 2023 §5.6.1 compares both"), choices=("shown", "hidden"))
     reannotate_gold: bool = setting(True, "replace the gold labels by the teacher's scores",
                                     cited(THESIS_REIML_2023, "§5.5", '"The train datasets are reannotated using our '
                                           'trained Cross-Encoders as a form of label regularization"'))
@@ -136,7 +136,7 @@ class AugsbertSettings(SbertSettings):
               "none here: the gold pairs themselves"))
     # Declared last: inside the class body its name hides the `setting` function.
     setting: str = setting("semi", "semi: silver pairs from the gold sentences; unsupervised / domain: from "
-                           "the corpus", project_choice("000 has semi (§5.5) and unsupervised (§5.4.3)"),
+                           "the corpus", project_choice("Reiml 2023 has semi (§5.5) and unsupervised (§5.4.3)"),
                            choices=AUGSBERT_SETTINGS)
 
     def __post_init__(self) -> None:
@@ -145,7 +145,7 @@ class AugsbertSettings(SbertSettings):
 
 
 def freezes_teacher_embeddings(settings: AugsbertSettings) -> bool:
-    """Whether the teacher trains with frozen embeddings: after domain MLM (000 §5.4.3), its own or a chain's."""
+    """Whether the teacher trains with frozen embeddings: after domain MLM (Reiml 2023 §5.4.3), its own or a chain's."""
     return settings.setting == "domain" or settings.freeze_teacher_embeddings
 
 

@@ -1,6 +1,6 @@
 """`frozen_encoder`: a model as released, pooled by `pooling`, scored without any training.
 
-The "Pre-trained" rows of Malmberg (2021) (seed 003) Table 4.1: BERT's [CLS] token or its mean without [CLS] and
+The "Pre-trained" rows of Malmberg (2021) Table 4.1: BERT's [CLS] token or its mean without [CLS] and
 [SEP], both from the second-to-last layer (§3.3.1, the poolings of `sentsweep.models.LAYER_POOLING`). The trial
 reports the same metrics as a trained method at step 0 (as the lexical baselines do), so the rows sit in the
 same tables as the fine-tuned ones.
@@ -26,7 +26,8 @@ class FrozenEncoderSettings(Settings):
     max_seq_length: int = setting(help="tokens per text; longer texts are truncated", source=required_input(), ge=1)
     pooling: str = setting(
         "mean", "how token vectors become the sentence vector",
-        project_choice("003 §3.3.1 scores both [CLS] and the mean (without [CLS] and [SEP]); a sweep names one"),
+        project_choice("Malmberg 2021 §3.3.1 scores both [CLS] and the mean (without [CLS] and [SEP]); a sweep "
+                       "names one"),
         choices=POOLING_MODES)
 
     def __post_init__(self) -> None:

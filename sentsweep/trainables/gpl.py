@@ -1,4 +1,4 @@
-"""GPL, Generative Pseudo Labeling (the TSDAE + GPL report draft, 004; Wang et al. 2021), as a trainable.
+"""GPL, Generative Pseudo Labeling (the TSDAE + GPL report draft; Wang et al. 2021), as a trainable.
 
 1. Queries: `queries_per_passage` (3) queries per passage of the corpus from a seq2seq `generator`.
 2. Negative mining: a dense `retriever` (default: `model` as released) retrieves the `negatives_top_k` (50)
@@ -64,12 +64,12 @@ class GplSettings(Settings):
     generator: str = setting(help="seq2seq query-generation model (hub name or local folder)",
                              source=required_input())
     cross_encoder: str | None = setting(None, "a trained cross-encoder for the margins (none: train one from "
-                                        "`model` on train_file)", project_choice("004 names none"))
+                                        "`model` on train_file)", project_choice("TSDAE+GPL draft names none"))
     train_file: str | None = setting(None, "gold pairs to train the cross-encoder on when none is given",
                                      project_choice())
     retriever: str | None = setting(None, "dense retriever that mines negatives (none: `model` as released)",
                                     project_choice())
-    pooling: str = setting("mean", "the bi-encoder's pooling", project_choice("004 is silent"),
+    pooling: str = setting("mean", "the bi-encoder's pooling", project_choice("TSDAE+GPL draft is silent"),
                            choices=POOLING_MODES)
     queries_per_passage: int = setting(3, "queries generated per passage",
                                        cited(REPORT_TSDAE_GPL, "GPL", '"Three queries are generated for each input '
@@ -80,20 +80,24 @@ class GplSettings(Settings):
     score_max: float = setting(5.0, "gold scores are divided by it (the cross-encoder's training labels)",
                                cited(THESIS_REIML_2023, "§3.1", '"dividing each score by 5"'), gt=0)
     teacher_epochs: int = setting(3, "epochs of the cross-encoder on the gold pairs",
-                                  cited(THESIS_REIML_2023, "§5.2.1", "000's cross-encoder recipe; 004 is silent"),
+                                  cited(THESIS_REIML_2023, "§5.2.1",
+                                        "Reiml 2023's cross-encoder recipe; TSDAE+GPL draft is silent"),
                                   ge=1)
     teacher_batch_size: int = setting(16, "the cross-encoder's batch size",
-                                      cited(THESIS_REIML_2023, "§5.1", "000's recipe; 004 is silent"), ge=1)
+                                      cited(THESIS_REIML_2023, "§5.1",
+                                            "Reiml 2023's recipe; TSDAE+GPL draft is silent"), ge=1)
     teacher_lr: float = setting(2e-5, "the cross-encoder's learning rate",
-                                cited(THESIS_REIML_2023, "§5.1", "000's recipe; 004 is silent"), gt=0)
+                                cited(THESIS_REIML_2023, "§5.1", "Reiml 2023's recipe; TSDAE+GPL draft is silent"),
+                                gt=0)
     query_max_length: int = setting(64, "tokens per generated query", project_choice(), ge=1)
     preparation_seed: int | None = setting(
         None, "seed of the data preparation: the corpus sample, the generated queries and the trained cross-encoder "
         "(none: the trial's seed, each seed prepares its own data; a number: one preparation shared by every trial "
         "of the sweep, whatever its seed)",
-        project_choice("004 is silent. None keeps the preparation's randomness in the seed-to-seed spread. GPL's "
-                       "toolkit (UKPLab/gpl, gpl/train.py) generates queries, hard negatives and pseudo labels once "
-                       "into path_to_generated_data and reuses them on later runs; a number does the same"), ge=0)
+        project_choice("TSDAE+GPL draft is silent. None keeps the preparation's randomness in the seed-to-seed "
+                       "spread. GPL's toolkit (UKPLab/gpl, gpl/train.py) generates queries, hard negatives and pseudo "
+                       "labels once into path_to_generated_data and reuses them on later runs; a number does the "
+                       "same"), ge=0)
 
     def __post_init__(self) -> None:
         check_query_generator(self.generator)

@@ -30,7 +30,7 @@ from sentsweep.tasks.transfer import TRANSFER_TASKS
 from sentsweep.trainables.session import TuneSession
 from sentsweep.trainables.settings import Method, Trial
 
-# 001 §5.3.2 / Fig. 5.2: the alphas of eq. 5.1 the thesis compares (0 is BM25 alone), for a sweep axis.
+# Wang 2022 §5.3.2 / Fig. 5.2: the alphas of eq. 5.1 the thesis compares (0 is BM25 alone), for a sweep axis.
 BM25_DENSE_ALPHAS = (0, 1, 5, 10, 20, 30, 40, 50, 60, 70, 80, 90, 100, 120)
 
 
@@ -44,12 +44,13 @@ class TfidfSettings(Settings):
               'frequency across the corpus"'), ge=1)
     lemmatize: bool = setting(
         False, "map words to their English lemma before counting (simplemma; the `lemmatize` extra)",
-        project_choice("003 §3.3.3 compares TF-IDF with and without lemmatisation (NLTK 3.5, whose WordNet data no "
-                       "package registry serves); simplemma's dictionary maps walking -> walk, as 003's example"))
+        project_choice("Malmberg 2021 §3.3.3 compares TF-IDF with and without lemmatisation (NLTK 3.5, whose WordNet "
+                       "data no package registry serves); simplemma's dictionary maps walking -> walk, as Malmberg "
+                       "2021's example"))
 
 
 def _variant_defaults(parameter: str) -> str:
-    """"okapi 1.5 (rank-bm25), lucene 1.2 (002 App. B), ...": each variant's default and where it comes from."""
+    """"okapi 1.5 (rank-bm25), lucene 1.2 (TSDAE App. B), ...": each variant's default and where it comes from."""
     def origin(source) -> str:
         return f"{source.reference.label} {source.where}" if source.reference else "rank-bm25"
 
@@ -65,8 +66,8 @@ class Bm25Settings(Settings):
         "okapi", "okapi: rank-bm25's BM25Okapi; lucene: Lucene/Elasticsearch's BM25Similarity (idf "
         "ln(1 + (N - n + 0.5) / (n + 0.5)), no k1 + 1 factor since Lucene 8) at its defaults; pyserini: the same "
         "formula at Pyserini's defaults",
-        project_choice("okapi keeps earlier runs comparable; lucene is 002 App. B's Elasticsearch BM25, pyserini "
-                       "001 §5.2.1's"))
+        project_choice("okapi keeps earlier runs comparable; lucene is TSDAE App. B's Elasticsearch BM25, pyserini "
+                       "Wang 2022 §5.2.1's"))
     k1: float | None = setting(
         None, "term-frequency saturation k1 (none: the variant's default)",
         project_choice(f"the variant's cited default: {_variant_defaults('k1')}"), ge=0)
@@ -77,7 +78,8 @@ class Bm25Settings(Settings):
 
 @dataclass(frozen=True, kw_only=True)
 class Bm25DenseSettings(Bm25Settings):
-    """BM25 + alpha x cosine (001 eq. 5.1); the BM25 settings as `bm25`'s, but Pyserini's by default (001's)."""
+    """BM25 + alpha x cosine (Wang 2022 eq. 5.1); the BM25 settings as `bm25`'s, but Pyserini's by default (Wang
+    2022's)."""
 
     bm25_variant: Literal["okapi", "lucene", "pyserini"] = setting(
         "pyserini", Bm25Settings.__dataclass_fields__["bm25_variant"].metadata["help"],

@@ -389,7 +389,7 @@ def score_tasks_with_weights(model, weights: dict, tasks: dict):
 def selected_task_dev(model, weights: dict, task, metric: str | None) -> float:
     """The reported checkpoint's score on the selection task's dev split (its main metric, or `metric`), where the
     checkpoint is selected by another rule (the last, or STS-B dev): so that a stage which selects on the task and
-    one that does not are compared on the same split (002 §6, Figure 2); nan for a task without a dev split."""
+    one that does not are compared on the same split (TSDAE §6, Figure 2); nan for a task without a dev split."""
     if "dev" not in task.splits:
         return math.nan
     selected = copy.deepcopy(model)

@@ -62,7 +62,7 @@ class SimCseSettings(Settings):
 class SimCseBceSettings(Settings):
     temperature: float = setting(
         0.05, "temperature tau in the sigmoid g(s) = sigmoid(s / tau) of each pair's cosine similarity s",
-        project_choice("001 eq. 2.10 prints g(x) = sigma(x^tau) and §5.3.3 keeps Table 5.3's temperature 0.05; "
+        project_choice("Wang 2022 eq. 2.10 prints g(x) = sigma(x^tau) and §5.3.3 keeps Table 5.3's temperature 0.05; "
                        "read as sigma(cos / tau) with tau = 0.05, the scaling of eq. 2.7"), gt=0)
 
 
@@ -72,7 +72,7 @@ class NoiseMatchingSettings(Settings):
     nm_noise_ratio: float = setting(0.6, "share of the words deleted from the matched copy",
                                  cited(THESIS_REIML_2023, "§4.2.3", '"60% of the input sentence is noised"'),
                                  ge=0, lt=1)
-    temperature: float = setting(0.05, "softmax temperature tau", project_choice("000 §4.2.3 gives no value"),
+    temperature: float = setting(0.05, "softmax temperature tau", project_choice("Reiml 2023 §4.2.3 gives no value"),
                                  gt=0)
 
 
@@ -80,7 +80,7 @@ class NoiseMatchingSettings(Settings):
 class ContrastiveTensionSettings(Settings):
     negatives_per_positive: int = setting(
         7, "K: random negative pairs (a, b != a) per positive pair (a, a) in a batch",
-        project_choice("002 §5.3 samples K random sentences without giving K; with App. B's batch size 8, K=7 "
+        project_choice("TSDAE §5.3 samples K random sentences without giving K; with App. B's batch size 8, K=7 "
                        "gives one positive pair per batch, as in sentence-transformers' CT example (pos_neg_ratio 8)"),
         ge=1)
 
@@ -88,7 +88,7 @@ class ContrastiveTensionSettings(Settings):
 @dataclass(frozen=True)
 class ContrastiveTensionInBatchSettings(Settings):
     temperature: float = setting(0.05, "the in-batch softmax's temperature (logit scale 1 / tau)",
-                                 project_choice("002 §5.3 defines CT without a temperature"), gt=0)
+                                 project_choice("TSDAE §5.3 defines CT without a temperature"), gt=0)
 
 
 @dataclass(frozen=True)

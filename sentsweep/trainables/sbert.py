@@ -47,7 +47,7 @@ class SbertSettings(Settings):
               'the MSE loss"; STS-B\'s scored pairs: cosine'))
     mnrl_scale: float = setting(
         20.0, "MNRL's similarity scale: softmax over scale x cosine",
-        project_choice("002 writes MNRL with a cosine sigma and no scale; sentence-transformers' MNRL, which 002 "
+        project_choice("TSDAE writes MNRL with a cosine sigma and no scale; sentence-transformers' MNRL, which TSDAE "
                        "trained with (App. B), multiplies the cosine by 20"), gt=0)
 
 
@@ -62,7 +62,7 @@ class NliSbertSettings(Settings):
                            cited(THESIS_REIML_2023, "§2.4.4", "SBERT found MEAN pooling best"), choices=POOLING_MODES)
     mnrl_scale: float = setting(
         20.0, "MNRL's similarity scale: softmax over scale x cosine",
-        project_choice("002 writes MNRL with a cosine sigma and no scale; sentence-transformers' MNRL, which 002 "
+        project_choice("TSDAE writes MNRL with a cosine sigma and no scale; sentence-transformers' MNRL, which TSDAE "
                        "trained with (App. B), multiplies the cosine by 20"), gt=0)
 
 
@@ -73,7 +73,7 @@ def check_sbert_nli(trial: Trial) -> None:
 def hard_negative_triplets(premises: NliPremises, seed: int) -> list[tuple[str, str, str]]:
     """(premise, entailed hypothesis, contradicting hypothesis) for each premise that has both, one of each drawn
     with `seed` (sentence-transformers' NLI recipe, training_nli_v2.py: "Entailments are positive pairs and the
-    contradiction on AllNLI dataset is added as a hard negative"; 002 §5.1 names MNRL and the data only)."""
+    contradiction on AllNLI dataset is added as a hard negative"; TSDAE §5.1 names MNRL and the data only)."""
     rng = random.Random(seed)
     return [(premise, rng.choice(entailed), rng.choice(premises.contradictions[premise]))
             for premise, entailed in premises.entailments.items() if premise in premises.contradictions]

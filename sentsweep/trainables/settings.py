@@ -34,8 +34,8 @@ BOOKKEEPING_KEYS = ("method", "seed", "seeds", "__trial_index__", "__point__", "
 SELECTED_TASK_DEV = "selected_task_dev"
 
 # The loop's default schedule, for every method whose protocol gives none: the seeds give it for TSDAE only.
-TSDAE_SCHEDULE = ('TSDAE\'s, 000 §5.4.1: "constant learning rate of 3e-5, no warm-up period, and a weight decay of '
-                  '0.0"; the other methods\' protocols give their own')
+TSDAE_SCHEDULE = ('TSDAE\'s, Reiml 2023 §5.4.1: "constant learning rate of 3e-5, no warm-up period, and a weight decay '
+                  'of 0.0"; the other methods\' protocols give their own')
 
 
 @dataclass(frozen=True)
@@ -59,12 +59,12 @@ class TrainingSettings(Settings):
         None, "steps between two dev evaluations (none: at the end of each epoch)", project_choice(), ge=1)
     optimizer: Literal["adamw", "rmsprop"] = setting(
         "adamw", "the optimiser (rmsprop: Contrastive Tension's)",
-        project_choice('the loop\'s default for every method: 002 App. B trains TSDAE and BERT-flow with AdamW '
-                       '("the optimizers are AdamW, RMSProp and AdamW", CT\'s the RMSProp), 000 §5.1 every model ("The '
-                       'AdamW optimizer is used")'))
+        project_choice('the loop\'s default for every method: TSDAE App. B trains TSDAE and BERT-flow with AdamW '
+                       '("the optimizers are AdamW, RMSProp and AdamW", CT\'s the RMSProp), Reiml 2023 §5.1 every '
+                       'model ("The AdamW optimizer is used")'))
     lr_schedule: Literal["constant", "linear", "ct_segments"] = setting(
         "constant", "after the warm-up: constant; linear decay to 0 at the last step; ct_segments: x1 to step "
-        "500, x0.8 to 1000, x0.6 to 1500, x0.4 to 2000, x0.2 after (002 App. B, for CT)",
+        "500, x0.8 to 1000, x0.6 to 1500, x0.4 to 2000, x0.2 after (TSDAE App. B, for CT)",
         project_choice(TSDAE_SCHEDULE))
     warmup_steps: int = setting(0, "steps of linear warm-up from 0 to lr", project_choice(TSDAE_SCHEDULE), ge=0)
     warmup_ratio: float = setting(0.0, "warm-up as a share of the trial's steps (instead of warmup_steps)",
@@ -72,8 +72,8 @@ class TrainingSettings(Settings):
     dropout: float | None = setting(
         None, "dropout probability of the trained encoder's hidden layers and attention (none: the checkpoint's "
         "own, BERT's 0.1); the augsbert teacher keeps its checkpoint's",
-        project_choice('the checkpoint\'s own; 003 §3.4.2 (its Table 4.1 rows) also trains at 0.3: "In the original '
-                       'paper, fine-tuning using a dropout value of 0.1"'), ge=0, lt=1)
+        project_choice('the checkpoint\'s own; Malmberg 2021 §3.4.2 (its Table 4.1 rows) also trains at 0.3: "In the '
+                       'original paper, fine-tuning using a dropout value of 0.1"'), ge=0, lt=1)
     sample_size: int | None = setting(
         None, "training examples drawn with the trial's seed (none: all)", project_choice(), ge=1)
     weight_decay: float = setting(
@@ -130,13 +130,13 @@ class EvaluationSettings(Settings):
         "best_sts_dev", "checkpoint whose scores are reported: best on STS dev, the last (fixed steps), the "
         "lowest training loss on held-out corpus sentences (unsupervised methods), or best on the dev split of "
         "`selection_task`",
-        project_choice('the loop\'s default for every method: 002 App. A\'s for TSDAE ("evaluated every 1.5K training '
-                       'steps, reporting the best validation performance"), 000 §5.1\'s for every model ("take the '
-                       'model with the best Spearman or F1 score at the end")'))
+        project_choice('the loop\'s default for every method: TSDAE App. A\'s for TSDAE ("evaluated every 1.5K '
+                       'training steps, reporting the best validation performance"), Reiml 2023 §5.1\'s for every '
+                       'model ("take the model with the best Spearman or F1 score at the end")'))
     validation_size: int = setting(
         1000, "sentences held out of the corpus (seeded) whose loss selects the checkpoint, with "
         "select_checkpoint=validation_loss",
-        project_choice("001 §5.2.2 validates on a separate set of the training domain, 10k for 100k"), ge=1)
+        project_choice("Wang 2022 §5.2.2 validates on a separate set of the training domain, 10k for 100k"), ge=1)
     validation_file: str | None = setting(
         None, "sentences, one per line, whose loss selects the checkpoint with select_checkpoint=validation_loss, "
         "so that the whole corpus trains (none: validation_size sentences are held out of the corpus)",

@@ -31,7 +31,7 @@ class TopicClassifierSettings(Settings):
     topic_corpus: str = setting(help='"topic<TAB>sentence" or "label<TAB>prompt<TAB>sentence" lines: the training '
                                 'sentences and their classes', source=required_input())
     pooling: str = setting("mean", "how token vectors become the sentence vector the head reads",
-                           project_choice("000 §5.6.1 does not say; SBERT's mean, as for the bi-encoders"),
+                           project_choice("Reiml 2023 §5.6.1 does not say; SBERT's mean, as for the bi-encoders"),
                            choices=POOLING_MODES)
     classifier_inputs: str = setting(
         "raw", "raw: the sentences; prompted: each with its topic prompt 'prompt ¥ sentence'",

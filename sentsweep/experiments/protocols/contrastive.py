@@ -1,12 +1,12 @@
-"""Protocols of the contrastive and multi-task experiments: Reiml (2023, "000") §5.4.2 / Table 6.10 and Wang
-(2022, "001") §5.2.2 / Table 5.3, §5.3.4 / Table 5.11, §5.3.7 / Tables 5.16-5.17.
+"""Protocols of the contrastive and multi-task experiments: Reiml (2023) §5.4.2 / Table 6.10 and Wang
+(2022, "Wang 2022") §5.2.2 / Table 5.3, §5.3.4 / Table 5.11, §5.3.7 / Tables 5.16-5.17.
 
-- Noise Matching (000 §5.4.2): all methods 12.5K steps, batch size 64 ("8 ... made the contrastive learning
+- Noise Matching (Reiml 2023 §5.4.2): all methods 12.5K steps, batch size 64 ("8 ... made the contrastive learning
   objectives too easy"), lr 3e-5, the §5.1 defaults (10% warm-up, linear decay, weight decay 0.01), MEAN and
   CLS pooling, 3 seeds (Table 6.10), evaluated after each epoch and reported at the best dev Spearman (§5.1);
-  TSDAE alone is Table 6.10's "TSDAE (repr.)" at §5.4.1's replication settings. 000 gives no weight w: the w
+  TSDAE alone is Table 6.10's "TSDAE (repr.)" at §5.4.1's replication settings. Reiml 2023 gives no weight w: the w
   grid is the project's.
-- Multi-task (001 §5.3.7, eq. 3.6): SimCSE + w CLM-AE and SimCSE + w MLM-AE, w in {0.1, 0.01, 0.001,
+- Multi-task (Wang 2022 §5.3.7, eq. 3.6): SimCSE + w CLM-AE and SimCSE + w MLM-AE, w in {0.1, 0.01, 0.001,
   0.0001}, 3 epochs, with the baselines of Table 5.16 (SimCSE 1 and 3 epochs, each auto-encoder alone), on
   Table 5.3's basic setup, seeds 1, 7, 42, checkpoint by validation loss (§5.2.2).
 """
@@ -34,20 +34,20 @@ TSDAE_REPLICATION = {
               weight_decay=0.0),
     "select_checkpoint": Sourced("last", cited(
         THESIS_REIML_2023, "§5.4.1", '"a replication study of the original TSDAE setup as described in the original '
-        'paper"; 002 App. B: "we do not use early-stopping with in-domain labeled data and indicate a fixed number '
+        'paper"; TSDAE App. B: "we do not use early-stopping with in-domain labeled data and indicate a fixed number '
         'of training steps" (the last checkpoint)')),
 }
 NM_SETTINGS = {
     **sourced(REIML_5_4_2, max_steps=12_500, batch_size=64, lr=3e-5),
     **sourced(REIML_5_1, warmup_ratio=0.1, lr_schedule="linear", weight_decay=0.01, optimizer="adamw"),
     **sourced(REIML_EVALUATION, eval_steps=None, select_checkpoint="best_sts_dev"),
-    "max_seq_length": Sourced(128, project_choice("000 gives no maximum sequence length")),
+    "max_seq_length": Sourced(128, project_choice("Reiml 2023 gives no maximum sequence length")),
     "pooling": Sourced("cls", cited(THESIS_REIML_2023, "§5.4.2", '"using the MEAN and CLS pooling methods"')),
     "method": Sourced("mlm+nm", cited(THESIS_REIML_2023, "§5.4.2")),
 }
-# 000 §4.2.3 contradicts itself on the side of NM's stop-gradient; the card says which reading runs.
+# Reiml 2023 §4.2.3 contradicts itself on the side of NM's stop-gradient; the card says which reading runs.
 NM_STOP_GRADIENT_NOTE = (
-    "NM's stop-gradient: 000 §4.2.3 contradicts itself. It puts the \"stop-gradient operator (sg) on the hidden "
+    "NM's stop-gradient: Reiml 2023 §4.2.3 contradicts itself. It puts the \"stop-gradient operator (sg) on the hidden "
     "representation\" h_i of the original sentence x_i, \"allowing only the gradient to flow backwards through the "
     "original sentence\" (the original's side), yet wants \"the model will only learn to be similar to the original "
     "sentence, not the noised one\" (the noised side). Implemented: the stop-gradient on the original, the "
@@ -62,7 +62,7 @@ NM_GRIDS = {
     "w": Sourced([1.0, 0.1, 0.01, 0.001], project_choice("Table 6.10 has no w axis: the project's grid")),
 }
 # The combinations' weight; the methods of one objective have none.
-PLAIN_SUM = project_choice("000 gives no weight for its combinations; w = 1 is their plain sum")
+PLAIN_SUM = project_choice("Reiml 2023 gives no weight for its combinations; w = 1 is their plain sum")
 NM_PROTOCOL = Protocol(
     settings=NM_SETTINGS,
     method_settings={"tsdae": TSDAE_REPLICATION} | {
@@ -74,10 +74,10 @@ NM_PROTOCOL = Protocol(
            "3e-5); §5.4.2's shared settings are those of the five methods it lists, which plain TSDAE is not.",
            "Table 6.10 has TSDAE (repr.) in its CLS block only; its mean-pooling trials are the project's extra.",
            "Table 6.10's MLM + NM and TSDAE + NM rows are stage 2's w = 1 rows (no trial runs twice).",
-           "MLM runs at 000's shared 3e-5 here, on purpose (\"to ensure a fair comparison\", §5.4.2); 002 §5.2 "
-           "trains MLM alone at 5e-5.",
+           "MLM runs at Reiml 2023's shared 3e-5 here, on purpose (\"to ensure a fair comparison\", §5.4.2); TSDAE "
+           "§5.2 trains MLM alone at 5e-5.",
            "TSDAE keeps its own noise (deletion 0.6, tied decoder) inside these combinations.",
-           "000 evaluates Table 6.10 on USEB's tasks by average precision: add them with --eval-task.",
+           "Reiml 2023 evaluates Table 6.10 on USEB's tasks by average precision: add them with --eval-task.",
            NM_STOP_GRADIENT_NOTE),
 )
 
@@ -92,9 +92,10 @@ BASIC_SETUP = {
     "validation_size": Sourced(10_000, cited(THESIS_WANG_2022, "§5.2.2", '"eBay titles 10k" validates "eBay titles '
                                                                           '100k"; held out of the corpus unless '
                                                                           'validation_file is given')),
-    "lr_schedule": Sourced("linear", project_choice("001 gives warm-up steps only; its code is SimCSE's (§5.2.3), "
-                                                    "whose transformers Trainer decays linearly after the warm-up")),
-    "optimizer": Sourced("adamw", project_choice("001 names no optimiser; SimCSE's code uses AdamW")),
+    "lr_schedule": Sourced("linear", project_choice("Wang 2022 gives warm-up steps only; its code is SimCSE's "
+                                                    "(§5.2.3), whose transformers Trainer decays linearly after the "
+                                                    "warm-up")),
+    "optimizer": Sourced("adamw", project_choice("Wang 2022 names no optimiser; SimCSE's code uses AdamW")),
 }
 
 MULTITASK_PROTOCOL = Protocol(
@@ -114,15 +115,16 @@ MULTITASK_PROTOCOL = Protocol(
                                                                                           "L_MLM_autoencoder")),
     },
     quick=dict(lr=1e-3, batch_size=16, epochs=1, eval_steps=10, warmup_steps=5, validation_size=40, seeds=2),
-    notes=("001 validates on a separate 10k set (§5.1), so its 100k training set stays whole: give it with --set "
+    notes=("Wang 2022 validates on a separate 10k set (§5.1), so its 100k training set stays whole: give it with --set "
            "validation_file=PATH; without one, validation_size sentences are held out of the corpus.",
            "The auto-encoder losses sum over a sentence's tokens and average over sentences (eq. 3.4 / 3.5), so "
            "w weighs a per-sentence reconstruction loss against SimCSE's per-sentence loss.",
            "SimCSE's term and the auto-encoder's share one encoder pass f(x) (eq. 3.6).",
-           "001 selects Table 5.17's checkpoints by Recall@10 on a Quora dev split; this sweep selects by "
+           "Wang 2022 selects Table 5.17's checkpoints by Recall@10 on a Quora dev split; this sweep selects by "
            "validation loss, the thesis' default (§5.2.2). For Table 5.17: --eval-task quora=BEIR/quora --set "
            "select_checkpoint=best_task_dev selection_task=quora selection_metric=recall_at_10.",
-           "001 evaluates on eProduct (internal) and Quora: add --eval-task quora=... for the retrieval columns."),
+           "Wang 2022 evaluates on eProduct (internal) and Quora: add --eval-task quora=... for the retrieval "
+           "columns."),
 )
 
 BATCH_SIZE_PROTOCOL = Protocol(
@@ -135,13 +137,13 @@ BATCH_SIZE_PROTOCOL = Protocol(
                                                                             '42)')),
     grids={
         "batch_size": Sourced([32, 64, 96, 128, 256, 512], cited(THESIS_WANG_2022, "§5.3.4, Table 5.11")),
-        "method": Sourced(["simcse", "consert"], project_choice("Table 5.11 runs SimCSE; ConSERT, 001's other "
+        "method": Sourced(["simcse", "consert"], project_choice("Table 5.11 runs SimCSE; ConSERT, Wang 2022's other "
                                                                 "contrastive method (§5.3.1), is added")),
     },
     quick=dict(lr=1e-3, max_steps=40, eval_steps=10, warmup_steps=5, validation_size=40, seeds=2),
     notes=("The steps follow the batch size: one epoch of the training sentences at each. Table 5.11's steps "
-           "column is one epoch of the whole 100k corpus: give 001's separate 10k validation set with --set "
-           "validation_file=PATH (001 §5.1), else validation_size sentences are held out and the epochs shorten "
+           "column is one epoch of the whole 100k corpus: give Wang 2022's separate 10k validation set with --set "
+           "validation_file=PATH (Wang 2022 §5.1), else validation_size sentences are held out and the epochs shorten "
            "(the card's steps are those that run).",
            "Table 5.3's 910 warm-up steps outlast one epoch of 100k sentences at batch sizes above 110; kept as "
            "the thesis states them.",),
@@ -153,9 +155,9 @@ LEARNING_RATE_PROTOCOL = Protocol(
     seeds=Sourced(3, cited(THESIS_REIML_2023, "Table 6.10")),
     grids={
         "method": Sourced(["simcse", "nm", "ct", "consert"], project_choice("the contrastive objectives")),
-        "lr": Sourced([1e-5, 3e-5, 5e-5, 1e-4], project_choice("around 000's 3e-5")),
+        "lr": Sourced([1e-5, 3e-5, 5e-5, 1e-4], project_choice("around Reiml 2023's 3e-5")),
     },
     method_settings={"ct": sourced(APP_B_CT, optimizer="rmsprop", lr_schedule="ct_segments", pooling="mean")},
     quick=dict(lr=1e-3, batch_size=16, max_steps=40, eval_steps=20, max_seq_length=32, seeds=2),
-    notes=("The other settings are 000 §5.4.2's; the lr axis is the initial rate of CT's segmented schedule.",),
+    notes=("The other settings are Reiml 2023 §5.4.2's; the lr axis is the initial rate of CT's segmented schedule.",),
 )

@@ -1,6 +1,6 @@
-"""Protocols of the supervised and semi-supervised experiments: Augmented SBERT (Reiml (2023, "000") §5.1,
-§5.5, Tables 6.12-6.13), GPL (the TSDAE + GPL report draft, "004") and the labelled-data intersection (TSDAE
-paper, "002", Table 10).
+"""Protocols of the supervised and semi-supervised experiments: Augmented SBERT (Reiml (2023) §5.1,
+§5.5, Tables 6.12-6.13), GPL (the TSDAE + GPL report draft) and the labelled-data intersection (TSDAE
+paper, Table 10).
 """
 
 from __future__ import annotations
@@ -17,15 +17,15 @@ FINE_TUNING = sourced(REIML_5_1, lr=2e-5, batch_size=16, warmup_ratio=0.1, lr_sc
                       optimizer="adamw")
 REIML_SELECTION = cited(THESIS_REIML_2023, "§5.1", '"After each epoch, we evaluate our models and take the model with '
                         'the best Spearman or F1 score at the end"')
-# 000's Augmented SBERT student (a bi-encoder, scored by the cosine of its embeddings).
+# Reiml 2023's Augmented SBERT student (a bi-encoder, scored by the cosine of its embeddings).
 STUDENT_LOSS = Sourced("cosine", cited(THESIS_REIML_2023, "§2.1.2.4", '"The student model aims to minimize the MSE '
                                                                      'loss functions between the predicted outputs"; '
                                                                      "the cosine's MSE (CosineSimilarityLoss)"))
 PROJECT_LENGTH = {
-    "max_steps": Sourced(2_000, project_choice("000 trains by epochs of its gold sets; a fixed budget compares "
+    "max_steps": Sourced(2_000, project_choice("Reiml 2023 trains by epochs of its gold sets; a fixed budget compares "
                                                "samplings at equal cost")),
     "eval_steps": Sourced(200, project_choice()),
-    "max_seq_length": Sourced(128, project_choice("000 gives no maximum sequence length")),
+    "max_seq_length": Sourced(128, project_choice("Reiml 2023 gives no maximum sequence length")),
 }
 QUICK = dict(lr=1e-3, batch_size=16, max_steps=40, eval_steps=20, max_seq_length=32, seeds=2)
 
@@ -34,7 +34,8 @@ AUGSBERT_PROTOCOL = Protocol(
         **FINE_TUNING, **PROJECT_LENGTH,
         "method": Sourced("augsbert", cited(THESIS_REIML_2023, "§5.5")),
         "setting": Sourced("semi", cited(THESIS_REIML_2023, "§5.5, Tables 6.12-6.13", "AugSBERT semi")),
-        "pooling": Sourced("mean", project_choice("000 §5.1 leaves pooling at sentence-transformers' default, mean")),
+        "pooling": Sourced("mean", project_choice("Reiml 2023 §5.1 leaves pooling at sentence-transformers' default, "
+                                                  "mean")),
         "teacher_epochs": Sourced(5, cited(THESIS_REIML_2023, "§5.4.3", '"fine-tune our Cross-Bi-Encoder on the STS-B '
                                                                          'dataset for 5 epochs" (domain adaptation; '
                                                                          "§5.5 gives no number)")),
@@ -50,9 +51,9 @@ AUGSBERT_PROTOCOL = Protocol(
                             cited(THESIS_REIML_2023, "§5.5, Tables 6.12-6.13", "rows None, R.S., KDE, BM25, S.S.")),
     },
     quick=QUICK | dict(teacher_epochs=3, teacher_lr=3e-3, top_k=2, domain_mlm_steps=10, domain_mlm_batch_size=8),
-    notes=("Semantic search (sampling semantic, and the iterative KDE's semantic + random candidates, 000 §6.2) "
+    notes=("Semantic search (sampling semantic, and the iterative KDE's semantic + random candidates, Reiml 2023 §6.2) "
            "embeds with `model` as released unless --set retriever=FOLDER names a fine-tuned bi-encoder, which "
-           "000 Figure 6.3 finds best.",
+           "Reiml 2023 Figure 6.3 finds best.",
            "Each trial reports its teacher's dev/test Spearman, test Pearson and the teacher-student Spearman on "
            "the test pairs (Tables 6.1-6.3), and its silver scores for density plots (Figures 6.3-6.5)."),
 )
@@ -64,11 +65,11 @@ GPL_PROTOCOL = Protocol(
                                                                         'sentence"')),
         "negatives_top_k": Sourced(50, cited(REPORT_TSDAE_GPL, "GPL", '"50 of the most similar sentences are '
                                                                      'retrieved"')),
-        **sourced(project_choice("004 gives no training settings"), pooling="mean", lr=2e-5, batch_size=32,
+        **sourced(project_choice("TSDAE+GPL draft gives no training settings"), pooling="mean", lr=2e-5, batch_size=32,
                   max_steps=10_000, eval_steps=1_000, max_seq_length=128, teacher_epochs=3, optimizer="adamw",
                   lr_schedule="constant", warmup_steps=0, weight_decay=0.0, select_checkpoint="best_sts_dev"),
     },
-    seeds=Sourced(3, project_choice("004 reports no seeds")),
+    seeds=Sourced(3, project_choice("TSDAE+GPL draft reports no seeds")),
     grids={"queries_per_passage": Sourced([3], cited(REPORT_TSDAE_GPL, "GPL"))},
     quick=QUICK | dict(queries_per_passage=2, negatives_top_k=5, teacher_epochs=1, teacher_lr=3e-3, sample_size=100),
 )
@@ -81,9 +82,9 @@ IN_DOMAIN_SBERT = cited(TSDAE, "App. B", '"the number of training epochs is 10; 
 UNSUPERVISED_FIXED_STEPS = {
     **sourced(cited(TSDAE, "App. B", '"we do not use early-stopping ... a fixed number of training steps": 100K'),
               max_steps=100_000, epochs=None, select_checkpoint="last"),
-    **sourced(project_choice('TSDAE\'s for every method, 000 §5.4.1: "constant learning rate of 3e-5, no warm-up '
-                             'period, and a weight decay of 0.0"; 002 App. B gives CT "a segmented-constant scheduling '
-                             'scheme"'),
+    **sourced(project_choice('TSDAE\'s for every method, Reiml 2023 §5.4.1: "constant learning rate of 3e-5, no '
+                             'warm-up period, and a weight decay of 0.0"; TSDAE App. B gives CT "a segmented-constant '
+                             'scheduling scheme"'),
               lr_schedule="constant", warmup_ratio=0.0, weight_decay=0.0),
     "eval_steps": Sourced(10_000, project_choice("dev is scored to follow the run; it selects nothing")),
 }
@@ -95,7 +96,7 @@ SIMCSE_OFFICIAL_STOPPING = {
                                                        'involves early-stopping on the STS-B development set. We do '
                                                        'not change this setting for this method"')),
 }
-# Each unsupervised method of 002 at its own settings (App. B, §5.2) over the fixed-step rule: a method's own value
+# Each unsupervised method of TSDAE at its own settings (App. B, §5.2) over the fixed-step rule: a method's own value
 # (CT's segmented-constant rate, SimCSE's one epoch) is never replaced by the shared one.
 UNSUPERVISED_AT_PAPER_SETTINGS = {
     method: {**UNSUPERVISED_FIXED_STEPS, **settings, **(SIMCSE_OFFICIAL_STOPPING if method == "simcse" else {})}
@@ -106,11 +107,12 @@ INTERSECTION_PROTOCOL = Protocol(
                                                            'varying size of labeled training data"')),
         **sourced(IN_DOMAIN_SBERT, epochs=10, max_steps=20_000, batch_size=64),
         "eval_steps": Sourced(None, project_choice("at each epoch's end: sentence-transformers' fit() default, "
-                                                   "which 002 trained with (App. B)")),
-        **sourced(cited(THESIS_REIML_2023, "§5.1", "002 App. B gives no rate; 000's fine-tuning defaults"),
+                                                   "which TSDAE trained with (App. B)")),
+        **sourced(cited(THESIS_REIML_2023, "§5.1", "TSDAE App. B gives no rate; Reiml 2023's fine-tuning defaults"),
                   lr=2e-5, warmup_ratio=0.1, lr_schedule="linear", weight_decay=0.01),
-        "max_seq_length": Sourced(128, project_choice("002 gives no maximum sequence length")),
-        "pooling": Sourced("mean", project_choice("sentence-transformers' default pooling; 002 names none for SBERT")),
+        "max_seq_length": Sourced(128, project_choice("TSDAE gives no maximum sequence length")),
+        "pooling": Sourced("mean", project_choice("sentence-transformers' default pooling; TSDAE names none for "
+                                                  "SBERT")),
         "loss": Sourced("cosine", cited(TSDAE, "§5.1", "MNRL for AskUbuntu, CQADupStack and SciDocs, MSE (cosine) "
                                                        "for TwitterPara and STS-B's scored pairs; --target-task "
                                                        "picks it")),

@@ -1,4 +1,4 @@
-"""The TSDAE paper's protocols (Wang et al. 2021, "002"): its greedy configuration search (App. A), its main
+"""The TSDAE paper's protocols (Wang et al. 2021): its greedy configuration search (App. A), its main
 protocol with the unsupervised baselines each at their own settings (§5, App. B), and its corpus-size study
 (§7.1).
 
@@ -18,17 +18,17 @@ APP_A = cited(TSDAE, "App. A", '"The maximum number of training steps is 30K and
 APP_B_TSDAE = cited(TSDAE, "App. B", '"the batch size is 8; the optimizers are AdamW ...; the initial learning rates '
                     'are 3e-5"')
 CONSTANT_RATE = cited(THESIS_REIML_2023, "§5.4.1", '"constant learning rate of 3e-5, no warm-up period, and a '
-                      'weight decay of 0.0" (its replication of 002)')
+                      'weight decay of 0.0" (its replication of TSDAE)')
 FIVE_SEEDS = Sourced(5, cited(TSDAE, "App. A; §5", '"Scores are obtained by calculating the average over 5 random '
                                                    'seeds"'))
-NO_LENGTH = project_choice("002 gives no maximum sequence length")
+NO_LENGTH = project_choice("TSDAE gives no maximum sequence length")
 FIXED_STEPS = cited(TSDAE, "App. B", '"we do not use early-stopping with in-domain labeled data and indicate a fixed '
                     'number of training steps"; for SimCSE (fn. 8) "the official code involves early-stopping on the '
                     'STS-B development set. We do not change this setting for this method"')
-# The unsupervised methods' schedule in the main and corpus-size protocols: 002 gives TSDAE's only.
+# The unsupervised methods' schedule in the main and corpus-size protocols: TSDAE gives TSDAE's only.
 TSDAE_SCHEDULE_FOR_ALL = project_choice(
-    'TSDAE\'s for every method, 000 §5.4.1: "constant learning rate of 3e-5, no warm-up period, and a weight decay '
-    'of 0.0"; 002 §5.2 trains MLM in "the original setup in Devlin et al. (2019) except the number of training '
+    'TSDAE\'s for every method, Reiml 2023 §5.4.1: "constant learning rate of 3e-5, no warm-up period, and a weight '
+    'decay of 0.0"; TSDAE §5.2 trains MLM in "the original setup in Devlin et al. (2019) except the number of training '
     'steps (100K), the batch size (8) and the learning rate (5e-5)", App. B SimCSE with "the official code ... along '
     'with the default hyper-parameters"; CT keeps its own segments')
 
@@ -84,17 +84,17 @@ APP_B_SIMCSE = cited(TSDAE, "App. B", '"1 epoch of training, batch size of 512, 
                      '5e-5 and a linear layer on the CLS token embedding as the pooling method"')
 MLM_SETUP = cited(TSDAE, "§5.2", '"the number of training steps (100K), the batch size (8) and the learning rate '
                   '(5e-5) ... mean-pooling"')
-# 002 §5.2 takes the rest of MLM's setup from BERT: "We use the original setup in Devlin et al. (2019) except the
+# TSDAE §5.2 takes the rest of MLM's setup from BERT: "We use the original setup in Devlin et al. (2019) except the
 # number of training steps (100K), the batch size (8) and the learning rate (5e-5)".
-DEVLIN_SETUP = cited(BERT, "App. A.2", 'outside the seeds, as 002 §5.2 points to it: "L2 weight decay of 0.01, '
+DEVLIN_SETUP = cited(BERT, "App. A.2", 'outside the seeds, as TSDAE §5.2 points to it: "L2 weight decay of 0.01, '
                      'learning rate warmup over the first 10,000 steps, and linear decay of the learning rate"')
-# 002 fn. 8 keeps SimCSE's early stopping; its interval is the official code's (outside the seeds).
+# TSDAE fn. 8 keeps SimCSE's early stopping; its interval is the official code's (outside the seeds).
 SIMCSE_EARLY_STOPPING = cited(TSDAE, "App. B, fn. 8", '"For SimCSE, the official code involves early-stopping on the '
                               'STS-B development set. We do not change this setting for this method"')
-SIMCSE_CODE = cited(SIMCSE, "official code", "outside the seeds, as 002 App. B points to it: run_unsup_example.sh "
+SIMCSE_CODE = cited(SIMCSE, "official code", "outside the seeds, as TSDAE App. B points to it: run_unsup_example.sh "
                     "evaluates every 125 steps; its transformers Trainer decays the rate linearly, no warm-up, "
                     "weight decay 0")
-SIMCSE_LENGTH = cited(SIMCSE, "official code", 'outside the seeds, as 002 App. B points to it ("we use the official '
+SIMCSE_LENGTH = cited(SIMCSE, "official code", 'outside the seeds, as TSDAE App. B points to it ("we use the official '
                       'code ... along with the default hyper-parameters"): run_unsup_example.sh trains with '
                       '--max_seq_length 32')
 PAPER_METHOD_SETTINGS = {
@@ -162,8 +162,8 @@ MLM_SCALED_WARMUP = {
     "warmup_steps": Sourced(0, project_choice("the warm-up is a share of the run here: warmup_ratio")),
     "warmup_ratio": Sourced(0.1, project_choice(
         'Devlin et al.\'s 10,000 warm-up steps (outside the seeds) as the share of the main protocol\'s 100K steps '
-        '(002 App. B: "the number of training steps is 100K") that they are: a fixed 10,000 would outlast the runs '
-        'of six of §7.1\'s ten corpus sizes, whose MLM would then never train at 002 §5.2\'s "learning rate '
+        '(TSDAE App. B: "the number of training steps is 100K") that they are: a fixed 10,000 would outlast the runs '
+        'of six of §7.1\'s ten corpus sizes, whose MLM would then never train at TSDAE §5.2\'s "learning rate '
         '(5e-5)"')),
 }
 CORPUS_SIZE_PROTOCOL = Protocol(
