@@ -65,10 +65,9 @@ from pathlib import Path
 import pytest
 from mlflow.tracking import MlflowClient
 
-from sentsweep.analysis.runs import RACE_STOPPED_TAG, fetch_trial_runs, latest_sweep_run_id
+from sentsweep.analysis.runs import RACE_NOT_COUNTED_TAG, RACE_STOPPED_TAG, fetch_trial_runs, latest_sweep_run_id
 from sentsweep.faults import FAULT_ENV, FOLDER_ENV, OUTAGES, STORAGE_FAULTS
 from sentsweep.sweep.driver_lock import read_holder
-from sentsweep.sweep.runner import RACE_NOT_COUNTED_TAG
 from tests.cluster_helpers import PROJECT, MlflowServer, run_driver, sqlite_store, start_driver, start_sweep
 from tests.forked_python import ForkedProcess
 from tests.sqlite_locker import SqliteLocker
@@ -237,7 +236,7 @@ def sweep_runs(uri: str, experiment: str, workdir: Path):
                            else None for run_id in runs["run_id"]]
     runs["interrupted"] = ["interrupted" in tags[run_id] for run_id in runs["run_id"]]
     # an asynchronous race's seed run ahead for a configuration it then dropped: run or not as the timing falls,
-    # left out of its table (sentsweep.sweep.runner.SweepRunner.counted_runs) and of the cells compared
+    # left out of its table (sentsweep.sweep.stage_race.RaceOutcome.counted_runs) and of the cells compared
     runs["counted"] = [RACE_NOT_COUNTED_TAG not in tags[run_id] for run_id in runs["run_id"]]
     # a trial the race stopped (KILLED, stopped early): one a rung dropped is counted, at the rung
     runs["stopped_for_race"] = [RACE_STOPPED_TAG in tags[run_id] or (RACE_NOT_COUNTED_TAG in tags[run_id]

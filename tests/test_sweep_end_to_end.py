@@ -105,8 +105,8 @@ def test_the_sweep_and_configuration_runs_record_what_their_trials_resolved_read
 
 
 def test_a_finished_stage_keeps_only_each_trials_last_checkpoint(quick_sweep):
-    """Ray Tune keeps two checkpoints per trial while the stage runs (runner._fit: a resume must find the one
-    its saved state names); once the stage has ended only the last of each trial is left."""
+    """Ray Tune keeps two checkpoints per trial while the stage runs (sentsweep.sweep.stage_tune: a resume must find
+    the one its saved state names); once the stage has ended only the last of each trial is left."""
     uri, _, _ = quick_sweep
     trial_folders = list((Path(uri.removeprefix("sqlite:///")).parent / "out" / "ray").glob("*/train_*"))
     assert len(trial_folders) == 8

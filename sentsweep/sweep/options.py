@@ -40,7 +40,7 @@ from sentsweep.tracking.writer import DEFAULT_WAIT_S
 
 GPUS_AUTO = "auto"
 DEFAULT_OUTPUT_DIR = "sweep_outputs"
-SCHEDULERS = ("fifo", "asha", "median")  # see sentsweep.sweep.runner.make_scheduler
+SCHEDULERS = ("fifo", "asha", "median")  # see sentsweep.sweep.stage_run.make_scheduler
 KEEP_MODELS = ("best", "all", "none")  # see sentsweep.sweep.models_kept.KeptModels.policy
 
 

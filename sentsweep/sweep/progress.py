@@ -44,7 +44,7 @@ QUIET_SETTINGS = {
     # whole traceback (tag failure_reason) and Ray Tune its error file
     "TUNE_PRINT_ALL_TRIAL_ERRORS": "0",
     # no warning that the experiment state is saved often: CheckpointConfig(num_to_keep=2) forces those saves on
-    # purpose (see SweepRunner._tune)
+    # purpose (see sentsweep.sweep.stage_tune)
     "TUNE_WARN_EXCESSIVE_EXPERIMENT_CHECKPOINT_SYNC_THRESHOLD_S": "0",
     # no "View run ... at" / "View experiment at" lines each time a trial's run ends on an MLflow server
     "MLFLOW_SUPPRESS_PRINTING_URL_TO_STDOUT": "true",
