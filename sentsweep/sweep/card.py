@@ -61,28 +61,8 @@ def protocol_card(definition, options: SweepOptions, resolved, stages: list[tupl
     if options.quick:
         lines += ["**--quick**: the project's tiny run (tiny random model, demo data); its overrides are marked.", ""]
 
-    lines += ["## Grid" + (" (greedy: each stage keeps the best value on dev of the stages before)"
-                           if definition.greedy else ""), "", "| stage | axis | values | source |", "|---|---|---|---|"]
-    grid_names = {stage.name: stage.grids for stage in definition.stages}
     chains = {stage.name: stage for stage in definition.stages if stage.init_from}
-    stage_rules = {stage.name: stage.keep(options) for stage in definition.stages} if definition.greedy else {}
-    for index, (name, axes) in enumerate(stages, start=1):
-        for axis, values in axes.items() or [("-", None)]:
-            source = (("--eval-task (its target tasks; see 'Target tasks')" if resolved.task_data else
-                       "--eval-task / --target-task (the task whose data the trials train on)") if axis == TASK_AXIS
-                      else axis_source(protocol, grid_names.get(name, {}).get(axis, axis), values, options))
-            lines.append(f"| {index} {name} | {axis} | {_values(values)} | {source} |")
-        kept = stage_rules.get(name)
-        if kept is not None:
-            values = ", ".join(f"{axis}={_value(value)}" for axis, value in kept[1].items())
-            lines.append(f"| {index} {name} | kept for the next stages | {values} | {kept[0]} |")
-        if name in chains:
-            rows = "its best configuration on dev" if chains[name].init_rows == "best" else "each of its configurations"
-            earlier = dict(stages).get(chains[name].init_from, {})
-            task = " of the same target task" if TASK_AXIS in axes and TASK_AXIS in earlier else ""
-            lines.append(f"| {index} {name} | model | each seed starts from the same seed's model of stage "
-                         f"'{chains[name].init_from}'{task}, {rows} | chain |")
-    lines.append("")
+    lines += _grid_section(definition, options, resolved, stages, chains)
     lines += target_tasks_section(resolved, stages)
 
     swept = {axis for _, axes in stages for axis in axes}
@@ -117,19 +97,7 @@ def protocol_card(definition, options: SweepOptions, resolved, stages: list[tupl
     per_stage, points = stage_points(resolved, stages, options, chained_from_each(definition))
     estimate = gpu_estimate(resolved, points, options, model)
     lines += sweep_options_section(options, estimate)
-    seeds_source = "command line" if options.seeds else (
-        "--quick" if options.quick and "seeds" in protocol.quick else str(protocol.seeds.source))
-    trials, steps = count_work(resolved, points)
-    lines += [f"**Seeds:** {', '.join(map(str, resolved.seeds))} ({seeds_source})", "",
-              f"**Trials:** {' + '.join(str(n) for n in per_stage)} grid point{'s' if sum(per_stage) != 1 else ''} x "
-              f"{len(resolved.seeds)} seed{'s' if len(resolved.seeds) != 1 else ''} = {trials}",
-              "", f"**Training steps in all:** {steps:,} (" + (
-                  f"corpus: {resolved.corpus_size:,} sentences" if "corpus" in resolved.constants else "no corpus")
-              + ("; the target tasks' own in their stages" if resolved.task_data else "") + ")",
-              "", f"**Compute in all:** {trials} trials, {steps:,} training steps, " + (
-                  f"about {estimate.value} GPU-hours of steps ({NOT_COUNTED}; see 'estimated GPU-hours')"
-                  if estimate.gpu_hours else f"no GPU-hours ({estimate.source})" if estimate.gpu_hours == 0 else
-                  "GPU-hours not estimated (see 'estimated GPU-hours')")]
+    lines += _totals_lines(resolved, options, protocol, per_stage, points, estimate)
     batches = whole_corpus_batches(resolved, stages)
     if batches:
         lines += ["", "**Batches of the whole training set:** " + "; ".join(batches) + ". A batch never repeats a "
@@ -151,6 +119,52 @@ def protocol_card(definition, options: SweepOptions, resolved, stages: list[tupl
     if protocol.notes:
         lines += ["", "## Notes", ""] + [f"- {note}" for note in protocol.notes]
     return "\n".join(lines)
+
+
+def _grid_section(definition, options: SweepOptions, resolved, stages: list[tuple[str, dict]],
+                  chains: dict) -> list[str]:
+    """The card's grid: each stage's axes with their values and sources, the values a greedy stage keeps for the
+    next, and the model each chained stage (`chains`, by name) starts from."""
+    protocol = definition.protocol
+    lines = ["## Grid" + (" (greedy: each stage keeps the best value on dev of the stages before)"
+                          if definition.greedy else ""), "", "| stage | axis | values | source |", "|---|---|---|---|"]
+    grid_names = {stage.name: stage.grids for stage in definition.stages}
+    stage_rules = {stage.name: stage.keep(options) for stage in definition.stages} if definition.greedy else {}
+    for index, (name, axes) in enumerate(stages, start=1):
+        for axis, values in axes.items() or [("-", None)]:
+            source = (("--eval-task (its target tasks; see 'Target tasks')" if resolved.task_data else
+                       "--eval-task / --target-task (the task whose data the trials train on)") if axis == TASK_AXIS
+                      else axis_source(protocol, grid_names.get(name, {}).get(axis, axis), values, options))
+            lines.append(f"| {index} {name} | {axis} | {_values(values)} | {source} |")
+        kept = stage_rules.get(name)
+        if kept is not None:
+            values = ", ".join(f"{axis}={_value(value)}" for axis, value in kept[1].items())
+            lines.append(f"| {index} {name} | kept for the next stages | {values} | {kept[0]} |")
+        if name in chains:
+            rows = "its best configuration on dev" if chains[name].init_rows == "best" else "each of its configurations"
+            earlier = dict(stages).get(chains[name].init_from, {})
+            task = " of the same target task" if TASK_AXIS in axes and TASK_AXIS in earlier else ""
+            lines.append(f"| {index} {name} | model | each seed starts from the same seed's model of stage "
+                         f"'{chains[name].init_from}'{task}, {rows} | chain |")
+    lines.append("")
+    return lines
+
+
+def _totals_lines(resolved, options: SweepOptions, protocol, per_stage: list[int], points, estimate) -> list[str]:
+    """The card's seeds, trials, training steps and compute in all."""
+    seeds_source = "command line" if options.seeds else (
+        "--quick" if options.quick and "seeds" in protocol.quick else str(protocol.seeds.source))
+    trials, steps = count_work(resolved, points)
+    return [f"**Seeds:** {', '.join(map(str, resolved.seeds))} ({seeds_source})", "",
+            f"**Trials:** {' + '.join(str(n) for n in per_stage)} grid point{'s' if sum(per_stage) != 1 else ''} x "
+            f"{len(resolved.seeds)} seed{'s' if len(resolved.seeds) != 1 else ''} = {trials}",
+            "", f"**Training steps in all:** {steps:,} (" + (
+                f"corpus: {resolved.corpus_size:,} sentences" if "corpus" in resolved.constants else "no corpus")
+            + ("; the target tasks' own in their stages" if resolved.task_data else "") + ")",
+            "", f"**Compute in all:** {trials} trials, {steps:,} training steps, " + (
+                f"about {estimate.value} GPU-hours of steps ({NOT_COUNTED}; see 'estimated GPU-hours')"
+                if estimate.gpu_hours else f"no GPU-hours ({estimate.source})" if estimate.gpu_hours == 0 else
+                "GPU-hours not estimated (see 'estimated GPU-hours')")]
 
 
 def target_tasks_section(resolved, stages: list[tuple[str, dict]]) -> list[str]:
