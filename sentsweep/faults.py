@@ -14,7 +14,7 @@ stage 1's second model is logged). The points (`POINTS`) are passed in this orde
 - `model`: a model of the stage is logged to MLflow, the others not yet;
 - `stage`: the stage ended (table logged, models kept, checkpoints cleaned), the next not started (after the
   last stage: the sweep's run not yet ended);
-- `ray`: the driver starts its own Ray (`sentsweep.sweep.local_ray.start_ray`, before `ray.init`);
+- `ray`: the driver starts its own Ray (`sentsweep.sweep.compute.local_ray.start_ray`, before `ray.init`);
 - `exit`: the sweep is over and its interpreter exits, Ray's exit handler (which ends the local Ray) about to run;
 - `checkpoint`: a trial hands a checkpoint over to Ray Tune's storage (in the trial's process, which does not know
   its stage: give stage 0; counted over the checkpoints that process hands over, whatever their trial or stage).

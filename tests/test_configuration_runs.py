@@ -19,7 +19,7 @@ from mlflow.tracking import MlflowClient
 import sentsweep.analysis.cli as analysis_cli
 from sentsweep.analysis.runs import fetch_trial_runs
 from sentsweep.analysis.tables import build_table, seed_statistics, to_frame, to_markdown
-from sentsweep.sweep.stage_run import log_configurations
+from sentsweep.sweep.execution.stage_run import log_configurations
 from sentsweep.tracking.callback import SweepTracker
 from sentsweep.tracking.names import (
     BOOKKEEPING_METRICS,

@@ -26,7 +26,7 @@ the first carries `seconds_per_step`: the median wall time of the training steps
 steps alone (evaluation and checkpoints are outside it; on CUDA a step's `loss.item()` waits for its kernels, so
 its time is the GPU's); the median leaves out a trial's first, warm-up step (memory allocation, kernel
 selection), which would dominate a mean over few steps. The GPU packing probe's step time is this metric
-(`sentsweep.sweep.gpu_packing`).
+(`sentsweep.sweep.compute.gpu_packing`).
 Where a trial's time goes, beside `preparation_seconds`, in every report, totals of the attempt so far (a trial
 resumed from a checkpoint starts them again): `evaluation_seconds`, the evaluations after step 0 (dev, test,
 the held-out loss, the tasks; step 0's is preparation's), and `checkpoint_seconds`, writing the checkpoints

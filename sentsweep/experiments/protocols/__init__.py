@@ -5,5 +5,5 @@ them: `tsdae` (002, the TSDAE paper: its search, main, corpus-size protocols and
 
 A sweep whose protocol no other experiment shares declares it in its own module (as
 `sentsweep.experiments.squad_sentence_retrieval` does); the machinery, `Protocol` and `Sourced`, is
-`sentsweep.sweep.protocol`'s.
+`sentsweep.sweep.config.protocol`'s.
 """
