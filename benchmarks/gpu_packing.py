@@ -4,7 +4,7 @@ meanwhile, and the GPU memory probe's prediction against the memory the packed t
 The same TRIALS trials (all-MiniLM-L6-v2, TSDAE, bf16 autocast, batch size 32, on the demo corpus) run as a
 seeds sweep through the launcher, once per fraction, with the machine's CPU cores shared in the same
 proportion. The reference is one trial per GPU. Each sweep's time includes its own start (baseline, Ray Tune)
-and the launcher's GPU memory probe (`sentsweep.sweep.gpu_packing`), as a user's sweep pays them.
+and the launcher's GPU memory probe (`sentsweep.sweep.compute.gpu_packing`), as a user's sweep pays them.
 
 First the probe runs on its own (`measure_on_cluster`, as the launcher runs it) and prints its prediction: the
 trial's peak allocated memory, the footprint the packing counts per trial, how many fit and what
@@ -104,7 +104,7 @@ def sweep_constants(model: str) -> dict:
 
 def probe_prediction(model: str):
     """The probe's measurement of the benchmark's trial, as the launcher takes it: {key: Probe}."""
-    from sentsweep.sweep.gpu_packing import measure_on_cluster, probe_configs, probe_peaks
+    from sentsweep.sweep.compute.gpu_packing import measure_on_cluster, probe_configs, probe_peaks
 
     return probe_peaks(probe_configs(sweep_constants(model), {}, [("seeds", {})]),
                        measure_on_cluster(cpus=1.0, timeout_s=None))
@@ -140,7 +140,7 @@ def tracking_uri(folder: Path) -> str:
 def sweep_definition(fraction: float, model: str):
     """The benchmark's sweep: one stage, the TRIALS seeds of `sweep_constants`."""
     from sentsweep.sweep import Stage, SweepDefinition
-    from sentsweep.sweep.protocol import project_protocol
+    from sentsweep.sweep.config.protocol import project_protocol
 
     return SweepDefinition(name=experiment_name(fraction), description="fractional GPU packing",
                            protocol=project_protocol(sweep_constants(model), {}),
@@ -211,8 +211,8 @@ def run() -> list[Result]:
         print("gpu_packing: skipped, no CUDA GPU on this machine")
         return []
     from sentsweep.errors import InputError
-    from sentsweep.sweep.cluster import cluster_nodes
-    from sentsweep.sweep.gpu_packing import (
+    from sentsweep.sweep.compute.cluster import cluster_nodes
+    from sentsweep.sweep.compute.gpu_packing import (
         GiB,
         check_fraction,
         choose_fraction,

@@ -49,7 +49,7 @@ def sweep_configs(folder: Path) -> dict[str, list[dict]]:
     from sentsweep.demo_data import CORPUS_FILE, DEMO_DIR
     from sentsweep.experiments.protocols.supervised import AUGSBERT_PROTOCOL, GPL_PROTOCOL
     from sentsweep.models import build_tiny_model, build_tiny_seq2seq
-    from sentsweep.sweep.launcher import read_corpus_pairs_text
+    from sentsweep.sweep.launch.launcher import read_corpus_pairs_text
 
     model = build_tiny_model(folder / "tiny-bert", read_corpus(CORPUS_FILE) + read_corpus_pairs_text())
     generator = build_tiny_seq2seq(folder / "tiny-t5", model)

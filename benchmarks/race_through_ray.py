@@ -347,7 +347,7 @@ def run(trial_seconds: float = 20.0, ratios=RATIOS, poolings=POOLINGS, seeds: in
     from sentsweep.data import read_corpus
     from sentsweep.demo_data import CORPUS_FILE
     from sentsweep.models import build_tiny_model
-    from sentsweep.sweep.launcher import read_corpus_pairs_text
+    from sentsweep.sweep.launch.launcher import read_corpus_pairs_text
 
     evaluations = TINY["evaluations"] if tiny else EVALUATIONS
     if tiny:

@@ -34,8 +34,8 @@ def run(trial_seconds: float = 60.0) -> list[Result]:
     from sentsweep.demo_data import CORPUS_FILE, DEMO_DIR
     from sentsweep.models import build_tiny_model
     from sentsweep.sweep import Stage, SweepDefinition, run_sweep
-    from sentsweep.sweep.launcher import read_corpus_pairs_text
-    from sentsweep.sweep.protocol import project_protocol
+    from sentsweep.sweep.config.protocol import project_protocol
+    from sentsweep.sweep.launch.launcher import read_corpus_pairs_text
     from sentsweep.trainables.catalog import train
     from sentsweep.trainables.session import LocalSession
 

@@ -22,7 +22,7 @@ from sentsweep.references import Reference
 from sentsweep.retrieval_metrics import mean_average_precision, mrr_at_k
 from sentsweep.settings import project_choice
 from sentsweep.sweep import Stage, SweepDefinition, run_sweep
-from sentsweep.sweep.protocol import Protocol, Sourced
+from sentsweep.sweep.config.protocol import Protocol, Sourced
 from sentsweep.tasks.base import Task, TaskResult, register
 
 OWN_DATA = Reference("faq_rerank", "the researcher", "FAQ reranking (one's own data)", None, "unpublished")

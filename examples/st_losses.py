@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from sentsweep.settings import project_choice
 from sentsweep.sweep import Stage, SweepDefinition, SweepOptions, option, run_sweep
-from sentsweep.sweep.protocol import Protocol, Sourced
+from sentsweep.sweep.config.protocol import Protocol, Sourced
 
 LOSSES = ["st:CoSENTLoss", "st:AnglELoss", "st:MultipleNegativesRankingLoss"]
 OWN = project_choice("this example's choice")

@@ -26,7 +26,7 @@ from sentsweep.data import read_scored_pairs
 from sentsweep.references import Reference
 from sentsweep.settings import Settings, project_choice, setting
 from sentsweep.sweep import Stage, SweepDefinition, run_sweep
-from sentsweep.sweep.protocol import Protocol, Sourced
+from sentsweep.sweep.config.protocol import Protocol, Sourced
 from sentsweep.trainables.trainer_script import TrainerRun, trainer_script
 
 COSENT = Reference("CoSENT", "Xiang Huang et al.", "CoSENT: Consistent Sentence Embedding via Similarity Ranking",

@@ -74,7 +74,8 @@ STREAMS = (0, 1, 2)
 def worker_runtime_env() -> dict:
     """The part of a driver's `runtime_env` that has Ray start its workers through the launcher: Ray's
     `py_executable`, this module in the driver's interpreter (so only for a Ray on the driver's machine, where that
-    interpreter is: `sentsweep.sweep.ray_connection.ray_on_this_machine`). Empty where `SENTSWEEP_FORKED_WORKERS=0`."""
+    interpreter is: `sentsweep.sweep.compute.ray_connection.ray_on_this_machine`). Empty where
+    `SENTSWEEP_FORKED_WORKERS=0`."""
     if os.environ.get(SWITCH) == "0":
         return {}
     return {"py_executable": f"{shlex.quote(sys.executable)} -P -m sentsweep.worker_fork"}

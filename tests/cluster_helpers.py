@@ -18,7 +18,7 @@ import time
 import urllib.request
 from pathlib import Path
 
-from sentsweep.sweep.local_ray import NO_PRESTARTED_WORKERS
+from sentsweep.sweep.compute.local_ray import NO_PRESTARTED_WORKERS
 from tests.forked_python import ForkedProcess, run_python, start_python
 
 PROJECT = Path(__file__).resolve().parents[1]
@@ -103,7 +103,8 @@ class RayCluster:
             command = ["unshare", "--mount", "--propagation", "private", "--", "sh", "-c",
                        f"{mounts}exec {shlex.join(command)}"]
         # no default workers prestarted for the first driver, as on the local Ray a sweep starts for its forked workers
-        # (sentsweep.sweep.local_ray): the tests' sweeps fork theirs, and Ray starts a default worker when one is asked
+        # (sentsweep.sweep.compute.local_ray): the tests' sweeps fork theirs, and Ray starts a default worker when one
+        # is asked
         node = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
                                 env=RAY_ENV | dict([NO_PRESTARTED_WORKERS]),
                                 cwd=hidden[0].parent if hidden else None)

@@ -41,7 +41,7 @@ SHARED_STS_DIR = Path(__file__).resolve().parents[2] / "shared" / "data" / "stsb
 def tiny_model_dir(tmp_path_factory) -> Path:
     from sentsweep.data import read_corpus
     from sentsweep.models import build_tiny_model
-    from sentsweep.sweep.launcher import read_corpus_pairs_text
+    from sentsweep.sweep.launch.launcher import read_corpus_pairs_text
 
     folder = tmp_path_factory.mktemp("tiny-bert")
     return build_tiny_model(folder, read_corpus(CORPUS_FILE) + read_corpus_pairs_text())

@@ -13,9 +13,9 @@ from sentsweep.demo_data import DEMO_DIR, NLI_FILE
 from sentsweep.experiments import get_experiment
 from sentsweep.experiments.labelled_intersection import reference_constants
 from sentsweep.sweep import run_sweep
-from sentsweep.sweep.launcher import resolve_settings, stage_axes
-from sentsweep.sweep.options import parse_options
-from sentsweep.sweep.runner import grid_stage_space
+from sentsweep.sweep.config.options import parse_options
+from sentsweep.sweep.execution.stage_run import grid_stage_space
+from sentsweep.sweep.launch.launcher import resolve_settings, stage_axes
 from sentsweep.trainables.catalog import resolve_trial
 from tests.test_in_domain_sbert import useb_supervised_folder
 from tests.test_tasks import askubuntu_folder, write

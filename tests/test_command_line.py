@@ -14,8 +14,8 @@ import pytest
 
 from sentsweep.cli import COMMANDS, main
 from sentsweep.experiments import experiment_names, get_experiment
-from sentsweep.sweep.option_groups import EXPERIMENT_GROUP, GROUP_OF, SHARED_GROUPS, UNGROUPED, examples_epilog
-from sentsweep.sweep.options import SweepOptions, build_options_parser
+from sentsweep.sweep.config.option_groups import EXPERIMENT_GROUP, GROUP_OF, SHARED_GROUPS, UNGROUPED, examples_epilog
+from sentsweep.sweep.config.options import SweepOptions, build_options_parser
 from sentsweep.terminal import PIPE_CLOSED_EXIT_CODE
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -142,10 +142,11 @@ def test_a_closed_pipe_ends_a_command_quietly(command):
 
 @pytest.mark.parametrize("sigint", [signal.SIG_IGN, signal.SIG_DFL, "installed"])
 def test_a_sigterm_stops_a_sweep_as_ctrl_c_does_also_where_sigint_is_ignored(sigint):
-    """The SIGTERM handler (sentsweep.sweep.interrupts) raises SIGINT where a handler takes it (Ray Tune's during a
-    stage), and raises the KeyboardInterrupt that Ctrl-C would raise where SIGINT is ignored, as in a background job
-    (`nohup python sweeps/nm_weight.py &`): a raised SIGINT would be lost there, and the sweep would go on."""
-    from sentsweep.sweep.interrupts import stop_as_interrupt
+    """The SIGTERM handler (sentsweep.sweep.execution.interrupts) raises SIGINT where a handler takes it (Ray Tune's
+    during a stage), and raises the KeyboardInterrupt that Ctrl-C would raise where SIGINT is ignored, as in a
+    background job (`nohup python sweeps/nm_weight.py &`): a raised SIGINT would be lost there, and the sweep would go
+    on."""
+    from sentsweep.sweep.execution.interrupts import stop_as_interrupt
 
     taken = []
     previous = signal.signal(signal.SIGINT, (lambda number, frame: taken.append(number)) if sigint == "installed"

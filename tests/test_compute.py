@@ -15,9 +15,9 @@ from sentsweep.analysis.cli import main as analyze
 from sentsweep.analysis.compute import compute_by_cell, compute_markdown
 from sentsweep.analysis.runs import fetch_trial_runs, latest_sweep_run_id
 from sentsweep.errors import InputError
-from sentsweep.sweep.budget import BudgetWatch, SweepBudget, budget_watch_named, check_budget_options
-from sentsweep.sweep.option_checks import check_option_bounds
-from sentsweep.sweep.options import SweepOptions, parse_options
+from sentsweep.sweep.config.option_checks import check_option_bounds
+from sentsweep.sweep.config.options import SweepOptions, parse_options
+from sentsweep.sweep.execution.budget import BudgetWatch, SweepBudget, budget_watch_named, check_budget_options
 from sentsweep.trainables.compute import Compute, ComputeMeter, read_compute, write_compute
 from tests.cluster_helpers import sqlite_store
 
@@ -178,8 +178,8 @@ def test_a_time_budget_stops_the_quick_nm_grid_and_resume_completes_it(tmp_path,
 
 
 def test_the_card_shows_the_budgets_and_the_gpu_hour_estimate():
-    from sentsweep.sweep.card import sweep_options_section
-    from sentsweep.sweep.gpu_estimate import GpuEstimate
+    from sentsweep.sweep.compute.gpu_estimate import GpuEstimate
+    from sentsweep.sweep.launch.card import sweep_options_section
 
     lines = sweep_options_section(SweepOptions(time_budget=60.0), GpuEstimate(None, "not estimated", "why"))
     assert "| compute budget | --time-budget | 60 | command line |" in lines

@@ -19,7 +19,7 @@ from mlflow.tracking import MlflowClient
 import sentsweep.analysis.cli as analysis_cli
 from sentsweep.analysis.runs import fetch_trial_runs
 from sentsweep.analysis.tables import build_table, seed_statistics, to_frame, to_markdown
-from sentsweep.sweep.runner import SweepRunner
+from sentsweep.sweep.execution.stage_run import log_configurations
 from sentsweep.tracking.callback import SweepTracker
 from sentsweep.tracking.names import (
     BOOKKEEPING_METRICS,
@@ -97,9 +97,7 @@ def log_a_stage(tracker: SweepTracker, folder: Path, scores: dict, title: str, s
     if stage is not None:
         runs = runs[runs["params.stage"] == stage]
     table = build_table(runs, ["noise_ratio", "pooling"], ["sts_test_at_best_dev", "best_sts_dev"])
-    stage_end = SimpleNamespace(definition=SimpleNamespace(selection_metric="best_sts_dev"), race_counted=None,
-                                race_status={}, race_hashes={})
-    SweepRunner.log_configurations(stage_end, tracker, title, table, runs, "", "")
+    log_configurations(tracker, title, table, runs, "", "", "best_sts_dev")
     return table, runs, interim
 
 
@@ -386,9 +384,7 @@ def test_a_driver_that_ran_none_of_the_trials_sets_the_same_rows_on_the_same_run
     assert extended.parent_run_id == logged.tracker.parent_run_id
     extended.begin_stage(["noise_ratio", "pooling"], ["sts_test_at_best_dev", "best_sts_dev"], "best_sts_dev",
                          seed_statistics)
-    stage_end = SimpleNamespace(definition=SimpleNamespace(selection_metric="best_sts_dev"), race_counted=None,
-                                race_status={}, race_hashes={})
-    SweepRunner.log_configurations(stage_end, extended, STAGE, logged.table, logged.runs, "", "")
+    log_configurations(extended, STAGE, logged.table, logged.runs, "", "", "best_sts_dev")
     assert extended.finish()
     assert not list((tmp_path / "out").glob("*.rejected.jsonl"))
     after = configuration_runs(logged.store, logged.tracker.parent_run_id)

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from sentsweep.demo_data import CORPUS_FILE, DEMO_DIR
-from sentsweep.sweep.disk_space import CHECKPOINT_MODEL_COPIES, model_weight_bytes
+from sentsweep.sweep.launch.disk_space import CHECKPOINT_MODEL_COPIES, model_weight_bytes
 from sentsweep.trainables.catalog import get_method, resolve_trial
 from sentsweep.trainables.loop import CHECKPOINT_FILE
 from sentsweep.trainables.session import LocalSession

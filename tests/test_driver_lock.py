@@ -1,6 +1,6 @@
-"""One driver per sweep (sentsweep.sweep.driver_lock): a lock held by a live driver refuses a second one in one line
-naming the holder; a lock whose driver died on this host is taken over, saying so; one of another host is named with
-the file to remove. Two sweeps concurrently resumed for real: tests/test_fault_matrix.py (the TWICE cases)."""
+"""One driver per sweep (sentsweep.sweep.execution.driver_lock): a lock held by a live driver refuses a second one in
+one line naming the holder; a lock whose driver died on this host is taken over, saying so; one of another host is named
+with the file to remove. Two sweeps concurrently resumed for real: tests/test_fault_matrix.py (the TWICE cases)."""
 
 from __future__ import annotations
 
@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from sentsweep.sweep.driver_lock import SweepHeld, driver_lock, lock_file, read_holder
+from sentsweep.sweep.execution.driver_lock import SweepHeld, driver_lock, lock_file, read_holder
 from tests.cluster_helpers import PROJECT
 
-HOLD = ("import sys, time\nfrom pathlib import Path\nfrom sentsweep.sweep.driver_lock import driver_lock\n"
+HOLD = ("import sys, time\nfrom pathlib import Path\nfrom sentsweep.sweep.execution.driver_lock import driver_lock\n"
         "with driver_lock(Path(sys.argv[1]), 'nm_weight'):\n    print('held', flush=True)\n    time.sleep(120)\n")
 
 

@@ -20,8 +20,8 @@ server would stop and start (tests/sqlite_locker.py).
 
 And so must a sweep continued twice at once (TWICE): stopped by Ctrl-C, its printed command started again while
 it runs (a second --resume typed, a requeued SLURM job): the second driver stops at once with one line naming the
-first (exit 2, sentsweep.sweep.driver_lock), the first finishes the sweep, and --resume after that has nothing to
-resume (exit 0).
+first (exit 2, sentsweep.sweep.execution.driver_lock), the first finishes the sweep, and --resume after that has nothing
+to resume (exit 0).
 
 In every case:
 
@@ -65,10 +65,9 @@ from pathlib import Path
 import pytest
 from mlflow.tracking import MlflowClient
 
-from sentsweep.analysis.runs import RACE_STOPPED_TAG, fetch_trial_runs, latest_sweep_run_id
+from sentsweep.analysis.runs import RACE_NOT_COUNTED_TAG, RACE_STOPPED_TAG, fetch_trial_runs, latest_sweep_run_id
 from sentsweep.faults import FAULT_ENV, FOLDER_ENV, OUTAGES, STORAGE_FAULTS
-from sentsweep.sweep.driver_lock import read_holder
-from sentsweep.sweep.runner import RACE_NOT_COUNTED_TAG
+from sentsweep.sweep.execution.driver_lock import read_holder
 from tests.cluster_helpers import PROJECT, MlflowServer, run_driver, sqlite_store, start_driver, start_sweep
 from tests.forked_python import ForkedProcess
 from tests.sqlite_locker import SqliteLocker
@@ -139,14 +138,14 @@ REPORT = PROJECT / "sweep_outputs" / "fault_matrix.md"
 # seconds to minutes. (A limit on a driver's whole run fails slow but correct drivers under load.)
 DRIVER_SILENCE_S = 900
 OUTAGE_WAIT_S = 5  # --mlflow-wait of the outage cases: an OUTAGE outlasts it, a BLINK ends at the first wait
-# the one line a driver stops with when MLflow stayed away past --mlflow-wait (sentsweep.sweep.runner)
+# the one line a driver stops with when MLflow stayed away past --mlflow-wait (sentsweep.sweep.execution.runner)
 OUTAGE_STOP = re.compile(
     r"^error: MLflow at (?P<uri>\S+) stayed unreachable for (?P<waited>\S+) s while (?P<what>.+): the sweep's MLflow "
     r"run (?P<run>\w+) stays RUNNING, and (?:nothing is queued|(?P<queued>\d+) queued writes \((?P<kinds>[^)]*)\) "
     r"of \d+ trial runs(?:, \d+ configuration runs)?(?: and the sweep's run)? in (?P<file>\S+)); once MLflow is "
     r"back, finish the sweep with: (?P<command>.+)$", re.MULTILINE)
-# the lines a driver stops with when its storage failed (sentsweep.sweep.storage_faults): said once noticed, then
-# the stop with the points left unfinished and the command that finishes the sweep
+# the lines a driver stops with when its storage failed (sentsweep.sweep.execution.storage_faults): said once noticed,
+# then the stop with the points left unfinished and the command that finishes the sweep
 STORAGE_NOTICED = re.compile(r"^error: (?P<fault>no space left on the disk of (?P<full>\S+) \(.+ free.*\)|the folder "
                              r"(?P<gone>\S+) was removed while the sweep ran); stopping the sweep$", re.MULTILINE)
 STORAGE_STOP = re.compile(r"^error: (?P<fault>.+): the sweep stopped; their MLflow runs and the sweep's ended KILLED\n"
@@ -237,7 +236,7 @@ def sweep_runs(uri: str, experiment: str, workdir: Path):
                            else None for run_id in runs["run_id"]]
     runs["interrupted"] = ["interrupted" in tags[run_id] for run_id in runs["run_id"]]
     # an asynchronous race's seed run ahead for a configuration it then dropped: run or not as the timing falls,
-    # left out of its table (sentsweep.sweep.runner.SweepRunner.counted_runs) and of the cells compared
+    # left out of its table (sentsweep.sweep.execution.stage_race.RaceOutcome.counted_runs) and of the cells compared
     runs["counted"] = [RACE_NOT_COUNTED_TAG not in tags[run_id] for run_id in runs["run_id"]]
     # a trial the race stopped (KILLED, stopped early): one a rung dropped is counted, at the rung
     runs["stopped_for_race"] = [RACE_STOPPED_TAG in tags[run_id] or (RACE_NOT_COUNTED_TAG in tags[run_id]
@@ -463,7 +462,7 @@ def test_an_error_after_a_stage_ends_the_sweep_failed_and_resume_finishes_it(tmp
 
     import ray
 
-    import sentsweep.sweep.models_kept as models_kept
+    import sentsweep.sweep.execution.models_kept as models_kept
     from sentsweep.experiments.nm_weight import DEFINITION
     from sentsweep.sweep import run_sweep
 

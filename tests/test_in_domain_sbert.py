@@ -16,7 +16,7 @@ from sentsweep.experiments.labelled_intersection import (
     check_target,
     supervised_settings,
 )
-from sentsweep.sweep.entry_point import run_sweep
+from sentsweep.sweep.launch.entry_point import run_sweep
 from sentsweep.trainables.sbert import build_sbert
 from tests.conftest import typed_trial
 from tests.test_tasks import askubuntu_folder, write

@@ -36,7 +36,7 @@ import pytest
 ROOT = "sentsweep"
 
 # Lowest first. An entry is a module prefix: it holds that module and everything below it, except ROOT
-# itself, which stands for the package's own __init__ only.
+# itself and an entry ending in `.__init__`, which stand for a package's own __init__ only.
 LAYERS: list[tuple[str, list[str]]] = [
     ("foundation", ["sentsweep.errors", "sentsweep.faults", "sentsweep.plugins", "sentsweep.references",
                     "sentsweep.settings", "sentsweep.registry", "sentsweep.storage", "sentsweep.terminal",
@@ -52,7 +52,13 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("tracking", ["sentsweep.tracking"]),
     ("analysis", ["sentsweep.analysis"]),
     ("search spaces", ["sentsweep.search_spaces"]),
-    ("sweep launcher", ["sentsweep.sweep"]),
+    # the sweep's sub-packages, lowest first: what a sweep is, the cluster it asks, what Ray Tune runs, the run,
+    # and the launch (the package's own __init__, which imports the entry point, with it)
+    ("sweep config", ["sentsweep.sweep.config"]),
+    ("sweep compute", ["sentsweep.sweep.compute"]),
+    ("sweep search", ["sentsweep.sweep.search"]),
+    ("sweep execution", ["sentsweep.sweep.execution"]),
+    ("sweep launch", ["sentsweep.sweep.launch", "sentsweep.sweep.__init__"]),
     ("experiments", ["sentsweep.experiments"]),
     ("entry points", ["sentsweep.cli", "sentsweep.__main__", "sentsweep.evaluate", ROOT]),
 ]
@@ -227,6 +233,8 @@ def imports_by_module() -> dict[str, list[Import]]:
 def _matches(module: str, prefix: str) -> bool:
     if prefix == ROOT:
         return module == ROOT
+    if prefix.endswith(".__init__"):
+        return module == prefix.removesuffix(".__init__")
     return module == prefix or module.startswith(prefix + ".")
 
 

@@ -1,5 +1,5 @@
-"""The driver's Ray (sentsweep.sweep.local_ray): started on a loaded machine, a local node that misses one of Ray's
-fixed startup deadlines is started again; started for forked workers, it prestarts none of Ray's own."""
+"""The driver's Ray (sentsweep.sweep.compute.local_ray): started on a loaded machine, a local node that misses one of
+Ray's fixed startup deadlines is started again; started for forked workers, it prestarts none of Ray's own."""
 
 import os
 import subprocess
@@ -25,7 +25,7 @@ def test_a_local_ray_node_that_misses_a_startup_deadline_is_started_again(tmp_pa
     (tmp_path / "sitecustomize.py").write_text(SLOW_FIRST_AGENT)
     driver = textwrap.dedent("""
         import ray
-        from sentsweep.sweep.local_ray import start_ray
+        from sentsweep.sweep.compute.local_ray import start_ray
 
         start_ray(include_dashboard=False, log_to_driver=False, num_cpus=1)
         print("alive nodes:", sum(node["Alive"] for node in ray.nodes()))
@@ -50,7 +50,7 @@ def test_a_node_started_for_forked_workers_prestarts_none_of_rays_own(monkeypatc
     """The raylet reads RAY_prestart_worker_first_driver from the environment `ray.init` starts it with."""
     import ray
 
-    from sentsweep.sweep.local_ray import start_ray
+    from sentsweep.sweep.compute.local_ray import start_ray
 
     monkeypatch.setenv("RAY_prestart_worker_first_driver", user_value or "")  # put back as it was after the test
     if user_value is None:

@@ -367,7 +367,7 @@ def test_the_sweep_layer_reaches_mlflow_only_through_the_sweeps_writer():
 
 
 def test_a_sweep_stopped_while_mlflow_is_away_says_its_runs_are_left_running(tmp_path, monkeypatch):
-    from sentsweep.sweep.sweep_endings import end_stopped
+    from sentsweep.sweep.execution.sweep_endings import end_stopped
 
     monkeypatch.setattr(sys, "argv", [str(PROJECT / "sweeps" / "tsdae_deletion.py")])
     store = sqlite_store(tmp_path)

@@ -1,4 +1,4 @@
-"""The noise-aware GP sampler of `--search optuna --sampler noise-gp` (sentsweep.sweep.noise_aware_sampler):
+"""The noise-aware GP sampler of `--search optuna --sampler noise-gp` (sentsweep.sweep.search.noise_aware_sampler):
 reproducible, led by each configuration's standard error, refused on a space without a continuous parameter."""
 
 import math
@@ -9,8 +9,8 @@ import pytest
 from ray import tune
 
 from sentsweep.errors import InputError
-from sentsweep.sweep.noise_aware_sampler import SE_ATTRIBUTE, NoiseAwareGPSampler, check_space
-from sentsweep.sweep.optuna_sampler import make_sampler, sampler_description
+from sentsweep.sweep.search.noise_aware_sampler import SE_ATTRIBUTE, NoiseAwareGPSampler, check_space
+from sentsweep.sweep.search.optuna_sampler import make_sampler, sampler_description
 
 SPACE = {"lr": optuna.distributions.FloatDistribution(1e-5, 1e-3, log=True),
          "pooling": optuna.distributions.CategoricalDistribution(["cls", "mean"])}
@@ -70,8 +70,8 @@ def test_the_card_states_what_it_assumes():
 
 
 def test_the_sampler_without_an_optuna_search_is_refused_in_one_line():
-    from sentsweep.sweep.option_checks import check_search_combination
-    from sentsweep.sweep.options import SweepOptions
+    from sentsweep.sweep.config.option_checks import check_search_combination
+    from sentsweep.sweep.config.options import SweepOptions
 
     check_search_combination(SweepOptions(search="optuna", sampler="noise-gp"))
     with pytest.raises(InputError) as error:

@@ -198,7 +198,7 @@ def test_nm_weight_gives_w_to_its_combinations_only_and_logs_none_for_the_others
 
     from sentsweep.experiments import get_experiment
     from sentsweep.search_spaces.param_spaces import grid_param_space
-    from sentsweep.sweep.runner import settings_by_method
+    from sentsweep.sweep.search.trials import settings_by_method
     from sentsweep.tracking.callback import trial_params
 
     protocol = get_experiment("nm_weight").protocol

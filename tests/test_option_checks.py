@@ -11,15 +11,15 @@ import pytest
 from sentsweep.errors import InputError
 from sentsweep.experiments import experiment_names, get_experiment
 from sentsweep.experiments.tsdae_deletion import TsdaeDeletionOptions
-from sentsweep.sweep.launcher import stage_axes
-from sentsweep.sweep.option_checks import (
+from sentsweep.sweep.config.option_checks import (
     check_option_bounds,
     check_search_combination,
     numeric_options,
     search_combinations,
 )
-from sentsweep.sweep.options import SweepOptions, flag_of, parse_assignments
-from sentsweep.sweep.swept_settings import check_swept_settings, settings_given
+from sentsweep.sweep.config.options import SweepOptions, flag_of, parse_assignments
+from sentsweep.sweep.config.swept_settings import check_swept_settings, settings_given
+from sentsweep.sweep.launch.launcher import stage_axes
 
 BOUND_KEYS = ("gt", "ge", "lt", "le")
 OPTION_CLASSES = sorted({get_experiment(name).options for name in experiment_names()} | {SweepOptions},

@@ -1,12 +1,12 @@
 """`--search optuna` proposes the same configurations under the lock's Optuna, whatever that release's defaults
-(sentsweep.sweep.optuna_sampler): its sampler is built with every setting stated, and the card says which."""
+(sentsweep.sweep.search.optuna_sampler): its sampler is built with every setting stated, and the card says which."""
 
 import pytest
 from optuna.samplers import TPESampler
 from ray import tune
 from ray.tune.search.optuna import OptunaSearch
 
-from sentsweep.sweep.optuna_sampler import SAMPLER_SEED, TPE_SETTINGS, make_sampler, sampler_description
+from sentsweep.sweep.search.optuna_sampler import SAMPLER_SEED, TPE_SETTINGS, make_sampler, sampler_description
 
 SPACE = {"w": tune.uniform(0.0, 1.0), "lr": tune.loguniform(1e-5, 1e-3), "pooling": tune.choice(["cls", "mean", "max"])}
 # What a sweep's sampler proposes on SPACE, through Ray Tune's OptunaSearch as the runner uses it, under Optuna

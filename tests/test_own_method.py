@@ -16,7 +16,7 @@ from sentsweep.analysis.runs import fetch_trial_runs, latest_sweep_run_id, run_a
 from sentsweep.errors import InputError
 from sentsweep.plugins import code_digest, import_user_modules, load_user_file, user_modules
 from sentsweep.registry import Registry
-from sentsweep.sweep.target_list import TARGET_LIST_ARTIFACT
+from sentsweep.sweep.execution.target_list import TARGET_LIST_ARTIFACT
 from sentsweep.tracking.used_values import trial_reported_names
 from tests.cluster_helpers import PROJECT, RayCluster, run_driver, sqlite_store
 from tests.record_levels import assert_every_level_agrees

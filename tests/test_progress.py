@@ -15,15 +15,15 @@ import ray
 
 from sentsweep.experiments.protocols.tsdae import QUICK_SETTINGS
 from sentsweep.sweep import Stage, SweepDefinition, run_sweep
-from sentsweep.sweep.options import SweepOptions, parse_options
-from sentsweep.sweep.progress import (
+from sentsweep.sweep.config.options import SweepOptions, parse_options
+from sentsweep.sweep.config.protocol import project_protocol
+from sentsweep.sweep.execution.progress import (
     QUIET_SETTINGS,
     SweepProgress,
     library_output,
     ray_logging_level,
     tune_verbosity,
 )
-from sentsweep.sweep.protocol import project_protocol
 
 ROOT = Path(__file__).resolve().parents[1]
 TABLE_TITLE = "mean ± std over seeds"

@@ -15,7 +15,7 @@ from sentsweep.demo_data import DEMO_DIR
 from sentsweep.experiments import experiment_names, get_experiment
 from sentsweep.search_spaces.param_spaces import grid_param_space
 from sentsweep.sweep import run_sweep
-from sentsweep.sweep.trials import settings_by_method
+from sentsweep.sweep.search.trials import settings_by_method
 
 
 def dry_run(name: str, *options: str) -> tuple[int, str, str]:
@@ -216,7 +216,7 @@ def test_optuna_cannot_sample_methods_that_carry_their_own_settings():
 
 def test_set_values_naming_local_paths_are_made_absolute(tmp_path, monkeypatch):
     """Trials run in Ray workers with another working directory: --set train_file=relative/path must still work."""
-    from sentsweep.sweep.launcher import local_paths_made_absolute
+    from sentsweep.sweep.launch.launcher import local_paths_made_absolute
 
     monkeypatch.chdir(tmp_path)
     (tmp_path / "pairs").mkdir()

@@ -8,8 +8,8 @@ from ray.tune.search import Searcher
 from sentsweep.analysis.async_racing import AsyncRace
 from sentsweep.analysis.race_schedules import RACE_SCHEDULES, make_race
 from sentsweep.analysis.racing import ELIMINATED, Race
-from sentsweep.sweep.cluster import Node, trial_slots
-from sentsweep.sweep.race_search import RaceSearcher, race_searcher_named
+from sentsweep.sweep.compute.cluster import Node, trial_slots
+from sentsweep.sweep.search.race_search import RaceSearcher, race_searcher_named
 
 
 def test_slots_are_the_trials_each_node_fits_summed():
@@ -109,7 +109,7 @@ def test_the_scheduler_pauses_at_an_open_rung_resumes_when_it_keeps_the_configur
     from ray.tune.schedulers import TrialScheduler
 
     from sentsweep.analysis.step_racing import StepRace
-    from sentsweep.sweep.race_search import RaceScheduler
+    from sentsweep.sweep.search.race_search import RaceScheduler
 
     configs = {"a": {"x": 1}, "b": {"x": 2}, "bad": {"x": 3}}
     race = StepRace(list(configs), seeds=[0, 1, 2], rungs=(0.25,), alpha=0.2)

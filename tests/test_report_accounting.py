@@ -12,7 +12,7 @@ from sentsweep.analysis.runs import fetch_sweep_runs, latest_sweep_run_id, run_a
 from sentsweep.analysis.tables import build_table
 from sentsweep.experiments import get_experiment
 from sentsweep.sweep import run_sweep
-from sentsweep.sweep.target_list import TARGET_LIST_ARTIFACT
+from sentsweep.sweep.execution.target_list import TARGET_LIST_ARTIFACT
 from tests.cluster_helpers import sqlite_store
 from tests.test_example_report import SCRIPT
 

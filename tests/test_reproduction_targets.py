@@ -28,9 +28,9 @@ from sentsweep.analysis.reproduction import (
 )
 from sentsweep.experiments import experiment_names, get_experiment
 from sentsweep.experiments._without_targets import WITHOUT_TARGETS
-from sentsweep.sweep.definition import target_problems
-from sentsweep.sweep.launcher import stage_axes
-from sentsweep.sweep.target_list import TARGET_LIST_ARTIFACT, TargetList, eval_task_of
+from sentsweep.sweep.config.definition import target_problems
+from sentsweep.sweep.execution.target_list import TARGET_LIST_ARTIFACT, TargetList, eval_task_of
+from sentsweep.sweep.launch.launcher import stage_axes
 
 # TSDAE (Wang et al. 2021) App. A, Table 6 "Results with different noise ratio": deletion, CLS pooling,
 # untied, best STS benchmark dev Spearman x 100 over evaluations every 1.5K of 30K steps, mean of 5 seeds.
@@ -462,9 +462,9 @@ def test_a_metric_of_an_evaluation_task_is_producible_and_a_misspelt_one_is_name
 def test_augsbert_targets_are_the_column_of_the_runs_dataset():
     """Reiml 2023 Tables 6.12-6.13 print a column per data set: --dataset is logged with every trial and a run's cells
     are checked against its own column only (Table 6.13, AugSBERT-S.S.: 79.59 Spanish-STS, 68.40 BWS in-topic)."""
-    from sentsweep.sweep.launcher import resolve_settings
-    from sentsweep.sweep.options import parse_options
-    from sentsweep.sweep.trials import trial_configs
+    from sentsweep.sweep.config.options import parse_options
+    from sentsweep.sweep.launch.launcher import resolve_settings
+    from sentsweep.sweep.search.trials import trial_configs
     from sentsweep.tracking.callback import trial_params
 
     definition = get_experiment("augsbert")

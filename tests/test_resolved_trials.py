@@ -11,10 +11,10 @@ import pytest
 
 from sentsweep.demo_data import NLI_FILE
 from sentsweep.experiments import get_experiment
-from sentsweep.sweep.definition import target_problems
-from sentsweep.sweep.launcher import TINY_MODEL_PENDING, resolve_settings, stage_axes
-from sentsweep.sweep.options import parse_options
-from sentsweep.sweep.trials import trial_configs
+from sentsweep.sweep.config.definition import target_problems
+from sentsweep.sweep.config.options import parse_options
+from sentsweep.sweep.launch.launcher import TINY_MODEL_PENDING, resolve_settings, stage_axes
+from sentsweep.sweep.search.trials import trial_configs
 from sentsweep.trainables.catalog import validate_config
 
 
@@ -274,7 +274,7 @@ def test_labelled_sizes_above_the_training_files_pairs_are_refused():
     from sentsweep.data import read_scored_pairs
     from sentsweep.demo_data import DEMO_DIR
     from sentsweep.errors import InputError
-    from sentsweep.sweep.data_sizes import sample_size_problems
+    from sentsweep.sweep.launch.data_sizes import sample_size_problems
     from sentsweep.trainables.sbert import gold_pairs
 
     definition = get_experiment("labelled_after_pretraining")
@@ -321,7 +321,7 @@ def test_every_trial_of_every_sweep_reaches_its_peak_rate_or_the_card_says_why()
     their rate."""
     from sentsweep.errors import InputError
     from sentsweep.experiments import experiment_names
-    from sentsweep.sweep.data_sizes import peak_rate_shortfalls, training_examples
+    from sentsweep.sweep.launch.data_sizes import peak_rate_shortfalls, training_examples
 
     corpus = str(write_corpus(100_000))
     named_short = 0

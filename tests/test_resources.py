@@ -17,14 +17,14 @@ from sentsweep.analysis.runs import fetch_trial_runs, latest_sweep_run_id
 from sentsweep.data import read_corpus
 from sentsweep.demo_data import CORPUS_FILE
 from sentsweep.errors import InputError
-from sentsweep.sweep.cluster import (
+from sentsweep.sweep.compute.cluster import (
     Node,
     PendingWatch,
     check_schedulable,
     unschedulable_problem,
     watch_named,
 )
-from sentsweep.sweep.gpu_packing import (
+from sentsweep.sweep.compute.gpu_packing import (
     CUDA_CONTEXT_BYTES,
     PROBE_STEPS,
     GiB,
@@ -40,10 +40,17 @@ from sentsweep.sweep.gpu_packing import (
     settle_gpus,
     trial_footprint,
 )
-from sentsweep.sweep.option_checks import check_option_bounds
-from sentsweep.sweep.options import GPUS_AUTO, SweepOptions, parse_options
-from sentsweep.sweep.probe_records import PROBES_FILE, StoredProbe, keep_probes, probes_file, read_probes, recording
-from sentsweep.sweep.resources import check_resources
+from sentsweep.sweep.compute.probe_records import (
+    PROBES_FILE,
+    StoredProbe,
+    keep_probes,
+    probes_file,
+    read_probes,
+    recording,
+)
+from sentsweep.sweep.compute.resources import check_resources
+from sentsweep.sweep.config.option_checks import check_option_bounds
+from sentsweep.sweep.config.options import GPUS_AUTO, SweepOptions, parse_options
 from sentsweep.trainables.catalog import train
 from sentsweep.trainables.session import LocalSession
 from tests.test_sweep_end_to_end import load_sweep

@@ -27,7 +27,7 @@ import pytest
 from sentsweep import experiments
 from sentsweep.analysis.reproduction import PublishedValue
 from sentsweep.settings import Source
-from sentsweep.sweep.protocol import Sourced
+from sentsweep.sweep.config.protocol import Sourced
 from tests.seed_documents import places_in, tables_of
 from tests.test_seed_quotes import QUOTE, SEEDS, needs_seeds, seed_document
 

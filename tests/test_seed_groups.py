@@ -10,7 +10,7 @@ from ray.tune.experiment import Trial
 from ray.tune.schedulers import TrialScheduler
 from ray.tune.search.optuna import OptunaSearch
 
-from sentsweep.sweep.seed_groups import (
+from sentsweep.sweep.search.seed_groups import (
     SeedAveragingRepeater,
     SeedGroupScheduler,
     mean_and_standard_error,

@@ -12,10 +12,10 @@ from sentsweep import cli
 from sentsweep.demo_data import DEMO_DIR
 from sentsweep.experiments.simcse_loss import DEFINITION, demo_beir_folder
 from sentsweep.sweep import run_sweep
-from sentsweep.sweep.definition import target_problems
-from sentsweep.sweep.launcher import resolve_settings, stage_axes
-from sentsweep.sweep.options import parse_options
-from sentsweep.sweep.protocol import with_method_settings
+from sentsweep.sweep.config.definition import target_problems
+from sentsweep.sweep.config.options import parse_options
+from sentsweep.sweep.config.protocol import with_method_settings
+from sentsweep.sweep.launch.launcher import resolve_settings, stage_axes
 from sentsweep.tasks import build_task
 from sentsweep.trainables.catalog import validate_config
 

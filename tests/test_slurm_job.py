@@ -10,9 +10,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from sentsweep.sweep import slurm_job
-from sentsweep.sweep.ray_leftovers import SESSION_RECORD, clean_job_temp_dirs, end_left_ray, processes_using
-from sentsweep.sweep.slurm_job import parse_record, resume_line, submit_options
+from sentsweep.sweep.compute import slurm_job
+from sentsweep.sweep.compute.ray_leftovers import SESSION_RECORD, clean_job_temp_dirs, end_left_ray, processes_using
+from sentsweep.sweep.compute.slurm_job import parse_record, resume_line, submit_options
 
 # `scontrol show job -o 2` of SLURM 22.05 (Debian 12) for `sbatch --time=30 --output=... slurm/sweep.sbatch ...`
 RECORD_22_05 = (

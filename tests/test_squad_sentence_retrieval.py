@@ -15,11 +15,11 @@ from sentsweep.analysis.reproduction import WITHIN, check_target
 from sentsweep.analysis.runs import latest_sweep_run_id, run_artifact_text
 from sentsweep.experiments.squad_sentence_retrieval import DEFINITION, demo_squad_file
 from sentsweep.sweep import run_sweep
-from sentsweep.sweep.definition import target_problems
-from sentsweep.sweep.launcher import resolve_settings, stage_axes
-from sentsweep.sweep.options import parse_options
-from sentsweep.sweep.protocol import with_method_settings
-from sentsweep.sweep.target_list import TARGET_LIST_ARTIFACT
+from sentsweep.sweep.config.definition import target_problems
+from sentsweep.sweep.config.options import parse_options
+from sentsweep.sweep.config.protocol import with_method_settings
+from sentsweep.sweep.execution.target_list import TARGET_LIST_ARTIFACT
+from sentsweep.sweep.launch.launcher import resolve_settings, stage_axes
 from sentsweep.tasks.distractors import squad_pools
 from sentsweep.trainables.catalog import validate_config
 from tests.cluster_helpers import sqlite_store

@@ -1,5 +1,6 @@
 """A storage fault (a full disk, a folder removed) told from the other failures of a trial or the driver
-(sentsweep.sweep.storage_faults); the fault matrix (tests/test_fault_matrix.py) stops sweeps with them and resumes."""
+(sentsweep.sweep.execution.storage_faults); the fault matrix (tests/test_fault_matrix.py) stops sweeps with them and
+resumes."""
 
 import errno
 import os
@@ -10,7 +11,7 @@ from types import SimpleNamespace
 import pytest
 
 from sentsweep.faults import fault_point
-from sentsweep.sweep.storage_faults import (
+from sentsweep.sweep.execution.storage_faults import (
     WATCH_MARK,
     StorageWatch,
     mark_folders,

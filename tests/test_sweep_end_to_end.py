@@ -14,7 +14,7 @@ from mlflow.tracking import MlflowClient
 import sentsweep.analysis.cli as analysis_cli
 from sentsweep.analysis.reproduction import UNMEASURED
 from sentsweep.analysis.runs import fetch_trial_runs, latest_sweep_run_id, run_artifact_text
-from sentsweep.sweep.target_list import TARGET_LIST_ARTIFACT
+from sentsweep.sweep.execution.target_list import TARGET_LIST_ARTIFACT
 from sentsweep.tracking.models import SELECTION_METRICS
 from sentsweep.tracking.names import configuration_name, logged_model_name
 from tests.chromium import Chromium
@@ -105,8 +105,8 @@ def test_the_sweep_and_configuration_runs_record_what_their_trials_resolved_read
 
 
 def test_a_finished_stage_keeps_only_each_trials_last_checkpoint(quick_sweep):
-    """Ray Tune keeps two checkpoints per trial while the stage runs (runner._fit: a resume must find the one
-    its saved state names); once the stage has ended only the last of each trial is left."""
+    """Ray Tune keeps two checkpoints per trial while the stage runs (sentsweep.sweep.execution.stage_tune: a resume
+    must find the one its saved state names); once the stage has ended only the last of each trial is left."""
     uri, _, _ = quick_sweep
     trial_folders = list((Path(uri.removeprefix("sqlite:///")).parent / "out" / "ray").glob("*/train_*"))
     assert len(trial_folders) == 8

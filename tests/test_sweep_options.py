@@ -10,10 +10,10 @@ import pytest
 from sentsweep.analysis.tables import ComparisonTable
 from sentsweep.experiments import experiment_names, get_experiment
 from sentsweep.experiments.nm_weight import NmWeightOptions
-from sentsweep.sweep.launcher import stage_axes
-from sentsweep.sweep.options import SweepOptions, build_options_parser, flag_of, parse_options
-from sentsweep.sweep.runner import SweepRunner
-from sentsweep.sweep.sweep_endings import StageFailed
+from sentsweep.sweep.config.options import SweepOptions, build_options_parser, flag_of, parse_options
+from sentsweep.sweep.execution.runner import SweepRunner
+from sentsweep.sweep.execution.sweep_endings import StageFailed
+from sentsweep.sweep.launch.launcher import stage_axes
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -13,7 +13,7 @@ import ray
 from mlflow.tracking import MlflowClient
 
 from sentsweep.errors import InputError
-from sentsweep.sweep.sweep_endings import resume_command
+from sentsweep.sweep.execution.sweep_endings import resume_command
 from sentsweep.tracking.callback import _experiment_id
 from sentsweep.tracking.sqlite_store import prepare_sqlite_store
 from sentsweep.tracking.store import check_tracking_reachable, redact, resolve_tracking_uri

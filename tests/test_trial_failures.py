@@ -10,7 +10,7 @@ from mlflow.tracking import MlflowClient
 from sentsweep.analysis.runs import fetch_trial_runs, latest_sweep_run_id
 from sentsweep.experiments.protocols.tsdae import QUICK_SETTINGS
 from sentsweep.sweep import Stage, SweepDefinition, run_sweep
-from sentsweep.sweep.protocol import project_protocol
+from sentsweep.sweep.config.protocol import project_protocol
 from tests.cluster_helpers import sqlite_store
 
 pytestmark = pytest.mark.slow  # starts Ray, an MLflow server or sweeps (make test-fast leaves it out)

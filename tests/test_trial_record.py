@@ -30,7 +30,7 @@ from sentsweep.references import Reference
 from sentsweep.registry import Registry
 from sentsweep.settings import Settings, project_choice, setting
 from sentsweep.sweep import run_sweep
-from sentsweep.sweep.ray_connection import check_ray_cluster, version_skew
+from sentsweep.sweep.compute.ray_connection import check_ray_cluster, version_skew
 from sentsweep.tracking.callback import SweepTracker, trial_params
 from sentsweep.trainables.catalog import METHODS, resolve_trial
 from sentsweep.trainables.objectives import OBJECTIVES, objective
@@ -221,7 +221,7 @@ def test_a_trainer_script_logs_what_its_trainer_used_its_loss_by_step_and_its_ti
 def test_a_trainer_script_s_check_reads_a_few_examples(tiny_model_dir, tmp_path, own_registries, monkeypatch,
                                                        capsys):
     import sentsweep.data
-    from sentsweep.sweep.first_step import CHECK_LINES, check_own_methods_start
+    from sentsweep.sweep.launch.first_step import CHECK_LINES, check_own_methods_start
 
     rows = (DEMO_DIR / "sts-train.csv").read_text(encoding="utf-8").splitlines()
     big = tmp_path / "sts-train.csv"
@@ -276,7 +276,7 @@ from sentsweep.models import preprocess_on_device
 from sentsweep.references import Reference
 from sentsweep.settings import Settings, project_choice, setting
 from sentsweep.sweep import Stage, SweepDefinition, run_sweep
-from sentsweep.sweep.protocol import Protocol, Sourced
+from sentsweep.sweep.config.protocol import Protocol, Sourced
 from sentsweep.trainables.objectives import Objective, objective
 
 OWN = project_choice("the test's")

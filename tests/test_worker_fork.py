@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from sentsweep import worker_fork
-from sentsweep.sweep import ray_connection
+from sentsweep.sweep.compute import ray_connection
 from tests.forked_python import ForkedProcess, run_python, start_python
 
 # A stand-in for Ray's default_worker.py: says where and how it runs, then does what its first argument says.

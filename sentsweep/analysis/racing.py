@@ -263,7 +263,8 @@ class RaceBook:
             return None
         leader = max(scored, key=lambda config: self._sign * sum(values[config].values()) / len(values[config]))
         others = [config for config in alive if config != leader]
-        p_values, shared_counts = self._one_sided_p_values(values, leader, others)
+        p_values, shared_counts = one_sided_p_values(values, leader, others, self.seeds, self._sign, self.test,
+                                                     self.tolerance)
         adjusted = adjust_p_values(p_values, self.correction)
         label = P_LABELS[self.correction]
         self._p[leader] = float("nan")
@@ -279,45 +280,6 @@ class RaceBook:
             else:
                 self._why[config] = f"not {self._worse} {leader} after {shared} seeds ({label} = {p:.2g})"
         return leader
-
-    def _one_sided_p_values(self, values: dict, leader, others: list) -> tuple[list, list]:
-        """One-sided p-values of "leader better than c" for each c of `others` (nan where fewer than 2 seeds are
-        shared), and the number of shared seeds of each, on `values` ({config: {seed: value}}, every
-        configuration compared)."""
-        lead = values[leader]
-        means, spreads, counts, testable, shared_counts = [], [], [], [], []
-        for index, config in enumerate(others):
-            own = values[config]
-            d = [self._sign * (lead[s] - own[s]) for s in self.seeds if s in lead and s in own]
-            shared_counts.append(len(d))
-            if len(d) >= MIN_SHARED_SEEDS:  # plain Python: these are 2-10 numbers, numpy's overhead dominates
-                mean = sum(d) / len(d)
-                testable.append(index)
-                means.append(mean)
-                spreads.append(math.sqrt(sum((x - mean) ** 2 for x in d) / (len(d) - 1)))
-                counts.append(len(d))
-        p_values = np.full(len(others), np.nan)
-        if not testable:
-            return list(p_values), shared_counts
-        means, counts = np.array(means), np.array(counts, dtype=float)
-        if self.test == "paired t":
-            spread = np.array(spreads)
-            df = counts - 1
-        else:
-            seeds = [seed for seed in self.seeds if any(seed in own for own in values.values())]
-            variance, residual_df = pooled_variance(np.array([[own.get(seed, np.nan) for seed in seeds]
-                                                              for own in values.values()]))
-            if residual_df < 1:
-                return list(p_values), shared_counts
-            spread = np.full(len(testable), np.sqrt(2 * variance))
-            df = np.full(len(testable), float(residual_df))
-        shifted = means + self.tolerance  # H0: mu_b - mu_c <= -tolerance (docs/racing.md)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            t = shifted / (spread / np.sqrt(counts))
-        # No spread at all: a constant positive difference is as significant as it gets, none is no evidence.
-        t = np.where(spread > 0, t, np.where(shifted > 0, np.inf, 0.0))
-        p_values[testable] = stats.t.sf(t, df)
-        return list(p_values), shared_counts
 
 
 class Race(RaceBook):
@@ -431,3 +393,45 @@ def pooled_variance(table: np.ndarray) -> tuple[float, int]:
         return float("nan"), residual_df
     residuals = target - design @ coefficients
     return float(residuals @ residuals / residual_df), residual_df
+
+
+def one_sided_p_values(values: dict, leader, others: list, seeds: list, sign: float, test: str,
+                       tolerance: float) -> tuple[list, list]:
+    """One-sided p-values of "leader better than c" for each c of `others` (nan where fewer than 2 seeds are
+    shared), and the number of shared seeds of each, on `values` ({config: {seed: value}}, every
+    configuration compared): `test` a name of TESTS, on `seeds` in their order, `sign` 1 where higher is better
+    (-1 where lower is), `tolerance` the difference the leader must beat (docs/racing.md)."""
+    lead = values[leader]
+    means, spreads, counts, testable, shared_counts = [], [], [], [], []
+    for index, config in enumerate(others):
+        own = values[config]
+        d = [sign * (lead[s] - own[s]) for s in seeds if s in lead and s in own]
+        shared_counts.append(len(d))
+        if len(d) >= MIN_SHARED_SEEDS:  # plain Python: these are 2-10 numbers, numpy's overhead dominates
+            mean = sum(d) / len(d)
+            testable.append(index)
+            means.append(mean)
+            spreads.append(math.sqrt(sum((x - mean) ** 2 for x in d) / (len(d) - 1)))
+            counts.append(len(d))
+    p_values = np.full(len(others), np.nan)
+    if not testable:
+        return list(p_values), shared_counts
+    means, counts = np.array(means), np.array(counts, dtype=float)
+    if test == "paired t":
+        spread = np.array(spreads)
+        df = counts - 1
+    else:
+        valued = [seed for seed in seeds if any(seed in own for own in values.values())]
+        variance, residual_df = pooled_variance(np.array([[own.get(seed, np.nan) for seed in valued]
+                                                          for own in values.values()]))
+        if residual_df < 1:
+            return list(p_values), shared_counts
+        spread = np.full(len(testable), np.sqrt(2 * variance))
+        df = np.full(len(testable), float(residual_df))
+    shifted = means + tolerance  # H0: mu_b - mu_c <= -tolerance (docs/racing.md)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = shifted / (spread / np.sqrt(counts))
+    # No spread at all: a constant positive difference is as significant as it gets, none is no evidence.
+    t = np.where(spread > 0, t, np.where(shifted > 0, np.inf, 0.0))
+    p_values[testable] = stats.t.sf(t, df)
+    return list(p_values), shared_counts

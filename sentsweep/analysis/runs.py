@@ -14,7 +14,7 @@ from sentsweep.tracking.store import PER_QUERY_ARTIFACT, redact
 from sentsweep.trainables.compute import COMPUTE_METRICS
 
 # the tag of a raced trial's run that its race's table leaves out: a seed run ahead for a configuration the race then
-# dropped on the seeds before (sentsweep.sweep.runner.SweepRunner.counted_runs)
+# dropped on the seeds before (sentsweep.sweep.execution.stage_race.RaceOutcome.counted_runs)
 RACE_NOT_COUNTED_TAG = "race_not_counted"
 # The tag of a trial's run that a race over steps stopped at a rung (sentsweep.analysis.step_racing): the step of
 # the evaluation its decision counted. The run's scores are read at that step (`values_at_race_stops`).

@@ -247,18 +247,10 @@ def rank_replicates(replicates: np.ndarray, higher_is_better: bool = True) -> np
     return 1 + (signed[:, None, :] > signed[:, :, None]).sum(axis=2)
 
 
-def suite_intervals(runs: pd.DataFrame, row_params: list[str], suite: str | Sequence[str],
-                    items: Mapping | None = None, *, higher_is_better: bool = True, confidence: float = 0.95,
-                    resamples: int = DEFAULT_RESAMPLES, random_seed: int = 0,
-                    item_scale: float = ITEM_SCALE) -> SuiteResult:
-    """Each configuration's suite average with its bootstrap interval and rank interval (docs/analysis.md).
-
-    `runs`: trial runs as `sentsweep.analysis.runs.fetch_trial_runs` returns them (finished runs only are used);
-    `suite`: a name of SUITES or a list of metrics; `items`: optional per-item outcomes {config: {seed: {metric
-    or per-query name: [outcome per item]}}}, config a tuple of row values (or one value for one row param), e.g.
-    from `fetch_item_outcomes`. An unknown suite, or a param or metric the runs lack, is an `InputError` naming it.
-    """
-    metrics = suite_metrics(suite, runs)
+def _check_suite_inputs(runs: pd.DataFrame, row_params: list[str], suite: str | Sequence[str], metrics: list[str],
+                        confidence: float, resamples: int) -> None:
+    """An `InputError` naming what `suite_intervals` cannot work with: the confidence, the resamples, no runs, a
+    param or metric the runs lack."""
     if not 0 < confidence < 1:
         raise InputError(f"confidence {confidence} is not between 0 and 1")
     if resamples < 1:
@@ -274,7 +266,10 @@ def suite_intervals(runs: pd.DataFrame, row_params: list[str], suite: str | Sequ
         raise InputError(f"runs have no metric named {', '.join(map(repr, missing))} ({suite_name} needs "
                          f"{', '.join(metrics)})")
 
-    collected = _collect(runs, row_params, metrics)
+
+def _rankable_configs(collected: dict, metrics: list[str]) -> tuple[list, dict, dict, dict]:
+    """(configurations ranked, {config: seeds with every task}, {config: note on seeds left out},
+    {config: why it is not ranked}) of `collected` ({config: {metric: {seed: value}}})."""
     configs, seeds_of, notes_of, unranked = [], {}, {}, {}
     for config, by_metric in collected.items():
         absent = [m for m in metrics if not by_metric[m]]
@@ -292,17 +287,14 @@ def suite_intervals(runs: pd.DataFrame, row_params: list[str], suite: str | Sequ
             reasons = [f"seed {seed} (no {', '.join(m for m in metrics if seed not in by_metric[m])})"
                        for seed in dropped]
             notes_of[config] = "left out: " + "; ".join(reasons)
+    return configs, seeds_of, notes_of, unranked
 
-    seeds = sorted({seed for config in configs for seed in seeds_of[config]}, key=_seed_order)
+
+def _item_arrays(items: Mapping | None, row_params: list[str], metrics: list[str], configs: list, seeds_of: dict,
+                 seeds: list, values: np.ndarray, used: np.ndarray, item_scale: float) -> tuple[dict, list, list]:
+    """({task index: per-item outcomes (configs x seeds x items)}, tasks resampled over items, notes on those
+    resampled over seeds only): a task's items are used where `item_scale` x their mean is its metric."""
     position = {seed: i for i, seed in enumerate(seeds)}
-    values = np.zeros((len(configs), len(metrics), len(seeds)))
-    used = np.zeros((len(configs), len(seeds)), dtype=bool)
-    for c, config in enumerate(configs):
-        for seed in seeds_of[config]:
-            used[c, position[seed]] = True
-            for t, metric in enumerate(metrics):
-                values[c, t, position[seed]] = collected[config][metric][seed]
-
     item_arrays, item_tasks, notes = {}, [], []
     for t, metric in enumerate(metrics if items else []):
         vectors, problem = _item_vectors(items, row_params, configs, seeds_of, metric)
@@ -324,6 +316,38 @@ def suite_intervals(runs: pd.DataFrame, row_params: list[str], suite: str | Sequ
                 item_tasks.append(metric)
         if problem:
             notes.append(problem)
+    return item_arrays, item_tasks, notes
+
+
+def suite_intervals(runs: pd.DataFrame, row_params: list[str], suite: str | Sequence[str],
+                    items: Mapping | None = None, *, higher_is_better: bool = True, confidence: float = 0.95,
+                    resamples: int = DEFAULT_RESAMPLES, random_seed: int = 0,
+                    item_scale: float = ITEM_SCALE) -> SuiteResult:
+    """Each configuration's suite average with its bootstrap interval and rank interval (docs/analysis.md).
+
+    `runs`: trial runs as `sentsweep.analysis.runs.fetch_trial_runs` returns them (finished runs only are used);
+    `suite`: a name of SUITES or a list of metrics; `items`: optional per-item outcomes {config: {seed: {metric
+    or per-query name: [outcome per item]}}}, config a tuple of row values (or one value for one row param), e.g.
+    from `fetch_item_outcomes`. An unknown suite, or a param or metric the runs lack, is an `InputError` naming it.
+    """
+    metrics = suite_metrics(suite, runs)
+    _check_suite_inputs(runs, row_params, suite, metrics, confidence, resamples)
+
+    collected = _collect(runs, row_params, metrics)
+    configs, seeds_of, notes_of, unranked = _rankable_configs(collected, metrics)
+
+    seeds = sorted({seed for config in configs for seed in seeds_of[config]}, key=_seed_order)
+    position = {seed: i for i, seed in enumerate(seeds)}
+    values = np.zeros((len(configs), len(metrics), len(seeds)))
+    used = np.zeros((len(configs), len(seeds)), dtype=bool)
+    for c, config in enumerate(configs):
+        for seed in seeds_of[config]:
+            used[c, position[seed]] = True
+            for t, metric in enumerate(metrics):
+                values[c, t, position[seed]] = collected[config][metric][seed]
+
+    item_arrays, item_tasks, notes = _item_arrays(items, row_params, metrics, configs, seeds_of, seeds, values,
+                                                  used, item_scale)
 
     rows: list[SuiteRow] = []
     replicates = ranks = None

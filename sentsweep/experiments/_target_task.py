@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from sentsweep.errors import InputError
-from sentsweep.sweep.options import SweepOptions, option, parse_assignments
-from sentsweep.sweep.target_tasks import TASK_AXIS
+from sentsweep.sweep.config.options import SweepOptions, option, parse_assignments
+from sentsweep.sweep.search.target_tasks import TASK_AXIS
 
 SELECTION_KEYS = ("select_checkpoint", "selection_task", "selection_metric")
 

@@ -5,7 +5,7 @@ Table 2 ("Evaluation using average precision. Results are averaged over 5 random
 four tasks, in three blocks: unsupervised learning on the target domain, "Domain adaptation: NLI+STS \\to target
 task" and "target task \\to NLI+STS". Every cell is a model of its own, trained on its task's sentences (§4.1:
 "For unsupervised training, we just use the sentences from the training split"): a target per row and task, keyed
-on the method and the `target_task` whose corpus trained the runs (`sentsweep.sweep.target_tasks`: --eval-task
+on the method and the `target_task` whose corpus trained the runs (`sentsweep.sweep.search.target_tasks`: --eval-task
 askubuntu=... --task-corpus askubuntu=..., and so on), in the project's metric for the task's column (test scores
 x 100): AskU. (`askubuntu_map`), CQADup. (`cqadupstack_map_at_100`), TwitterP. Avg. (`twitterpara_ap`, the mean of
 TURL and PIT) and SciDocs Avg. (`scidocs_map`, the mean of Cite, CC, CR and CV). A model trained on another task's
@@ -125,7 +125,7 @@ def target_then_nli_sts_targets(stage: dict) -> list[PublishedValue]:
     """Table 2's block "Domain adaptation: target task -> NLI+STS": the STS step of the chain that continues each
     method's target-task model with the NLI step, then the STS step. The method is the chain's first: the
     `pretrained` row the NLI step started from ("method=tsdae"), which the STS step names in its own `pretrained`
-    (`sentsweep.sweep.models_kept.KeptModels.chained`)."""
+    (`sentsweep.sweep.execution.models_kept.KeptModels.chained`)."""
     return [PublishedValue(params=stage | {"pretrained": f"pretrained=method={method}, method=sbert_nli",
                                            "method": "sbert", TASK_AXIS: task},
                            metric=metric, value=value, runs=SEEDS, setting=PAPER_SETTING,

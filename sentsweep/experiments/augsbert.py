@@ -26,7 +26,7 @@ from sentsweep.experiments.protocols.supervised import AUGSBERT_PROTOCOL
 from sentsweep.references import THESIS_REIML_2023
 from sentsweep.settings import cited
 from sentsweep.sweep import Stage, SweepDefinition
-from sentsweep.sweep.options import SweepOptions, option
+from sentsweep.sweep.config.options import SweepOptions, option
 
 # Reiml 2023 Tables 6.12-6.13's columns: "Model	Spanish-STS	BWS (cross-topic)	BWS (in-topic)"
 DATASETS = ("spanish-sts", "bws-cross-topic", "bws-in-topic")

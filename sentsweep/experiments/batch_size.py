@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from sentsweep.experiments.protocols.contrastive import BATCH_SIZE_PROTOCOL
 from sentsweep.references import THESIS_WANG_2022
 from sentsweep.sweep import Stage, SweepDefinition
-from sentsweep.sweep.options import SweepOptions, option
+from sentsweep.sweep.config.options import SweepOptions, option
 
 
 @dataclass(frozen=True, kw_only=True)

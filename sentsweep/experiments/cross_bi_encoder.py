@@ -34,8 +34,8 @@ from sentsweep.experiments.protocols.supervised import (
 from sentsweep.references import THESIS_REIML_2023
 from sentsweep.settings import cited, project_choice
 from sentsweep.sweep import Stage, SweepDefinition
-from sentsweep.sweep.options import SweepOptions, option
-from sentsweep.sweep.protocol import Protocol, Sourced
+from sentsweep.sweep.config.options import SweepOptions, option
+from sentsweep.sweep.config.protocol import Protocol, Sourced
 
 THREE_EPOCHS = cited(THESIS_REIML_2023, "§5.2.1", '"Both models are fine-tuned for three epochs on the STS-B train '
                      'split"')

@@ -34,8 +34,8 @@ from sentsweep.experiments.protocols.supervised import FINE_TUNING, QUICK, REIML
 from sentsweep.references import THESIS_REIML_2023
 from sentsweep.settings import cited, project_choice
 from sentsweep.sweep import Stage, SweepDefinition
-from sentsweep.sweep.options import SweepOptions, option
-from sentsweep.sweep.protocol import Protocol, Sourced
+from sentsweep.sweep.config.options import SweepOptions, option
+from sentsweep.sweep.config.protocol import Protocol, Sourced
 
 DATASETS = ("sts-b", "bws", "sts-b-to-bws")
 SETUP = "§5.2.2"

@@ -35,8 +35,8 @@ from sentsweep.experiments._useb_published import (
 from sentsweep.experiments.protocols.chains import DOMAIN_ADAPTATION_PROTOCOL as PROTOCOL
 from sentsweep.references import TSDAE
 from sentsweep.sweep import Stage, SweepDefinition
-from sentsweep.sweep.options import option
-from sentsweep.sweep.target_tasks import TASK_AXIS, PerTaskOptions, task_axis
+from sentsweep.sweep.config.options import option
+from sentsweep.sweep.search.target_tasks import TASK_AXIS, PerTaskOptions, task_axis
 
 
 @dataclass(frozen=True, kw_only=True)

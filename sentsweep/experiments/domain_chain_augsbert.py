@@ -19,7 +19,7 @@ from sentsweep.experiments._useb_published import USEB_TASKS
 from sentsweep.experiments.protocols.chains import DOMAIN_CHAIN_PROTOCOL as PROTOCOL
 from sentsweep.references import THESIS_REIML_2023
 from sentsweep.sweep import Stage, SweepDefinition
-from sentsweep.sweep.target_tasks import TASK_AXIS, PerTaskOptions, task_axis
+from sentsweep.sweep.search.target_tasks import TASK_AXIS, PerTaskOptions, task_axis
 
 
 def domain_mlm(options):

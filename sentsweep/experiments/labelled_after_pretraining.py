@@ -35,7 +35,7 @@ from sentsweep.experiments._target_task import (
 from sentsweep.experiments.protocols.chains import LABELLED_AFTER_PRETRAINING_PROTOCOL as PROTOCOL
 from sentsweep.references import TSDAE
 from sentsweep.sweep import Stage, SweepDefinition
-from sentsweep.sweep.options import option, parse_assignments
+from sentsweep.sweep.config.options import option, parse_assignments
 from sentsweep.trainables.settings import SELECTED_TASK_DEV
 
 MISSING_PAIRS = "<not given: --task-pairs>"  # the card's value of the target task's pairs, where none are named

@@ -38,8 +38,8 @@ from sentsweep.experiments.protocols.tsdae import BEST_CONFIGURATION, PAPER_METH
 from sentsweep.references import TSDAE
 from sentsweep.settings import cited
 from sentsweep.sweep import Stage, SweepDefinition
-from sentsweep.sweep.definition import SweepDriver
-from sentsweep.sweep.options import SweepOptions, option, parse_assignments
+from sentsweep.sweep.config.definition import SweepDriver
+from sentsweep.sweep.config.options import SweepOptions, option, parse_assignments
 from sentsweep.trainables.settings import TASK_AXIS
 
 REFERENCE_STAGE, SUPERVISED_STAGE = "reference", "supervised"

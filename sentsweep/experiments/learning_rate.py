@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from sentsweep.experiments.protocols.contrastive import LEARNING_RATE_PROTOCOL
 from sentsweep.search_spaces.ranges import learning_rate_ranges
 from sentsweep.sweep import Stage, SweepDefinition
-from sentsweep.sweep.options import SweepOptions, option
+from sentsweep.sweep.config.options import SweepOptions, option
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -14,7 +14,7 @@ from sentsweep.experiments.protocols.contrastive import MULTITASK_PROTOCOL
 from sentsweep.references import THESIS_WANG_2022
 from sentsweep.search_spaces.ranges import weight_ranges
 from sentsweep.sweep import Stage, SweepDefinition
-from sentsweep.sweep.options import SweepOptions, option
+from sentsweep.sweep.config.options import SweepOptions, option
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -21,8 +21,8 @@ from sentsweep.experiments.protocols.contrastive import NM_PROTOCOL
 from sentsweep.references import THESIS_REIML_2023
 from sentsweep.search_spaces.ranges import weight_ranges
 from sentsweep.sweep import Stage, SweepDefinition
-from sentsweep.sweep.options import option
-from sentsweep.sweep.target_tasks import TASK_AXIS, PerTaskOptions, task_axis
+from sentsweep.sweep.config.options import option
+from sentsweep.sweep.search.target_tasks import TASK_AXIS, PerTaskOptions, task_axis
 
 
 @dataclass(frozen=True, kw_only=True)

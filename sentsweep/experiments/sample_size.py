@@ -15,7 +15,7 @@ from sentsweep.experiments._target_task import TargetTaskOptions, check_target_t
 from sentsweep.experiments.protocols.tsdae import CORPUS_SIZE_PROTOCOL
 from sentsweep.references import TSDAE
 from sentsweep.sweep import Stage, SweepDefinition
-from sentsweep.sweep.options import option
+from sentsweep.sweep.config.options import option
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -34,7 +34,7 @@ from sentsweep.experiments.protocols.contrastive import BASIC_SETUP, WANG_SEEDS
 from sentsweep.references import THESIS_WANG_2022
 from sentsweep.settings import cited, project_choice
 from sentsweep.sweep import Stage, SweepDefinition
-from sentsweep.sweep.protocol import Protocol, Sourced
+from sentsweep.sweep.config.protocol import Protocol, Sourced
 
 SECTION_5_3_3 = cited(THESIS_WANG_2022, "§5.3.3", '"we use contrastive learning method SimCSE [Gao & Yao⁺ 21] as the '
                       'training framework and replace its loss function by BCE and NT-Xent loss respectively"')

@@ -38,7 +38,7 @@ from sentsweep.errors import InputError
 from sentsweep.references import THESIS_MALMBERG_2021
 from sentsweep.settings import cited, project_choice
 from sentsweep.sweep import Stage, SweepDefinition
-from sentsweep.sweep.protocol import Protocol, Sourced, sourced
+from sentsweep.sweep.config.protocol import Protocol, Sourced, sourced
 
 TASK = "squad"
 METRIC = f"{TASK}_top1"  # Table 4.1's "Accuracy": the answer sentence ranked first among its paragraph's

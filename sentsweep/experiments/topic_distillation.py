@@ -41,8 +41,8 @@ from sentsweep.experiments.protocols.supervised import FINE_TUNING, QUICK, REIML
 from sentsweep.references import THESIS_REIML_2023
 from sentsweep.settings import cited, project_choice
 from sentsweep.sweep import Stage, SweepDefinition
-from sentsweep.sweep.options import SweepOptions, option
-from sentsweep.sweep.protocol import Protocol, Sourced, sourced
+from sentsweep.sweep.config.options import SweepOptions, option
+from sentsweep.sweep.config.protocol import Protocol, Sourced, sourced
 from sentsweep.topics import read_topic_table
 
 SETUP = "§5.6.1"

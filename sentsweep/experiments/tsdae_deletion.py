@@ -13,7 +13,7 @@ from sentsweep.experiments.protocols.tsdae import QUICK_GRIDS, SEARCH_PROTOCOL
 from sentsweep.references import TSDAE
 from sentsweep.search_spaces.ranges import deletion_pooling_ranges
 from sentsweep.sweep import Stage, SweepDefinition
-from sentsweep.sweep.options import SweepOptions, option
+from sentsweep.sweep.config.options import SweepOptions, option
 
 # --quick (the project's demo, `make demo`): within its 60 steps TSDAE training visibly moves the tiny random
 # model's mean and max pooling on the demo data (max: STS dev 18 untrained, 29-43 trained), while its CLS output

@@ -21,7 +21,7 @@ from sentsweep.experiments._tsdae_published import (
 from sentsweep.experiments.protocols.tsdae import PAPER_POOLING, QUICK_GRIDS, SEARCH_PROTOCOL
 from sentsweep.references import TSDAE
 from sentsweep.sweep import Stage, SweepDefinition
-from sentsweep.sweep.options import SweepOptions, option
+from sentsweep.sweep.config.options import SweepOptions, option
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -21,7 +21,7 @@ def grid_param_space(constants: dict, axes: dict[str, list], seeds: list[int],
     """Every combination of the axes' values, each run once per seed. `by_method` {setting: {method: value}}:
     settings whose value follows the trial's method (each method with its own paper's settings), resolved
     by Ray Tune once the grid has fixed the method; `by_task` {setting: {task: value}} likewise those that follow
-    its `target_task` (each task's own data, `sentsweep.sweep.target_tasks`)."""
+    its `target_task` (each task's own data, `sentsweep.sweep.search.target_tasks`)."""
     space = dict(constants)
     space.update({name: tune.grid_search(list(values)) for name, values in axes.items()})
     for key, settings in (("method", by_method), (TASK_AXIS, by_task)):

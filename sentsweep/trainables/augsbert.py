@@ -218,14 +218,7 @@ def build_augsbert(trial: Trial, agreement: TeacherAgreementSession | None = Non
                    if settings.teacher_dev_file else dev)
     labelled = (read_scored_pairs(settings.reannotate_file, evaluation.eval_format, "train")
                 if settings.reannotate_file else gold)
-    topics = None
-    if settings.setting == "semi":
-        sentences = list(dict.fromkeys(labelled.sentences1 + labelled.sentences2))
-    elif settings.topic_corpus:
-        topics = read_topic_table(settings.topic_corpus)
-        sentences = topics.sentences
-    else:
-        sentences = read_corpus(training.corpus_file())
+    sentences, topics = _silver_sentences(trial, labelled)
     # pairs are drawn between the sentences; the topic prompts are then given to each sentence of a pair
     pairs = silver_candidates(trial, sentences, rng)
     prompted = topics.prompted() if topics else sentences
@@ -245,9 +238,64 @@ def build_augsbert(trial: Trial, agreement: TeacherAgreementSession | None = Non
                 settings.domain_mlm_lr, seed, scratch.name, training.max_seq_length, protect_prefix=protect_prefix),
             save=lambda adapted, content: shutil.copytree(adapted, content / DOMAIN_MODEL),
             load=lambda content: str(content / DOMAIN_MODEL))
-    selecting = settings.teacher_checkpoint == "best_dev"
     semi = settings.setting == "semi"  # the other settings train on silver pairs only
     reannotated = semi and settings.reannotate_gold
+    annotated = _teacher_annotations(trial, cache, teacher_source, gold, labelled, (teacher_dev, dev, test),
+                                     candidates, reannotated)
+    dev_spearman, _ = correlations(annotated["dev"], dev)
+    test_spearman, test_pearson = correlations(annotated["test"], test)
+    teacher_test_scores = np.asarray(annotated["test"])
+    metrics = {"teacher_sts_dev": dev_spearman, "teacher_sts_test": test_spearman,
+               "teacher_sts_test_pearson": test_pearson, "teacher_best_epoch": annotated["best_epoch"]}
+
+    candidate_scores = np.asarray(annotated["candidates"], dtype=np.float64)
+    gold_targets = [s / settings.score_max for s in gold.scores]
+    kept = iterative_kde(gold_targets, candidate_scores, rng) if settings.sampling == "kde" else range(len(pairs))
+    pairs, silver_scores = [pairs[k] for k in kept], [candidate_scores[k] for k in kept]
+    student_texts = prompted if topics and settings.topic_prompt == "shown" else sentences
+    silver = [(student_texts[i], student_texts[j], float(score)) for (i, j), score in zip(pairs, silver_scores)]
+    labels = (np.asarray(annotated["reannotated"]) if reannotated
+              else np.asarray(labelled.scores) / settings.score_max)
+    labelled_examples = [(a, b, float(y)) for a, b, y in zip(labelled.sentences1, labelled.sentences2, labels)]
+    examples = (labelled_examples if semi else []) + silver
+    student_source = teacher_source if settings.student_init == "domain" else training.model
+    torch.manual_seed(seed)
+    model = load_sentence_model(student_source, settings.pooling, training.max_seq_length, device=trial_device(),
+                                dropout=training.dropout)
+    scratch.cleanup()
+    metrics |= {"silver_pairs": len(silver), "gold_pairs": len(labelled_examples) if semi else 0}
+    if agreement is not None:
+        scores = {"teacher": settings.teacher, "teacher_activation": settings.teacher_activation,
+                  "sampling": settings.sampling, "setting": settings.setting, "seed": seed,
+                  "gold": _rounded(gold_targets), "candidates": _rounded(candidate_scores),
+                  "silver": _rounded(silver_scores),
+                  "reannotated": _rounded(labels) if reannotated else None}
+        agreement.watch(model, test, teacher_test_scores, {SILVER_ARTIFACT: scores})
+    setup = cosine_similarity_setup(model, examples, metrics)
+    setup.cache_uses = cache.used
+    return setup
+
+
+def _silver_sentences(trial: Trial, labelled) -> tuple[list[str], object]:
+    """(sentences the silver pairs are drawn between, their topic table or None): the labelled pairs' sentences
+    in the semi-supervised setting, else the topic corpus's or the training corpus's."""
+    settings, training = trial.settings, trial.training
+    if settings.setting == "semi":
+        return list(dict.fromkeys(labelled.sentences1 + labelled.sentences2)), None
+    if settings.topic_corpus:
+        topics = read_topic_table(settings.topic_corpus)
+        return topics.sentences, topics
+    return read_corpus(training.corpus_file()), None
+
+
+def _teacher_annotations(trial: Trial, cache: PreparationCache, teacher_source: str, gold, labelled,
+                         scored: tuple, candidates: tuple, reannotated: bool) -> dict:
+    """The teacher's scores (`annotations` below) of the dev, test, candidate and (`reannotated`) labelled pairs,
+    and its best epoch, through the preparation cache: the teacher trained on `gold` from `teacher_source` (or
+    loaded), `scored` its dev (for its checkpoint), the dev and the test pairs."""
+    settings, training, seed = trial.settings, trial.training, trial.seed
+    teacher_dev, dev, test = scored
+    selecting = settings.teacher_checkpoint == "best_dev"
 
     def teacher_inputs() -> dict:
         return {"kind": settings.teacher, "model": source_digest(teacher_source),
@@ -283,42 +331,10 @@ def build_augsbert(trial: Trial, agreement: TeacherAgreementSession | None = Non
                                  else None)
         return scores | {"best_epoch": fit.best_epoch}
 
-    annotated = cache.get_or_compute(AUGSBERT_ANNOTATIONS, lambda: {
+    return cache.get_or_compute(AUGSBERT_ANNOTATIONS, lambda: {
         "teacher": cache.key(AUGSBERT_TEACHER, teacher_inputs()), "activation": settings.teacher_activation,
         "dev": pairs_digest(dev), "test": pairs_digest(test), "candidates": value_digest(candidates),
         "reannotated": pairs_digest(labelled) if reannotated else None}, annotations)
-    dev_spearman, _ = correlations(annotated["dev"], dev)
-    test_spearman, test_pearson = correlations(annotated["test"], test)
-    teacher_test_scores = np.asarray(annotated["test"])
-    metrics = {"teacher_sts_dev": dev_spearman, "teacher_sts_test": test_spearman,
-               "teacher_sts_test_pearson": test_pearson, "teacher_best_epoch": annotated["best_epoch"]}
-
-    candidate_scores = np.asarray(annotated["candidates"], dtype=np.float64)
-    gold_targets = [s / settings.score_max for s in gold.scores]
-    kept = iterative_kde(gold_targets, candidate_scores, rng) if settings.sampling == "kde" else range(len(pairs))
-    pairs, silver_scores = [pairs[k] for k in kept], [candidate_scores[k] for k in kept]
-    student_texts = prompted if topics and settings.topic_prompt == "shown" else sentences
-    silver = [(student_texts[i], student_texts[j], float(score)) for (i, j), score in zip(pairs, silver_scores)]
-    labels = (np.asarray(annotated["reannotated"]) if reannotated
-              else np.asarray(labelled.scores) / settings.score_max)
-    labelled_examples = [(a, b, float(y)) for a, b, y in zip(labelled.sentences1, labelled.sentences2, labels)]
-    examples = (labelled_examples if semi else []) + silver
-    student_source = teacher_source if settings.student_init == "domain" else training.model
-    torch.manual_seed(seed)
-    model = load_sentence_model(student_source, settings.pooling, training.max_seq_length, device=trial_device(),
-                                dropout=training.dropout)
-    scratch.cleanup()
-    metrics |= {"silver_pairs": len(silver), "gold_pairs": len(labelled_examples) if semi else 0}
-    if agreement is not None:
-        scores = {"teacher": settings.teacher, "teacher_activation": settings.teacher_activation,
-                  "sampling": settings.sampling, "setting": settings.setting, "seed": seed,
-                  "gold": _rounded(gold_targets), "candidates": _rounded(candidate_scores),
-                  "silver": _rounded(silver_scores),
-                  "reannotated": _rounded(labels) if reannotated else None}
-        agreement.watch(model, test, teacher_test_scores, {SILVER_ARTIFACT: scores})
-    setup = cosine_similarity_setup(model, examples, metrics)
-    setup.cache_uses = cache.used
-    return setup
 
 
 class TeacherAgreementSession:

@@ -246,36 +246,14 @@ def run_trial(trial: Trial, build_setup: Callable[[Trial], TrainingSetup], sessi
     by_task = evaluation.select_checkpoint == "best_task_dev"
     if by_task:
         selection_key = task_metric_key(tasks[evaluation.selection_task], evaluation.selection_metric)
-    validation: list[str] = []
-    if setup.examples is not None:
-        corpus = setup.examples
-    else:
-        corpus = read_corpus(training.corpus_file())
-        if by_validation_loss and evaluation.validation_file:
-            validation = read_corpus(evaluation.validation_file)
-        elif by_validation_loss:
-            corpus, validation = split_validation(corpus, evaluation.validation_size, seed)
-        corpus = sample_corpus(corpus, training.sample_size, seed)
+    corpus, validation = _trial_corpus(setup, training, evaluation, seed)
     max_steps, eval_steps = training.total_steps(len(corpus)), training.evaluation_interval(len(corpus))
     setup.module.train()
     optimizer = make_optimizer(setup.module, training)
     lr_schedule = make_lr_schedule(optimizer, training, max_steps, training.warmup(len(corpus)))
-    progress = Progress()
     # the selected checkpoint's model weights, kept only when tasks are scored at the end or the model is kept
-    selected_weights = None
     keeps_selected = bool(tasks) or evaluation.keep_model
-
-    checkpoint_dir = session.latest_checkpoint_dir()
-    if checkpoint_dir is not None:
-        state = torch.load(Path(checkpoint_dir) / CHECKPOINT_FILE, weights_only=False)
-        setup.module.load_state_dict(state["module"])
-        optimizer.load_state_dict(state["optimizer"])
-        lr_schedule.load_state_dict(state["lr_schedule"])
-        progress = Progress(**state["progress"])
-        selected_weights = state.get("selected_weights")
-        resumed_at = progress.step
-    else:
-        resumed_at = None
+    progress, selected_weights, resumed_at = _restore(session, setup, optimizer, lr_schedule)
 
     schedule = BatchSchedule(corpus, training.batch_size, seed, training.group_by_length)
     losses: list[float] = []
@@ -300,16 +278,7 @@ def run_trial(trial: Trial, build_setup: Callable[[Trial], TrainingSetup], sessi
             if keeps_selected and selected_step == progress.step:
                 selected_weights = {key: value.detach().clone() for key, value in setup.model.state_dict().items()}
             if tasks and progress.step >= max_steps:
-                last = evaluation.select_checkpoint == "last"
-                weights = setup.model.state_dict() if last else selected_weights
-                final = score_tasks_with_weights(setup.model, weights, tasks)
-                metrics.update(final.metrics)
-                metrics["per_query"] = final.per_query
-                if final.artifacts:  # e.g. MTEB's result JSON (sentsweep.tasks.mteb_tasks)
-                    metrics["artifacts"] = final.artifacts
-                if evaluation.selection_task in tasks:
-                    metrics[SELECTED_TASK_DEV] = progress.best_task_dev if by_task else selected_task_dev(
-                        setup.model, weights, tasks[evaluation.selection_task], evaluation.selection_metric)
+                metrics |= _final_task_metrics(setup, evaluation, tasks, selected_weights, progress)
             if losses:
                 metrics["train_loss"] = float(np.mean(losses))
                 metrics["lr"] = lr_schedule.get_last_lr()[0]
@@ -324,32 +293,91 @@ def run_trial(trial: Trial, build_setup: Callable[[Trial], TrainingSetup], sessi
             if first_report and (uses := setup.cache_uses | cache.used):
                 metrics[RESULT_KEY] = {stage: {"key": use.key, "status": use.status} for stage, use in uses.items()}
             first_report = False
-            with tempfile.TemporaryDirectory() as directory:
-                saving = clock()
-                torch.save(
-                    {
-                        "module": setup.module.state_dict(),
-                        "optimizer": optimizer.state_dict(),
-                        "lr_schedule": lr_schedule.state_dict(),
-                        "progress": asdict(progress),
-                        "selected_weights": selected_weights,
-                    },
-                    Path(directory) / CHECKPOINT_FILE,
-                )
-                if evaluation.keep_model and progress.step >= max_steps:
-                    last = evaluation.select_checkpoint == "last"
-                    save_selected_model(setup.model, None if last else selected_weights, Path(directory) / MODEL_FOLDER)
-                checkpoint_seconds += clock() - saving
-                metrics |= {"evaluation_seconds": evaluation_seconds, "checkpoint_seconds": checkpoint_seconds}
-                handing = clock()
-                session.report(metrics, Path(directory))
-                checkpoint_seconds += clock() - handing
+            checkpoint_seconds = _checkpoint_and_report(
+                session, metrics, setup, optimizer, lr_schedule, progress, selected_weights,
+                evaluation.keep_model and progress.step >= max_steps, evaluation.select_checkpoint == "last",
+                clock, evaluation_seconds, checkpoint_seconds)
         if progress.step >= max_steps:
             return progress
         step_started = clock()
         losses.append(training_step(setup, optimizer, lr_schedule, schedule, seed, progress.step, training.precision))
         step_seconds.append(clock() - step_started)
         progress.step += 1
+
+
+def _trial_corpus(setup: TrainingSetup, training, evaluation: EvaluationSettings, seed: int):
+    """(training sentences, validation sentences) of a trial: the setup's own examples, else its corpus file read,
+    with the validation sentences --select-checkpoint validation_loss scores (read, or split off the corpus), and
+    the sentences sampled to the trial's sample size."""
+    by_validation_loss = evaluation.select_checkpoint == "validation_loss"
+    validation: list[str] = []
+    if setup.examples is not None:
+        return setup.examples, validation
+    corpus = read_corpus(training.corpus_file())
+    if by_validation_loss and evaluation.validation_file:
+        validation = read_corpus(evaluation.validation_file)
+    elif by_validation_loss:
+        corpus, validation = split_validation(corpus, evaluation.validation_size, seed)
+    return sample_corpus(corpus, training.sample_size, seed), validation
+
+
+def _restore(session, setup: TrainingSetup, optimizer, lr_schedule):
+    """(progress, selected checkpoint's weights, step resumed at) of a trial: from the session's latest checkpoint,
+    loaded into the module, optimizer and schedule, or fresh (Progress(), None, None)."""
+    checkpoint_dir = session.latest_checkpoint_dir()
+    if checkpoint_dir is None:
+        return Progress(), None, None
+    state = torch.load(Path(checkpoint_dir) / CHECKPOINT_FILE, weights_only=False)
+    setup.module.load_state_dict(state["module"])
+    optimizer.load_state_dict(state["optimizer"])
+    lr_schedule.load_state_dict(state["lr_schedule"])
+    progress = Progress(**state["progress"])
+    return progress, state.get("selected_weights"), progress.step
+
+
+def _final_task_metrics(setup: TrainingSetup, evaluation: EvaluationSettings, tasks: dict, selected_weights,
+                        progress: Progress) -> dict:
+    """The --eval-task tasks' scores of the selected checkpoint (the last with --select-checkpoint last), their
+    per-query scores and artifacts, and the selection task's dev score."""
+    last = evaluation.select_checkpoint == "last"
+    weights = setup.model.state_dict() if last else selected_weights
+    final = score_tasks_with_weights(setup.model, weights, tasks)
+    metrics = dict(final.metrics)
+    metrics["per_query"] = final.per_query
+    if final.artifacts:  # e.g. MTEB's result JSON (sentsweep.tasks.mteb_tasks)
+        metrics["artifacts"] = final.artifacts
+    if evaluation.selection_task in tasks:
+        by_task = evaluation.select_checkpoint == "best_task_dev"
+        metrics[SELECTED_TASK_DEV] = progress.best_task_dev if by_task else selected_task_dev(
+            setup.model, weights, tasks[evaluation.selection_task], evaluation.selection_metric)
+    return metrics
+
+
+def _checkpoint_and_report(session, metrics: dict, setup: TrainingSetup, optimizer, lr_schedule, progress: Progress,
+                           selected_weights, keep_model: bool, last: bool, clock: Callable[[], float],
+                           evaluation_seconds: float, checkpoint_seconds: float) -> float:
+    """Save the trial's checkpoint (and, with `keep_model`, its selected model: the last with `last`) and report
+    `metrics` with it to the session; returns the seconds spent saving and handing checkpoints over so far."""
+    with tempfile.TemporaryDirectory() as directory:
+        saving = clock()
+        torch.save(
+            {
+                "module": setup.module.state_dict(),
+                "optimizer": optimizer.state_dict(),
+                "lr_schedule": lr_schedule.state_dict(),
+                "progress": asdict(progress),
+                "selected_weights": selected_weights,
+            },
+            Path(directory) / CHECKPOINT_FILE,
+        )
+        if keep_model:
+            save_selected_model(setup.model, None if last else selected_weights, Path(directory) / MODEL_FOLDER)
+        checkpoint_seconds += clock() - saving
+        metrics |= {"evaluation_seconds": evaluation_seconds, "checkpoint_seconds": checkpoint_seconds}
+        handing = clock()
+        session.report(metrics, Path(directory))
+        checkpoint_seconds += clock() - handing
+    return checkpoint_seconds
 
 
 def reports_metric(evaluation: EvaluationSettings, metric: str) -> bool | None:

@@ -82,7 +82,7 @@ def hard_negative_triplets(premises: NliPremises, seed: int) -> list[tuple[str, 
 def gold_pairs(trial: Trial) -> ScoredPairs:
     """The gold training pairs, `sample_size` of them drawn with the trial's seed when given; a size above the
     file's pairs is an `InputError` (the trial would train on fewer pairs than its size says; a sweep refuses it
-    before launch, `sentsweep.sweep.data_sizes`)."""
+    before launch, `sentsweep.sweep.launch.data_sizes`)."""
     pairs = read_scored_pairs(trial.settings.train_file, trial.evaluation.eval_format, "train")
     size, seed = trial.training.sample_size, trial.seed
     if size is not None and size > len(pairs):

@@ -25,7 +25,7 @@ from sentsweep.settings import Settings, cited, project_choice, required_input, 
 # list of trials (sentsweep.search_spaces.param_spaces.points_param_space); `user_code`: the researcher's modules
 # every worker imports first (sentsweep.plugins); `dataset`: which of a table's data sets the run's files are
 # (a sweep's `data_labels`); `target_task`: the task whose own training data the trial trained on, its in-domain
-# column (sentsweep.sweep.target_tasks).
+# column (sentsweep.sweep.search.target_tasks).
 TASK_AXIS = "target_task"
 BOOKKEEPING_KEYS = ("method", "seed", "seeds", "__trial_index__", "__point__", "stage", "pretrained",
                     "parent_model_run_id", "dataset", TASK_AXIS, USER_CODE_KEY)

@@ -6,5 +6,5 @@ ones).
 
 A sweep whose protocol no other experiment shares declares it in its own module (as
 `sentsweep.experiments.squad_sentence_retrieval` does); the machinery, `Protocol` and `Sourced`, is
-`sentsweep.sweep.protocol`'s.
+`sentsweep.sweep.config.protocol`'s.
 """

@@ -21,7 +21,7 @@ from sentsweep.experiments.protocols.supervised import (
 from sentsweep.experiments.protocols.tsdae import BEST_CONFIGURATION, NO_LENGTH
 from sentsweep.references import THESIS_REIML_2023, TSDAE
 from sentsweep.settings import cited, project_choice
-from sentsweep.sweep.protocol import Protocol, Sourced, sourced
+from sentsweep.sweep.config.protocol import Protocol, Sourced, sourced
 
 CHAIN_NOTE = ("A chained stage starts each seed from the same seed's model of the stage it names, as that stage "
               "selected and logged it, pooling included (TSDAE does not say which pooling a model keeps from one "

@@ -16,7 +16,7 @@ from __future__ import annotations
 from sentsweep.experiments.protocols.tsdae import APP_B_CT
 from sentsweep.references import THESIS_REIML_2023, THESIS_WANG_2022
 from sentsweep.settings import cited, project_choice
-from sentsweep.sweep.protocol import Protocol, Sourced, sourced
+from sentsweep.sweep.config.protocol import Protocol, Sourced, sourced
 
 # --- Reiml (2023) §5.4.2, Table 6.10 ---------------------------------------------------------------------------
 REIML_5_1 = cited(THESIS_REIML_2023, "§5.1", '"a warm-up period of 10% of the total training time, followed by a '

@@ -8,7 +8,7 @@ from __future__ import annotations
 from sentsweep.experiments.protocols.tsdae import PAPER_METHOD_SETTINGS
 from sentsweep.references import REPORT_TSDAE_GPL, THESIS_REIML_2023, TSDAE
 from sentsweep.settings import cited, project_choice
-from sentsweep.sweep.protocol import Protocol, Sourced, sourced
+from sentsweep.sweep.config.protocol import Protocol, Sourced, sourced
 
 REIML_5_1 = cited(THESIS_REIML_2023, "§5.1", '"we set our learning rate to 2e-5 and include a warm-up period of 10% of '
                   'the total training time, followed by a linear decay. The AdamW optimizer is used with a weight '

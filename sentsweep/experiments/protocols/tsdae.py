@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from sentsweep.references import BERT, SIMCSE, THESIS_REIML_2023, TSDAE
 from sentsweep.settings import cited, project_choice
-from sentsweep.sweep.protocol import Protocol, Sourced, sourced
+from sentsweep.sweep.config.protocol import Protocol, Sourced, sourced
 
 APP_A = cited(TSDAE, "App. A", '"The maximum number of training steps is 30K and the models are evaluated every 1.5K '
               'training steps, reporting the best validation performance"')

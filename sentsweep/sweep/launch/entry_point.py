@@ -1,0 +1,55 @@
+"""A sweep script's entry point: the command line is parsed and its options checked on their own first
+(`sentsweep.sweep.config.option_checks`), so that --help, a malformed option and one out of its bounds cost neither Ray
+nor torch; the parsed sweep then goes to `sentsweep.sweep.launch.launcher`, which checks every input and runs it."""
+
+from __future__ import annotations
+
+import signal
+import sys
+
+from sentsweep.errors import InputError
+from sentsweep.plugins import import_plugin
+from sentsweep.sweep.config.definition import SweepDefinition
+from sentsweep.sweep.config.option_checks import check_option_bounds, check_search_combination
+from sentsweep.sweep.config.option_groups import examples_epilog
+from sentsweep.sweep.config.options import parse_options
+from sentsweep.sweep.execution.interrupts import ignore_signals_at_exit, stop_as_interrupt
+from sentsweep.terminal import closed_pipe
+
+
+def run_sweep(definition: SweepDefinition, argv=None, prog: str | None = None) -> int:
+    """Entry point of a sweep script; returns the process exit code."""
+    prog = prog or script_command(definition)
+    options = parse_options(definition.options, argv, prog, definition.description, examples_epilog(prog))
+    # SIGTERM stops a sweep as Ctrl-C does, also before Ray starts
+    signal.signal(signal.SIGTERM, stop_as_interrupt)
+    try:
+        check_option_bounds(options)  # the options on their own and together: before torch or Ray load
+        check_search_combination(options)
+        for plugin in options.plugin:  # before anything reads the registries their entries join
+            import_plugin(plugin)
+        # lazy: ray, torch
+        from sentsweep.sweep.execution.progress import library_output
+        from sentsweep.sweep.launch.launcher import launch
+
+        with library_output(options.verbose):  # the libraries' start-up chatter hidden from here on (--verbose: not)
+            code = launch(definition, options)
+        sys.stdout.flush()  # here, not at exit: a closed pipe (`--dry-run | head`) is met where it is handled
+        return code
+    except BrokenPipeError:
+        return closed_pipe()
+    except InputError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("\ninterrupted before any trial started: nothing to resume", file=sys.stderr)
+        return 130
+    finally:
+        ignore_signals_at_exit()
+
+
+def script_command(definition: SweepDefinition) -> str:
+    """How the running script is started, for its --help: `python sweeps/nm_weight.py` as typed, or the sweep's
+    script in sweeps/ when the program is no script (a test, a notebook)."""
+    script = sys.argv[0] if sys.argv and sys.argv[0].endswith(".py") else f"sweeps/{definition.name}.py"
+    return f"python {script}"
