@@ -28,9 +28,8 @@ def run_sweep(definition: SweepDefinition, argv=None, prog: str | None = None) -
         check_search_combination(options)
         for plugin in options.plugin:  # before anything reads the registries their entries join
             import_plugin(plugin)
-        # lazy: ray, torch
-        from sentsweep.sweep.execution.progress import library_output
-        from sentsweep.sweep.launch.launcher import launch
+        from sentsweep.sweep.execution.progress import library_output  # lazy: ray
+        from sentsweep.sweep.launch.launcher import launch  # lazy: ray, torch
 
         with library_output(options.verbose):  # the libraries' start-up chatter hidden from here on (--verbose: not)
             code = launch(definition, options)
