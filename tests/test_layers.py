@@ -52,7 +52,7 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("search spaces", ["sentsweep.search_spaces"]),
     ("sweep launcher", ["sentsweep.sweep"]),
     ("experiments", ["sentsweep.experiments"]),
-    ("entry points", ["sentsweep.cli", "sentsweep.__main__", "sentsweep.evaluate", ROOT]),
+    ("entry points", ["sentsweep.cli", "sentsweep.__main__", "sentsweep.evaluate", "sentsweep.rerun", ROOT]),
 ]
 
 LAZY_MARK = "lazy:"
