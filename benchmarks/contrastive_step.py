@@ -50,7 +50,7 @@ def run() -> list[Result]:
     def simcse():
         model = fresh()
         loss = SimCseLoss(model, 0.05)
-        return steps_per_second(model, lambda i: loss(model.preprocess(batches[i])))
+        return steps_per_second(model, lambda i: loss([model.preprocess(batches[i])], None))
 
     def mnrl_same_sentence():
         model = fresh()
@@ -66,7 +66,8 @@ def run() -> list[Result]:
     def noise_matching():
         model = fresh()
         loss = NoiseMatchingLoss(model, 0.05)
-        return steps_per_second(model, lambda i: loss(model.preprocess(batches[i]), model.preprocess(noisy[i])))
+        return steps_per_second(model, lambda i: loss([model.preprocess(batches[i]), model.preprocess(noisy[i])],
+                                                      None))
 
     best = best_of_alternating({"simcse": simcse, "mnrl_xx": mnrl_same_sentence,
                                 "nm": noise_matching, "mnrl_xtx": mnrl_noised_copy})

@@ -7,6 +7,11 @@ sentsweep.trainables.st_losses) is the method `st:<LossName>`; its constructor a
     python st_losses.py --quick
     python st_losses.py --quick --set scale=30                     # a loss argument, checked as any setting
     python st_losses.py --methods st:CoSENTLoss st:CachedMultipleNegativesRankingLoss --sts-dir stsbenchmark/
+
+sentsweep's own losses (`sentsweep.losses`: Noise Matching, SimCSE-BCE, ConSERT, ...) go the other way, into
+sentence-transformers' trainer; `train_in_the_trainer` trains a model with SimCSE-BCE on plain sentences:
+
+    python st_losses.py trainer MODEL                              # on the shipped demo corpus, to st_losses_model/
 """
 
 import sys
@@ -43,5 +48,36 @@ DEFINITION = SweepDefinition(
     trains_on_gold_pairs=True,
 )
 
+
+
+def train_in_the_trainer(model_name_or_path: str, sentences: list[str], output_dir: str, max_steps: int = 20):
+    """One of sentsweep's losses in `SentenceTransformerTrainer`: SimCSE with binary cross-entropy (Wang (2022),
+    eq. 2.10) on a dataset of one column of sentences, as its Inputs table asks; returns the trained model."""
+    from datasets import Dataset
+    from sentence_transformers import (
+        SentenceTransformer,
+        SentenceTransformerTrainer,
+        SentenceTransformerTrainingArguments,
+    )
+
+    from sentsweep.losses import SimCseBceLoss
+
+    model = SentenceTransformer(model_name_or_path)
+    arguments = SentenceTransformerTrainingArguments(output_dir=output_dir, max_steps=max_steps,
+                                                     per_device_train_batch_size=16, learning_rate=3e-5,
+                                                     report_to=[], save_strategy="no")
+    trainer = SentenceTransformerTrainer(model=model, args=arguments, loss=SimCseBceLoss(model, temperature=0.05),
+                                         train_dataset=Dataset.from_dict({"sentence": sentences}))
+    trainer.train()
+    model.save(output_dir)
+    return model
+
+
 if __name__ == "__main__":
+    if sys.argv[1:2] == ["trainer"] and len(sys.argv) == 3:
+        from sentsweep.data import read_corpus
+        from sentsweep.demo_data import CORPUS_FILE
+
+        train_in_the_trainer(sys.argv[2], read_corpus(CORPUS_FILE), "st_losses_model")
+        sys.exit(0)
     sys.exit(run_sweep(DEFINITION))

@@ -7,6 +7,7 @@
     sentsweep models export models:/nm_weight/1 my_model/
     sentsweep evaluate --model all-MiniLM-L6-v2 --sts-dir ../shared/data/stsbenchmark
     sentsweep replay sweep_outputs/mlflow-pending-1a2b3c4d.jsonl
+    sentsweep rerun 3f2a1bc9d8e74f6a --tracking-uri sqlite:///mlflow.db   # a sweep again from its run's record
     sentsweep ui                                     # MLflow's UI on ./mlflow.db, the newest sweep's link
     sentsweep build-distractors --model bert-large-uncased --sts-dir data/stsbenchmark --output-dir pools
     sentsweep cache list --storage-path sweep_outputs/ray   # prune: --older-than DAYS or --all
@@ -32,6 +33,7 @@ COMMANDS = {
     "models": "register a sweep's best models in the MLflow Model Registry; export a model to a folder",
     "evaluate": "a model or a lexical baseline on the STS benchmark and evaluation tasks",
     "replay": "write MLflow operations a sweep had to queue",
+    "rerun": "start a sweep again from its MLflow run's record and compare the tables: sentsweep rerun RUN_ID",
     "ui": "MLflow's UI over a sweep store (one worker, 127.0.0.1), printing the newest sweep's link",
     "build-distractors": "the STS-B distractor pools of Malmberg (2021) from a masked LM (--eval-task distractors=)",
     "cache": "list or prune the preparation cache of a storage path (sentsweep cache list|prune --storage-path PATH)",
@@ -42,7 +44,7 @@ def build_parser() -> argparse.ArgumentParser:
     """The top-level parser, for `sentsweep --help` and `--version`; each sub-command parses its own options."""
     parser = argparse.ArgumentParser(prog="sentsweep", description=__doc__.splitlines()[0],
                                      formatter_class=HelpFormatter,
-                                     epilog="examples:\n" + "\n".join(__doc__.splitlines()[2:12]))
+                                     epilog="examples:\n" + "\n".join(__doc__.splitlines()[2:13]))
     parser.add_argument("--version", action="version", version=version_line())
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, help_text in COMMANDS.items():
@@ -88,6 +90,10 @@ def dispatch(argv: list[str]) -> int:
         from sentsweep.tracking.writer import main as replay  # lazy: ray, torch
 
         return replay(rest, prog="sentsweep replay")
+    if command == "rerun":
+        from sentsweep.rerun import main as rerun  # lazy: ray, torch
+
+        return rerun(rest, prog="sentsweep rerun")
     if command == "ui":
         from sentsweep.tracking.ui import main as ui  # lazy: ray, torch
 

@@ -99,7 +99,7 @@ def test_one_pass_simcse_keeps_the_loss_curve_of_multiple_negatives_ranking_loss
         curve = []
         for step in range(10):
             batch = features(model, BATCH[step % 4 * 4:step % 4 * 4 + 8])
-            value = loss(batch) if isinstance(loss, SimCseLoss) else loss([batch, batch], None)
+            value = loss([batch]) if isinstance(loss, SimCseLoss) else loss([batch, batch], None)
             value.backward()
             optimizer.step()
             optimizer.zero_grad()

@@ -13,6 +13,8 @@ position ids fed to it), and the two views are trained with NT-Xent:
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Iterable
+from typing import Any
 
 import torch
 from torch import Tensor, nn
@@ -72,7 +74,10 @@ class ConsertLoss(Cited, nn.Module):
         L = NT-Xent(f(aug_1(x)), f(aug_2(x)); tau)
 
     ConSERT trains the encoder without its own dropout (load it with `dropout=0.0`), so the two views
-    differ only by their augmentations.
+    differ only by their augmentations. The augmentations draw from `generator` (torch's global generator when
+    None, which the trainer's seed fixes); `batch_loss(features, generator)` draws from the one given.
+    The defaults are Wang (2022)'s: Token Shuffling + Feature Cutoff (§5.3.1, Table 5.4), ratio 0.2 (§5.3.1),
+    temperature 0.05 (Table 5.3).
 
     References:
         - Yuanmeng Yan et al. (2021), ConSERT: A Contrastive Framework for Self-Supervised Sentence
@@ -80,26 +85,35 @@ class ConsertLoss(Cited, nn.Module):
         - Ruixiang Wang (2022), Improving Unsupervised Contrastive Learning for Sentence Embeddings,
           section 3.1.2 (the four augmentations), eq. 3.2 (the loss); NT-Xent is eq. 2.9
 
+    Inputs:
+        +-----------+--------+
+        | Inputs    | Labels |
+        +===========+========+
+        | sentences | none   |
+        +-----------+--------+
+
     Example::
 
-        import torch
+        from datasets import Dataset
+        from sentence_transformers import SentenceTransformerTrainer
         from sentsweep.models import load_sentence_model
 
         model = load_sentence_model("bert-base-uncased", "mean", dropout=0.0)
-        loss = ConsertLoss(model, ("token_shuffle", "feature_cutoff"), ratio=0.1, temperature=0.1)
-        features = model.preprocess(["A man is playing a guitar.", "A dog runs on the beach."])
-        loss(features, torch.Generator().manual_seed(0)).backward()
+        train_dataset = Dataset.from_dict({"sentence": ["A man is playing a guitar.", "A dog runs on the beach."]})
+        loss = ConsertLoss(model, ("token_shuffle", "feature_cutoff"), ratio=0.2, temperature=0.05)
+        SentenceTransformerTrainer(model=model, train_dataset=train_dataset, loss=loss).train()
     """
 
     reference = CONSERT
 
-    def __init__(self, model: nn.Module, augmentations=("token_shuffle", "feature_cutoff"), ratio: float = 0.1,
-                 temperature: float = 0.1) -> None:
+    def __init__(self, model: nn.Module, augmentations=("token_shuffle", "feature_cutoff"), ratio: float = 0.2,
+                 temperature: float = 0.05, generator: torch.Generator | None = None) -> None:
         super().__init__()
         self.model = model
         self.augmentations = check_augmentations(augmentations)
         self.ratio = ratio
         self.temperature = temperature
+        self.generator = generator
         self.embeddings = model[0].auto_model.get_input_embeddings()
         self.embedding_layer = model[0].auto_model.embeddings
 
@@ -128,7 +142,17 @@ class ConsertLoss(Cited, nn.Module):
         with self._augmented(name, features["attention_mask"], generator):
             return self.model(dict(features))["sentence_embedding"]
 
-    def forward(self, features: dict, generator: torch.Generator) -> Tensor:
+    def forward(self, sentence_features: Iterable[dict[str, Tensor]], labels: Tensor | None = None) -> Tensor:
+        """The loss of a batch of sentences (one column's features), augmented with `self.generator`'s draws;
+        `labels` is unused."""
+        (features,) = tuple(sentence_features)
+        return self.batch_loss(features, self.generator)
+
+    def batch_loss(self, features: dict, generator: torch.Generator | None) -> Tensor:
+        """The loss of a batch's features, its augmentations drawn from `generator`."""
         first = self.view(features, self.augmentations[0], generator)
         second = self.view(features, self.augmentations[1], generator)
         return nt_xent(first, second, self.temperature)
+
+    def get_config_dict(self) -> dict[str, Any]:
+        return {"augmentations": list(self.augmentations), "ratio": self.ratio, "temperature": self.temperature}

@@ -8,6 +8,9 @@ forward pass.)
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import Any
+
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
@@ -63,17 +66,27 @@ class NoiseMatchingLoss(Cited, nn.Module):
     References:
         - Johanna Reiml (2023), Sentence Embeddings in Various Supervision Settings, section 4.2.3 (Figure 4.1)
 
+    Inputs:
+        +----------------------------------------------+--------+
+        | Inputs                                       | Labels |
+        +==============================================+========+
+        | (sentence, its deletion-noised copy) pairs   | none   |
+        +----------------------------------------------+--------+
+
     Example::
 
         import random
-        from sentsweep.models import load_sentence_model
+        from datasets import Dataset
+        from sentence_transformers import SentenceTransformer, SentenceTransformerTrainer
         from sentsweep.noise import WordNoise
 
-        model = load_sentence_model("bert-base-uncased", "mean")
-        loss = NoiseMatchingLoss(model, temperature=0.05)
+        model = SentenceTransformer("bert-base-uncased")
         sentences = ["A man is playing a guitar.", "A dog runs on the beach."]
-        noised = [WordNoise("delete", 0.6)(sentence, random.Random(0)) for sentence in sentences]
-        loss(model.preprocess(sentences), model.preprocess(noised)).backward()
+        noise, rng = WordNoise("delete", 0.6), random.Random(0)
+        train_dataset = Dataset.from_dict({"sentence": sentences,
+                                           "noised": [noise(sentence, rng) for sentence in sentences]})
+        loss = NoiseMatchingLoss(model, temperature=0.05)
+        SentenceTransformerTrainer(model=model, train_dataset=train_dataset, loss=loss).train()
     """
 
     reference = THESIS_REIML_2023
@@ -83,11 +96,17 @@ class NoiseMatchingLoss(Cited, nn.Module):
         self.model = model
         self.temperature = temperature
 
-    def forward(self, original_features: dict, noised_features: dict) -> Tensor:
+    def forward(self, sentence_features: Iterable[dict[str, Tensor]], labels: Tensor | None = None) -> Tensor:
+        """The loss of a batch of (sentence, noised copy) pairs: `sentence_features` holds the originals'
+        features, then the noised copies'; `labels` is unused."""
+        original_features, noised_features = tuple(sentence_features)
         with torch.no_grad():
             targets = self.model(original_features)["sentence_embedding"]
         noised = self.model(noised_features)["sentence_embedding"]
         return info_nce(targets, noised, self.temperature)
+
+    def get_config_dict(self) -> dict[str, Any]:
+        return {"temperature": self.temperature}
 
 
 class SimCseLoss(Cited, nn.Module):
@@ -105,13 +124,22 @@ class SimCseLoss(Cited, nn.Module):
         - Ruixiang Wang (2022), Improving Unsupervised Contrastive Learning for Sentence Embeddings,
           section 3.1.1, eq. 3.1 (the loss above)
 
+    Inputs:
+        +-----------+--------+
+        | Inputs    | Labels |
+        +===========+========+
+        | sentences | none   |
+        +-----------+--------+
+
     Example::
 
-        from sentsweep.models import load_sentence_model
+        from datasets import Dataset
+        from sentence_transformers import SentenceTransformer, SentenceTransformerTrainer
 
-        model = load_sentence_model("bert-base-uncased", "cls")
+        model = SentenceTransformer("bert-base-uncased")
+        train_dataset = Dataset.from_dict({"sentence": ["A man is playing a guitar.", "A dog runs on the beach."]})
         loss = SimCseLoss(model, temperature=0.05)
-        loss(model.preprocess(["A man is playing a guitar.", "A dog runs on the beach."])).backward()
+        SentenceTransformerTrainer(model=model, train_dataset=train_dataset, loss=loss).train()
     """
 
     reference = SIMCSE
@@ -121,12 +149,18 @@ class SimCseLoss(Cited, nn.Module):
         self.model = model
         self.temperature = temperature
 
-    def forward(self, features: dict) -> Tensor:
+    def forward(self, sentence_features: Iterable[dict[str, Tensor]], labels: Tensor | None = None) -> Tensor:
+        """The loss of a batch of sentences: `sentence_features` holds one column's features; `labels` is
+        unused."""
+        (features,) = tuple(sentence_features)
         return self.loss_on_views(*encode_views(self.model, features, 2))
 
     def loss_on_views(self, first: Tensor, second: Tensor) -> Tensor:
         """The loss from the two views' embeddings (f(x_i, z), f(x_i, z')), computed by the caller."""
         return info_nce(first, second, self.temperature)
+
+    def get_config_dict(self) -> dict[str, Any]:
+        return {"temperature": self.temperature}
 
 
 def binary_contrastive(first: Tensor, second: Tensor, temperature: float) -> Tensor:
@@ -171,13 +205,22 @@ class SimCseBceLoss(SimCseLoss):
         - Tianyu Gao, Xingcheng Yao, Danqi Chen (2021), SimCSE: Simple Contrastive Learning of Sentence
           Embeddings, section 3 (the dropout views), https://arxiv.org/abs/2104.08821
 
+    Inputs:
+        +-----------+--------+
+        | Inputs    | Labels |
+        +===========+========+
+        | sentences | none   |
+        +-----------+--------+
+
     Example::
 
-        from sentsweep.models import load_sentence_model
+        from datasets import Dataset
+        from sentence_transformers import SentenceTransformer, SentenceTransformerTrainer
 
-        model = load_sentence_model("bert-base-uncased", "cls")
+        model = SentenceTransformer("bert-base-uncased")
+        train_dataset = Dataset.from_dict({"sentence": ["A man is playing a guitar.", "A dog runs on the beach."]})
         loss = SimCseBceLoss(model, temperature=0.05)
-        loss(model.preprocess(["A man is playing a guitar.", "A dog runs on the beach."])).backward()
+        SentenceTransformerTrainer(model=model, train_dataset=train_dataset, loss=loss).train()
     """
 
     reference = THESIS_WANG_2022

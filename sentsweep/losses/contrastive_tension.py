@@ -13,10 +13,12 @@ that is evaluated ("we use the second encoder for evaluation", App. B).
 from __future__ import annotations
 
 import random
+from collections.abc import Iterable
 
 from sentence_transformers.sentence_transformer.losses import ContrastiveTensionLoss
-from torch import nn
+from torch import Tensor, nn
 
+from sentsweep.losses.modes import follow_encoder_mode
 from sentsweep.references import CONTRASTIVE_TENSION, Cited
 
 
@@ -64,17 +66,25 @@ class ContrastiveTensionBceLoss(Cited, ContrastiveTensionLoss):
         - Johanna Reiml (2023), Sentence Embeddings in Various Supervision Settings, section 2.4.5.4 (CT
           maximises the dot product, with unshared weights)
 
+    Inputs:
+        +--------------------------------+--------------------------------------------+
+        | Inputs                         | Labels                                     |
+        +================================+============================================+
+        | (sentence_A, sentence_B) pairs | 1 if they are the same sentence, else 0    |
+        +--------------------------------+--------------------------------------------+
+
     Example::
 
         import random
-        import torch
-        from sentsweep.models import load_sentence_model
+        from datasets import Dataset
+        from sentence_transformers import SentenceTransformer, SentenceTransformerTrainer
 
-        model = load_sentence_model("bert-base-uncased", "mean")
-        loss = ContrastiveTensionBceLoss(model)
+        model = SentenceTransformer("bert-base-uncased")
         sentences = ["A man is playing a guitar.", "A dog runs on the beach.", "It is raining."]
         firsts, seconds, labels = contrastive_tension_pairs(sentences, 7, random.Random(0))
-        loss([model.preprocess(firsts), model.preprocess(seconds)], torch.tensor(labels)).backward()
+        train_dataset = Dataset.from_dict({"sentence_A": firsts, "sentence_B": seconds, "label": labels})
+        loss = ContrastiveTensionBceLoss(model)
+        SentenceTransformerTrainer(model=model, train_dataset=train_dataset, loss=loss).train()
     """
 
     reference = CONTRASTIVE_TENSION
@@ -82,3 +92,9 @@ class ContrastiveTensionBceLoss(Cited, ContrastiveTensionLoss):
     def __init__(self, model) -> None:
         super().__init__(model)
         self.criterion = nn.BCEWithLogitsLoss(reduction="mean")
+
+    def forward(self, sentence_features: Iterable[dict[str, Tensor]], labels: Tensor | None = None) -> Tensor:
+        """The loss of a batch of (a, b) pairs, `labels` their y (the same sentence where None); `model1`
+        trains in `model2`'s mode, as one module of the shared loop does."""
+        follow_encoder_mode(self, self.model2)
+        return super().forward(sentence_features, labels)

@@ -12,10 +12,14 @@ layers of the same checkpoint (Wang (2022) uses 2 layers, section 3.2.1).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import Any
+
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from sentsweep.losses.modes import follow_encoder_mode
 from sentsweep.references import BERT, THESIS_WANG_2022, Cited
 
 
@@ -26,6 +30,11 @@ def _load_head_model(model_path: str, auto_class, **config_overrides):
     for key, value in config_overrides.items():
         setattr(config, key, value)
     return auto_class.from_pretrained(model_path, config=config)
+
+
+def _checkpoint(model: nn.Module) -> str:
+    """The checkpoint the sentence encoder's transformer was loaded from (the path or hub name in its config)."""
+    return model[0].auto_model.config._name_or_path
 
 
 def special_or_padding(tokenizer, features: dict) -> Tensor:
@@ -75,8 +84,9 @@ class ClmAutoEncoderLoss(Cited, nn.Module):
     the N sentences. A sentence of T predicted tokens thus weighs about T times a per-token mean, which sets
     the scale of the weight w in the multi-task loss (eq. 3.6).
 
-    `forward(features, sentence)` takes the sentence embeddings f(x) when the caller has computed them (a
-    multi-task method shares one encoder pass between its objectives); without them it encodes the batch.
+    `batch_loss(features, sentence)` takes the sentence embeddings f(x) when the caller has computed them (a
+    multi-task method shares one encoder pass between its objectives); without them it encodes the batch. The
+    decoder is initialised from `model_path` (default: the checkpoint the encoder was loaded from).
 
     References:
         - Ruixiang Wang (2022), Improving Unsupervised Contrastive Learning for Sentence Embeddings,
@@ -84,26 +94,44 @@ class ClmAutoEncoderLoss(Cited, nn.Module):
         - Kexin Wang, Nils Reimers, Iryna Gurevych (2021), TSDAE: Using Transformer-based Sequential Denoising
           Auto-Encoder for Unsupervised Sentence Embedding Learning, section 3.2 (the decoder's cross-attention)
 
+    Inputs:
+        +-----------+--------+
+        | Inputs    | Labels |
+        +===========+========+
+        | sentences | none   |
+        +-----------+--------+
+
     Example::
 
+        from datasets import Dataset
+        from sentence_transformers import SentenceTransformerTrainer
         from sentsweep.models import load_sentence_model
 
         model = load_sentence_model("bert-base-uncased", "mean")
-        loss = ClmAutoEncoderLoss(model, "bert-base-uncased", decoder_layers=2)
-        loss(model.preprocess(["A man is playing a guitar.", "A dog runs on the beach."])).backward()
+        train_dataset = Dataset.from_dict({"sentence": ["A man is playing a guitar.", "A dog runs on the beach."]})
+        loss = ClmAutoEncoderLoss(model, decoder_layers=2)
+        SentenceTransformerTrainer(model=model, train_dataset=train_dataset, loss=loss).train()
     """
 
     reference = THESIS_WANG_2022
 
-    def __init__(self, model: nn.Module, model_path: str, decoder_layers: int = 2) -> None:
+    def __init__(self, model: nn.Module, model_path: str | None = None, decoder_layers: int = 2) -> None:
         from transformers import AutoModelForCausalLM
 
         super().__init__()
         self.model = model
-        self.decoder = _load_head_model(model_path, AutoModelForCausalLM, is_decoder=True, add_cross_attention=True,
-                                        num_hidden_layers=decoder_layers)
+        self.decoder_layers = decoder_layers
+        self.decoder = _load_head_model(model_path or _checkpoint(model), AutoModelForCausalLM, is_decoder=True,
+                                        add_cross_attention=True, num_hidden_layers=decoder_layers)
 
-    def forward(self, features: dict, sentence: Tensor | None = None) -> Tensor:
+    def forward(self, sentence_features: Iterable[dict[str, Tensor]], labels: Tensor | None = None) -> Tensor:
+        """The loss of a batch of sentences (one column's features); `labels` is unused."""
+        (features,) = tuple(sentence_features)
+        return self.batch_loss(features)
+
+    def batch_loss(self, features: dict, sentence: Tensor | None = None) -> Tensor:
+        """The loss of a batch's features, decoded from `sentence` (f(x)) where given, else from their encoding."""
+        follow_encoder_mode(self, self.model)
         if sentence is None:
             sentence = self.model(dict(features))["sentence_embedding"]
         input_ids, attention_mask = features["input_ids"], features["attention_mask"]
@@ -116,6 +144,9 @@ class ClmAutoEncoderLoss(Cited, nn.Module):
         targets = input_ids[:, 1:].masked_fill(attention_mask[:, 1:] == 0, -100)
         return sentence_sum_token_mean(logits, targets)
 
+    def get_config_dict(self) -> dict[str, Any]:
+        return {"decoder_name_or_path": self.decoder.config._name_or_path, "decoder_layers": self.decoder_layers}
+
 
 class MlmAutoEncoderLoss(Cited, nn.Module):
     """MLM auto-encoder: a bidirectional decoder reads a heavily masked copy of x whose first (CLS) input
@@ -127,36 +158,60 @@ class MlmAutoEncoderLoss(Cited, nn.Module):
     averaged over the N sentences (not averaged over all masked tokens of the batch), so a sentence's term grows
     with its number of masked tokens, which sets the scale of the weight w in the multi-task loss (eq. 3.6).
 
-    `forward(features, generator, sentence)` takes the sentence embeddings f(x) when the caller has computed
+    `batch_loss(features, generator, sentence)` takes the sentence embeddings f(x) when the caller has computed
     them (a multi-task method shares one encoder pass between its objectives); without them it encodes the batch.
+    The masks are drawn from `generator` (`forward`: `self.generator`, torch's global generator when None, which
+    the trainer's seed fixes). The decoder is initialised from `model_path` (default: the encoder's checkpoint).
 
     References:
         - Ruixiang Wang (2022), Improving Unsupervised Contrastive Learning for Sentence Embeddings,
           section 3.2.2, eq. 3.5
 
+    Inputs:
+        +-----------+--------+
+        | Inputs    | Labels |
+        +===========+========+
+        | sentences | none   |
+        +-----------+--------+
+
     Example::
 
-        import torch
+        from datasets import Dataset
+        from sentence_transformers import SentenceTransformerTrainer
         from sentsweep.models import load_sentence_model
 
         model = load_sentence_model("bert-base-uncased", "mean")
-        loss = MlmAutoEncoderLoss(model, "bert-base-uncased", decoder_layers=2, mask_ratio=0.8)
-        features = model.preprocess(["A man is playing a guitar.", "A dog runs on the beach."])
-        loss(features, torch.Generator().manual_seed(0)).backward()
+        train_dataset = Dataset.from_dict({"sentence": ["A man is playing a guitar.", "A dog runs on the beach."]})
+        loss = MlmAutoEncoderLoss(model, decoder_layers=2, mask_ratio=0.8)
+        SentenceTransformerTrainer(model=model, train_dataset=train_dataset, loss=loss).train()
     """
 
     reference = THESIS_WANG_2022
 
-    def __init__(self, model: nn.Module, model_path: str, decoder_layers: int = 2, mask_ratio: float = 0.8) -> None:
+    def __init__(self, model: nn.Module, model_path: str | None = None, decoder_layers: int = 2,
+                 mask_ratio: float = 0.8, generator: torch.Generator | None = None) -> None:
         from transformers import AutoModelForMaskedLM
 
         super().__init__()
         self.model = model
-        self.decoder = _load_head_model(model_path, AutoModelForMaskedLM, num_hidden_layers=decoder_layers)
+        self.decoder_layers = decoder_layers
+        self.decoder = _load_head_model(model_path or _checkpoint(model), AutoModelForMaskedLM,
+                                        num_hidden_layers=decoder_layers)
         self.mask_ratio = mask_ratio
         self.mask_token_id = model.tokenizer.mask_token_id
+        self.generator = generator
 
-    def forward(self, features: dict, generator, sentence: Tensor | None = None) -> Tensor:
+    def forward(self, sentence_features: Iterable[dict[str, Tensor]], labels: Tensor | None = None) -> Tensor:
+        """The loss of a batch of sentences (one column's features), masked with `self.generator`'s draws;
+        `labels` is unused."""
+        (features,) = tuple(sentence_features)
+        return self.batch_loss(features, self.generator)
+
+    def batch_loss(self, features: dict, generator: torch.Generator | None, sentence: Tensor | None = None
+                   ) -> Tensor:
+        """The loss of a batch's features, masked with `generator`'s draws and decoded from `sentence` (f(x))
+        where given, else from their encoding."""
+        follow_encoder_mode(self, self.model)
         if sentence is None:
             sentence = self.model(dict(features))["sentence_embedding"]
         never_mask = special_or_padding(self.model.tokenizer, features)
@@ -167,6 +222,10 @@ class MlmAutoEncoderLoss(Cited, nn.Module):
         logits = self.decoder(inputs_embeds=inputs_embeds, attention_mask=features["attention_mask"]).logits
         return sentence_sum_token_mean(logits, labels)
 
+    def get_config_dict(self) -> dict[str, Any]:
+        return {"decoder_name_or_path": self.decoder.config._name_or_path, "decoder_layers": self.decoder_layers,
+                "mask_ratio": self.mask_ratio}
+
 
 class MaskedLanguageModelingLoss(Cited, nn.Module):
     """BERT's MLM on the encoder itself: 15% of the tokens are chosen (80% of them become [MASK], 10% a random
@@ -174,31 +233,45 @@ class MaskedLanguageModelingLoss(Cited, nn.Module):
 
         L = -1/|M| sum_{m in M} log P(x_m | x \\ M)
 
+    The masks are drawn from `generator` (`forward`: `self.generator`, torch's global generator when None, which
+    the trainer's seed fixes; `batch_loss(features, generator)`: the one given). The head is the one of
+    `model_path` (default: the checkpoint the encoder was loaded from).
+
     References:
         - Jacob Devlin, Ming-Wei Chang, Kenton Lee, Kristina Toutanova (2019), BERT: Pre-training of Deep
           Bidirectional Transformers for Language Understanding, section 3.1 (Task #1: Masked LM),
           https://arxiv.org/abs/1810.04805
         - Johanna Reiml (2023), Sentence Embeddings in Various Supervision Settings, section 2.3.1.3
 
+    Inputs:
+        +-----------+--------+
+        | Inputs    | Labels |
+        +===========+========+
+        | sentences | none   |
+        +-----------+--------+
+
     Example::
 
-        import torch
+        from datasets import Dataset
+        from sentence_transformers import SentenceTransformerTrainer
         from sentsweep.models import load_sentence_model
 
         model = load_sentence_model("bert-base-uncased", "mean")
-        loss = MaskedLanguageModelingLoss(model, "bert-base-uncased", probability=0.15)
-        features = model.preprocess(["A man is playing a guitar.", "A dog runs on the beach."])
-        loss(features, torch.Generator().manual_seed(0)).backward()
+        train_dataset = Dataset.from_dict({"sentence": ["A man is playing a guitar.", "A dog runs on the beach."]})
+        loss = MaskedLanguageModelingLoss(model, probability=0.15)
+        SentenceTransformerTrainer(model=model, train_dataset=train_dataset, loss=loss).train()
     """
 
     reference = BERT
 
-    def __init__(self, model: nn.Module, model_path: str, probability: float = 0.15) -> None:
+    def __init__(self, model: nn.Module, model_path: str | None = None, probability: float = 0.15,
+                 generator: torch.Generator | None = None) -> None:
         from transformers import AutoModelForMaskedLM
 
         super().__init__()
         self.model = model
-        mlm = AutoModelForMaskedLM.from_pretrained(model_path)
+        self.generator = generator
+        mlm = AutoModelForMaskedLM.from_pretrained(model_path or _checkpoint(model))
         encoder = model[0].auto_model
         # Keep the checkpoint's LM head, but run it on the shared encoder's token states; its output
         # projection is tied to the shared encoder's input embeddings, as in BERT.
@@ -207,7 +280,15 @@ class MaskedLanguageModelingLoss(Cited, nn.Module):
         self.probability = probability
         self.mask_token_id = model.tokenizer.mask_token_id
 
-    def forward(self, features: dict, generator) -> Tensor:
+    def forward(self, sentence_features: Iterable[dict[str, Tensor]], labels: Tensor | None = None) -> Tensor:
+        """The loss of a batch of sentences (one column's features), masked with `self.generator`'s draws;
+        `labels` is unused."""
+        (features,) = tuple(sentence_features)
+        return self.batch_loss(features, self.generator)
+
+    def batch_loss(self, features: dict, generator: torch.Generator | None) -> Tensor:
+        """The loss of a batch's features, masked with `generator`'s draws."""
+        follow_encoder_mode(self, self.model)
         encoder = self.model[0].auto_model
         never_mask = special_or_padding(self.model.tokenizer, features)
         masked_ids, labels = mask_tokens(features["input_ids"], never_mask, self.probability, self.mask_token_id,
@@ -215,3 +296,6 @@ class MaskedLanguageModelingLoss(Cited, nn.Module):
         states = encoder(input_ids=masked_ids, attention_mask=features["attention_mask"]).last_hidden_state
         logits = self.lm_head(states)
         return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), labels.reshape(-1), ignore_index=-100)
+
+    def get_config_dict(self) -> dict[str, Any]:
+        return {"probability": self.probability}

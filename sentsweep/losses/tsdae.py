@@ -21,6 +21,7 @@ from sentence_transformers.sentence_transformer.losses import DenoisingAutoEncod
 from torch import Tensor, nn
 
 from sentsweep.errors import InputError
+from sentsweep.losses.modes import follow_encoder_mode
 from sentsweep.references import TSDAE, Cited
 
 
@@ -83,17 +84,28 @@ class TsdaeLoss(Cited, DenoisingAutoEncoderLoss):
           Auto-Encoder for Unsupervised Sentence Embedding Learning, section 3.1 (the objective), section 3.2
           (the decoder's cross-attention), https://arxiv.org/abs/2104.06979
 
+    Inputs:
+        +------------------------------------------+--------+
+        | Inputs                                   | Labels |
+        +==========================================+========+
+        | (noised sentence, original sentence)     | none   |
+        | pairs                                    |        |
+        +------------------------------------------+--------+
+
     Example::
 
         import random
-        from sentsweep.models import load_sentence_model
+        from datasets import Dataset
+        from sentence_transformers import SentenceTransformer, SentenceTransformerTrainer
         from sentsweep.noise import WordNoise
 
-        model = load_sentence_model("bert-base-uncased", "cls")
-        loss = TsdaeLoss(model, tie_encoder_decoder=True)
+        model = SentenceTransformer("bert-base-uncased")
         sentences = ["A man is playing a guitar.", "A dog runs on the beach."]
-        noised = [WordNoise("delete", 0.6)(sentence, random.Random(0)) for sentence in sentences]
-        loss([model.preprocess(noised), model.preprocess(sentences)]).backward()
+        noise, rng = WordNoise("delete", 0.6), random.Random(0)
+        train_dataset = Dataset.from_dict({"noised": [noise(sentence, rng) for sentence in sentences],
+                                           "sentence": sentences})
+        loss = TsdaeLoss(model, tie_encoder_decoder=True)
+        SentenceTransformerTrainer(model=model, train_dataset=train_dataset, loss=loss).train()
     """
 
     reference = TSDAE
@@ -113,6 +125,7 @@ class TsdaeLoss(Cited, DenoisingAutoEncoderLoss):
             setattr(parent, name, replacement)
 
     def forward(self, sentence_features, labels=None) -> Tensor:
+        follow_encoder_mode(self, self.encoder)
         source, target = tuple(sentence_features)
         if self.need_retokenization:
             target = self.retokenize(target)

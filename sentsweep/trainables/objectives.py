@@ -14,6 +14,7 @@ rest (SimCSE as MultipleNegativesRankingLoss over (x, x), in one pass).
 
 from __future__ import annotations
 
+import inspect
 import random
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -42,6 +43,12 @@ from sentsweep.settings import Settings, cited, project_choice, required_input, 
 from sentsweep.trainables.settings import Trial
 
 
+def loss_default(loss_class: type, argument: str):
+    """The default of `argument` in `loss_class`'s constructor: a loss's defaults are written once, in its
+    signature, and its settings class reads them (the setting keeps the source that cites the value)."""
+    return inspect.signature(loss_class.__init__).parameters[argument].default
+
+
 @dataclass(frozen=True)
 class TsdaeSettings(Settings):
     noise_type: str = setting("delete", "word noise on the encoder's input", cited(TSDAE, "App. A, Table 5",
@@ -54,14 +61,16 @@ class TsdaeSettings(Settings):
 
 @dataclass(frozen=True)
 class SimCseSettings(Settings):
-    temperature: float = setting(0.05, "softmax temperature tau of the contrastive loss",
+    temperature: float = setting(loss_default(SimCseLoss, "temperature"),
+                                 "softmax temperature tau of the contrastive loss",
                                  cited(THESIS_WANG_2022, "§5.2.2, Table 5.3", '"temperature 0.05"'), gt=0)
 
 
 @dataclass(frozen=True)
 class SimCseBceSettings(Settings):
     temperature: float = setting(
-        0.05, "temperature tau in the sigmoid g(s) = sigmoid(s / tau) of each pair's cosine similarity s",
+        loss_default(SimCseBceLoss, "temperature"),
+        "temperature tau in the sigmoid g(s) = sigmoid(s / tau) of each pair's cosine similarity s",
         project_choice("Wang 2022 eq. 2.10 prints g(x) = sigma(x^tau) and §5.3.3 keeps Table 5.3's temperature 0.05; "
                        "read as sigma(cos / tau) with tau = 0.05, the scaling of eq. 2.7"), gt=0)
 
@@ -72,8 +81,8 @@ class NoiseMatchingSettings(Settings):
     nm_noise_ratio: float = setting(0.6, "share of the words deleted from the matched copy",
                                  cited(THESIS_REIML_2023, "§4.2.3", '"60% of the input sentence is noised"'),
                                  ge=0, lt=1)
-    temperature: float = setting(0.05, "softmax temperature tau", project_choice("Reiml 2023 §4.2.3 gives no value"),
-                                 gt=0)
+    temperature: float = setting(loss_default(NoiseMatchingLoss, "temperature"), "softmax temperature tau",
+                                 project_choice("Reiml 2023 §4.2.3 gives no value"), gt=0)
 
 
 @dataclass(frozen=True)
@@ -93,21 +102,23 @@ class ContrastiveTensionInBatchSettings(Settings):
 
 @dataclass(frozen=True)
 class MlmSettings(Settings):
-    mlm_probability: float = setting(0.15, "share of the tokens selected for prediction",
+    mlm_probability: float = setting(loss_default(MaskedLanguageModelingLoss, "probability"),
+                                     "share of the tokens selected for prediction",
                                      cited(THESIS_REIML_2023, "§2.3.1.3", '"BERT selects 15% of the input tokens"'),
                                      gt=0, lt=1)
 
 
 @dataclass(frozen=True)
 class ConsertSettings(Settings):
-    augmentations: str = setting("token_shuffle,feature_cutoff", "one augmentation per view, comma-separated "
-                                 f"({', '.join(AUGMENTATIONS)})",
+    augmentations: str = setting(",".join(loss_default(ConsertLoss, "augmentations")),
+                                 f"one augmentation per view, comma-separated ({', '.join(AUGMENTATIONS)})",
                                  cited(THESIS_WANG_2022, "§5.3.1, Table 5.4", "Token Shuffling + Feature Cutoff"))
-    augmentation_ratio: float = setting(0.2, "share of tokens or features an augmentation cuts or drops",
+    augmentation_ratio: float = setting(loss_default(ConsertLoss, "ratio"),
+                                        "share of tokens or features an augmentation cuts or drops",
                                         cited(THESIS_WANG_2022, "§5.3.1", '"In ConSERT we use Feature Cutoff with '
                                               'probability 0.2 and Embedding Dropout with probability 0.2"'),
                                         ge=0, lt=1)
-    temperature: float = setting(0.05, "NT-Xent temperature",
+    temperature: float = setting(loss_default(ConsertLoss, "temperature"), "NT-Xent temperature",
                                  cited(THESIS_WANG_2022, "Table 5.3", '"temperature 0.05"; §5.3.1: "Other '
                                        'hyperparameters setting is same as basic experimental setup from Table 5.3"'),
                                  gt=0)
@@ -118,15 +129,17 @@ class ConsertSettings(Settings):
 
 @dataclass(frozen=True)
 class ClmAutoEncoderSettings(Settings):
-    decoder_layers: int = setting(2, "layers of the causal decoder", cited(THESIS_WANG_2022, "§3.2.1",
-                                  '"always set 2 layers for decoder in this thesis"'), ge=1)
+    decoder_layers: int = setting(loss_default(ClmAutoEncoderLoss, "decoder_layers"), "layers of the causal decoder",
+                                  cited(THESIS_WANG_2022, "§3.2.1", '"always set 2 layers for decoder in this thesis"'),
+                                  ge=1)
 
 
 @dataclass(frozen=True)
 class MlmAutoEncoderSettings(Settings):
-    decoder_layers: int = setting(2, "layers of the masked-LM decoder", cited(THESIS_WANG_2022, "§3.2.2, Table 5.3",
-                                  '"decoder layers 2"'), ge=1)
-    decoder_mask_ratio: float = setting(0.8, "share of the decoder's input tokens masked",
+    decoder_layers: int = setting(loss_default(MlmAutoEncoderLoss, "decoder_layers"), "layers of the masked-LM decoder",
+                                  cited(THESIS_WANG_2022, "§3.2.2, Table 5.3", '"decoder layers 2"'), ge=1)
+    decoder_mask_ratio: float = setting(loss_default(MlmAutoEncoderLoss, "mask_ratio"),
+                                        "share of the decoder's input tokens masked",
                                         cited(THESIS_WANG_2022, "§3.2.2", '"usually 80% in this thesis"'), gt=0, lt=1)
 
 
@@ -246,14 +259,14 @@ def build_tsdae(model, settings: TsdaeSettings, source: str, vocabulary: tuple[s
 @objective("simcse", SimCseSettings, SIMCSE)
 def build_simcse(model, settings: SimCseSettings, source: str, vocabulary: tuple[str, ...]) -> Objective:
     loss = SimCseLoss(model, settings.temperature)
-    return Objective(loss, lambda s, rng: loss(preprocess_on_device(model, s)),
+    return Objective(loss, lambda s, rng: loss([preprocess_on_device(model, s)]),
                      views=2, loss_on_views=lambda encoded, rng: loss.loss_on_views(*encoded.views[:2]))
 
 
 @objective("simcse_bce", SimCseBceSettings, THESIS_WANG_2022)
 def build_simcse_bce(model, settings: SimCseBceSettings, source: str, vocabulary: tuple[str, ...]) -> Objective:
     loss = SimCseBceLoss(model, settings.temperature)
-    return Objective(loss, lambda s, rng: loss(preprocess_on_device(model, s)),
+    return Objective(loss, lambda s, rng: loss([preprocess_on_device(model, s)]),
                      views=2, loss_on_views=lambda encoded, rng: loss.loss_on_views(*encoded.views[:2]))
 
 
@@ -288,31 +301,31 @@ def build_nm(model, settings: NoiseMatchingSettings, source: str, vocabulary: tu
     loss = NoiseMatchingLoss(model, settings.temperature)
     noise = WordNoise("delete", settings.nm_noise_ratio)
     return Objective(loss, lambda s, rng: loss(
-        preprocess_on_device(model, s), preprocess_on_device(model, [noise(x, rng) for x in s])))
+        [preprocess_on_device(model, s), preprocess_on_device(model, [noise(x, rng) for x in s])]))
 
 
 @objective("consert", ConsertSettings, CONSERT, dropout_free=True)
 def build_consert(model, settings: ConsertSettings, source: str, vocabulary: tuple[str, ...]) -> Objective:
     loss = ConsertLoss(model, settings.augmentations, settings.augmentation_ratio, settings.temperature)
-    return Objective(loss, lambda s, rng: loss(preprocess_on_device(model, s), _generator(rng)))
+    return Objective(loss, lambda s, rng: loss.batch_loss(preprocess_on_device(model, s), _generator(rng)))
 
 
 @objective("mlm", MlmSettings, BERT)
 def build_mlm(model, settings: MlmSettings, source: str, vocabulary: tuple[str, ...]) -> Objective:
     loss = MaskedLanguageModelingLoss(model, source, settings.mlm_probability)
-    return Objective(loss, lambda s, rng: loss(preprocess_on_device(model, s), _generator(rng)))
+    return Objective(loss, lambda s, rng: loss.batch_loss(preprocess_on_device(model, s), _generator(rng)))
 
 
 @objective("clm_ae", ClmAutoEncoderSettings, THESIS_WANG_2022)
 def build_clm_ae(model, settings: ClmAutoEncoderSettings, source: str, vocabulary: tuple[str, ...]) -> Objective:
     loss = ClmAutoEncoderLoss(model, source, settings.decoder_layers)
-    return Objective(loss, lambda s, rng: loss(preprocess_on_device(model, s)),
-                     views=1, loss_on_views=lambda encoded, rng: loss(encoded.features, encoded.views[0]))
+    return Objective(loss, lambda s, rng: loss([preprocess_on_device(model, s)]),
+                     views=1, loss_on_views=lambda encoded, rng: loss.batch_loss(encoded.features, encoded.views[0]))
 
 
 @objective("mlm_ae", MlmAutoEncoderSettings, THESIS_WANG_2022)
 def build_mlm_ae(model, settings: MlmAutoEncoderSettings, source: str, vocabulary: tuple[str, ...]) -> Objective:
     loss = MlmAutoEncoderLoss(model, source, settings.decoder_layers, settings.decoder_mask_ratio)
-    return Objective(loss, lambda s, rng: loss(preprocess_on_device(model, s), _generator(rng)),
-                     views=1, loss_on_views=lambda encoded, rng: loss(encoded.features, _generator(rng),
-                                                                      encoded.views[0]))
+    return Objective(loss, lambda s, rng: loss.batch_loss(preprocess_on_device(model, s), _generator(rng)),
+                     views=1, loss_on_views=lambda encoded, rng: loss.batch_loss(encoded.features, _generator(rng),
+                                                                                 encoded.views[0]))

@@ -46,6 +46,7 @@ from sentsweep.tasks import main_metric
 from sentsweep.tasks.sts import StsEvaluator
 from sentsweep.terminal import say
 from sentsweep.tracking.callback import NON_PARAM_KEYS, SweepTracker, config_hash
+from sentsweep.tracking.command_record import command_operations
 from sentsweep.tracking.store import redact, sweep_pages
 from sentsweep.tracking.sweep_run import experiment_params
 from sentsweep.tracking.used_values import trial_reported_names
@@ -154,6 +155,8 @@ class SweepRunner:
         if self.options.race:  # how the race decided, beside its printed status
             tracker.tag_sweep("race", json.dumps(self.race_settings() | {"schedule": self.options.race_schedule}))
         tracker.record_user_code(constants.get(USER_CODE_KEY))  # the sweep run's code version, as its trials'
+        for operation in command_operations(options):  # the command that started it, for `sentsweep rerun`
+            tracker.writer.submit(operation)
         # the settings trials report themselves are the sweep run's params as the trials used them, at its end
         tracker.reported_names = trial_reported_names(constants, stages)
         tracker.record.log_params(self.experiment_params(stages, tracker.reported_names))

@@ -15,12 +15,14 @@ from sentsweep.sweep.config.option_groups import examples_epilog
 from sentsweep.sweep.config.options import parse_options
 from sentsweep.sweep.execution.interrupts import ignore_signals_at_exit, stop_as_interrupt
 from sentsweep.terminal import closed_pipe
+from sentsweep.tracking.command_record import note_command
 
 
 def run_sweep(definition: SweepDefinition, argv=None, prog: str | None = None) -> int:
     """Entry point of a sweep script; returns the process exit code."""
     prog = prog or script_command(definition)
     options = parse_options(definition.options, argv, prog, definition.description, examples_epilog(prog))
+    note_command(sys.argv[1:] if argv is None else list(argv), prog, definition.name)  # the sweep run records it
     # SIGTERM stops a sweep as Ctrl-C does, also before Ray starts
     signal.signal(signal.SIGTERM, stop_as_interrupt)
     try:
