@@ -48,7 +48,7 @@ class StageComparison:
 
 def table_frames(tracking_uri: str, run_id: str) -> dict[str, pd.DataFrame]:
     """The run's stage tables by artifact file name (`tables/NN-<title>.json`)."""
-    from mlflow.tracking import MlflowClient  # lazy: MLflow only where runs are read
+    from mlflow.tracking import MlflowClient  # lazy: mlflow
 
     client = MlflowClient(tracking_uri)
     frames = {}
