@@ -48,11 +48,12 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("preparation cache", ["sentsweep.preparation_cache"]),
     ("trainables", ["sentsweep.trainables"]),
     ("tracking", ["sentsweep.tracking"]),
-    ("analysis", ["sentsweep.analysis"]),
+    ("analysis", ["sentsweep.analysis", "sentsweep.sweep_result"]),
     ("search spaces", ["sentsweep.search_spaces"]),
     ("sweep launcher", ["sentsweep.sweep"]),
     ("experiments", ["sentsweep.experiments"]),
-    ("entry points", ["sentsweep.cli", "sentsweep.__main__", "sentsweep.evaluate", ROOT]),
+    ("entry points", ["sentsweep.cli", "sentsweep.__main__", "sentsweep.evaluate", "sentsweep.keyword_options",
+                      "sentsweep.api", ROOT]),
 ]
 
 LAZY_MARK = "lazy:"

@@ -47,11 +47,13 @@ from sentsweep.sweep.cluster import PendingTimeout, cluster_nodes, pending_watch
 from sentsweep.sweep.definition import ResolvedSweep, Stage, SweepDefinition
 from sentsweep.sweep.deterministic_failures import no_retry_of_deterministic_failures
 from sentsweep.sweep.interrupts import stop_as_interrupt, stop_signal_came
+from sentsweep.sweep.library_call import note_sweep_run
 from sentsweep.sweep.local_ray import start_ray
 from sentsweep.sweep.models_kept import KeptModels, MissingModels
+from sentsweep.sweep.notebook_progress import stage_progress
 from sentsweep.sweep.options import SweepOptions
 from sentsweep.sweep.optuna_sampler import make_sampler
-from sentsweep.sweep.progress import SweepProgress, ray_logging_level, tune_verbosity
+from sentsweep.sweep.progress import ray_logging_level, tune_verbosity
 from sentsweep.sweep.ray_connection import ray_on_this_machine
 from sentsweep.sweep.ray_leftovers import end_left_ray, record_local_ray
 from sentsweep.sweep.resources import check_resources
@@ -159,6 +161,7 @@ class SweepRunner:
         except MlflowUnavailable as outage:
             print(f"error: {outage}; once MLflow is back, run: {redact(shlex.join(sweep_command()))}", file=sys.stderr)
             return MLFLOW_UNAVAILABLE_EXIT_CODE
+        note_sweep_run(tracker.parent_run_id, tracker.writer.experiment_id)  # for a `sentsweep.run` call's result
         try:
             self._run_stages(tracker, stages)
             tracker.finish()
@@ -434,9 +437,9 @@ class SweepRunner:
         # --pending-timeout (created before a restore unpickles it)
         watch = pending_watch(self.options, run_name, self.gpus_per_trial)
         budget = budget_watch(self.budget, run_name)  # --time-budget, --gpu-hours (a watch restored as above)
-        progress = [] if self.options.verbose else [SweepProgress(self.stage_title, self.stage_axes,
-                                                                  self.definition.selection_metric,
-                                                                  self.options.progress_interval, race_bound)]
+        progress = [] if self.options.verbose else [stage_progress(self.stage_title, self.stage_axes,
+                                                                   self.definition.selection_metric,
+                                                                   self.options.progress_interval, race_bound)]
         callbacks = [tracker, *progress, *([watch] if watch else []), budget]
         if os.environ.get(FAULT_ENV):  # the fault matrix's tests only
             from sentsweep.sweep.fault_injection import TrialFaultPoint  # lazy: imports Ray Tune, as above
