@@ -12,9 +12,7 @@ sentsweep.trainables.st_losses) is the method `st:<LossName>`; its constructor a
 import sys
 from dataclasses import dataclass
 
-from sentsweep.settings import project_choice
-from sentsweep.sweep import Stage, SweepDefinition, SweepOptions, option, run_sweep
-from sentsweep.sweep.protocol import Protocol, Sourced
+from sentsweep import Protocol, Sourced, Stage, SweepDefinition, SweepOptions, option, project_choice, run_sweep
 
 LOSSES = ["st:CoSENTLoss", "st:AnglELoss", "st:MultipleNegativesRankingLoss"]
 OWN = project_choice("this example's choice")
