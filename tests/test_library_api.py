@@ -6,6 +6,7 @@ names only."""
 from __future__ import annotations
 
 import ast
+import importlib.util
 import io
 import json
 import os
@@ -235,3 +236,32 @@ def test_a_sweep_from_python_returns_its_result_and_its_resume_call(tmp_path, sh
     assert result.mlflow_url.endswith(f"/runs/{result.sweep_run_id}?workflowType=machine_learning")
     assert list(result.targets.columns)[:3] == ["cell", "metric", "published"] and len(result.targets) == 11
     assert "mean ± std over seeds" in result.output
+
+
+# --- the API reference ------------------------------------------------------------------------------------------
+
+def docs_hook():
+    spec = importlib.util.spec_from_file_location("docs_hooks", ROOT / "docs" / "hooks.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_docs_build_refuses_a_public_name_without_a_docstring(tmp_path):
+    """docs/hooks.py fails the (strict) docs build on a name of `__all__` without a docstring, read as the API
+    reference reads it; sentsweep's every public name has one."""
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text(textwrap.dedent('''
+        """A package."""
+        from typing import TYPE_CHECKING
+        if TYPE_CHECKING:
+            from pkg.inner import bare, documented
+        __all__ = ["documented", "bare"]
+    '''))
+    (package / "inner.py").write_text('def documented():\n    """Says what it does."""\n\n\ndef bare():\n    pass\n')
+    hook = docs_hook()
+    assert hook.undocumented_public_names("pkg", [str(tmp_path)]) == ["bare"]
+    assert hook.undocumented_public_names("sentsweep", [str(ROOT)]) == []
+    with pytest.raises(hook.PluginError, match=r"the public name\(s\) bare of"):
+        hook.refuse_undocumented("pkg", [str(tmp_path)])
