@@ -25,13 +25,21 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
-from sentsweep.losses.contrastive import encode_views
-from sentsweep.models import preprocess_on_device
-from sentsweep.references import Reference
-from sentsweep.settings import Settings, project_choice, setting
-from sentsweep.sweep import Stage, SweepDefinition, run_sweep
-from sentsweep.sweep.config.protocol import Protocol, Sourced
-from sentsweep.trainables.objectives import Objective, objective
+from sentsweep import (
+    Objective,
+    Protocol,
+    Reference,
+    Settings,
+    Sourced,
+    Stage,
+    SweepDefinition,
+    encode_views,
+    objective,
+    preprocess_on_device,
+    project_choice,
+    run_sweep,
+    setting,
+)
 
 ALIGNMENT_UNIFORMITY = Reference(
     "Wang & Isola", "Tongzhou Wang, Phillip Isola",

@@ -6,7 +6,7 @@ reports mean average precision and MRR. Its files are JSON Lines, one question a
 
     {"question": "...", "answers": ["..."], "distractors": ["...", "..."]}
 
-Registered with `@register`, it is an `--eval-task` of any sweep, its main metric a column of the tables:
+Registered with `@task`, it is an `--eval-task` of any sweep, its main metric a column of the tables:
 
     python own_task.py --quick                          # TSDAE on the demo corpus, scored on examples/data/faq_rerank
     python own_task.py --quick --eval-task faq_rerank=my_faq_folder/
@@ -17,19 +17,27 @@ import json
 import sys
 from pathlib import Path
 
-from sentsweep.errors import InputError
-from sentsweep.references import Reference
-from sentsweep.retrieval_metrics import mean_average_precision, mrr_at_k
-from sentsweep.settings import project_choice
-from sentsweep.sweep import Stage, SweepDefinition, run_sweep
-from sentsweep.sweep.config.protocol import Protocol, Sourced
-from sentsweep.tasks.base import Task, TaskResult, register
+from sentsweep import (
+    InputError,
+    Protocol,
+    Reference,
+    Sourced,
+    Stage,
+    SweepDefinition,
+    Task,
+    TaskResult,
+    mean_average_precision,
+    mrr_at_k,
+    project_choice,
+    run_sweep,
+    task,
+)
 
 OWN_DATA = Reference("faq_rerank", "the researcher", "FAQ reranking (one's own data)", None, "unpublished")
 DEMO_FOLDER = Path(__file__).resolve().parent / "data" / "faq_rerank"
 
 
-@register("faq_rerank")
+@task("faq_rerank")
 class FaqRerankTask(Task):
     """Rerank each question's answers and distractors: MAP and MRR@10 (x 100)."""
 

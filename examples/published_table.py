@@ -2,7 +2,7 @@
 
 The table is the TSDAE paper's pooling comparison (Wang et al. 2021, App. A, Table 7: deletion ratio 0.6, an
 untied decoder, best STS-B dev Spearman x 100, mean of 5 seeds): CLS 78.77, mean 78.84, max 78.17. The protocol is
-the project's cited one for that search (sentsweep.experiments.protocols.tsdae.SEARCH_PROTOCOL); the targets are
+the project's cited one for that search (the tsdae_noise experiment's); the targets are
 this file's. The sweep's table and `sentsweep analyze report` then say which published cells were reproduced (the
 published value inside the interval of the seeds' mean), and `--dry-run` checks that every target names a cell
 the sweep produces.
@@ -14,11 +14,10 @@ the sweep produces.
 
 import sys
 
-from sentsweep.analysis.reproduction import PublishedValue
-from sentsweep.experiments.protocols.tsdae import SEARCH_PROTOCOL
-from sentsweep.references import TSDAE
-from sentsweep.settings import cited
-from sentsweep.sweep import Stage, SweepDefinition, run_sweep
+from sentsweep import PublishedValue, Stage, SweepDefinition, cited, get_experiment, run_sweep
+
+SEARCH = get_experiment("tsdae_noise")  # the project's cited protocol of the TSDAE paper's search, and the paper
+SEARCH_PROTOCOL, TSDAE = SEARCH.protocol, SEARCH.reference
 
 TABLE_7 = {"cls": 78.77, "mean": 78.84, "max": 78.17}
 PAPER_SETTING = {"model": "bert-base-uncased", "max_steps": 30_000, "eval_steps": 1_500, "batch_size": 8, "lr": 3e-5}

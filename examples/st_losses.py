@@ -17,9 +17,7 @@ sentence-transformers' trainer; `train_in_the_trainer` trains a model with SimCS
 import sys
 from dataclasses import dataclass
 
-from sentsweep.settings import project_choice
-from sentsweep.sweep import Stage, SweepDefinition, SweepOptions, option, run_sweep
-from sentsweep.sweep.config.protocol import Protocol, Sourced
+from sentsweep import Protocol, Sourced, Stage, SweepDefinition, SweepOptions, option, project_choice, run_sweep
 
 LOSSES = ["st:CoSENTLoss", "st:AnglELoss", "st:MultipleNegativesRankingLoss"]
 OWN = project_choice("this example's choice")

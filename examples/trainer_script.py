@@ -22,12 +22,20 @@ from datasets import Dataset
 from sentence_transformers import SentenceTransformer, SentenceTransformerTrainer, SentenceTransformerTrainingArguments
 from sentence_transformers.sentence_transformer.losses import CoSENTLoss
 
-from sentsweep.data import read_scored_pairs
-from sentsweep.references import Reference
-from sentsweep.settings import Settings, project_choice, setting
-from sentsweep.sweep import Stage, SweepDefinition, run_sweep
-from sentsweep.sweep.config.protocol import Protocol, Sourced
-from sentsweep.trainables.trainer_script import TrainerRun, trainer_script
+from sentsweep import (
+    Protocol,
+    Reference,
+    Settings,
+    Sourced,
+    Stage,
+    SweepDefinition,
+    TrainerRun,
+    project_choice,
+    read_scored_pairs,
+    run_sweep,
+    setting,
+    trainer_script,
+)
 
 COSENT = Reference("CoSENT", "Xiang Huang et al.", "CoSENT: Consistent Sentence Embedding via Similarity Ranking",
                    2024, "IEEE/ACM Transactions on Audio, Speech, and Language Processing")

@@ -54,10 +54,12 @@ class Source:
 
 
 def cited(reference: Reference, where: str, note: str = "") -> Source:
+    """A value's source in a published work: `cited(TSDAE, "App. A, Table 6")`, with an optional `note`."""
     return Source(reference, where, note)
 
 
 def project_choice(note: str = "") -> Source:
+    """A value the project chose (no work gives it), `note` saying why: `project_choice("CPU-sized")`."""
     return Source(None, "", note)
 
 

@@ -50,7 +50,7 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("preparation cache", ["sentsweep.preparation_cache"]),
     ("trainables", ["sentsweep.trainables"]),
     ("tracking", ["sentsweep.tracking"]),
-    ("analysis", ["sentsweep.analysis"]),
+    ("analysis", ["sentsweep.analysis", "sentsweep.sweep_result"]),
     ("search spaces", ["sentsweep.search_spaces"]),
     # the sweep's sub-packages, lowest first: what a sweep is, the cluster it asks, what Ray Tune runs, the run,
     # and the launch (the package's own __init__, which imports the entry point, with it)
@@ -60,7 +60,8 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("sweep execution", ["sentsweep.sweep.execution"]),
     ("sweep launch", ["sentsweep.sweep.launch", "sentsweep.sweep.__init__"]),
     ("experiments", ["sentsweep.experiments"]),
-    ("entry points", ["sentsweep.cli", "sentsweep.__main__", "sentsweep.evaluate", "sentsweep.rerun", ROOT]),
+    ("entry points", ["sentsweep.cli", "sentsweep.__main__", "sentsweep.evaluate", "sentsweep.rerun",
+                      "sentsweep.keyword_options", "sentsweep.api", ROOT]),
 ]
 
 LAZY_MARK = "lazy:"

@@ -1,5 +1,5 @@
 """docs/notebook.md runs as written: its Python cells, in order, in one namespace, as a notebook runs them (a tiny
-sweep from Python, its runs as a DataFrame, the table)."""
+sweep from Python with `sentsweep.run`, its tables, best configuration and runs, a table of one's own)."""
 
 import ast
 import re
@@ -22,19 +22,24 @@ def run_cell(source: str, namespace: dict):
 
 
 @pytest.mark.slow  # runs a sweep (2 trials of 4 steps)
-def test_the_notebook_page_runs_a_sweep_and_tabulates_its_runs(tmp_path, monkeypatch, capsys, shared_ray):
+def test_the_notebook_page_runs_a_sweep_and_reads_its_result(tmp_path, monkeypatch, capsys, shared_ray):
     text = PAGE.read_text(encoding="utf-8")
     cells = PYTHON_CELL.findall(text)
-    assert len(cells) == 3
+    assert len(cells) == 5
     monkeypatch.chdir(tmp_path)  # the page's sweep_outputs/ goes here
     namespace: dict = {}
     try:
         shown = [run_cell(cell, namespace) for cell in cells]
     finally:
         ray.shutdown()
-    runs, table_cells = shown[1], shown[2]
+    status, table, (best_values, best_dev), runs = shown[:4]
+    assert (status.state, status.exit_code) == ("finished", 0)
+    assert list(table["n"]) == [2, 2] and set(table["metric"]) == {"sts_test_at_best_dev", "best_sts_dev"}
+    assert best_values == {"noise_ratio": 0.6, "pooling": "mean"} and best_dev["n"] == 2
     assert len(runs) == 2 and set(runs["status"]) == {"FINISHED"} and set(runs["seed"]) == {"0", "1"}
     assert list(runs.columns)[:2] == ["seed", "status"]
-    assert list(table_cells["n"]) == [2, 2] and set(table_cells["metric"]) == {"sts_test_at_best_dev", "best_sts_dev"}
+    assert best_dev["mean"] == pytest.approx(runs["metrics.best_sts_dev"].mean())
     header = text.split("```text\n", 1)[1].splitlines()[0]
-    assert header in capsys.readouterr().out  # the table the page shows is the one printed
+    printed = capsys.readouterr().out
+    assert header in printed  # the table the page shows is the one printed
+    assert "untrained model" not in printed  # the sweep itself printed nothing: its output is the result's

@@ -461,6 +461,8 @@ def _seed_counts(cell: Cell) -> str:
 
 
 def to_markdown(table: ComparisonTable, digits: int = 2) -> str:
+    """The table as Markdown, as a sweep prints it: mean ± std per cell to `digits` decimals, the best per column in
+    bold and its group marked, then the footnote (seeds, tests, runs left out)."""
     header = table.row_params + [str(c) for c in table.columns]
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
     for row in table.rows:

@@ -16,6 +16,7 @@ from sentsweep.sweep import SweepDefinition
 
 
 def experiment_names() -> list[str]:
+    """The names of the experiments (`get_experiment`, `sentsweep list`), sorted."""
     return sorted(module.name for module in pkgutil.iter_modules(__path__)
                   if not module.name.startswith("_") and not module.ispkg)  # protocols/: the shared protocols
 

@@ -264,11 +264,19 @@ def build_options_parser(cls: type[SweepOptions], prog: str | None = None, descr
 
 
 def parse_options(cls: type[Options], argv=None, prog: str | None = None, description: str | None = None,
-                  epilog: str | None = None) -> Options:
-    """The frozen options of a command line (argparse exits with its usage message on a bad one)."""
-    namespace = build_options_parser(cls, prog, description, epilog).parse_args(argv)
+                  epilog: str | None = None, exit_on_error: bool = True) -> Options:
+    """The frozen options of a command line (argparse exits with its usage message on a bad one; without
+    `exit_on_error`, argparse's message is an `InputError`)."""
+    parser = build_options_parser(cls, prog, description, epilog)
+    if not exit_on_error:
+        parser.error = _raise_input_error
+    namespace = parser.parse_args(argv)
     return cls(**{name: tuple(value) if isinstance(value, list) else value
                   for name, value in vars(namespace).items()})
+
+
+def _raise_input_error(message: str):
+    raise InputError(message)
 
 
 def default_text(default: Any) -> str | None:

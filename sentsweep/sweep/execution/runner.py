@@ -30,6 +30,7 @@ from sentsweep.sweep.config.definition import ResolvedSweep, Stage, SweepDefinit
 from sentsweep.sweep.config.options import SweepOptions
 from sentsweep.sweep.execution.budget import SweepBudget
 from sentsweep.sweep.execution.interrupts import stop_as_interrupt
+from sentsweep.sweep.execution.library_call import note_sweep_run
 from sentsweep.sweep.execution.models_kept import KeptModels, MissingModels
 from sentsweep.sweep.execution.progress import ray_logging_level
 from sentsweep.sweep.execution.stage_run import StageRun
@@ -111,6 +112,7 @@ class SweepRunner:
         except MlflowUnavailable as outage:
             print(f"error: {outage}; once MLflow is back, run: {redact(shlex.join(sweep_command()))}", file=sys.stderr)
             return MLFLOW_UNAVAILABLE_EXIT_CODE
+        note_sweep_run(tracker.parent_run_id, tracker.writer.experiment_id)  # for a `sentsweep.run` call's result
         try:
             self._run_stages(tracker, stages)
             tracker.finish()

@@ -12,7 +12,8 @@ from sentsweep.sweep.compute.cluster import PendingTimeout, pending_watch
 from sentsweep.sweep.execution.budget import BudgetSpent, budget_watch
 from sentsweep.sweep.execution.deterministic_failures import no_retry_of_deterministic_failures
 from sentsweep.sweep.execution.interrupts import stop_signal_came
-from sentsweep.sweep.execution.progress import SweepProgress, tune_verbosity
+from sentsweep.sweep.execution.notebook_progress import stage_progress
+from sentsweep.sweep.execution.progress import tune_verbosity
 from sentsweep.sweep.execution.storage_faults import (
     StorageFault,
     StorageWatch,
@@ -77,9 +78,9 @@ def _tuner(stage, run_name: str, param_space: dict, tune_config, watches: list, 
         train, {"cpu": options.cpus_per_trial, "gpu": sweep.gpus_per_trial}
     )
     experiment_path = f"{sweep.storage_path.rstrip('/')}/{run_name}"
-    progress = [] if options.verbose else [SweepProgress(stage.title, list(stage.axes),
-                                                         sweep.definition.selection_metric,
-                                                         options.progress_interval, race_bound)]
+    progress = [] if options.verbose else [stage_progress(stage.title, list(stage.axes),
+                                                          sweep.definition.selection_metric,
+                                                          options.progress_interval, race_bound)]
     callbacks = [stage.tracker, *progress, *watches, budget]
     if os.environ.get(FAULT_ENV):  # the fault matrix's tests only
         from sentsweep.sweep.execution.fault_injection import TrialFaultPoint  # lazy: ray

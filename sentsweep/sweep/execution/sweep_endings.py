@@ -18,6 +18,7 @@ import sys
 
 from sentsweep.sweep.compute.cluster import PendingTimeout
 from sentsweep.sweep.execution.budget import BudgetSpent
+from sentsweep.sweep.execution.library_call import library_call
 from sentsweep.sweep.execution.storage_faults import StorageFault, stop_for_storage, storage_fault
 from sentsweep.tracking.store import redact
 from sentsweep.tracking.writer import MlflowUnavailable
@@ -48,7 +49,10 @@ def resume_command(extend: bool) -> str:
 
 
 def sweep_command() -> list[str]:
-    """The command line that started this sweep."""
+    """The command line that started this sweep (of a `sentsweep.run` call: the command line of the same sweep)."""
+    call = library_call()
+    if call is not None:
+        return list(call.command)
     return [sys.executable, *sys.argv] if sys.argv[0].endswith(".py") else list(sys.argv)
 
 

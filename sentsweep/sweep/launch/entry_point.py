@@ -12,7 +12,7 @@ from sentsweep.plugins import import_plugin
 from sentsweep.sweep.config.definition import SweepDefinition
 from sentsweep.sweep.config.option_checks import check_option_bounds, check_search_combination
 from sentsweep.sweep.config.option_groups import examples_epilog
-from sentsweep.sweep.config.options import parse_options
+from sentsweep.sweep.config.options import SweepOptions, parse_options
 from sentsweep.sweep.execution.interrupts import ignore_signals_at_exit, stop_as_interrupt
 from sentsweep.terminal import closed_pipe
 from sentsweep.tracking.command_record import note_command
@@ -26,15 +26,7 @@ def run_sweep(definition: SweepDefinition, argv=None, prog: str | None = None) -
     # SIGTERM stops a sweep as Ctrl-C does, also before Ray starts
     signal.signal(signal.SIGTERM, stop_as_interrupt)
     try:
-        check_option_bounds(options)  # the options on their own and together: before torch or Ray load
-        check_search_combination(options)
-        for plugin in options.plugin:  # before anything reads the registries their entries join
-            import_plugin(plugin)
-        from sentsweep.sweep.execution.progress import library_output  # lazy: ray
-        from sentsweep.sweep.launch.launcher import launch  # lazy: ray, torch
-
-        with library_output(options.verbose):  # the libraries' start-up chatter hidden from here on (--verbose: not)
-            code = launch(definition, options)
+        code = start_sweep(definition, options)
         sys.stdout.flush()  # here, not at exit: a closed pipe (`--dry-run | head`) is met where it is handled
         return code
     except BrokenPipeError:
@@ -47,6 +39,21 @@ def run_sweep(definition: SweepDefinition, argv=None, prog: str | None = None) -
         return 130
     finally:
         ignore_signals_at_exit()
+
+
+def start_sweep(definition: SweepDefinition, options: SweepOptions) -> int:
+    """Check the parsed options on their own and together, import the plugins they name, then check every input
+    and run the sweep (`sentsweep.sweep.launch.launcher.launch`); returns the exit code, raises `InputError` on bad
+    input before anything runs. A script's `run_sweep` and `sentsweep.run` both start a sweep here."""
+    check_option_bounds(options)  # the options on their own and together: before torch or Ray load
+    check_search_combination(options)
+    for plugin in options.plugin:  # before anything reads the registries their entries join
+        import_plugin(plugin)
+    from sentsweep.sweep.execution.progress import library_output  # lazy: ray
+    from sentsweep.sweep.launch.launcher import launch  # lazy: ray, torch
+
+    with library_output(options.verbose):  # the libraries' start-up chatter hidden from here on (--verbose: not)
+        return launch(definition, options)
 
 
 def script_command(definition: SweepDefinition) -> str:
