@@ -5,12 +5,12 @@
     result.best.values, result.status.state
 
 The options are the command line's, as keywords (`sentsweep.keyword_options`), checked as the command line checks
-them; the sweep then starts where a script's starts (`sentsweep.sweep.launch.entry_point.start_sweep`), so that
-bad input raises `InputError` before anything runs, as the command line ends in its one line and exit code 2.
-While it runs, only its progress shows (a notebook's bar in a notebook,
-`sentsweep.sweep.execution.notebook_progress`); what the command line would print (the tables, the links, how
-it ended) is kept in the result's `output`, and printed as it comes with `verbose=True` (which also gives Ray Tune's own output, as --verbose does). The result is read back from the
-sweep's MLflow record (`sentsweep.sweep_result`).
+them; the sweep then starts where a script's starts (`sentsweep.sweep.launch.entry_point.start_sweep`), so that bad
+input raises `InputError` before anything runs, as the command line ends in its one line and exit code 2. While it
+runs, only its progress shows (a notebook's bar in a notebook, `sentsweep.sweep.execution.notebook_progress`); what
+the command line would print (the tables, the links, how it ended) is kept in the result's `output`, and printed as
+it comes with `verbose=True` (which also gives Ray Tune's own output, as --verbose does). The result is read back
+from the sweep's MLflow record (`sentsweep.sweep_result`).
 """
 
 from __future__ import annotations
