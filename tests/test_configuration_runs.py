@@ -226,6 +226,7 @@ def test_standing_and_the_seeds_left_out_are_tags(logged):
     assert best["standing"] == "best on best_sts_dev (mean over 3 seeds)"
     assert failed["seeds_left_out"] == "seed 2: failed (ValueError: the loss is nan)"
     assert best["seeds_left_out"] == "none"
+    assert best["outcome"] == failed["outcome"] == "ran to the end"  # not raced
     group = logged.table.groups["best_sts_dev"].members[(0.3, "cls")]
     in_words = "within the best's significance group" if group.in_best_group else "significantly worse than the best"
     assert worse["standing"].startswith(f"{in_words} on best_sts_dev (Holm-adjusted p = "
@@ -294,7 +295,7 @@ def test_each_stage_has_its_view_and_the_printed_link_opens_the_final_stages(two
         assert {run.data.tags["stage"] for run in runs} == {stage}
         _, envelope, state = view_state(store, key)
         assert envelope["name"] == f"{tracker.run_name}: stage '{stage}', best first"
-        assert state["selectedColumns"][:2] == ["params.`stage`", "metrics.`best_sts_dev_mean`"]
+        assert state["selectedColumns"][:3] == ["params.`stage`", "tags.`outcome`", "metrics.`best_sts_dev_mean`"]
         assert shareable_keys() >= set(state)
     everything = runs_of_view(store, parent)  # the sweep's configurations of every stage, also saved
     assert len(everything) == len(SCORES) + len(SECOND_STAGE)
@@ -427,3 +428,4 @@ def test_the_sweep_runs_params_of_a_combined_method_are_keys_mlflow_takes(tmp_pa
 
     client.log_batch(run, params=[Param(key, value) for key, value in params.items()])
     assert client.get_run(run).data.params == params
+

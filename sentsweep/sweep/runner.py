@@ -21,6 +21,7 @@ from pathlib import Path
 from sentsweep.analysis.race_schedules import make_race
 from sentsweep.analysis.racing import TEST_OPTIONS
 from sentsweep.analysis.reproduction import TARGETS_ARTIFACT, targets_to_json
+from sentsweep.analysis.run_accounts import configuration_accounts, stage_account
 from sentsweep.analysis.runs import (
     RACE_NOT_COUNTED_TAG,
     RACE_STOPPED_TAG,
@@ -52,6 +53,7 @@ from sentsweep.sweep.models_kept import KeptModels, MissingModels
 from sentsweep.sweep.options import SweepOptions
 from sentsweep.sweep.optuna_sampler import make_sampler
 from sentsweep.sweep.progress import SweepProgress, ray_logging_level, tune_verbosity
+from sentsweep.sweep.race_decisions import decided_runs
 from sentsweep.sweep.ray_connection import ray_on_this_machine
 from sentsweep.sweep.ray_leftovers import end_left_ray, record_local_ray
 from sentsweep.sweep.resources import check_resources
@@ -250,6 +252,8 @@ class SweepRunner:
             runs = runs[runs["params.stage"] == stage]
         stage_runs = runs
         if self.race_counted is not None and len(runs):
+            stage_runs = decided_runs(tracker.writer, runs, self.race_status, self.race_hashes, self.race_counted,
+                                      self.race_stopped)
             runs = self.counted_runs(tracker, runs)
         if not len(runs) or not (runs["status"] == "FINISHED").any():
             raise StageFailed(no_trial_finished(runs), exit_code=1)
@@ -259,12 +263,8 @@ class SweepRunner:
         say(f"\n{title}: mean ± std over seeds (MLflow experiment {self.experiment!r}, "
             f"sweep run {tracker.parent_run_id})\n\n{markdown}", table_keys=len(table.row_params))
         fault_point("table", index)
-        race = ""
-        if self.race_status:
-            lines = [f"- {label}: n={status.n}, {status.state}: {status.why}"
-                     for label, status in self.race_status.items()]
-            say("\nRace over seeds (" + ", ".join(map(str, self.seeds)) + "):\n" + "\n".join(lines))
-            race = "Race over seeds:\n" + "\n".join(lines)
+        race = stage_account(stage_runs)
+        say(f"\n{race}")
         self.log_configurations(tracker, title, table, stage_runs, race, targets)
         self.race_status, self.race_counted, self.race_stopped = {}, None, {}
         if self.definition.selection_metric not in table.best:
@@ -282,9 +282,8 @@ class SweepRunner:
         tracker.record.log_stage(title, to_markdown(table), cells, table.row_params, metric, race, reproduction)
         rows = {config: row for row in table.rows
                 for config in runs_of_row(stage_runs, table.row_params, row)["config_hash"].unique()}
-        tracker.configurations.stage_done(
-            cells, table.row_params, rows, stage_runs, metric, self.race_counted,
-            {self.race_hashes[label]: status for label, status in self.race_status.items()} or None)
+        tracker.configurations.stage_done(cells, table.row_params, rows, stage_runs, metric,
+                                          configuration_accounts(stage_runs))
 
     def experiment_params(self, stages: list[tuple[str, dict]], reported: frozenset = frozenset()) -> dict[str, str]:
         """The experiment as the sweep's run's params (`sentsweep.tracking.sweep_run.experiment_params`), less the

@@ -9,8 +9,11 @@ page's own: the search facets `searchFilter`, `orderByKey`, `orderByAsc`, and th
 of shareable keys; a column is `<type>.\\`<key>\\``, as the grid's column ids). A sweep saves
 
 - `<sweep run id>` (`configurations_view`), the answer: the sweep's configuration runs (filter
-  `tags.configuration_of`), sorted by the selection metric's mean, best first, showing their names, the selection
-  metric's mean, std and n, the other table metrics' means and the axes (the stage first, in a sweep of several).
+  `tags.configuration_of`), sorted by their `rank` (the configurations that ran to the end by the selection metric's
+  mean, best first, then those a race dropped: `sentsweep.tracking.configuration_outcomes`), showing their names,
+  their `outcome` (ran to the end, dropped by the race at step 10 or after 2 seeds, untrained model kept by every
+  seed), the selection metric's mean, std and n, the other table metrics' means and the axes (the stage first, in a
+  sweep of several).
   Its chart view (`compareRunsMode=CHART`) opens on parallel coordinates of the axes and the selection metric's
   mean, one line per configuration;
 - in a sweep of several stages, one such view per stage, `<sweep run id>-stage-<stage>` (`stage_view_key`): that
@@ -30,6 +33,7 @@ import json
 import re
 import time
 
+from sentsweep.tracking.configuration_outcomes import OUTCOME_TAG, RANK_METRIC
 from sentsweep.tracking.names import PARAM_ALIASES, statistic_key
 
 ANSWER_VIEW_TAG = "answer_view"  # a sweep run's tag: the key of the view its printed link opens
@@ -58,6 +62,7 @@ def configurations_view(sweep_run_id: str, selection_metric: str, metrics: list[
     """The page state of a sweep's configuration runs, best first (see the module docstring); with `stage`, that
     stage's alone. The axis `stage` is the first column after the name."""
     shown = [column("params", "stage")] if "stage" in axes else []
+    shown += [column("tags", OUTCOME_TAG)]
     shown += [column("metrics", statistic_key(selection_metric, statistic)) for statistic in ("mean", "std", "n")]
     shown += [column("metrics", statistic_key(metric, "mean")) for metric in metrics if metric != selection_metric]
     params = [axis for axis in axes if axis != "stage"]
@@ -70,10 +75,11 @@ def configurations_view(sweep_run_id: str, selection_metric: str, metrics: list[
                 "selectedMetrics": [statistic_key(selection_metric, "mean")]}
     return {
         "searchFilter": f"tags.configuration_of = '{sweep_run_id}'" + (f" and tags.stage = '{stage}'" if stage else ""),
-        "orderByKey": column("metrics", statistic_key(selection_metric, "mean")), "orderByAsc": False,
+        "orderByKey": column("metrics", RANK_METRIC), "orderByAsc": True,
         "selectedColumns": shown, "columnOrder": [RUN_NAME_COLUMN, *shown, *TRAILING_COLUMNS],
-        # narrow enough that the name, the stage and the selection metric's mean, std and n fit at 1,280 px
-        "columnWidths": {RUN_NAME_COLUMN: 320, column("params", "stage"): 130}
+        # narrow enough that the name, the stage, the outcome and the selection metric's mean, std and n fit at
+        # 1,280 px
+        "columnWidths": {RUN_NAME_COLUMN: 280, column("params", "stage"): 130, column("tags", OUTCOME_TAG): 250}
         | {name: 125 for name in shown if name.startswith("metrics.")},
         "runsHiddenMode": "SHOW_ALL",
         # the parallel coordinates first, in a section of their own; the page adds a chart per metric below
