@@ -57,6 +57,7 @@ from sentsweep.sweep.race_decisions import decided_runs
 from sentsweep.sweep.ray_connection import ray_on_this_machine
 from sentsweep.sweep.ray_leftovers import end_left_ray, record_local_ray
 from sentsweep.sweep.resources import check_resources
+from sentsweep.sweep.stage_plots import PLOTS_FOLDER, log_stage_plots
 from sentsweep.sweep.storage_faults import (
     StorageFault,
     StorageWatch,
@@ -266,6 +267,8 @@ class SweepRunner:
         race = stage_account(stage_runs)
         say(f"\n{race}")
         self.log_configurations(tracker, title, table, stage_runs, race, targets)
+        log_stage_plots(tracker.writer, runs, list(axes), self.definition.selection_metric,
+                        Path(self.options.output_dir) / PLOTS_FOLDER / tracker.parent_run_id[:8], index + 1, title)
         self.race_status, self.race_counted, self.race_stopped = {}, None, {}
         if self.definition.selection_metric not in table.best:
             raise StageFailed("no trial of this stage finished; see the failure_reason tags in MLflow", exit_code=1)
