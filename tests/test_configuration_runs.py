@@ -429,3 +429,18 @@ def test_the_sweep_runs_params_of_a_combined_method_are_keys_mlflow_takes(tmp_pa
     client.log_batch(run, params=[Param(key, value) for key, value in params.items()])
     assert client.get_run(run).data.params == params
 
+
+def test_the_view_of_every_stage_charts_the_axes_all_stages_sweep_and_says_so():
+    """MLflow draws no line for a configuration without one of a parallel coordinates chart's axes: the view of
+    every stage's configurations charts the shared axes (NM's stage 1 has no w), each stage's view its own."""
+    from sentsweep.tracking.views import sweep_views
+
+    views = {key: (name, state) for key, name, state in sweep_views(
+        "s", "nm", "best_sts_dev", ["best_sts_dev"], ["stage", "method", "pooling", "w"], "grid",
+        ["method", "pooling", "w"], ["method", "pooling"])}
+    name, state = views["s"]
+    assert state["compareRunCharts"][0]["selectedParams"] == ["method", "pooling"]
+    assert name == ("nm: configurations of all stages, best first (parallel coordinates on method, pooling: each "
+                    "stage's own in its view)")
+    assert views["s-stage-grid"][1]["compareRunCharts"][0]["selectedParams"] == ["method", "pooling", "w"]
+    assert views["s-stage-grid"][1]["orderByKey"] == "metrics.`rank`" and views["s-stage-grid"][1]["orderByAsc"]

@@ -15,7 +15,8 @@ of shareable keys; a column is `<type>.\\`<key>\\``, as the grid's column ids). 
   seed), the selection metric's mean, std and n, the other table metrics' means and the axes (the stage first, in a
   sweep of several).
   Its chart view (`compareRunsMode=CHART`) opens on parallel coordinates of the axes and the selection metric's
-  mean, one line per configuration;
+  mean, one line per configuration (in a sweep of several stages, on the axes every stage sweeps: MLflow leaves out
+  a configuration without one of the chart's axes, so the chart holds every configuration; its name says so);
 - in a sweep of several stages, one such view per stage, `<sweep run id>-stage-<stage>` (`stage_view_key`): that
   stage's configurations alone (and `tags.stage`), best first, the stage's name its first column. The link a sweep
   prints opens the final stage's: its answer first (the sweep run's tag `answer_view` names the view it opens,
@@ -58,9 +59,10 @@ def stage_view_key(view_key: str, stage: str) -> str:
 
 
 def configurations_view(sweep_run_id: str, selection_metric: str, metrics: list[str], axes: list[str],
-                        stage: str | None = None) -> dict:
+                        stage: str | None = None, chart_axes: list[str] | None = None) -> dict:
     """The page state of a sweep's configuration runs, best first (see the module docstring); with `stage`, that
-    stage's alone. The axis `stage` is the first column after the name."""
+    stage's alone. The axis `stage` is the first column after the name. The parallel coordinates' axes are
+    `chart_axes` (by default `axes`): MLflow leaves out of the chart a configuration without one of them."""
     shown = [column("params", "stage")] if "stage" in axes else []
     shown += [column("tags", OUTCOME_TAG)]
     shown += [column("metrics", statistic_key(selection_metric, statistic)) for statistic in ("mean", "std", "n")]
@@ -71,7 +73,7 @@ def configurations_view(sweep_run_id: str, selection_metric: str, metrics: list[
     # the axes as the tables name them (a configuration without one of them is left out of the chart by MLflow)
     parallel = {"uuid": "sentsweep-parallel-coordinates", "type": "PARALLEL", "runsCountToCompare": 10,
                 "metricSectionId": CHARTS_SECTION, "deleted": False, "isGenerated": False, "showAllRuns": True,
-                "selectedParams": [axis for axis in axes if axis != "stage"],
+                "selectedParams": [axis for axis in (axes if chart_axes is None else chart_axes) if axis != "stage"],
                 "selectedMetrics": [statistic_key(selection_metric, "mean")]}
     return {
         "searchFilter": f"tags.configuration_of = '{sweep_run_id}'" + (f" and tags.stage = '{stage}'" if stage else ""),
@@ -106,12 +108,19 @@ def seeds_view(sweep_run_id: str, selection_metric: str, axes: list[str]) -> dic
 
 
 def sweep_views(sweep_run_id: str, run_name: str, selection_metric: str, metrics: list[str], axes: list[str],
-                stage: str | None = None, stage_axes: list[str] | None = None) -> list[tuple[str, str, dict]]:
+                stage: str | None = None, stage_axes: list[str] | None = None,
+                common_axes: list[str] | None = None) -> list[tuple[str, str, dict]]:
     """(key, name, page state) of each view a sweep saves as a stage begins: its configurations (of all stages, in a
-    sweep of several: `axes` are every stage's so far), the configurations with their seeds, and, with `stage`, that
-    stage's configurations alone on `stage_axes` (its key `stage_view_key`, the view the printed link opens)."""
-    views = [(sweep_run_id, f"{run_name}: configurations{' of all stages' * bool(stage)}, best first",
-              configurations_view(sweep_run_id, selection_metric, metrics, axes)),
+    sweep of several: `axes` are every stage's so far, its parallel coordinates on `common_axes`, those every stage
+    so far sweeps, so that the chart holds every configuration, the name saying so), the configurations with their
+    seeds, and, with `stage`, that stage's configurations alone on `stage_axes` (its key `stage_view_key`, the view
+    the printed link opens; its chart holds all of them)."""
+    shared = [axis for axis in (axes if common_axes is None else common_axes) if axis != "stage"]
+    chart = f" (parallel coordinates on {', '.join(shared) or 'the stage'}: each stage's own in its view)" \
+        if stage and shared != [axis for axis in axes if axis != "stage"] else ""
+    views = [(sweep_run_id, f"{run_name}: configurations{' of all stages' * bool(stage)}, best first{chart}",
+              configurations_view(sweep_run_id, selection_metric, metrics, axes,
+                                  chart_axes=["stage", *shared] if stage else None)),
              (seeds_view_key(sweep_run_id), f"{run_name}: configurations and their seeds",
               seeds_view(sweep_run_id, selection_metric, axes))]
     if stage:
