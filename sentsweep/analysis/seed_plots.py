@@ -60,6 +60,12 @@ def axis_figure(runs: pd.DataFrame, x: str, metric: str, lines: list[str], title
     return figure
 
 
+def metric_histories(client, run_ids: list[str], metric: str) -> dict[str, list[tuple[int, float]]]:
+    """{run id: [(step, value)]} of `metric` as each run logged it (MLflow's metric history)."""
+    return {run_id: [(point.step, point.value) for point in client.get_metric_history(run_id, metric)]
+            for run_id in run_ids}
+
+
 def curve_statistics(histories: Mapping[str, list[tuple[int, float]]], runs: pd.DataFrame) -> dict:
     """{config hash: DataFrame indexed by step, with mean, std (NaN where fewer than 2 seeds reached the step) and
     n} of the runs' `histories` ({run id: [(step, value)]}) over each configuration's seeds in the table (a run a

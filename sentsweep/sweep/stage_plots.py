@@ -17,18 +17,12 @@ from pathlib import Path
 import pandas as pd
 
 from sentsweep.analysis.run_accounts import configuration_names
-from sentsweep.analysis.seed_plots import axis_figure, curve_figure, curve_statistics
+from sentsweep.analysis.seed_plots import axis_figure, curve_figure, curve_statistics, metric_histories
 from sentsweep.tracking.configurations import address
 from sentsweep.tracking.names import SHOWN_DIGITS, statistic_key
 
 PLOTS_FOLDER = "plots"
 CURVE_METRIC = "sts_dev"  # the shared loop's dev score at every evaluation
-
-
-def metric_histories(client, run_ids: list[str], metric: str) -> dict[str, list[tuple[int, float]]]:
-    """{run id: [(step, value)]} of `metric` as each run logged it."""
-    return {run_id: [(point.step, point.value) for point in client.get_metric_history(run_id, metric)]
-            for run_id in run_ids}
 
 
 def log_stage_plots(writer, runs: pd.DataFrame, axes: list[str], metric: str, folder: Path, number: int,
