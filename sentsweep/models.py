@@ -104,14 +104,15 @@ def load_sentence_model(
     if pooling is None or saved_pooling(source) == pooling:
         model = SentenceTransformer(source, device=device or "cpu", config_kwargs=dropouts or None)
         model.max_seq_length = max_seq_length
-        return model
+        return named_for_records(model, name_or_path)
     if pooling in LAYER_POOLING:
         mode, layer, no_special = LAYER_POOLING[pooling]
         hidden_states = {"output_hidden_states": True} if layer != -1 else {}
         transformer = Transformer(source, max_seq_length=max_seq_length, config_kwargs=dropouts | hidden_states)
         excluded = cls_and_sep_ids(transformer.tokenizer, name_or_path, pooling) if no_special else []
         pooler = _hidden_layer_pooling_class()(transformer.get_embedding_dimension(), mode, layer, excluded)
-        return SentenceTransformer(modules=[transformer, pooler], device=device or "cpu")
+        return named_for_records(SentenceTransformer(modules=[transformer, pooler], device=device or "cpu"),
+                                 name_or_path)
     transformer = Transformer(source, max_seq_length=max_seq_length, config_kwargs=dropouts)
     dimension = transformer.get_embedding_dimension()
     modules = [transformer, Pooling(dimension, pooling_mode="cls" if pooling == "cls_linear" else pooling)]
@@ -120,7 +121,26 @@ def load_sentence_model(
         modules.append(Dense(dimension, dimension, activation_function=torch.nn.Tanh(),
                              init_weight=torch.empty(dimension, dimension).normal_(0.0, std),
                              init_bias=torch.zeros(dimension)))
-    return SentenceTransformer(modules=modules, device=device or "cpu")
+    return named_for_records(SentenceTransformer(modules=modules, device=device or "cpu"), name_or_path)
+
+
+def record_name(name_or_path: str) -> str:
+    """The name a model's records file it under (its `model_card_data.model_name`, which MTEB's `ModelMeta` reads
+    and which names the folder of its result files; MTEB takes only "organization/name"): a hub model's own name
+    ("sentence-transformers/all-MiniLM-L6-v2"; one without an organization as "hub/bert-base-uncased"), a local
+    folder's "local/<the folder's name>"."""
+    if Path(name_or_path).expanduser().exists():
+        return f"local/{Path(name_or_path).expanduser().resolve().name}"
+    return name_or_path if "/" in name_or_path else f"hub/{name_or_path}"
+
+
+def named_for_records(model, name_or_path: str):
+    """`model` with `model_card_data.model_name` set to the `record_name` of `name_or_path` (where its card has
+    none of its own: a released model keeps its name); returns it."""
+    card = getattr(model, "model_card_data", None)
+    if card is not None and not card.model_name:
+        card.model_name = record_name(name_or_path)
+    return model
 
 
 def saved_pooling(source: str) -> str | None:

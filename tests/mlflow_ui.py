@@ -2,7 +2,8 @@
 
 The browser test (tests/test_sweep_end_to_end.py) and the screenshots of docs/mlflow.md are made by this code:
 
-    python -m tests.mlflow_ui docs/images      # make docs-screenshots: a quick nm_weight sweep, then its views
+    python -m tests.mlflow_ui docs/images      # make docs-screenshots: a quick nm_weight sweep, then its views,
+                                               # and a quick tsdae_deletion race over steps, then its views
 
 `MlflowUi` serves a store; `open_printed_link` opens the link a sweep printed on it; `configuration_rows` reads the
 runs grid as displayed (each row's run name and cells, by the grid's row index); `sweep_run_page` opens a run's
@@ -150,6 +151,7 @@ def run_quick_sweep(name: str, folder: Path, *extra: str) -> tuple[str, str]:
     spec = importlib.util.spec_from_file_location(path.stem, path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
+    folder.mkdir(parents=True, exist_ok=True)
     uri = f"sqlite:///{folder / 'mlflow.db'}"
     output = io.StringIO()
     argv, sys.argv = sys.argv, [str(path)]  # the runs' source: the sweep script, as when it is run
@@ -220,13 +222,54 @@ def screenshots(uri: str, output: str, folder: Path) -> list[Path]:
     return list(paths.values())
 
 
+# A race over steps small enough for the docs: 3 seeds, 20 steps, an evaluation every 10.
+RACE_OVER_STEPS = ("--race", "--race-schedule", "steps", "--seeds", "3", "--max-steps", "20", "--eval-steps", "10")
+
+
+def race_screenshots(uri: str, output: str, folder: Path) -> list[Path]:
+    """docs/mlflow.md's views of a race over steps: the printed link (each configuration's outcome, those the race
+    dropped ranked last) and the sweep run's learning-curve picture in its Artifacts tab, at 1,280 px."""
+    from mlflow.tracking import MlflowClient
+
+    link = printed_link(output)
+    experiment_id = re.search(r"#/experiments/(\d+)/", link).group(1)
+    sweep = re.search(r"viewStateShareKey=([^&\s]+)", link).group(1)
+    client = MlflowClient(uri)
+    configurations = client.search_runs([experiment_id], f"tags.configuration_of = '{sweep}'")
+    plots = sorted(artifact.path for artifact in client.list_artifacts(sweep, "plots"))
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = {name: folder / f"mlflow-{name}.png" for name in ("race-over-steps", "sweep-plot")}
+    with MlflowUi(uri) as ui, Chromium(width=1280, height=800) as browser:
+        open_printed_link(browser, ui, link)
+        configuration_rows(browser, len(configurations))
+        close_assistant(browser)
+        configuration_rows(browser, len(configurations), columns=("tags.`outcome`",))
+        time.sleep(1)
+        save_small(browser, paths["race-over-steps"])
+        curve = next(path for path in plots if path.endswith("-curve.png"))
+        browser.open(f"{ui.uri}/#/experiments/{experiment_id}/runs/{sweep}/artifacts/{curve}"
+                     "?workflowType=machine_learning")
+        browser.wait_for("[...document.querySelectorAll('img')].some(image => image.naturalWidth > 400)", 120,
+                         what=f"{curve} shown in the Artifacts tab")
+        time.sleep(1)
+        save_small(browser, paths["sweep-plot"])
+    return list(paths.values())
+
+
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description="docs/mlflow.md's screenshots of a quick nm_weight sweep")
+    parser = argparse.ArgumentParser(description="docs/mlflow.md's screenshots of a quick nm_weight sweep and of a "
+                                                 "quick tsdae_deletion race over steps")
     parser.add_argument("folder", type=Path)
+    parser.add_argument("--race-only", action="store_true", help="only the race over steps' screenshots")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="sentsweep-screenshots-") as work:
-        uri, output = run_quick_sweep("nm_weight", Path(work))
-        for path in screenshots(uri, output, args.folder):
+        paths = []
+        if not args.race_only:
+            uri, output = run_quick_sweep("nm_weight", Path(work) / "nm_weight")
+            paths += screenshots(uri, output, args.folder)
+        uri, output = run_quick_sweep("tsdae_deletion", Path(work) / "race", *RACE_OVER_STEPS)
+        paths += race_screenshots(uri, output, args.folder)
+        for path in paths:
             print(f"{path} ({path.stat().st_size // 1024} KiB)")
     return 0
 

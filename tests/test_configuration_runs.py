@@ -224,6 +224,7 @@ def test_standing_and_the_seeds_left_out_are_tags(logged):
     assert best["standing"] == "best on best_sts_dev (mean over 3 seeds)"
     assert failed["seeds_left_out"] == "seed 2: failed (ValueError: the loss is nan)"
     assert best["seeds_left_out"] == "none"
+    assert best["outcome"] == failed["outcome"] == "ran to the end"  # not raced
     group = logged.table.groups["best_sts_dev"].members[(0.3, "cls")]
     in_words = "within the best's significance group" if group.in_best_group else "significantly worse than the best"
     assert worse["standing"].startswith(f"{in_words} on best_sts_dev (Holm-adjusted p = "
@@ -292,7 +293,7 @@ def test_each_stage_has_its_view_and_the_printed_link_opens_the_final_stages(two
         assert {run.data.tags["stage"] for run in runs} == {stage}
         _, envelope, state = view_state(store, key)
         assert envelope["name"] == f"{tracker.run_name}: stage '{stage}', best first"
-        assert state["selectedColumns"][:2] == ["params.`stage`", "metrics.`best_sts_dev_mean`"]
+        assert state["selectedColumns"][:3] == ["params.`stage`", "tags.`outcome`", "metrics.`best_sts_dev_mean`"]
         assert shareable_keys() >= set(state)
     everything = runs_of_view(store, parent)  # the sweep's configurations of every stage, also saved
     assert len(everything) == len(SCORES) + len(SECOND_STAGE)
@@ -433,3 +434,19 @@ def test_the_sweep_runs_params_of_a_combined_method_are_keys_mlflow_takes(tmp_pa
 
     client.log_batch(run, params=[Param(key, value) for key, value in params.items()])
     assert client.get_run(run).data.params == params
+
+
+def test_the_view_of_every_stage_charts_the_axes_all_stages_sweep_and_says_so():
+    """MLflow draws no line for a configuration without one of a parallel coordinates chart's axes: the view of
+    every stage's configurations charts the shared axes (NM's stage 1 has no w), each stage's view its own."""
+    from sentsweep.tracking.views import sweep_views
+
+    views = {key: (name, state) for key, name, state in sweep_views(
+        "s", "nm", "best_sts_dev", ["best_sts_dev"], ["stage", "method", "pooling", "w"], "grid",
+        ["method", "pooling", "w"], ["method", "pooling"])}
+    name, state = views["s"]
+    assert state["compareRunCharts"][0]["selectedParams"] == ["method", "pooling"]
+    assert name == ("nm: configurations of all stages, best first (parallel coordinates on method, pooling: each "
+                    "stage's own in its view)")
+    assert views["s-stage-grid"][1]["compareRunCharts"][0]["selectedParams"] == ["method", "pooling", "w"]
+    assert views["s-stage-grid"][1]["orderByKey"] == "metrics.`rank`" and views["s-stage-grid"][1]["orderByAsc"]

@@ -105,6 +105,28 @@ def test_the_result_json_is_mtebs_own_and_its_result_cache_loads_it(tiny_model, 
     assert provenance["revision"] == REPOSITORIES["STSBenchmark"][1] and len(provenance["digest"]) == 64
 
 
+def test_result_files_are_named_by_the_model_and_a_trained_checkpoints_trial_and_step(tiny_model, tiny_model_dir,
+                                                                                        tmp_path):
+    """A local model's results lie under local__<its folder>; two checkpoints of it (the revision the loop names,
+    `checkpoint_revision`) in folders of their own, which MTEB's result cache tells apart."""
+    import copy
+
+    from sentsweep.trainables.loop import checkpoint_revision
+
+    task = build_task("mteb:STSBenchmark", str(stsbenchmark(tmp_path / "sts")))
+    name = f"local__{Path(tiny_model_dir).resolve().name}"
+    for step in (10, 20):
+        checkpoint = copy.deepcopy(tiny_model)
+        checkpoint.model_card_data.base_model_revision = checkpoint_revision("a1b2c3", step)
+        for path, content in task.evaluate(EmbeddingScorer(checkpoint), "test").artifacts.items():
+            assert not path.startswith("mteb/results/") or path.startswith(f"mteb/results/{name}/trial-a1b2c3-step-")
+            (tmp_path / "artifacts" / path).parent.mkdir(parents=True, exist_ok=True)
+            (tmp_path / "artifacts" / path).write_text(json.dumps(content), encoding="utf-8")
+    cached = mteb.ResultCache(tmp_path / "artifacts" / "mteb").load_results(tasks=["STSBenchmark"])
+    assert sorted((result.model_name, result.model_revision) for result in cached.model_results) == [
+        (name.replace("__", "/"), "trial-a1b2c3-step-10"), (name.replace("__", "/"), "trial-a1b2c3-step-20")]
+
+
 def test_the_dev_split_is_the_repositorys_validation_split_and_selects_only(tiny_model, tmp_path):
     task = build_task("mteb:STSBenchmark", str(stsbenchmark(tmp_path / "sts")))
     assert task.splits == ("dev", "test") and task.hub_splits == {"dev": "validation", "test": "test"}

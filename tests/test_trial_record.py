@@ -339,6 +339,8 @@ def test_a_sweep_outside_the_repository_records_the_code_the_packages_and_the_no
         assert tags["package.torch"] == importlib.metadata.version("torch")
         assert tags["package.ray"] and tags["package.mlflow"] and tags["package.sentence-transformers"]
         assert tags["node.hostname"] and tags["node.ray_node_id"] and tags["node.cpu"] and tags["node.gpu"]
+        gpu = tags["node.gpu"].split(" (")[0]
+        assert tags["device"] == ("cpu" if gpu == "none" else f"cuda:0 ({gpu})")
         requirements = client.download_artifacts(run.info.run_id, "environment/requirements.txt", str(tmp_path))
         assert f"mlflow=={importlib.metadata.version('mlflow')}" in Path(requirements).read_text().splitlines()
     digests = [run.data.tags["code_version"].split("own_sweep.py@")[1] for run in trials]
@@ -484,8 +486,9 @@ def test_an_environment_becomes_tags_and_a_pinned_requirements_file():
                    "python": "3.11.7 (CPython)", "packages": {"mlflow": "3.17.2", "torch": "2.9.0", "zipp": "3.0"},
                    "node": {"hostname": "gpu-7", "ray_node_id": "n1", "cpu": "AMD EPYC", "cpu_count": 16,
                             "gpus": [{"name": "NVIDIA H100 80GB HBM3", "memory_mib": 81559}],
-                            "gpu_driver": "550.54.15", "cuda": "12.4"}}
+                            "gpu_driver": "550.54.15", "cuda": "12.4", "device": "cuda:0 (NVIDIA H100 80GB HBM3)"}}
     tags = provenance_tags(environment)
+    assert tags["device"] == "cuda:0 (NVIDIA H100 80GB HBM3)"
     assert tags["sentsweep.commit"] == "a" * 40 and tags["sentsweep.dirty"] == "true"
     assert tags["package.torch"] == "2.9.0" and "package.zipp" not in tags
     assert tags["node.gpu"] == "NVIDIA H100 80GB HBM3 (81559 MiB)" and tags["node.gpu_driver"] == "550.54.15"

@@ -2,9 +2,11 @@
 against the swept param, the reproduction targets (where the sweep declared published values:
 `sentsweep.analysis.reproduction`), its compute and the table's LaTeX.
 
-Every trial run of the sweep is accounted for: in the table (a run that does not set the swept param, such as NM's
-stage 1 without w, in a column of its own and as a dashed line in the plot), or counted as left out with its reason
-(failed, stopped early, unfinished, replaced by a finished rerun, not counted by a race, no value of the metric)."""
+Every trial run of the sweep is accounted for (`sentsweep.analysis.run_accounts`, the account the sweep printed and
+logged): in the table (a run that does not set the swept param, such as NM's stage 1 without w, in a column of its
+own and as a dashed line in the plot; a run a race over steps stopped at a rung, at that step), or counted as left
+out with its reason (failed, stopped early, unfinished, replaced by a finished rerun, not counted by a race, no value
+of the metric). A raced sweep's report says how the race decided each configuration, under its plot."""
 
 from __future__ import annotations
 
@@ -18,10 +20,9 @@ from sentsweep.analysis.compute import compute_by_cell, compute_markdown
 from sentsweep.analysis.pareto import pareto_front, plot_front, to_markdown as pareto_markdown
 from sentsweep.analysis.plots import plot_metric
 from sentsweep.analysis.reproduction import PublishedValue, reproduction_section
+from sentsweep.analysis.run_accounts import IN_TABLE, in_table_parts, left_out_counts, race_section, run_accounts
 from sentsweep.analysis.tables import (
     build_table,
-    race_not_counted,
-    status_counts,
     to_latex,
     to_markdown,
     unset_column,
@@ -47,17 +48,21 @@ class ReportRequest:
 
 @dataclass(frozen=True)
 class RunAccount:
-    """Where each of a report's trial runs went: `in_table` (of them `unset`, without the swept param, from the
-    stages `unset_stages`), or left out, `left_out` {reason: runs}; `total` = in_table + the runs left out."""
+    """Where each of a report's trial runs went (`sentsweep.analysis.run_accounts`): `in_table` (of them `unset`,
+    without the swept param, from the stages `unset_stages`; `notes`: the runs a race stopped at a rung and those
+    of configurations it dropped), or left out, `left_out` {reason: runs}; `total` = in_table + the runs left out."""
 
     total: int
     in_table: int
     unset: int
     unset_stages: tuple[str, ...]
     left_out: dict
+    notes: tuple[str, ...] = ()
 
     def text(self, columns: str) -> str:
         text = f"{self.in_table} in the table"
+        if self.notes:
+            text += f" (of them {'; '.join(self.notes)})"
         if self.unset:
             where = f" (stage {', '.join(map(repr, self.unset_stages))})" if self.unset_stages else ""
             text += (f", {self.unset} of them without {columns}{where}: the column \"{unset_column(columns)}\" and "
@@ -67,17 +72,14 @@ class RunAccount:
 
 
 def run_account(runs: pd.DataFrame, metric: str, columns: str) -> RunAccount:
-    """The `RunAccount` of `runs` for a report of `metric` by `columns`: left out are those a table leaves out
-    (failed, stopped early, unfinished, replaced by a finished rerun, not counted by a race) and the finished runs
-    without a value of the metric."""
-    counted = runs[(runs["status"] == "FINISHED") & ~race_not_counted(runs)]
-    scored = counted[counted[f"metrics.{metric}"].notna()] if f"metrics.{metric}" in counted else counted.iloc[0:0]
-    left_out = dict(sorted(status_counts(runs).items()))
-    if len(counted) > len(scored):
-        left_out[f"finished without a value of {metric}"] = len(counted) - len(scored)
+    """The `RunAccount` of `runs` for a report of `metric` by `columns` (`run_accounts`: left out are those a table
+    leaves out, and the finished runs without a value of the metric)."""
+    accounts = run_accounts(runs, metric)
+    scored = runs[accounts["place"] == IN_TABLE]
     unset = scored[scored[f"params.{columns}"].isna()] if f"params.{columns}" in scored else scored
     stages = tuple(sorted(set(unset["params.stage"].dropna()))) if "params.stage" in unset else ()
-    return RunAccount(len(runs), len(scored), len(unset), stages, left_out)
+    return RunAccount(len(runs), len(scored), len(unset), stages, left_out_counts(accounts),
+                      tuple(in_table_parts(accounts)))
 
 
 def pareto_section(runs: pd.DataFrame, request: ReportRequest, output: Path) -> str:
@@ -105,6 +107,8 @@ def write_report(runs: pd.DataFrame, request: ReportRequest, targets: Sequence[P
                 title=f"{request.experiment}: {request.metric} vs {request.columns}")
     lines = " x ".join(request.lines) if request.lines else "metric"
     front = pareto_section(runs, request, output) if request.objectives else ""
+    race = race_section(runs)
+    race = f"\n## Race\n\n{race}\n" if race else ""
     text = f"""# {request.experiment}: {request.metric} by {", ".join(request.rows)} and {request.columns}
 
 Generated by `sentsweep analyze report` from {runs["run_id"].size} trial runs in MLflow (experiment \
@@ -115,7 +119,7 @@ Generated by `sentsweep analyze report` from {runs["run_id"].size} trial runs in
 ![{request.metric} vs {request.columns}]({plot_stem.name}.png)
 
 Mean over seeds with a ± std band; one line per {lines}.
-{reproduction}{front}
+{race}{reproduction}{front}
 ## Compute
 
 The compute the sweep's trials spent, in hours, per cell and in total (every run, finished or not; GPU hours are

@@ -19,6 +19,9 @@ RACE_NOT_COUNTED_TAG = "race_not_counted"
 # The tag of a trial's run that a race over steps stopped at a rung (sentsweep.analysis.step_racing): the step of
 # the evaluation its decision counted. The run's scores are read at that step (`values_at_race_stops`).
 RACE_STOPPED_TAG = "race_stopped_at_step"
+# The tag of each trial run of a raced configuration: how the race decided the configuration, in the words every
+# account of the sweep gives (sentsweep.analysis.run_accounts.race_decision_text).
+RACE_DECISION_TAG = "race_decision"
 # What a run reports of how far it ran, kept as logged where its scores are read at a race's stop.
 RAN = (*COMPUTE_METRICS, "step", "training_iteration")
 
@@ -46,12 +49,12 @@ def latest_sweep_run_id(tracking_uri: str, experiment_name: str) -> str:
 def fetch_trial_runs(tracking_uri: str, experiment_name: str, sweep_run_id: str | None = None) -> pd.DataFrame:
     """Trial runs of one sweep (or of every sweep when `sweep_run_id` is None), fetched page by page.
 
-    Columns: run_id, status, start_time and end_time (ms since the epoch; no end_time for a run not ended), seed,
-    config_hash, ray_trial_id, parent_model_run_id (the run whose model the trial started from, where it did),
-    logged_model_id (its model's MLflow id, where it was kept), failure_reason, race_not_counted (why a race's table
-    leaves the run out, where it does), race_stopped_at_step (where a race over steps stopped the trial,
-    `RACE_STOPPED_TAG`: its metrics are then those of that step, `values_at_race_stops`), params.<name>,
-    metrics.<name>.
+    Columns: run_id, run_name, status, start_time and end_time (ms since the epoch; no end_time for a run not
+    ended), seed, config_hash, ray_trial_id, parent_model_run_id (the run whose model the trial started from, where
+    it did), logged_model_id (its model's MLflow id, where it was kept), failure_reason, race_not_counted (why a
+    race's table leaves the run out, where it does), race_stopped_at_step (where a race over steps stopped the
+    trial, `RACE_STOPPED_TAG`: its metrics are then those of that step, `values_at_race_stops`), race_decision (how
+    the race decided the run's configuration, `RACE_DECISION_TAG`), params.<name>, metrics.<name>.
     """
     client = _client(tracking_uri)
     experiment = client.get_experiment_by_name(experiment_name)
@@ -67,6 +70,7 @@ def fetch_trial_runs(tracking_uri: str, experiment_name: str, sweep_run_id: str 
                 continue  # a sweep's parent run, not a trial
             row = {
                 "run_id": run.info.run_id,
+                "run_name": run.info.run_name,
                 "status": run.info.status,
                 "start_time": run.info.start_time,
                 "end_time": run.info.end_time,
@@ -78,6 +82,7 @@ def fetch_trial_runs(tracking_uri: str, experiment_name: str, sweep_run_id: str 
                 "failure_reason": run.data.tags.get("failure_reason"),
                 RACE_NOT_COUNTED_TAG: run.data.tags.get(RACE_NOT_COUNTED_TAG),
                 "race_stopped_at_step": run.data.tags.get(RACE_STOPPED_TAG),
+                RACE_DECISION_TAG: run.data.tags.get(RACE_DECISION_TAG),
             }
             row.update({f"params.{k}": v for k, v in run.data.params.items()})
             row.update({f"metrics.{k}": v for k, v in run.data.metrics.items()})

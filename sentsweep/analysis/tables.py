@@ -186,7 +186,7 @@ def race_not_counted(runs: pd.DataFrame) -> pd.Series:
     return runs[RACE_NOT_COUNTED_TAG].notna() & (runs[RACE_NOT_COUNTED_TAG].astype(str) != "")
 
 
-def _runs_entering_cells(runs: pd.DataFrame) -> pd.Series:
+def runs_entering_cells(runs: pd.DataFrame) -> pd.Series:
     """Which runs enter the cells: the finished ones the race counted, and those a race stopped at a rung whose
     configuration and seed did not finish in a run of their own (docs/analysis.md)."""
     counted = ~race_not_counted(runs)
@@ -200,8 +200,13 @@ def _runs_entering_cells(runs: pd.DataFrame) -> pd.Series:
 
 
 def status_counts(runs: pd.DataFrame, entered: pd.Series | None = None) -> dict:
-    """Per reason, the number of runs a table leaves out (those not `entered`: by default, those not FINISHED and
-    those its race did not count): failed, stopped early (KILLED: by a scheduler, a race or an interrupted driver),
+    """Per reason, the number of runs a table leaves out (`left_out_reasons`)."""
+    return left_out_reasons(runs, entered).value_counts().to_dict()
+
+
+def left_out_reasons(runs: pd.DataFrame, entered: pd.Series | None = None) -> pd.Series:
+    """Why a table leaves out each run not `entered` (by default, those not FINISHED and those its race did not
+    count), indexed as `runs`: failed, stopped early (KILLED: by a scheduler, a race or an interrupted driver),
     unfinished, "replaced by a finished rerun" where another run of the same configuration and seed entered (an
     interrupted --extend, a failed trial an extension ran again, a run a race stopped at a rung and an extension
     trained to the end), or finished and "not counted by the race" (`race_not_counted`)."""
@@ -216,7 +221,7 @@ def status_counts(runs: pd.DataFrame, entered: pd.Series | None = None) -> dict:
         rerun = [(config, str(seed)) in done and not skipped
                  for config, seed, skipped in zip(left_out["config_hash"], left_out["seed"], uncounted[~entered])]
         labels = labels.mask(np.array(rerun, dtype=bool), "replaced by a finished rerun")
-    return labels.value_counts().to_dict()
+    return labels
 
 
 def _selected_steps(runs: pd.DataFrame, metric: str) -> tuple[pd.Series, pd.Series]:
@@ -256,7 +261,7 @@ def build_table(runs: pd.DataFrame, row_params: list[str], metrics: list[str], c
         raise InputError(f"runs have no param/metric named {', '.join(map(repr, missing))}")
     if column_param and len(metrics) != 1:
         raise InputError(f"with columns by {column_param!r}, give exactly one metric (got {metrics})")
-    entered = _runs_entering_cells(runs)
+    entered = runs_entering_cells(runs)
     finished = runs[entered].reset_index(drop=True)  # labels = positions in the lists below
     stopped_at = (pd.to_numeric(finished["race_stopped_at_step"], errors="coerce").tolist()
                   if "race_stopped_at_step" in finished else [np.nan] * len(finished))
@@ -389,7 +394,7 @@ def significance_note(table: ComparisonTable) -> str:
     tested = [column for column in table.columns if column in table.groups and table.groups[column].family_size]
     text = f"Best per column in bold; {GROUP_MARK}: not significantly worse than the best"
     if not tested:
-        text += " (no two configurations of a column share 2 seeds: nothing was tested, all are kept)."
+        text += f" ({untested_reason(table)}: nothing was tested, all are kept)."
     else:
         over_items = [column for column in tested if column in table.item_tested]
         seeds, items = "two-sided paired t-test over seeds", "two-sided paired t-test over queries"
@@ -421,6 +426,17 @@ def significance_note(table: ComparisonTable) -> str:
         notes = "; ".join(f"{column}: {note}" for column, note in table.per_query_notes.items())
         text += f" Tested over seeds, per-query outcomes not used: {notes}."
     return text
+
+
+def untested_reason(table: ComparisonTable) -> str:
+    """Why no column of `table` was tested: the cells a race stopped at a rung are kept out of the test, and fewer
+    than two configurations of a column are left; or no two configurations of a column share 2 seeds."""
+    left = [sum(1 for row in table.rows if (row, column) in table.cells and table.cells[(row, column)].n
+                and not table.cells[(row, column)].stopped) for column in table.columns]
+    if any(cell.stopped for cell in table.cells.values()) and all(count < 2 for count in left):
+        return ("the configurations a race stopped at a rung are kept out of the test (they trained for less), "
+                "which leaves fewer than two configurations in each column")
+    return "no two configurations of a column share 2 seeds"
 
 
 def _cells_label(table: ComparisonTable, row, columns: list, row_columns: list) -> str:

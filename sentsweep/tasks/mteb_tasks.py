@@ -36,6 +36,9 @@ package (the `mteb` extra, `pip install 'sentsweep[mteb]'`), imported only where
   `mteb/data/<Task>.json` of every evaluation; its result is MTEB's own result JSON (`TaskResult.to_disk`'s), the
   artifact `mteb/results/<model>/<revision>/<Task>.json` with `model_meta.json` beside it, the layout of MTEB's
   result cache: `mteb.ResultCache(<downloaded mteb folder>).load_results()` and `mteb.TaskResult.from_disk` read it.
+  `<model>` and `<revision>` are the model card's `model_name` and `base_model_revision` (MTEB's `ModelMeta` reads
+  them): the model's name or folder (`sentsweep.models.record_name`) and, for a trained checkpoint, its trial and
+  step (`sentsweep.trainables.loop.checkpoint_revision`).
 - Published references: `published_main_scores` reads a model's results from a local copy of MTEB's results
   repository (`results/<org>__<model>/<revision>/<Task>.json`), the reproduction targets of the untrained model.
 """

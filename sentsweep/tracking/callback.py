@@ -218,8 +218,11 @@ class SweepTracker(Callback):
         self.configurations.begin_stage(axes, metrics, summarize)
         self._view_axes = list(dict.fromkeys(getattr(self, "_view_axes", []) + (["stage"] if stage else [])
                                              + self.configurations.axes))
+        common = getattr(self, "_common_axes", None)  # the axes every stage so far sweeps
+        self._common_axes = [axis for axis in (self.configurations.axes if common is None else common)
+                             if axis in self.configurations.axes]
         views = sweep_views(self.parent_run_id, self.run_name, selection_metric, metrics, self._view_axes, stage,
-                            self.configurations.axes)
+                            self.configurations.axes, self._common_axes)
         if stage:  # the printed link opens the latest stage's view (the final one's, at the end)
             self.view_key = views[-1][0]
         for key, name, state in views:

@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping
 
 import pandas as pd
 
+from sentsweep.tracking.configuration_outcomes import OUTCOME_TAG, RANK_METRIC, outcome, ranks
 from sentsweep.tracking.names import (
     SHOWN_DIGITS,
     STATISTICS,
@@ -35,7 +36,6 @@ LEFT_OUT_TAG = "seeds_left_out"
 STANDING_TAG = "standing"
 RACE_TAG = "race"
 REPORTED_BY_SEED_TAG = "reported_by_seed."  # + a setting whose reported value differs between the trials
-NOT_COUNTED = "run ahead of the race, not counted (the race had decided this configuration on the seeds before)"
 
 
 def address(config_hash: str) -> dict:
@@ -132,29 +132,38 @@ class ConfigurationRuns:
         self._log_statistics(key, {metric: values for metric, values in statistics.items() if values["n"]})
 
     def stage_done(self, cells: pd.DataFrame, row_params: list[str], rows: Mapping[str, tuple], runs: pd.DataFrame,
-                   selection_metric: str, counted: set | None = None, race: Mapping | None = None) -> None:
+                   selection_metric: str, accounts: Mapping) -> None:
         """The stage's table is out: each configuration's statistics are set to its row's cells, its standing, race
         decision and the seeds left out are tagged, its trial runs not yet under it are nested, and it ends
         FINISHED.
 
         `cells`: the table's cells, one line each (`sentsweep.analysis.tables.to_frame`); `rows` {config hash: the
-        table's row}; `runs`: the stage's trial runs, those the table left out included; `counted`: the (config
-        hash, seed) cells a race counted (None: no race); `race` {config hash: its race status}."""
+        table's row}; `runs`: the stage's trial runs, those the table left out included; `accounts` {config hash:
+        its account, `sentsweep.analysis.run_accounts.ConfigurationAccount`: the seeds its row counts, each seed
+        left out with why, its race decision}."""
+        of_rows = {key: cells[[tuple(line) == tuple(row) for line in cells[row_params].itertuples(index=False)]]
+                   for key, row in rows.items()}
+        selected = {key: _line(of_row, selection_metric) for key, of_row in of_rows.items()}
+        rank = ranks({key: accounts[key] for key in rows},
+                     {key: None if line is None else line["mean"] for key, line in selected.items()})
         for key, row in rows.items():
             trials = runs[runs["config_hash"] == key]
             name = self._names.setdefault(key, configuration_name(dict(zip(row_params, row))))
             # reopened, or created where this driver ran none of its trials (a resumed or extended stage)
             self._create(key, name, _configuration_params(trials))
-            of_row = cells[[tuple(line) == tuple(row) for line in cells[row_params].itertuples(index=False)]]
+            of_row = of_rows[key]
             self._log_statistics(key, {line["metric"]: {statistic: line[statistic] for statistic in STATISTICS}
                                        for _, line in of_row.iterrows()})
             tags = {STANDING_TAG: _standing(of_row, selection_metric)} | {
                 f"{STANDING_TAG}.{line['metric']}": _standing(of_row, line["metric"]) for _, line in of_row.iterrows()}
-            tags[LEFT_OUT_TAG] = "; ".join(_left_out(trials, counted)) or "none"
-            status = (race or {}).get(key)
-            tags[RACE_TAG] = (f"{status.state.lower()} at level {status.n + status.failed}: {status.why}" if status
-                              else "not raced")  # (an --extend of a raced sweep is not)
-            tags[DESCRIPTION_TAG] = self._description(of_row, selection_metric, trials, counted, tags)
+            account = accounts[key]
+            tags[LEFT_OUT_TAG] = "; ".join(account.left_out) or "none"
+            tags[RACE_TAG] = account.race  # (an --extend of a raced sweep is not raced)
+            tags[OUTCOME_TAG] = outcome(account, selected[key])
+            self._last_timestamp = max(int(time.time() * 1000), self._last_timestamp + 1)
+            self.writer.submit({"op": "metrics", "trial": address(key),
+                                "metrics": [(RANK_METRIC, float(rank[key]), self._last_timestamp, 0)]})
+            tags[DESCRIPTION_TAG] = self._description(of_row, selection_metric, trials, account.seeds, tags)
             for tag, value in tags.items():
                 self.writer.submit({"op": "tag", "trial": address(key), "key": tag, "value": value})
             for _, run in trials.iterrows():
@@ -164,13 +173,13 @@ class ConfigurationRuns:
                                         "name": trial_run_name(name, run["seed"])})
             self.writer.submit({"op": "terminate", "trial": address(key), "status": "FINISHED"})
 
-    def _description(self, cells: pd.DataFrame, selection_metric: str, trials: pd.DataFrame, counted: set | None,
+    def _description(self, cells: pd.DataFrame, selection_metric: str, trials: pd.DataFrame, counted: list,
                      tags: Mapping[str, str]) -> str:
         """A configuration run's description (Markdown, the run page's first block): its standing on the selection
         metric in one line with its mean, std, n and the seeds behind them, its stage and significance group, each
         metric's cell, the seeds left out, the race's decision and the link to the sweep's run (its table)."""
         line = cells[cells["metric"] == selection_metric]
-        seeds = [str(seed) for seed in _counted_seeds(trials, counted)]
+        seeds = [str(seed) for seed in counted]
         stages = trials["params.stage"].dropna().unique() if "params.stage" in trials else []
         sweep = (f"#/experiments/{self.writer.experiment_id}/runs/{self.writer.parent_run_id}"
                  f"?workflowType=machine_learning")
@@ -187,7 +196,8 @@ class ConfigurationRuns:
             parts.append(f"no value of {selection_metric}")
         if len(stages):
             parts.append(f"- stage: {', '.join(map(str, stages))}")
-        parts += [f"- seeds left out: {tags[LEFT_OUT_TAG]}", f"- race: {tags[RACE_TAG]}",
+        parts += [f"- outcome: {tags[OUTCOME_TAG]}", f"- seeds left out: {tags[LEFT_OUT_TAG]}",
+                  f"- race: {tags[RACE_TAG]}",
                   f"- the stage's table: on [the sweep's run]({sweep}) (its description and artifacts)"]
         table = ["| metric | mean ± std | n | 95% interval | standing |", "|---|---|---|---|---|"]
         table += [f"| {cell['metric']} | {_mean_std(cell)} | {int(cell['n'])} | {_interval(cell)} | "
@@ -219,6 +229,17 @@ def _configuration_params(trials: pd.DataFrame) -> dict[str, str]:
     return shared
 
 
+def _line(cells: pd.DataFrame, metric: str):
+    """The cell (a `to_frame` line) of `metric` among a row's `cells`; None where it has none."""
+    line = cells[cells["metric"] == metric]
+    return line.iloc[0] if len(line) else None
+
+
+def _stopped(line) -> bool:
+    """Whether a cell is one a race stopped at a rung (`to_frame`'s test: not compared with the best)."""
+    return str(line["test"]).startswith("stopped by the race")
+
+
 def _standing(cells: pd.DataFrame, metric: str) -> str:
     """Where the configuration stands in the table's column `metric`, in words."""
     line = cells[cells["metric"] == metric]
@@ -230,6 +251,8 @@ def _standing(cells: pd.DataFrame, metric: str) -> str:
         return f"best on {metric} ({n})"
     if line["test"] == "not tested":
         return f"within the best's group on {metric}: not tested (fewer than 2 seeds shared with the best; {n})"
+    if _stopped(line):
+        return f"stopped by the race at a rung on {metric}: not compared with the best (it trained for less; {n})"
     label = "uncorrected p" if line["correction"] == "none" else f"{line['correction'].capitalize()}-adjusted p"
     p = f"{label} = {value_text(round(float(line['p_vs_best_adjusted']), 4))}, {line['test']}"
     if line["in_best_group"]:
@@ -242,6 +265,8 @@ def _standing_word(line) -> str:
     against it) or significantly worse than the best."""
     if line["best"]:
         return "best"
+    if _stopped(line):
+        return "stopped by the race"
     if line["in_best_group"] or line["test"] == "not tested":
         return "not significantly worse than the best"
     return "significantly worse than the best"
@@ -259,37 +284,3 @@ def _interval(line) -> str:
     return f"[{low:.{SHOWN_DIGITS}f}, {high:.{SHOWN_DIGITS}f}]"
 
 
-def _counted_seeds(trials: pd.DataFrame, counted: set | None) -> list:
-    """The seeds a configuration's row counts: its finished runs' (those a race counted, where it raced)."""
-    finished = trials[trials["status"] == "FINISHED"]
-    seeds = [seed for seed, key in zip(finished["seed"], finished["config_hash"])
-             if counted is None or (key, str(seed)) in counted]
-    return sorted(dict.fromkeys(seeds), key=_seed_order)
-
-
-def _left_out(trials: pd.DataFrame, counted: set | None) -> list[str]:
-    """Each run of a configuration that its row does not count, with why: its status (a failed trial's error's last
-    line), a rerun that replaced it, or a race that had decided without it."""
-    finished = trials[trials["status"] == "FINISHED"]
-    reasons = []
-    for _, run in trials.sort_values("seed", key=lambda seeds: seeds.map(_seed_order)).iterrows():
-        seed, status = run["seed"], run["status"]
-        if status == "FINISHED":
-            if counted is not None and (run["config_hash"], str(seed)) not in counted:
-                reasons.append(f"seed {seed}: {NOT_COUNTED}")
-            continue
-        if (finished["seed"].astype(str) == str(seed)).any():
-            reasons.append(f"seed {seed}: {status.lower()} run, replaced by a finished rerun")
-        elif status == "FAILED":
-            error = str(run.get("failure_reason") or "").strip().splitlines()
-            reasons.append(f"seed {seed}: failed ({error[-1] if error else 'no reason recorded'})")
-        elif status == "KILLED":
-            reasons.append(f"seed {seed}: stopped early (a scheduler, or an interrupted driver)")
-        else:
-            reasons.append(f"seed {seed}: unfinished ({status.lower()})")
-    return reasons
-
-
-def _seed_order(seed) -> tuple:
-    text = str(seed)
-    return (0, int(text), "") if text.lstrip("-").isdigit() else (1, 0, text)

@@ -10,6 +10,8 @@ the trial itself; the driver's, for the sweep's run):
 - `python`, and `package.<name>` for the packages a result depends on most (`KEY_PACKAGES`);
 - `node.hostname`, `node.ray_node_id`, `node.cpu`, `node.cpu_count`, `node.gpu` (each GPU the trial saw, with its
   memory, or `none`), `node.gpu_driver` and `node.cuda` (the CUDA torch was built with) where present;
+- `device`: the device the run's model trained on, `cpu` or `cuda:0 (<the GPU's name>)`
+  (`sentsweep.trainables.environment.training_device`);
 - the artifact `environment/requirements.txt`: every installed package pinned (`name==version`), which
   `pip install -r` installs again (with the CUDA build of torch to choose by hand where the node had a GPU).
 
@@ -28,6 +30,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 ENVIRONMENT_ARTIFACT = "environment/requirements.txt"
+DEVICE_TAG = "device"  # the device the run's model trained on: "cpu", "cuda:0 (NVIDIA H200)"
 KEY_PACKAGES = ("torch", "transformers", "sentence-transformers", "tokenizers", "ray", "mlflow", "optuna", "datasets",
                 "numpy", "scipy", "scikit-learn", "pandas", "accelerate", "nvidia-ml-py")
 
@@ -68,6 +71,7 @@ def provenance_tags(environment: dict) -> dict[str, str]:
             "node.gpu": ", ".join(f"{gpu['name']} ({gpu['memory_mib']} MiB)" for gpu in gpus) or "none",
         }
         tags |= {f"node.{key}": str(node[key]) for key in ("ray_node_id", "gpu_driver", "cuda") if node.get(key)}
+        tags |= {DEVICE_TAG: str(node["device"])} if node.get("device") else {}
     return tags
 
 

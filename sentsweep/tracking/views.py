@@ -12,6 +12,7 @@ import json
 import re
 import time
 
+from sentsweep.tracking.configuration_outcomes import OUTCOME_TAG, RANK_METRIC
 from sentsweep.tracking.names import PARAM_ALIASES, statistic_key
 
 ANSWER_VIEW_TAG = "answer_view"  # a sweep run's tag: the key of the view its printed link opens
@@ -36,10 +37,12 @@ def stage_view_key(view_key: str, stage: str) -> str:
 
 
 def configurations_view(sweep_run_id: str, selection_metric: str, metrics: list[str], axes: list[str],
-                        stage: str | None = None) -> dict:
+                        stage: str | None = None, chart_axes: list[str] | None = None) -> dict:
     """The page state of a sweep's configuration runs, best first (docs/mlflow.md); with `stage`, that
-    stage's alone. The axis `stage` is the first column after the name."""
+    stage's alone. The axis `stage` is the first column after the name. The parallel coordinates' axes are
+    `chart_axes` (by default `axes`): MLflow leaves out of the chart a configuration without one of them."""
     shown = [column("params", "stage")] if "stage" in axes else []
+    shown += [column("tags", OUTCOME_TAG)]
     shown += [column("metrics", statistic_key(selection_metric, statistic)) for statistic in ("mean", "std", "n")]
     shown += [column("metrics", statistic_key(metric, "mean")) for metric in metrics if metric != selection_metric]
     params = [axis for axis in axes if axis != "stage"]
@@ -48,14 +51,15 @@ def configurations_view(sweep_run_id: str, selection_metric: str, metrics: list[
     # the axes as the tables name them (a configuration without one of them is left out of the chart by MLflow)
     parallel = {"uuid": "sentsweep-parallel-coordinates", "type": "PARALLEL", "runsCountToCompare": 10,
                 "metricSectionId": CHARTS_SECTION, "deleted": False, "isGenerated": False, "showAllRuns": True,
-                "selectedParams": [axis for axis in axes if axis != "stage"],
+                "selectedParams": [axis for axis in (axes if chart_axes is None else chart_axes) if axis != "stage"],
                 "selectedMetrics": [statistic_key(selection_metric, "mean")]}
     return {
         "searchFilter": f"tags.configuration_of = '{sweep_run_id}'" + (f" and tags.stage = '{stage}'" if stage else ""),
-        "orderByKey": column("metrics", statistic_key(selection_metric, "mean")), "orderByAsc": False,
+        "orderByKey": column("metrics", RANK_METRIC), "orderByAsc": True,
         "selectedColumns": shown, "columnOrder": [RUN_NAME_COLUMN, *shown, *TRAILING_COLUMNS],
-        # narrow enough that the name, the stage and the selection metric's mean, std and n fit at 1,280 px
-        "columnWidths": {RUN_NAME_COLUMN: 320, column("params", "stage"): 130}
+        # narrow enough that the name, the stage, the outcome and the selection metric's mean, std and n fit at
+        # 1,280 px
+        "columnWidths": {RUN_NAME_COLUMN: 280, column("params", "stage"): 130, column("tags", OUTCOME_TAG): 250}
         | {name: 125 for name in shown if name.startswith("metrics.")},
         "runsHiddenMode": "SHOW_ALL",
         # the parallel coordinates first, in a section of their own; the page adds a chart per metric below
@@ -82,12 +86,19 @@ def seeds_view(sweep_run_id: str, selection_metric: str, axes: list[str]) -> dic
 
 
 def sweep_views(sweep_run_id: str, run_name: str, selection_metric: str, metrics: list[str], axes: list[str],
-                stage: str | None = None, stage_axes: list[str] | None = None) -> list[tuple[str, str, dict]]:
+                stage: str | None = None, stage_axes: list[str] | None = None,
+                common_axes: list[str] | None = None) -> list[tuple[str, str, dict]]:
     """(key, name, page state) of each view a sweep saves as a stage begins: its configurations (of all stages, in a
-    sweep of several: `axes` are every stage's so far), the configurations with their seeds, and, with `stage`, that
-    stage's configurations alone on `stage_axes` (its key `stage_view_key`, the view the printed link opens)."""
-    views = [(sweep_run_id, f"{run_name}: configurations{' of all stages' * bool(stage)}, best first",
-              configurations_view(sweep_run_id, selection_metric, metrics, axes)),
+    sweep of several: `axes` are every stage's so far, its parallel coordinates on `common_axes`, those every stage
+    so far sweeps, so that the chart holds every configuration, the name saying so), the configurations with their
+    seeds, and, with `stage`, that stage's configurations alone on `stage_axes` (its key `stage_view_key`, the view
+    the printed link opens; its chart holds all of them)."""
+    shared = [axis for axis in (axes if common_axes is None else common_axes) if axis != "stage"]
+    chart = f" (parallel coordinates on {', '.join(shared) or 'the stage'}: each stage's own in its view)" \
+        if stage and shared != [axis for axis in axes if axis != "stage"] else ""
+    views = [(sweep_run_id, f"{run_name}: configurations{' of all stages' * bool(stage)}, best first{chart}",
+              configurations_view(sweep_run_id, selection_metric, metrics, axes,
+                                  chart_axes=["stage", *shared] if stage else None)),
              (seeds_view_key(sweep_run_id), f"{run_name}: configurations and their seeds",
               seeds_view(sweep_run_id, selection_metric, axes))]
     if stage:

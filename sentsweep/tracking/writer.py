@@ -43,7 +43,7 @@ RETRY_PAUSE_S = 0.5
 OPERATION_NAMES = {"create": "run starts", "metrics": "metric batches", "tag": "tags", "tags": "tag batches",
                    "params": "param batches", "artifact": "JSON artifacts", "text": "text artifacts",
                    "table": "tables", "inputs": "dataset inputs", "nest": "runs nested", "experiment_tag":
-                   "experiment tags", "terminate": "run ends"}
+                   "experiment tags", "terminate": "run ends", "file": "files"}
 
 _live_writers: weakref.WeakValueDictionary[str, QueuedMlflowWriter] = weakref.WeakValueDictionary()
 
@@ -353,6 +353,8 @@ class QueuedMlflowWriter:
             self.client.log_dict(run_id, operation["content"], operation["file"])
         elif kind == "text":
             self.client.log_text(run_id, operation["content"], operation["file"])
+        elif kind == "file":  # a file the driver wrote in its output folder (a plot), in the artifacts' `folder`
+            self.client.log_artifact(run_id, operation["path"], operation["folder"])
         elif kind == "inputs":  # [{"dataset": Dataset.to_dictionary(), "context": "training"}, ...]
             self.client.log_inputs(run_id, datasets=[
                 DatasetInput(Dataset(**item["dataset"]), tags=[InputTag(MLFLOW_DATASET_CONTEXT, item["context"])])

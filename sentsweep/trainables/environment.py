@@ -83,6 +83,14 @@ def gpu_devices() -> list[dict]:
     return devices
 
 
+def training_device() -> str:
+    """The device a trial's model is put on (sentence-transformers, and the methods that place theirs, take the
+    first GPU torch sees, else the CPU): 'cuda:0 (NVIDIA H200)' or 'cpu'."""
+    import torch  # lazy: torch
+
+    return f"cuda:0 ({torch.cuda.get_device_name(0)})" if torch.cuda.is_available() else "cpu"
+
+
 def ray_node_id() -> str | None:
     """The Ray node this process runs on, where it runs under Ray."""
     try:
@@ -94,7 +102,8 @@ def ray_node_id() -> str | None:
 
 
 def node_description() -> dict:
-    """The node and devices of this process: hostname, Ray node id, CPU model and count, GPUs, driver, CUDA."""
+    """The node and devices of this process: hostname, Ray node id, CPU model and count, GPUs, driver, CUDA, and the
+    device a trial trains on (`training_device`)."""
     import torch  # lazy: torch
 
     gpus = gpu_devices()
@@ -107,6 +116,7 @@ def node_description() -> dict:
         "gpu_driver": gpu_driver_version() if gpus else None,
         "cuda": torch.version.cuda,
         "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES"),
+        "device": training_device(),
     }
 
 

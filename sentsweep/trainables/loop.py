@@ -33,7 +33,7 @@ from sentsweep.preparation_cache.digests import module_digest, pairs_digest
 from sentsweep.scorers import EmbeddingScorer
 from sentsweep.tasks import TASKS, build_tasks, evaluate_tasks
 from sentsweep.tasks.sts import StsEvaluator
-from sentsweep.trainables.session import TuneSession
+from sentsweep.trainables.session import TuneSession, current_trial_id
 from sentsweep.trainables.settings import SELECTED_TASK_DEV, EvaluationSettings, TrainingSettings, Trial
 
 CHECKPOINT_FILE = "trial_state.pt"
@@ -278,7 +278,8 @@ def run_trial(trial: Trial, build_setup: Callable[[Trial], TrainingSetup], sessi
             if keeps_selected and selected_step == progress.step:
                 selected_weights = {key: value.detach().clone() for key, value in setup.model.state_dict().items()}
             if tasks and progress.step >= max_steps:
-                metrics |= _final_task_metrics(setup, evaluation, tasks, selected_weights, progress)
+                metrics |= _final_task_metrics(setup, evaluation, tasks, selected_weights, selected_step,
+                                                progress)
             if losses:
                 metrics["train_loss"] = float(np.mean(losses))
                 metrics["lr"] = lr_schedule.get_last_lr()[0]
@@ -336,12 +337,13 @@ def _restore(session, setup: TrainingSetup, optimizer, lr_schedule):
 
 
 def _final_task_metrics(setup: TrainingSetup, evaluation: EvaluationSettings, tasks: dict, selected_weights,
-                        progress: Progress) -> dict:
+                        selected_step: int, progress: Progress) -> dict:
     """The --eval-task tasks' scores of the selected checkpoint (the last with --select-checkpoint last), their
     per-query scores and artifacts, and the selection task's dev score."""
     last = evaluation.select_checkpoint == "last"
     weights = setup.model.state_dict() if last else selected_weights
-    final = score_tasks_with_weights(setup.model, weights, tasks)
+    final = score_tasks_with_weights(setup.model, weights, tasks, checkpoint_revision(
+        current_trial_id(), progress.step if last else selected_step))
     metrics = dict(final.metrics)
     metrics["per_query"] = final.per_query
     if final.artifacts:  # e.g. MTEB's result JSON (sentsweep.tasks.mteb_tasks)
@@ -407,10 +409,20 @@ def save_selected_model(model, weights: dict | None, folder: Path) -> None:
     selected.save(str(folder))
 
 
-def score_tasks_with_weights(model, weights: dict, tasks: dict):
-    """The tasks' test metrics of `model` with `weights` loaded (a copy: the trained model is left as it is)."""
+def checkpoint_revision(trial_id: str | None, step: int) -> str:
+    """What a trained checkpoint's records name as its model's revision: "trial-<Ray Tune trial id>-step-<step>"
+    ("step-<step>" outside Ray Tune), so that MTEB's result files of different trials and checkpoints of one model
+    lie in folders of their own."""
+    return f"trial-{trial_id}-step-{step}" if trial_id else f"step-{step}"
+
+
+def score_tasks_with_weights(model, weights: dict, tasks: dict, revision: str | None = None):
+    """The tasks' test metrics of `model` with `weights` loaded (a copy: the trained model is left as it is), the
+    copy's records naming `revision` (`checkpoint_revision`) as its model's revision."""
     selected = copy.deepcopy(model)
     selected.load_state_dict(weights)
+    if revision is not None and getattr(selected, "model_card_data", None) is not None:
+        selected.model_card_data.base_model_revision = revision
     return evaluate_tasks(tasks, EmbeddingScorer(selected), "test")
 
 

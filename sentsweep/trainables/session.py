@@ -13,6 +13,7 @@ import json
 import os
 import shutil
 import tempfile
+import warnings
 import weakref
 from pathlib import Path
 
@@ -33,6 +34,18 @@ def trial_gpu_fraction() -> float:
     from ray import tune
 
     return float(tune.get_context().get_trial_resources().required_resources.get("GPU", 0.0))
+
+
+def current_trial_id() -> str | None:
+    """The Ray Tune trial this process runs (its trial id), None outside one."""
+    try:
+        from ray import tune
+
+        with warnings.catch_warnings():  # Ray's note that there is no trial outside one
+            warnings.simplefilter("ignore", UserWarning)
+            return tune.get_context().get_trial_id()
+    except Exception:  # noqa: BLE001 - no Ray, or no trial context: a trial run directly
+        return None
 
 
 def use_the_threads_ray_gave() -> None:

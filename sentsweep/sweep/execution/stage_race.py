@@ -22,14 +22,6 @@ class RaceOutcome:
     counted: set = field(default_factory=set)  # the (config hash, seed) cells its decisions counted
     stopped: dict = field(default_factory=dict)  # the trials a rung stopped: {Ray trial id: step}
 
-    def lines(self) -> list[str]:
-        """One line per configuration: its seeds run, its state and why."""
-        return [f"- {label}: n={status.n}, {status.state}: {status.why}" for label, status in self.status.items()]
-
-    def status_by_hash(self) -> dict:
-        """{config hash: ConfigStatus}."""
-        return {self.hashes[label]: status for label, status in self.status.items()}
-
     def counted_runs(self, tracker, runs):
         """The runs of a race's cells that its decisions counted; a run beyond them (a seed run ahead for a
         configuration its level then dropped: `sentsweep.analysis.async_racing`; finished, or stopped for the

@@ -4,7 +4,9 @@
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
+from sentsweep.analysis.run_accounts import configuration_accounts, stage_account
 from sentsweep.analysis.runs import runs_of_row
 from sentsweep.analysis.tables import build_table, seed_statistics, to_frame, to_markdown
 from sentsweep.faults import fault_point
@@ -14,6 +16,8 @@ from sentsweep.search_spaces.param_spaces import (
     points_param_space,
     sampled_param_space,
 )
+from sentsweep.sweep.execution.race_decisions import decided_runs
+from sentsweep.sweep.execution.stage_plots import PLOTS_FOLDER, log_stage_plots
 from sentsweep.sweep.execution.stage_race import RaceOutcome, race_stage
 from sentsweep.sweep.execution.stage_tune import tune_stage
 from sentsweep.sweep.execution.storage_faults import points_left_without_state
@@ -49,7 +53,9 @@ class StageRun:
             runs = runs[runs["params.stage"] == self.stage]
         stage_runs = runs
         if self.race is not None and len(runs):
-            runs = self.race.counted_runs(tracker, runs)
+            race = self.race
+            stage_runs = decided_runs(tracker.writer, runs, race.status, race.hashes, race.counted, race.stopped)
+            runs = race.counted_runs(tracker, runs)
         if not len(runs) or not (runs["status"] == "FINISHED").any():
             raise StageFailed(no_trial_finished(runs), exit_code=1)
         table = self.table(runs)
@@ -70,13 +76,12 @@ class StageRun:
         say(f"\n{self.title}: mean ± std over seeds (MLflow experiment {sweep.experiment!r}, "
             f"sweep run {tracker.parent_run_id})\n\n{markdown}", table_keys=len(table.row_params))
         fault_point("table", self.index)
-        race = ""
-        if self.race is not None and self.race.status:
-            lines = self.race.lines()
-            say("\nRace over seeds (" + ", ".join(map(str, sweep.seeds)) + "):\n" + "\n".join(lines))
-            race = "Race over seeds:\n" + "\n".join(lines)
-        log_configurations(tracker, self.title, table, stage_runs, race, targets, sweep.definition.selection_metric,
-                           self.race)
+        race = stage_account(stage_runs)
+        say(f"\n{race}")
+        log_configurations(tracker, self.title, table, stage_runs, race, targets, sweep.definition.selection_metric)
+        log_stage_plots(tracker.writer, runs, list(self.axes), sweep.definition.selection_metric,
+                        Path(sweep.options.output_dir) / PLOTS_FOLDER / tracker.parent_run_id[:8], self.index + 1,
+                        self.title)
 
     def table(self, runs):
         """The stage's comparison table of its trial `runs`: its axes as rows, the table metrics as columns."""
@@ -149,18 +154,16 @@ class StageRun:
             reuse_actors=True))
 
 
-def log_configurations(tracker, title: str, table, stage_runs, race: str, reproduction: str, metric: str,
-                       outcome: RaceOutcome | None = None) -> None:
+def log_configurations(tracker, title: str, table, stage_runs, race: str, reproduction: str, metric: str) -> None:
     """The stage's table on the sweep's run, and on each configuration's run its row (its cells, standing, the
     race's decision, the seeds left out): `stage_runs` are the stage's trial runs, those the table left out
-    included; `metric` the selection metric; `outcome` what the stage's race decided."""
+    included; `metric` the selection metric."""
     cells = to_frame(table)
     tracker.record.log_stage(title, to_markdown(table), cells, table.row_params, metric, race, reproduction)
     rows = {config: row for row in table.rows
             for config in runs_of_row(stage_runs, table.row_params, row)["config_hash"].unique()}
-    tracker.configurations.stage_done(
-        cells, table.row_params, rows, stage_runs, metric, outcome.counted if outcome else None,
-        (outcome.status_by_hash() or None) if outcome else None)
+    tracker.configurations.stage_done(cells, table.row_params, rows, stage_runs, metric,
+                                      configuration_accounts(stage_runs))
 
 
 def grid_stage_space(constants: dict, axes: dict, seeds: list[int], method_settings: dict[str, dict],

@@ -1,0 +1,52 @@
+"""A race's decisions on its stage's MLflow runs: each trial run of a raced configuration is tagged with how the
+race decided its configuration (`race_decision`, `sentsweep.analysis.run_accounts.race_decision_text`), and the
+stage's runs are returned as MLflow reads them back then, so that the terminal, the sweep run's description and the
+configuration runs give the account that `sentsweep analyze report` reads from MLflow later
+(`sentsweep.analysis.run_accounts`)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import pandas as pd
+
+from sentsweep.analysis.run_accounts import race_decision_text, run_accounts, run_reason
+from sentsweep.analysis.runs import RACE_DECISION_TAG, RACE_NOT_COUNTED_TAG
+from sentsweep.tracking.sweep_run import DESCRIPTION_TAG
+
+
+def decided_runs(writer, runs: pd.DataFrame, statuses: Mapping, hashes: Mapping, counted: set,
+                 stopped: Mapping) -> pd.DataFrame:
+    """`runs` (a raced stage's trial runs, fetched before the race's tags) with the columns of the race's tags as
+    they read back: `race_decision` of every run of a raced configuration (tagged here, through `writer`),
+    `race_stopped_at_step` of the runs a rung stopped, and `race_not_counted` of the runs the race did not count
+    (tagged by the runner, `SweepRunner.counted_runs`). Each raced trial run's description says where it went
+    (`trial_description`). `statuses` {label: ConfigStatus}, `hashes` {label: config
+    hash}, `counted` the (config hash, seed) cells the race counted, `stopped` {Ray trial id: step}."""
+    none = pd.Series(None, index=runs.index, dtype=object)
+    steps = runs["ray_trial_id"].map(stopped)
+    runs = runs.assign(race_stopped_at_step=steps.where(steps.notna(), runs.get("race_stopped_at_step", none)))
+    uncounted = pd.Series([(key, str(seed)) not in counted and status in ("FINISHED", "KILLED")
+                           for key, seed, status in zip(runs["config_hash"], runs["seed"], runs["status"])],
+                          index=runs.index, dtype=bool)
+    runs[RACE_NOT_COUNTED_TAG] = runs.get(RACE_NOT_COUNTED_TAG, none).mask(uncounted, "not counted by the race")
+    decisions = {}
+    for label, status in statuses.items():
+        key = hashes[label]
+        at = pd.to_numeric(runs.loc[runs["config_hash"] == key, "race_stopped_at_step"], errors="coerce").dropna()
+        decisions[key] = race_decision_text(status.state, status.n + status.failed, status.why,
+                                            int(at.max()) if len(at) else None)
+    runs[RACE_DECISION_TAG] = runs["config_hash"].map(decisions)
+    accounts = run_accounts(runs)
+    for index, trial_id, decision in zip(runs.index, runs["ray_trial_id"], runs[RACE_DECISION_TAG]):
+        if isinstance(decision, str) and isinstance(trial_id, str):
+            writer.submit({"op": "tag", "trial": trial_id, "key": RACE_DECISION_TAG, "value": decision})
+            writer.submit({"op": "tag", "trial": trial_id, "key": DESCRIPTION_TAG,
+                           "value": trial_description(accounts.loc[index], decision)})
+    return runs
+
+
+def trial_description(account, decision: str) -> str:
+    """A raced trial run's description (the run page's first block): where the run went ("in the table, stopped by
+    the race at step 10": a run the race stopped, not a failed one) and how the race decided its configuration."""
+    return f"**{run_reason(account)}**\n\n- its configuration: {decision}"
