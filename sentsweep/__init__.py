@@ -5,7 +5,8 @@ below `sentsweep` (`sentsweep.sweep.execution.runner`) is internal and may chang
 
 - Running a sweep: `run` (an experiment by name or a `SweepDefinition`, its options as keywords) returns a
   `SweepResult` (`status`: `SweepStatus`, `best`: `BestConfiguration`); `read_sweep_result` reads one back from
-  MLflow; `run_sweep` is a sweep script's command line; bad input raises `InputError`.
+  MLflow; `rerun` starts a recorded sweep again and compares it (`RerunResult`); `run_sweep` is a sweep script's
+  command line; bad input raises `InputError`.
 - Experiments and definitions: `experiment_names`, `get_experiment`, `SweepDefinition`, `Stage`, `Protocol`,
   `Sourced`, `SweepOptions` and `option` (an experiment's own options).
 - Settings and sources: `Settings`, `setting`, `cited`, `project_choice`, `Reference`.
@@ -50,6 +51,7 @@ if TYPE_CHECKING:  # what the names are, for type checkers and the API reference
     from sentsweep.sweep.config.options import SweepOptions, option
     from sentsweep.sweep.config.protocol import Protocol, Sourced
     from sentsweep.sweep.launch.entry_point import run_sweep
+    from sentsweep.sweep_rerun import RerunResult, rerun
     from sentsweep.sweep_result import BestConfiguration, SweepResult, SweepStatus, read_sweep_result
     from sentsweep.tasks.base import Task, TaskResult, register as task
     from sentsweep.trainables.objectives import Objective, objective
@@ -62,6 +64,8 @@ _PUBLIC: dict[str, tuple[str, str]] = {
     "SweepStatus": ("sentsweep.sweep_result", "SweepStatus"),
     "BestConfiguration": ("sentsweep.sweep_result", "BestConfiguration"),
     "read_sweep_result": ("sentsweep.sweep_result", "read_sweep_result"),
+    "rerun": ("sentsweep.sweep_rerun", "rerun"),
+    "RerunResult": ("sentsweep.sweep_rerun", "RerunResult"),
     "run_sweep": ("sentsweep.sweep.launch.entry_point", "run_sweep"),
     "InputError": ("sentsweep.errors", "InputError"),
     "experiment_names": ("sentsweep.experiments", "experiment_names"),
@@ -110,7 +114,8 @@ _PUBLIC: dict[str, tuple[str, str]] = {
 }
 
 __all__ = [  # the names of `_PUBLIC`, in its order (written out for linters and the API reference)
-    "run", "SweepResult", "SweepStatus", "BestConfiguration", "read_sweep_result", "run_sweep", "InputError",
+    "run", "SweepResult", "SweepStatus", "BestConfiguration", "read_sweep_result", "rerun", "RerunResult",
+    "run_sweep", "InputError",
     "experiment_names", "get_experiment", "SweepDefinition", "Stage", "Protocol", "Sourced", "SweepOptions",
     "option", "Settings", "setting", "cited", "project_choice", "Reference", "objective", "Objective", "task",
     "Task", "TaskResult", "trainer_script", "TrainerRun", "encode_views", "preprocess_on_device",

@@ -91,7 +91,7 @@ def dispatch(argv: list[str]) -> int:
 
         return replay(rest, prog="sentsweep replay")
     if command == "rerun":
-        from sentsweep.rerun import main as rerun  # lazy: ray, torch
+        from sentsweep.sweep_rerun import main as rerun  # lazy: ray, torch
 
         return rerun(rest, prog="sentsweep rerun")
     if command == "ui":

@@ -60,7 +60,7 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("sweep execution", ["sentsweep.sweep.execution"]),
     ("sweep launch", ["sentsweep.sweep.launch", "sentsweep.sweep.__init__"]),
     ("experiments", ["sentsweep.experiments"]),
-    ("entry points", ["sentsweep.cli", "sentsweep.__main__", "sentsweep.evaluate", "sentsweep.rerun",
+    ("entry points", ["sentsweep.cli", "sentsweep.__main__", "sentsweep.evaluate", "sentsweep.sweep_rerun",
                       "sentsweep.keyword_options", "sentsweep.api", ROOT]),
 ]
 

@@ -77,7 +77,7 @@ def test_each_provenance_difference_is_one_line():
 
 
 def test_the_rerun_replaces_the_recorded_store_by_the_one_given():
-    from sentsweep.rerun import with_tracking_uri
+    from sentsweep.sweep_rerun import with_tracking_uri
 
     assert with_tracking_uri(["--quick", "--tracking-uri", "http://u:***@h", "--seeds", "2"], "http://u:pw@h") == [
         "--quick", "--seeds", "2", "--tracking-uri", "http://u:pw@h"]
@@ -110,8 +110,8 @@ def test_a_rerun_is_linked_says_the_changed_commit_and_finds_the_same_tables(tmp
     import ray
 
     from sentsweep.experiments import get_experiment
-    from sentsweep.rerun import current_provenance, rerun
     from sentsweep.sweep import run_sweep
+    from sentsweep.sweep_rerun import current_provenance, rerun
 
     monkeypatch.chdir(tmp_path)
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
