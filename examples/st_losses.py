@@ -11,7 +11,7 @@ sentsweep.trainables.st_losses) is the method `st:<LossName>`; its constructor a
 sentsweep's own losses (`sentsweep.losses`: Noise Matching, SimCSE-BCE, ConSERT, ...) go the other way, into
 sentence-transformers' trainer; `train_in_the_trainer` trains a model with SimCSE-BCE on plain sentences:
 
-    python st_losses.py trainer MODEL                              # on the shipped demo corpus, to st_losses_model/
+    python st_losses.py trainer MODEL CORPUS                       # one sentence a line, to st_losses_model/
 """
 
 import sys
@@ -58,7 +58,7 @@ def train_in_the_trainer(model_name_or_path: str, sentences: list[str], output_d
         SentenceTransformerTrainingArguments,
     )
 
-    from sentsweep.losses import SimCseBceLoss
+    from sentsweep import SimCseBceLoss
 
     model = SentenceTransformer(model_name_or_path)
     arguments = SentenceTransformerTrainingArguments(output_dir=output_dir, max_steps=max_steps,
@@ -72,10 +72,8 @@ def train_in_the_trainer(model_name_or_path: str, sentences: list[str], output_d
 
 
 if __name__ == "__main__":
-    if sys.argv[1:2] == ["trainer"] and len(sys.argv) == 3:
-        from sentsweep.data import read_corpus
-        from sentsweep.demo_data import CORPUS_FILE
-
-        train_in_the_trainer(sys.argv[2], read_corpus(CORPUS_FILE), "st_losses_model")
+    if sys.argv[1:2] == ["trainer"] and len(sys.argv) == 4:
+        with open(sys.argv[3], encoding="utf-8") as corpus:
+            train_in_the_trainer(sys.argv[2], [line.strip() for line in corpus if line.strip()], "st_losses_model")
         sys.exit(0)
     sys.exit(run_sweep(DEFINITION))

@@ -24,7 +24,7 @@ import pandas as pd
 
 from sentsweep.analysis.plots import FIXED_METADATA
 from sentsweep.analysis.significance import CORRECTIONS, MIN_SHARED_SEEDS, P_LABELS, _paired_t_many, adjust_p_values
-from sentsweep.analysis.tables import UNSET_ROW, _runs_entering_cells, param_keys, sort_key
+from sentsweep.analysis.tables import UNSET_ROW, param_keys, runs_entering_cells, sort_key
 from sentsweep.errors import InputError
 
 DIRECTIONS = ("max", "min")
@@ -140,7 +140,7 @@ def pareto_front(runs: pd.DataFrame, row_params: Sequence[str], objectives: Sequ
     missing = [p for p in row_params if f"params.{p}" not in runs]
     if missing:
         raise InputError(f"runs have no param named {', '.join(map(repr, missing))}")
-    counted = runs[_runs_entering_cells(runs)]
+    counted = runs[runs_entering_cells(runs)]
     values = pd.DataFrame({o.label: objective_values(counted, o) for o in objectives}, index=counted.index)
     scored = values.notna().all(axis=1)
     counted, values = counted[scored], values[scored]

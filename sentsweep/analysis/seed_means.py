@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from sentsweep.analysis.tables import _runs_entering_cells, as_number_if_possible
+from sentsweep.analysis.tables import as_number_if_possible, runs_entering_cells
 from sentsweep.errors import InputError
 
 NOT_SWEPT = ("seed", "stage")  # a run's seed and the label of its stage: not settings a search chooses
@@ -73,7 +73,7 @@ def configuration_means(runs: pd.DataFrame, metric: str) -> tuple[list[Configura
     if f"metrics.{metric}" not in runs:
         known = sorted(c[len("metrics."):] for c in runs.columns if c.startswith("metrics."))
         raise InputError(f"runs have no metric {metric!r} (they have: {', '.join(known)})")
-    counted = runs[_runs_entering_cells(runs)]
+    counted = runs[runs_entering_cells(runs)]
     counted = counted[counted[f"metrics.{metric}"].notna()]
     if counted.empty:
         raise InputError(f"no finished run has a value of {metric!r}")
