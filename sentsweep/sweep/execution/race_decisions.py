@@ -46,6 +46,20 @@ def decided_runs(writer, runs: pd.DataFrame, statuses: Mapping, hashes: Mapping,
     return runs
 
 
+def undecided_runs(writer, runs: pd.DataFrame) -> pd.DataFrame:
+    """`runs` (the trial runs of a stage that is not raced: an --extend of a raced sweep) with no race decision:
+    the `race_decision` tags and descriptions an earlier race left on them are emptied (through `writer`), so every
+    account of the stage, `sentsweep analyze report`'s included, says it is not raced."""
+    if RACE_DECISION_TAG not in runs:
+        return runs
+    decided = runs[RACE_DECISION_TAG].notna() & (runs[RACE_DECISION_TAG].astype(str) != "")
+    for trial_id in runs.loc[decided, "ray_trial_id"]:
+        if isinstance(trial_id, str):
+            writer.submit({"op": "tag", "trial": trial_id, "key": RACE_DECISION_TAG, "value": ""})
+            writer.submit({"op": "tag", "trial": trial_id, "key": DESCRIPTION_TAG, "value": ""})
+    return runs.assign(**{RACE_DECISION_TAG: runs[RACE_DECISION_TAG].mask(decided, "")})
+
+
 def trial_description(account, decision: str) -> str:
     """A raced trial run's description (the run page's first block): where the run went ("in the table, stopped by
     the race at step 10": a run the race stopped, not a failed one) and how the race decided its configuration."""

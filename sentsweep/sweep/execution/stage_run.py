@@ -16,7 +16,7 @@ from sentsweep.search_spaces.param_spaces import (
     points_param_space,
     sampled_param_space,
 )
-from sentsweep.sweep.execution.race_decisions import decided_runs
+from sentsweep.sweep.execution.race_decisions import decided_runs, undecided_runs
 from sentsweep.sweep.execution.stage_plots import PLOTS_FOLDER, log_stage_plots
 from sentsweep.sweep.execution.stage_race import RaceOutcome, race_stage
 from sentsweep.sweep.execution.stage_tune import tune_stage
@@ -51,7 +51,7 @@ class StageRun:
         runs = sweep.trial_runs(tracker, "reading the stage's trial runs")
         if self.stage is not None and len(runs):
             runs = runs[runs["params.stage"] == self.stage]
-        stage_runs = runs
+        stage_runs = undecided_runs(tracker.writer, runs) if self.race is None else runs
         if self.race is not None and len(runs):
             race = self.race
             stage_runs = decided_runs(tracker.writer, runs, race.status, race.hashes, race.counted, race.stopped)
