@@ -139,8 +139,8 @@ def tracking_uri(folder: Path) -> str:
 
 def sweep_definition(fraction: float, model: str):
     """The benchmark's sweep: one stage, the TRIALS seeds of `sweep_constants`."""
+    from sentsweep.search_spaces.protocol import project_protocol
     from sentsweep.sweep import Stage, SweepDefinition
-    from sentsweep.sweep.config.protocol import project_protocol
 
     return SweepDefinition(name=experiment_name(fraction), description="fractional GPU packing",
                            protocol=project_protocol(sweep_constants(model), {}),

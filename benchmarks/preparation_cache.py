@@ -47,8 +47,9 @@ def sweep_configs(folder: Path) -> dict[str, list[dict]]:
     """{method: its 6 trial configs}: the protocol's --quick settings, 2 configurations x 3 seeds."""
     from sentsweep.data import read_corpus
     from sentsweep.demo_data import CORPUS_FILE, DEMO_DIR
-    from sentsweep.experiments.protocols.supervised import AUGSBERT_PROTOCOL, GPL_PROTOCOL
     from sentsweep.models import build_tiny_model, build_tiny_seq2seq
+    from sentsweep.search_spaces.reiml_2023 import AUGSBERT_PROTOCOL
+    from sentsweep.search_spaces.tsdae_gpl_draft import GPL_PROTOCOL
     from sentsweep.sweep.launch.launcher import read_corpus_pairs_text
 
     model = build_tiny_model(folder / "tiny-bert", read_corpus(CORPUS_FILE) + read_corpus_pairs_text())

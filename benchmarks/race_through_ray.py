@@ -275,7 +275,7 @@ def run_sentsweep(name: str, argv: list[str], folder: Path, experiment: str) -> 
 
     from sentsweep.analysis.runs import fetch_trial_runs, latest_sweep_run_id
     from sentsweep.analysis.step_racing import RUNGS
-    from sentsweep.experiments.tsdae_deletion import DEFINITION
+    from sentsweep.experiments.tsdae.tsdae_deletion import DEFINITION
     from sentsweep.sweep import run_sweep
 
     start = time.perf_counter()

@@ -24,7 +24,7 @@ from sentsweep.analysis.racing import CONTINUE, RACE_ALPHA, STOP
 from sentsweep.analysis.schedule import FixedGrid, simulate_schedule
 from sentsweep.analysis.significance import best_group
 from sentsweep.analysis.step_racing import RUNGS
-from sentsweep.experiments._tsdae_published import TABLE_6, TABLE_7
+from sentsweep.experiments.tsdae.published import TABLE_6, TABLE_7
 
 NOISE_SD = 0.4  # TSDAE App. C, Table 9: the largest sd of TSDAE with BERT-base over 5 seeds
 OTHER_NOISE_SDS = (0.3, 0.5, 0.7)

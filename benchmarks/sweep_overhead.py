@@ -33,8 +33,8 @@ def run(trial_seconds: float = 60.0) -> list[Result]:
     from sentsweep.data import read_corpus
     from sentsweep.demo_data import CORPUS_FILE, DEMO_DIR
     from sentsweep.models import build_tiny_model
+    from sentsweep.search_spaces.protocol import project_protocol
     from sentsweep.sweep import Stage, SweepDefinition, run_sweep
-    from sentsweep.sweep.config.protocol import project_protocol
     from sentsweep.sweep.launch.launcher import read_corpus_pairs_text
     from sentsweep.trainables.catalog import train
     from sentsweep.trainables.session import LocalSession

@@ -46,10 +46,10 @@ if TYPE_CHECKING:  # what the names are, for type checkers and the API reference
     from sentsweep.models import preprocess_on_device
     from sentsweep.references import Reference
     from sentsweep.retrieval_metrics import mean_average_precision, mrr_at_k
+    from sentsweep.search_spaces.protocol import Protocol, Sourced
     from sentsweep.settings import Settings, cited, project_choice, setting
     from sentsweep.sweep.config.definition import Stage, SweepDefinition
     from sentsweep.sweep.config.options import SweepOptions, option
-    from sentsweep.sweep.config.protocol import Protocol, Sourced
     from sentsweep.sweep.launch.entry_point import run_sweep
     from sentsweep.sweep_rerun import RerunResult, rerun
     from sentsweep.sweep_result import BestConfiguration, SweepResult, SweepStatus, read_sweep_result
@@ -72,8 +72,8 @@ _PUBLIC: dict[str, tuple[str, str]] = {
     "get_experiment": ("sentsweep.experiments", "get_experiment"),
     "SweepDefinition": ("sentsweep.sweep.config.definition", "SweepDefinition"),
     "Stage": ("sentsweep.sweep.config.definition", "Stage"),
-    "Protocol": ("sentsweep.sweep.config.protocol", "Protocol"),
-    "Sourced": ("sentsweep.sweep.config.protocol", "Sourced"),
+    "Protocol": ("sentsweep.search_spaces.protocol", "Protocol"),
+    "Sourced": ("sentsweep.search_spaces.protocol", "Sourced"),
     "SweepOptions": ("sentsweep.sweep.config.options", "SweepOptions"),
     "option": ("sentsweep.sweep.config.options", "option"),
     "Settings": ("sentsweep.settings", "Settings"),

@@ -1,11 +1,11 @@
 """Domain adaptation both ways: NLI+STS then the target domain, and the reverse (TSDAE paper, §4, Table 2).
 
-The experiment is defined in sentsweep/experiments/domain_adaptation.py; `--help` lists its options.
+The experiment is defined in sentsweep/experiments/tsdae/domain_adaptation.py; `--help` lists its options.
 """
 
 import sys
 
-from sentsweep.experiments.domain_adaptation import DEFINITION
+from sentsweep.experiments.tsdae.domain_adaptation import DEFINITION
 from sentsweep.sweep import run_sweep
 
 if __name__ == "__main__":

@@ -11,7 +11,7 @@ from ray.tune.search.variant_generator import generate_variants
 
 from sentsweep.demo_data import DEMO_DIR, NLI_FILE
 from sentsweep.experiments import get_experiment
-from sentsweep.experiments.labelled_intersection import reference_constants
+from sentsweep.experiments.tsdae.labelled_intersection import reference_constants
 from sentsweep.sweep import run_sweep
 from sentsweep.sweep.config.options import parse_options
 from sentsweep.sweep.execution.stage_run import grid_stage_space
@@ -29,7 +29,7 @@ from tests.test_tasks import askubuntu_folder, write
 # involves early-stopping on the STS-B development set. We do not change this setting for this method".
 # MLM, §5.2 l.144: "the number of training steps (100K), the batch size (8) and the learning rate (5e-5)" and
 # "we perform mean-pooling"; the rest of MLM's setup is "the original setup in Devlin et al." and SimCSE's that of
-# its official code (both outside the seeds: linear decay; sentsweep.experiments.protocols.tsdae).
+# its official code (both outside the seeds: linear decay; sentsweep.search_spaces.tsdae).
 # (optimizer, lr, lr_schedule, batch_size, max_steps, epochs, pooling, select_checkpoint)
 APP_B = {
     "tsdae": ("adamw", 3e-5, "constant", 8, 100_000, None, "cls", "last"),
@@ -86,7 +86,7 @@ def test_the_intersection_reference_trains_with_its_methods_app_b_settings(refer
 
 def test_simcse_scores_dev_within_its_one_epoch_and_the_fixed_step_methods_do_not_select():
     """Footnote 8's early stopping needs dev scores inside one epoch (100k sentences at batch 512: 196 steps)."""
-    from sentsweep.experiments.protocols.chains import LABELLED_AFTER_PRETRAINING_PROTOCOL as protocol
+    from sentsweep.search_spaces.tsdae import LABELLED_AFTER_PRETRAINING_PROTOCOL as protocol
 
     assert protocol.settings_of("simcse")["eval_steps"] < 100_000 // 512
     assert {protocol.settings_of(method)["select_checkpoint"] for method in ("tsdae", "mlm", "ct")} == {"last"}

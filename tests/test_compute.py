@@ -132,7 +132,7 @@ def test_a_time_budget_stops_the_quick_nm_grid_and_resume_completes_it(tmp_path,
     each (configuration, seed) FINISHED once; `analyze table --compute` sums the runs' recorded compute."""
     import ray
 
-    from sentsweep.experiments.nm_weight import DEFINITION
+    from sentsweep.experiments.reiml_2023.nm_weight import DEFINITION
     from sentsweep.sweep import run_sweep
 
     monkeypatch.setattr(sys, "argv", [__file__])  # MLflow's source tags, as the other in-process sweeps

@@ -463,7 +463,7 @@ def test_an_error_after_a_stage_ends_the_sweep_failed_and_resume_finishes_it(tmp
     import ray
 
     import sentsweep.sweep.execution.models_kept as models_kept
-    from sentsweep.experiments.nm_weight import DEFINITION
+    from sentsweep.experiments.reiml_2023.nm_weight import DEFINITION
     from sentsweep.sweep import run_sweep
 
     def broken(results):

@@ -10,7 +10,7 @@ import torch.nn.functional as F
 
 from sentsweep.data import read_scored_pairs
 from sentsweep.errors import InputError
-from sentsweep.experiments.labelled_intersection import (
+from sentsweep.experiments.tsdae.labelled_intersection import (
     DEFINITION,
     IntersectionOptions,
     check_target,

@@ -6,8 +6,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from sentsweep.experiments._intersection_search import IntersectionSearch
-from sentsweep.experiments.labelled_intersection import DEFINITION, check_published_intersection
+from sentsweep.experiments.tsdae.intersection_search import IntersectionSearch
+from sentsweep.experiments.tsdae.labelled_intersection import DEFINITION, check_published_intersection
 
 
 def run(search: IntersectionSearch, curve) -> list[int]:

@@ -588,15 +588,17 @@ def test_relative_imports_resolve():
 
 
 def test_the_layout_maps_each_name_of_the_design_to_code_that_exists():
-    """docs/layout.md gives each folder the design names (sweeps, trainables, search_spaces, analysis, tests) a row
-    whose paths exist."""
+    """docs/layout.md gives each name of the design (sweeps, experiments, search_spaces, protocols, published values,
+    trainables, analysis, tests) a row whose paths exist (`<paper>` and `<name>` standing for nm_weight's)."""
     root = Path(__file__).resolve().parents[1]
     text = (root / "docs" / "layout.md").read_text(encoding="utf-8")
     section = text.split("The design's names", 1)[1].split("\n\n", 2)[1]
     rows = {cells[0].strip("` "): cells[2] for cells in
             (line.strip("|").split(" | ") for line in section.splitlines()[2:])}
-    assert list(rows) == ["sweeps", "trainables", "search_spaces", "analysis", "tests"]
+    assert list(rows) == ["sweeps", "experiments", "search_spaces", "protocols", "published values", "trainables",
+                          "analysis", "tests"]
     for name, where in rows.items():
-        paths = [path.replace("<name>", "nm_weight") for path in re.findall(r"`([\w/<>.-]+/(?:[\w<>.-]+)?)`", where)]
+        paths = [path.replace("<name>", "nm_weight").replace("<paper>", "reiml_2023")
+                 for path in re.findall(r"`([\w/<>.-]+/(?:[\w<>.-]+)?)`", where)]
         assert paths, name
         assert all((root / path).exists() for path in paths), (name, [p for p in paths if not (root / p).exists()])

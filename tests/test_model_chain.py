@@ -16,8 +16,8 @@ from mlflow.tracking import MlflowClient
 
 from sentsweep.analysis.runs import fetch_trial_runs, latest_sweep_run_id
 from sentsweep.demo_data import DEMO_DIR
+from sentsweep.search_spaces.protocol import project_protocol
 from sentsweep.sweep import Stage, SweepDefinition, run_sweep
-from sentsweep.sweep.config.protocol import project_protocol
 from tests.test_mlflow_conventions import rest, tags_of
 
 pytestmark = pytest.mark.slow  # starts Ray, an MLflow server or sweeps (make test-fast leaves it out)

@@ -10,7 +10,7 @@ import pytest
 
 from sentsweep.errors import InputError
 from sentsweep.experiments import experiment_names, get_experiment
-from sentsweep.experiments.tsdae_deletion import TsdaeDeletionOptions
+from sentsweep.experiments.tsdae.tsdae_deletion import TsdaeDeletionOptions
 from sentsweep.sweep.config.option_checks import (
     check_option_bounds,
     check_search_combination,

@@ -13,10 +13,10 @@ from types import SimpleNamespace
 import pytest
 import ray
 
-from sentsweep.experiments.protocols.tsdae import QUICK_SETTINGS
+from sentsweep.search_spaces.protocol import project_protocol
+from sentsweep.search_spaces.tsdae import QUICK_SETTINGS
 from sentsweep.sweep import Stage, SweepDefinition, run_sweep
 from sentsweep.sweep.config.options import SweepOptions, parse_options
-from sentsweep.sweep.config.protocol import project_protocol
 from sentsweep.sweep.execution.progress import (
     QUIET_SETTINGS,
     SweepProgress,

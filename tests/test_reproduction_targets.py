@@ -26,8 +26,8 @@ from sentsweep.analysis.reproduction import (
     targets_line,
     targets_to_json,
 )
-from sentsweep.experiments import experiment_names, get_experiment
-from sentsweep.experiments._without_targets import WITHOUT_TARGETS
+from sentsweep.experiments import experiment_modules, experiment_names, get_experiment
+from sentsweep.experiments.without_targets import WITHOUT_TARGETS
 from sentsweep.sweep.config.definition import target_problems
 from sentsweep.sweep.execution.target_list import TARGET_LIST_ARTIFACT, TargetList, eval_task_of
 from sentsweep.sweep.launch.launcher import stage_axes
@@ -439,7 +439,7 @@ def test_multitask_weight_declares_table_5_17():
 
 def test_each_sweep_naming_a_seed_table_has_targets_or_a_reason():
     naming = [name for name in experiment_names() if get_experiment(name).reference is not None
-              and "Table" in importlib.import_module(f"sentsweep.experiments.{name}").__doc__]
+              and "Table" in importlib.import_module(experiment_modules()[name]).__doc__]
     assert {"nm_weight", "multitask_weight", "domain_adaptation", "augsbert", "batch_size"} <= set(naming)
     for name in naming:
         has_targets = bool(get_experiment(name).published)

@@ -9,7 +9,7 @@ import sys
 
 from mlflow.tracking import MlflowClient
 
-from sentsweep.experiments.tsdae_deletion import DEFINITION
+from sentsweep.experiments.tsdae.tsdae_deletion import DEFINITION
 from sentsweep.sweep import run_sweep
 from sentsweep.tracking.sweep_lookup import ResumeTarget, resume_target
 from tests.cluster_helpers import sqlite_store

@@ -16,9 +16,7 @@ named in `DERIVED` with its derivation.
 
 from __future__ import annotations
 
-import importlib
 import math
-import pkgutil
 import re
 from dataclasses import dataclass, replace
 
@@ -26,8 +24,8 @@ import pytest
 
 from sentsweep import experiments
 from sentsweep.analysis.reproduction import PublishedValue
+from sentsweep.search_spaces.protocol import Sourced
 from sentsweep.settings import Source
-from sentsweep.sweep.config.protocol import Sourced
 from tests.seed_documents import places_in, tables_of
 from tests.test_seed_quotes import QUOTE, SEEDS, needs_seeds, seed_document
 
@@ -184,10 +182,10 @@ ADDRESS = {"tsdae_main": _table_2_or_3, "domain_adaptation": _table_2_or_3, "lab
 
 def definitions() -> dict:
     found = {}
-    for info in pkgutil.iter_modules(experiments.__path__):
-        definition = getattr(importlib.import_module(f"{experiments.__name__}.{info.name}"), "DEFINITION", None)
-        if definition is not None and definition.published:
-            found[info.name] = definition
+    for name in experiments.experiment_names():
+        definition = experiments.get_experiment(name)
+        if definition.published:
+            found[name] = definition
     return found
 
 
@@ -302,12 +300,7 @@ def quoted_settings() -> list[tuple[tuple[str, str, str], Sourced]]:
 
 
 def all_definitions() -> dict:
-    found = {}
-    for info in pkgutil.iter_modules(experiments.__path__):
-        definition = getattr(importlib.import_module(f"{experiments.__name__}.{info.name}"), "DEFINITION", None)
-        if definition is not None:
-            found[info.name] = definition
-    return found
+    return {name: experiments.get_experiment(name) for name in experiments.experiment_names()}
 
 
 def _absent(values: list[float], numbers: set[float]) -> list[float]:
@@ -339,7 +332,7 @@ def test_every_setting_is_a_number_its_quote_prints():
 
 def test_a_setting_changed_under_its_quote_is_reported(monkeypatch):
     """TSDAE's lr 5e-5 under TSDAE App. B's "the initial learning rates are 3e-5"."""
-    from sentsweep.experiments.protocols import tsdae
+    from sentsweep.search_spaces import tsdae
 
     lr = tsdae.PAPER_METHOD_SETTINGS["tsdae"]["lr"]
     assert lr.value == 3e-5 and "3e-5" in lr.source.note

@@ -33,7 +33,6 @@ from __future__ import annotations
 import ast
 import importlib
 import os
-import pkgutil
 import re
 import unicodedata
 import warnings
@@ -241,12 +240,12 @@ def published_citations() -> list[Citation]:
     """The sources of every experiment's published values (the reproduction targets its report checks, and the
     results of a whole sweep), each with its value."""
     found = []
-    for info in pkgutil.iter_modules(experiments.__path__):
-        definition = getattr(importlib.import_module(f"{experiments.__name__}.{info.name}"), "DEFINITION", None)
+    for name, module in experiments.experiment_modules().items():
+        definition = experiments.get_experiment(name)
         for attribute in ("published", "published_results"):
             for index, value in enumerate(getattr(definition, attribute, ())):
                 if isinstance(value.source, Source) and value.source.reference is not None:
-                    found.append(Citation(f"sentsweep/experiments/{info.name}.py:DEFINITION.{attribute}[{index}]",
+                    found.append(Citation(f"{module.replace('.', '/')}.py:DEFINITION.{attribute}[{index}]",
                                           value.source.reference, value.source.where, value.source.note,
                                           value=value.value))
     return found

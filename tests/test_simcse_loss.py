@@ -10,11 +10,11 @@ import ray
 
 from sentsweep import cli
 from sentsweep.demo_data import DEMO_DIR
-from sentsweep.experiments.simcse_loss import DEFINITION, demo_beir_folder
+from sentsweep.experiments.wang_2022.simcse_loss import DEFINITION, demo_beir_folder
+from sentsweep.search_spaces.protocol import with_method_settings
 from sentsweep.sweep import run_sweep
 from sentsweep.sweep.config.definition import target_problems
 from sentsweep.sweep.config.options import parse_options
-from sentsweep.sweep.config.protocol import with_method_settings
 from sentsweep.sweep.launch.launcher import resolve_settings, stage_axes
 from sentsweep.tasks import build_task
 from sentsweep.trainables.catalog import validate_config

@@ -13,11 +13,11 @@ import ray
 from sentsweep import cli
 from sentsweep.analysis.reproduction import WITHIN, check_target
 from sentsweep.analysis.runs import latest_sweep_run_id, run_artifact_text
-from sentsweep.experiments.squad_sentence_retrieval import DEFINITION, demo_squad_file
+from sentsweep.experiments.malmberg_2021.squad_sentence_retrieval import DEFINITION, demo_squad_file
+from sentsweep.search_spaces.protocol import with_method_settings
 from sentsweep.sweep import run_sweep
 from sentsweep.sweep.config.definition import target_problems
 from sentsweep.sweep.config.options import parse_options
-from sentsweep.sweep.config.protocol import with_method_settings
 from sentsweep.sweep.execution.target_list import TARGET_LIST_ARTIFACT
 from sentsweep.sweep.launch.launcher import resolve_settings, stage_axes
 from sentsweep.tasks.distractors import squad_pools

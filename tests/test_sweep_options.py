@@ -9,7 +9,7 @@ import pytest
 
 from sentsweep.analysis.tables import ComparisonTable
 from sentsweep.experiments import experiment_names, get_experiment
-from sentsweep.experiments.nm_weight import NmWeightOptions
+from sentsweep.experiments.reiml_2023.nm_weight import NmWeightOptions
 from sentsweep.sweep.config.options import SweepOptions, build_options_parser, flag_of, parse_options
 from sentsweep.sweep.execution.runner import SweepRunner
 from sentsweep.sweep.execution.sweep_endings import StageFailed

@@ -227,7 +227,7 @@ def test_tsdae_main_trains_one_model_per_target_task_and_checks_its_column_only(
     two --eval-task's and their --task-corpus, each trial trains on its task's corpus, is scored on that task alone
     and is checked against that task's Table 2 cell; Table 2's BM25 and BERT-base-uncased rows run per task too."""
     from sentsweep.analysis.reproduction import UNMEASURED, check_targets
-    from sentsweep.experiments.tsdae_main import DEFINITION
+    from sentsweep.experiments.tsdae.tsdae_main import DEFINITION
     from tests.test_resolved_trials import cqadupstack_folder
     from tests.test_tasks import askubuntu_folder
 

@@ -8,9 +8,9 @@ import ray
 from mlflow.tracking import MlflowClient
 
 from sentsweep.analysis.runs import fetch_trial_runs, latest_sweep_run_id
-from sentsweep.experiments.protocols.tsdae import QUICK_SETTINGS
+from sentsweep.search_spaces.protocol import project_protocol
+from sentsweep.search_spaces.tsdae import QUICK_SETTINGS
 from sentsweep.sweep import Stage, SweepDefinition, run_sweep
-from sentsweep.sweep.config.protocol import project_protocol
 from tests.cluster_helpers import sqlite_store
 
 pytestmark = pytest.mark.slow  # starts Ray, an MLflow server or sweeps (make test-fast leaves it out)

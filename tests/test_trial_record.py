@@ -276,7 +276,7 @@ from sentsweep.models import preprocess_on_device
 from sentsweep.references import Reference
 from sentsweep.settings import Settings, project_choice, setting
 from sentsweep.sweep import Stage, SweepDefinition, run_sweep
-from sentsweep.sweep.config.protocol import Protocol, Sourced
+from sentsweep.search_spaces.protocol import Protocol, Sourced
 from sentsweep.trainables.objectives import Objective, objective
 
 OWN = project_choice("the test's")

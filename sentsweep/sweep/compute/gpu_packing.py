@@ -28,9 +28,9 @@ import torch
 from sentsweep.data import read_corpus
 from sentsweep.errors import InputError
 from sentsweep.search_spaces.param_spaces import values_to_validate
+from sentsweep.search_spaces.protocol import with_method_settings
 from sentsweep.sweep.compute.cluster import Node, cluster_address, cluster_nodes, describe_cluster
 from sentsweep.sweep.config.options import GPUS_AUTO
-from sentsweep.sweep.config.protocol import with_method_settings
 from sentsweep.trainables.catalog import get_method, setting_default, train
 
 GiB = 2**30

@@ -15,8 +15,8 @@ from sentsweep.analysis.reproduction import (
     value_text,
 )
 from sentsweep.references import Reference
+from sentsweep.search_spaces.protocol import Protocol
 from sentsweep.sweep.config.options import SweepOptions
-from sentsweep.sweep.config.protocol import Protocol
 
 if TYPE_CHECKING:
     from sentsweep.analysis.tables import ComparisonTable

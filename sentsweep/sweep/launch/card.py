@@ -20,12 +20,12 @@ from collections.abc import Iterable
 from sentsweep.analysis.step_racing import RUNGS, fraction_text
 from sentsweep.models import replaced_modules
 from sentsweep.search_spaces.param_spaces import values_to_validate
+from sentsweep.search_spaces.protocol import with_method_settings
 from sentsweep.settings import Source
 from sentsweep.sweep.compute.gpu_estimate import NOT_COUNTED, GpuEstimate, estimate_gpu_hours
 from sentsweep.sweep.compute.gpu_packing import CUDA_CONTEXT_BYTES, MEMORY_MARGIN, GiB, probe_key
 from sentsweep.sweep.compute.probe_records import probes_file, read_probes
 from sentsweep.sweep.config.options import SweepOptions
-from sentsweep.sweep.config.protocol import with_method_settings
 from sentsweep.sweep.launch.data_sizes import (
     labelled_files,
     peak_rate_shortfalls,

@@ -27,10 +27,10 @@ from sentsweep.plugins import USER_CODE_KEY, user_modules
 from sentsweep.preparation_cache import cache_folder
 from sentsweep.random_seeds import parse_seeds
 from sentsweep.search_spaces.param_spaces import added_axes, values_to_validate
+from sentsweep.search_spaces.protocol import with_method_settings
 from sentsweep.sweep.compute.ray_connection import check_ray_cluster
 from sentsweep.sweep.config.definition import ResolvedSweep, SweepDefinition
 from sentsweep.sweep.config.options import SweepOptions, parse_assignments
-from sentsweep.sweep.config.protocol import with_method_settings
 from sentsweep.sweep.config.swept_settings import check_swept_settings
 from sentsweep.sweep.execution.budget import check_budget_options
 from sentsweep.sweep.execution.driver_lock import driver_lock, lock_file

@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from sentsweep.search_spaces.param_spaces import grid_points
+from sentsweep.search_spaces.protocol import with_method_settings
 from sentsweep.sweep.config.definition import ResolvedSweep
-from sentsweep.sweep.config.protocol import with_method_settings
 from sentsweep.sweep.search.target_tasks import settings_by_task
 from sentsweep.trainables.catalog import setting_default
 
