@@ -2,45 +2,14 @@
 evaluator (`mteb.evaluate`) on the trial's selected checkpoint, with the data read offline.
 
 Muennighoff, Tazi, Magne and Reimers (2023), "MTEB: Massive Text Embedding Benchmark" (EACL 2023); the `mteb`
-package (the `mteb` extra, `pip install 'sentsweep[mteb]'`), imported only where an MTEB task is asked for.
+package (the `mteb` extra), imported only where an MTEB task is asked for. `mteb:<TaskName>` is any task of
+`mteb.get_task`, `mteb:<Benchmark>` every task of `mteb.get_benchmark`'s benchmark. The data each reads, its splits,
+its metrics (`mteb_<Task>_main_score` and every other score, x 100), the per-item outcomes for paired tests and what
+a run records: docs/evaluation.md, "MTEB tasks, offline". `published_main_scores` reads a model's published results
+from a local copy of MTEB's results repository.
 
-- Names. `mteb:<TaskName>` is any task of `mteb.get_task` (STS, retrieval, reranking, pair classification,
-  classification, clustering, ...); `mteb:<Benchmark>` (for example `mteb:MTEB(eng, v2)`, quoted in a shell) stands
-  for every task of `mteb.get_benchmark`'s benchmark, each reading `FOLDER/<TaskName>` where that folder exists,
-  else FOLDER (a hub cache holding them all).
-- Data. FOLDER holds the task's Hugging Face dataset repository at the revision MTEB pins, as a hub cache, an
-  `hf download --local-dir` folder or a git clone (`sentsweep.tasks.mteb_data`); MTEB's own loader
-  (`task.load_data`) reads it with `metadata.dataset["path"]` pointed at that folder, once, when the task is built,
-  so a folder whose files the task cannot read (another layout) fails before launch. Nothing reaches for the hub;
-  the Arrow files `datasets` prepares go to a temporary folder of the process, MTEB's result cache
-  (`MTEB_CACHE`, which `import mteb` creates) to a temporary folder unless set, and `mteb.evaluate` runs with
-  `cache=None`: no write to ~/.cache.
-- Splits. `test` is the split MTEB reports (the task's `eval_splits`, "test" where it is one of them); `dev` is a
-  split named "validation" or "dev" that the folder holds besides it, which can select checkpoints
-  (`--select-on mteb:<Task>`); a task without one has no `dev`.
-- Metrics (x 100, as the project's): `mteb_<Task>_main_score` (MTEB's main score: the mean over the task's subsets
-  of each subset's `main_score`, `TaskResult.get_score`) and every other scalar score MTEB returns,
-  `mteb_<Task>_<score>` (with several subsets, `mteb_<Task>_<subset>_<score>`); thresholds (a similarity, not a
-  score) are logged as they are.
-- Items, for paired tests over items (`sentsweep.analysis.tables`, `.suite`): `mteb_<Task>_main_score_items`, one
-  outcome per item whose mean x 100 is the main score, where the main score is such a mean (tasks of one subset):
-  retrieval and reranking, the main metric per query as MTEB computes it (pytrec_eval's per-query values, and MTEB's
-  reciprocal rank for MRR@k; MTEB rounds the mean to 5 decimals, so the items' mean is within 5e-4 of the metric);
-  classification with accuracy as main score, per test example the share of MTEB's `n_experiments` classifiers that
-  label it right; STS (Pearson or Spearman), per pair z(a_i) z(b_i), the product of the pair's standardised
-  similarity and gold score (of their ranks, for Spearman; population standard deviation), whose mean is the
-  correlation exactly. A paired test over those per-pair terms is a first-order (linearised) test of the
-  difference of two correlations: it leaves out that a rank depends on the other pairs. Pair classification
-  (average precision) and clustering (V-measure) are no such mean: they are compared over seeds.
-- Record. The revision, the folder's content digest and MTEB's version are in `provenance`, the artifact
-  `mteb/data/<Task>.json` of every evaluation; its result is MTEB's own result JSON (`TaskResult.to_disk`'s), the
-  artifact `mteb/results/<model>/<revision>/<Task>.json` with `model_meta.json` beside it, the layout of MTEB's
-  result cache: `mteb.ResultCache(<downloaded mteb folder>).load_results()` and `mteb.TaskResult.from_disk` read it.
-  `<model>` and `<revision>` are the model card's `model_name` and `base_model_revision` (MTEB's `ModelMeta` reads
-  them): the model's name or folder (`sentsweep.models.record_name`) and, for a trained checkpoint, its trial and
-  step (`sentsweep.trainables.loop.checkpoint_revision`).
-- Published references: `published_main_scores` reads a model's results from a local copy of MTEB's results
-  repository (`results/<org>__<model>/<revision>/<Task>.json`), the reproduction targets of the untrained model.
+    python sweeps/tsdae_deletion.py --eval-task mteb:STSBenchmark=/shared/mteb/STSBenchmark \\
+        --select-on mteb:STSBenchmark
 """
 
 from __future__ import annotations

@@ -1,30 +1,13 @@
 """Semantic textual similarity tasks: 100 x Spearman's rho between the method's pair similarities and the
-gold scores, rho = Pearson(rank(similarities), rank(gold)) over the pairs, tied values sharing their mean rank.
-Every score ranks the similarities rounded to 1e-6 (`sentsweep.encoding.spearman`), so pairs that should tie
-(identical sentences, whose cosines differ in their last float bits with the batch they were encoded in) do
-tie, and a score does not change with the batch size.
+gold scores, the similarities rounded to 1e-6 before they are ranked (`sentsweep.encoding.spearman`).
 
-- `stsb`: the STS benchmark of Cer, Diab, Agirre, Lopez-Gazpio and Specia (2017), "SemEval-2017 Task 1:
-  Semantic Textual Similarity Multilingual and Crosslingual Focused Evaluation"; its folder (sts-dev.csv /
-  sts-test.csv), splits dev and test;
-- `sickr`: SICK of Marelli et al. (2014), "A SICK cure for the evaluation of compositional distributional
-  semantic models", scored on relatedness (SICK-R), from the full release SICK.txt (splits train / dev /
-  test by its SemEval_set column: TRAIN / TRIAL / TEST), from SemEval 2014 task 1's files SICK_train.txt /
-  SICK_trial.txt / SICK_test_annotated.txt (each its split), or from a folder of either (SentEval's
-  data/downstream/SICK). `sickr_spearman` (main) is the test split's, as SentEval reports it; where the path
-  holds all three splits, the test evaluation adds `sickr_all_spearman`, the Spearman over every pair of the
-  release pooled, which is what MTEB (Muennighoff, Tazi, Magne and Reimers (2023), "MTEB: Massive Text
-  Embedding Benchmark") reports as SICK-R (its 9,927 pairs are SemEval 2014's three files; SICK.txt holds
-  9,840). It includes the train pairs, so it is not a held-out score for a model trained on SICK;
-- `sts12` ... `sts16`: Agirre et al. (2012), "SemEval Semantic Textual Similarity tasks 2012-2016", as
-  SentEval's folders hold them (Conneau and Kiela (2018), "SentEval: An Evaluation Toolkit for Universal
-  Sentence Representations"; `STS1x-en-test`, subsets as SentEval's senteval/sts.py names them, STS13
-  without SMT, which is not distributed): STS.input.<subset>.txt, "sentence1<TAB>sentence2" per line, and
-  STS.gs.<subset>.txt, the gold score per line, blank where a pair has none, which drops the pair; test
-  only. Metrics: `<task>_<subset>_spearman` for each subset on its own; as SentEval averages them,
-  `<task>_mean_spearman` (plain mean over subsets) and `<task>_wmean_spearman` (weighted by the subsets'
-  numbers of pairs: SentEval's "ALL", the main metric); and `<task>_pooled_spearman`, one Spearman over all
-  the year's pairs together (MTEB's STS12-16: the same similarities, ranked across subsets).
+`stsb`: the STS benchmark (Cer et al. (2017), "SemEval-2017 Task 1"), splits dev and test; `sickr`: SICK-R
+(Marelli et al. (2014), "A SICK cure for the evaluation of compositional distributional semantic models");
+`sts12` ... `sts16`: SemEval STS 2012-2016 (Agirre et al.) as SentEval's folders hold them, test only. Each task's
+files, splits and metrics: docs/evaluation.md, "STS tasks".
+
+    task = build_task("stsb", "data/stsbenchmark")
+    task.evaluate(scorer, "test").metrics["stsb_spearman"]
 """
 
 from __future__ import annotations

@@ -1,33 +1,13 @@
 """The four USEB tasks of Wang, Reimers and Gurevych (2021), "TSDAE: Using Transformer-based Sequential
 Denoising Auto-Encoder for Unsupervised Sentence Embedding Learning", section 4.1, read from the release's
-data-eval/<task> folders (https://github.com/UKPLab/useb).
+data-eval/<task> folders (https://github.com/UKPLab/useb): `askubuntu`, `cqadupstack`, `twitterpara`, `scidocs`.
 
-Titles are the texts (the paper embeds sentences only); every metric is x 100; each task's final score
-averages its sub-datasets as the paper does. Splits: dev ('valid' in the files) and test, except
-TwitterPara, which was released without a dev split and has test only. The main metric is average precision
-(`sentsweep.retrieval_metrics.average_precision`): over a ranking, AP = (1 / R) sum_k P@k rel_k, P@k the
-precision of the top k, rel_k 1 where the document at rank k is relevant, R the number of relevant documents
-ranked (trec_eval, for SciDocs: all relevant documents of the query); MAP is its mean over queries.
+Titles are the texts; every metric is x 100, averaged over a task's sub-datasets as the paper does; splits dev
+and test (TwitterPara test only); the main metric is average precision (MAP@100 for CQADupStack). Each task's
+files and metrics: docs/evaluation.md, "USEB tasks".
 
-- AskUbuntu of Lei, Joshi, Barzilay, Jaakkola, Tymoshenko, Moschitti and Màrquez (2016), "Semi-supervised
-  Question Retrieval with Gated Convolutions" (`text_tokenized.txt`: qid, title, body; `dev.txt`/`test.txt`:
-  qid, similar qids, the 20 BM25 candidates, their BM25 scores): rerank the candidates (ties keep BM25 order);
-  MAP (main), also P@1, P@5, MRR. Queries without a relevant question are skipped.
-- CQADupStack of Hoogeveen, Verspoor and Baldwin (2015), "CQADupStack: A Benchmark Data Set for Community
-  Question-Answering Research" (`corpus.json`: {forum: {qid: title}}; `retrieval_split.json`: {valid|test:
-  {forum: {qid: [duplicate qids]}}}): retrieve from the forum's questions minus the split's queries; MAP@100
-  (main: AP over the top 100, 0 for a query with no duplicate there) and nDCG@10 per forum, averaged over the
-  12 forums. (BEIR's release, title + body documents, is the separate task `beir-cqadupstack`.)
-- TwitterPara: Twitter URL Corpus and PIT-2015 of Xu, Callison-Burch and Dolan (2015), "SemEval-2015 Task 1:
-  Paraphrase and Semantic Similarity in Twitter (PIT)" (`Twitter_URL_Corpus_test.txt`: s1, s2, "(n, 6)" with
-  n of 6 annotators saying paraphrase; `test.data`: PIT-2015 with s1, s2, label 0-5 in columns 3-5): AP (main)
-  of the pair similarities against "paraphrase" (label > 3; label 3 is left out), per corpus and averaged;
-  Spearman against 20 x label too.
-- SciDocs of Cohan, Feldman, Beltagy, Downey and Weld (2020), "SPECTER: Document-level Representation Learning
-  using Citation-informed Transformers" (`data.json`: corpus {pid: {title}}, {valid|test: {cite|cocite|coread|
-  coview: {qid: {pid: 0/1}}}}): rerank each query's candidates; MAP (main) as trec_eval computes it (AP
-  divided by all relevant documents of the query, also those without a title), per subtask and averaged over
-  the four.
+    task = build_task("askubuntu", "data-eval/askubuntu")
+    task.evaluate(scorer, "test").metrics["askubuntu_map"]
 """
 
 from __future__ import annotations
