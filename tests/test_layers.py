@@ -51,6 +51,8 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("trainables", ["sentsweep.trainables"]),
     ("tracking", ["sentsweep.tracking"]),
     ("analysis", ["sentsweep.analysis", "sentsweep.sweep_result"]),
+    # each paper's protocols (`Protocol`, `Sourced`) and the machinery that turns them into Ray Tune / Optuna spaces:
+    # below the sweep that runs them and the experiments that declare their stages over them
     ("search spaces", ["sentsweep.search_spaces"]),
     # the sweep's sub-packages, lowest first: what a sweep is, the cluster it asks, what Ray Tune runs, the run,
     # and the launch (the package's own __init__, which imports the entry point, with it)
