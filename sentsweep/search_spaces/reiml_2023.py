@@ -1,6 +1,7 @@
-"""Reiml (2023)'s protocols, every value with its source: Noise Matching (§5.4.2, Table 6.10), the
-fine-tuning defaults (§5.1), Augmented SBERT (§5.5, Tables 6.12-6.13) and the domain MLM before Augmented SBERT
-(§4.3.1, §5.4.3, Table 6.10).
+"""Reiml (2023)'s protocols, every value with its source: the fine-tuning defaults (§5.1), Augmented SBERT
+(§5.5, Tables 6.12-6.13), Noise Matching (§5.4.2, Table 6.10), the domain MLM before Augmented SBERT (§4.3.1,
+§5.4.3, Table 6.10), the bi-encoder against its cross-encoder teachers (§5.2.1, Tables 6.1-6.3), distillation into
+bi-encoders (§5.2.2, Tables 6.4-6.8) and topic-sensitive embeddings (§5.6.1, Tables 6.14-6.17).
 
 - Noise Matching: all methods 12.5K steps, batch size 64 ("8 ... made the contrastive learning objectives too
   easy"), lr 3e-5, the §5.1 defaults (10% warm-up, linear decay, weight decay 0.01), MEAN and CLS pooling,

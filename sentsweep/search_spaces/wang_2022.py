@@ -1,5 +1,6 @@
 """Wang (2022)'s protocols, every value with its source: the basic setup of every experiment of its chapter 5
-(§5.2.2, Table 5.3), the multi-task weight (§5.3.7, Tables 5.16-5.17) and the batch size (§5.3.4, Table 5.11).
+(§5.2.2, Table 5.3), the multi-task weight (§5.3.7, Tables 5.16-5.17), the batch size (§5.3.4, Table 5.11) and
+SimCSE's loss (§5.3.3, Tables 5.9-5.10).
 
 Multi-task (eq. 3.6): SimCSE + w CLM-AE and SimCSE + w MLM-AE, w in {0.1, 0.01, 0.001, 0.0001}, 3 epochs, with
 the baselines of Table 5.16 (SimCSE 1 and 3 epochs, each auto-encoder alone), on Table 5.3's basic setup, seeds
