@@ -1,10 +1,14 @@
 """Semantic textual similarity tasks: 100 x Spearman's rho between the method's pair similarities and the
 gold scores, the similarities rounded to 1e-6 before they are ranked (`sentsweep.encoding.spearman`).
 
-`stsb`: the STS benchmark (Cer et al. (2017), "SemEval-2017 Task 1"), splits dev and test; `sickr`: SICK-R
-(Marelli et al. (2014), "A SICK cure for the evaluation of compositional distributional semantic models");
-`sts12` ... `sts16`: SemEval STS 2012-2016 (Agirre et al.) as SentEval's folders hold them, test only. Each task's
-files, splits and metrics: docs/evaluation.md, "STS tasks".
+- `stsb`: the STS benchmark of Cer et al. (2017), "SemEval-2017 Task 1: Semantic Textual Similarity Multilingual
+  and Crosslingual Focused Evaluation", splits dev and test;
+- `sickr`: SICK-R of Marelli et al. (2014), "A SICK cure for the evaluation of compositional distributional semantic
+  models";
+- `sts12` ... `sts16`: Agirre et al. (2012), "SemEval Semantic Textual Similarity tasks 2012-2016", as SentEval's
+  folders hold them, test only.
+
+Each task's files, splits and metrics: docs/evaluation.md, "STS tasks".
 
     task = build_task("stsb", "data/stsbenchmark")
     task.evaluate(scorer, "test").metrics["stsb_spearman"]

@@ -3,8 +3,12 @@ Denoising Auto-Encoder for Unsupervised Sentence Embedding Learning", section 4.
 data-eval/<task> folders (https://github.com/UKPLab/useb): `askubuntu`, `cqadupstack`, `twitterpara`, `scidocs`.
 
 Titles are the texts; every metric is x 100, averaged over a task's sub-datasets as the paper does; splits dev
-and test (TwitterPara test only); the main metric is average precision (MAP@100 for CQADupStack). Each task's
-files and metrics: docs/evaluation.md, "USEB tasks".
+and test (TwitterPara test only); the main metric is average precision (MAP@100 for CQADupStack). The data sets:
+AskUbuntu of Lei et al. (2016), "Semi-supervised Question Retrieval with Gated Convolutions"; CQADupStack of
+Hoogeveen et al. (2015), "CQADupStack: A Benchmark Data Set for Community Question-Answering Research";
+TwitterPara of Xu et al. (2015), "SemEval-2015 Task 1: Paraphrase and Semantic Similarity in Twitter (PIT)";
+SciDocs of Cohan et al. (2020), "SPECTER: Document-level Representation Learning using Citation-informed
+Transformers". Each task's files and metrics: docs/evaluation.md, "USEB tasks".
 
     task = build_task("askubuntu", "data-eval/askubuntu")
     task.evaluate(scorer, "test").metrics["askubuntu_map"]
