@@ -348,7 +348,7 @@ def test_the_sweep_layer_reaches_mlflow_only_through_the_sweeps_writer():
     (they hand them to `writer.call`, or submit operations); the launcher's checks before a sweep starts aside."""
     import ast
 
-    modules = [path for folder in ("sweep", "experiments") for path in (PROJECT / "sentsweep" / folder).glob("*.py")
+    modules = [path for folder in ("sweep", "experiments") for path in (PROJECT / "sentsweep" / folder).rglob("*.py")
                if path.name != "launcher.py"]
     direct = []
     for path in modules:
