@@ -5,7 +5,7 @@ A result's targets are the published values (`SweepDefinition.published`, `publi
 experiment whose source cites that document and names the table or figure in its place ("§6, Table 2 (...)",
 "App. A, Tables 6 (ratio 0.6) and 7 (CLS)"). A result is counted "with targets" where some experiment declares
 one, "sweep without targets" where only the sweeps its entry names re-run it, and "no sweep" otherwise; the last
-two carry the entry's reason.
+two carry the entry's reason, a targeted one what of it is not targeted where its entry says.
 """
 
 from __future__ import annotations
@@ -91,7 +91,7 @@ def coverage_lines(items: Iterable[Coverage]) -> list[str]:
         for item in own:
             sweeps = ", ".join(f"{name} ({count})" if count else name for name, count in item.sweeps.items())
             if item.status == WITH_TARGETS:
-                text = f"{item.targets} targets: {sweeps}"
+                text = f"{item.targets} targets: {sweeps}" + (f"; {item.exhibit.reason}" if item.exhibit.reason else "")
             elif item.status == WITHOUT_TARGETS:
                 text = f"sweep without targets: {sweeps}; {item.exhibit.reason}"
             else:
