@@ -65,7 +65,8 @@ PROTOCOL = replace(
 @dataclass(frozen=True, kw_only=True)
 class StsDistractorsOptions(SweepOptions):
     pools_dir: str | None = option("the pool files of one split written by `sentsweep build-distractors` "
-                                   "(<output>/test: all_1.jsonl ... le3_5.jsonl); required but with --quick")
+                                   "(<output>/test: all_1.jsonl ... le3_5.jsonl); required but with --quick "
+                                   "(default there: pools made from the demo pairs)")
 
 
 def pool_tasks(options: StsDistractorsOptions) -> dict:
