@@ -107,9 +107,13 @@ def dispatch(argv: list[str]) -> int:
 
         return cache(rest, prog="sentsweep cache")
     if command == "list":
-        argparse.ArgumentParser(prog="sentsweep list", description=COMMANDS["list"] + ": " + LIST_DESCRIPTION,
-                                ).parse_args(rest)
-        print_experiments()
+        parser = argparse.ArgumentParser(prog="sentsweep list",
+                                         description=COMMANDS["list"] + ": " + LIST_DESCRIPTION)
+        parser.add_argument("--coverage", action="store_true", help=COVERAGE_HELP)
+        if parser.parse_args(rest).coverage:
+            print_coverage()
+        else:
+            print_experiments()
         return 0
     return run_command(rest)
 
@@ -142,6 +146,19 @@ def print_experiments() -> None:
     usage = ("Run one: `python sweeps/NAME.py` or `sentsweep run NAME` (--dry-run: its protocol card, every value "
              "with its source; --help: its options).")
     print("\n" + (wrap_paragraph(usage, width) if width else usage))
+
+
+COVERAGE_HELP = ("every result table and figure of the source documents instead: the sweeps that re-run it, its "
+                 "reproduction targets, or why none can; the counts at the end")
+
+
+def print_coverage() -> None:
+    """`sentsweep list --coverage`: `sentsweep.experiments.coverage`'s listing."""
+    from sentsweep.experiments import experiment_names, get_experiment  # lazy: ray, torch
+    from sentsweep.experiments.coverage import coverage, coverage_lines  # lazy: ray, torch
+
+    for line in coverage_lines(coverage({name: get_experiment(name) for name in experiment_names()})):
+        print(line)
 
 
 PROJECT_SOURCE = "project"

@@ -288,8 +288,12 @@ class SeedTable:
                 self.rows.append(TableRow(block, cells))
 
     def matching_rows(self, row: str, block: str = "") -> list[TableRow]:
+        """The rows labelled `row` in the blocks whose title holds `block`: the block of exactly that title alone
+        where there is one ("RoBERTa-base", not "DistilRoBERTa-base")."""
         label = " ".join(row.split())
-        return [candidate for candidate in self.rows if _squashed(block) in _squashed(candidate.block)
+        blocks = [candidate.block for candidate in self.rows if _squashed(block) in _squashed(candidate.block)]
+        exact = [title for title in blocks if _squashed(title) == _squashed(block)]
+        return [candidate for candidate in self.rows if candidate.block in (exact or blocks)
                 and any(" ".join(" ".join(candidate.cells[:count]).split()) == label
                         for count in range(1, len(candidate.cells)))]
 

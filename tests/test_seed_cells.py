@@ -173,7 +173,15 @@ def _squad(target: PublishedValue) -> list[Cell]:
     return [Cell("4.1", row, "Accuracy")]
 
 
+def _table_9(target: PublishedValue) -> list[Cell]:
+    """TSDAE App. C, Table 9: the method's row in its checkpoint's block, each column printed "mean +/- std" (the
+    means are the values 0, 2, 4, 6 of a row)."""
+    column = ("askubuntu", "cqadupstack", "twitterpara", "scidocs").index(target.params["target_task"]) * 2
+    return [Cell("9", ROW_OF_METHOD[target.params["method"]], column, target.params["checkpoint"])]
+
+
 ADDRESS = {"tsdae_main": _table_2_or_3, "domain_adaptation": _table_2_or_3, "labelled_intersection": _table_2_or_3,
+           "tsdae_checkpoints": _table_9,
            "nm_weight": _table_6_10, "domain_chain_augsbert": _table_6_10, "tsdae_noise": _tsdae_search,
            "tsdae_deletion": _tsdae_search, "cross_bi_encoder": _reiml_named_row, "distillation": _reiml_named_row,
            "augsbert": _augsbert, "topic_distillation": _topic_distillation, "simcse_loss": _wang,

@@ -23,23 +23,28 @@ from sentsweep.tasks.base import TASKS, Task, TaskResult
 from sentsweep.tasks.mteb_tasks import MtebTask, expand_spec, is_mteb_name, main_metric_of
 
 __all__ = [
-    "STS_TASK_NAMES", "TASKS", "Task", "TaskResult", "build_task", "build_tasks", "evaluate_tasks", "main_metric",
-    "parse_task_specs", "task_names",
+    "DISTRACTORS_PREFIX", "STS_TASK_NAMES", "TASKS", "Task", "TaskResult", "build_task", "build_tasks",
+    "evaluate_tasks", "main_metric", "parse_task_specs", "task_names",
 ]
 
 BEIR_PREFIX = "beir-"  # 'beir-<dataset>' reads any BEIR retrieval folder with the task registered as 'quora',
 # unless the name is registered itself ('beir-cqadupstack': the 12 forum folders, averaged)
+DISTRACTORS_PREFIX = "distractors_"  # 'distractors_<label>': one more file of pools, the task 'distractors' under
+# its own name (Malmberg 2021's 15 pool files of a split, each scored in one run)
 
 
 def task_names() -> list[str]:
-    """Every task name `build_task` accepts ('beir-<dataset>' reads any BEIR retrieval folder)."""
-    return sorted(TASKS.names()) + ["mteb:<MTEB task or benchmark>", f"{BEIR_PREFIX}<dataset>"]
+    """Every task name `build_task` accepts ('distractors_<label>' reads one more file of pools, 'beir-<dataset>' any
+    BEIR retrieval folder)."""
+    return sorted(TASKS.names()) + ["mteb:<MTEB task or benchmark>", f"{DISTRACTORS_PREFIX}<label>",
+                                    f"{BEIR_PREFIX}<dataset>"]
 
 
 def _task_class(name: str) -> type[Task]:
     if is_mteb_name(name):
         return MtebTask
     kind = "quora" if name.startswith(BEIR_PREFIX) and name not in TASKS else name
+    kind = "distractors" if name.startswith(DISTRACTORS_PREFIX) and name not in TASKS else kind
     if kind not in TASKS:
         raise unknown_name(TASKS.kind, name, task_names())
     return TASKS.get(kind)

@@ -24,11 +24,12 @@ from sentsweep.settings import Settings, cited, project_choice, required_input, 
 # `parent_model_run_id`: the MLflow run whose model the trial starts from (lineage); `__point__`: which trial of a
 # list of trials (sentsweep.search_spaces.param_spaces.points_param_space); `user_code`: the researcher's modules
 # every worker imports first (sentsweep.plugins); `dataset`: which of a table's data sets the run's files are
-# (a sweep's `data_labels`); `target_task`: the task whose own training data the trial trained on, its in-domain
-# column (sentsweep.sweep.search.target_tasks).
+# (a sweep's `data_labels`); `checkpoint`: which of a table's checkpoints the run's model is (a data label too);
+# `target_task`: the task whose own training data the trial trained on, its in-domain column
+# (sentsweep.sweep.search.target_tasks).
 TASK_AXIS = "target_task"
 BOOKKEEPING_KEYS = ("method", "seed", "seeds", "__trial_index__", "__point__", "stage", "pretrained",
-                    "parent_model_run_id", "dataset", TASK_AXIS, USER_CODE_KEY)
+                    "parent_model_run_id", "dataset", "checkpoint", TASK_AXIS, USER_CODE_KEY)
 
 # The reported checkpoint's dev score on `selection_task`, whatever rule selected it (the loop's `selected_task_dev`).
 SELECTED_TASK_DEV = "selected_task_dev"
