@@ -273,7 +273,8 @@ def run(sweeps: int = 500, plot_file: Path = PLOT_FILE, processes: int = 2) -> l
     result = simulate(sweeps, processes)
     print(f"{len(rows)} settings of {len({row.way for row in rows})} ways, {sweeps} simulated sweeps of the TSDAE "
           f"grid (27 configurations x {len(SEEDS)} seeds, seed noise sd {NOISE_SD}), each on "
-          f"{' and '.join(map(str, SLOT_COUNTS))} slots, the same draws for every setting\n")
+          f"{' and '.join(map(str, SLOT_COUNTS))} slots, the same draws for every setting; the Monte Carlo standard "
+          f"error of a P near {TARGET:.0%}: {100 * (TARGET * (1 - TARGET) / sweeps) ** 0.5:.1f} points\n")
     print(table(result, sweeps) + "\n")
     for slots in SLOT_COUNTS:
         print("Frontier on", slots, "slots (compute, P(the grid's answer)) per way: " + "; ".join(

@@ -13,6 +13,7 @@ any fraction of a trial's steps that they and the race over steps read (benchmar
 
 from __future__ import annotations
 
+import bisect
 import math
 from collections import deque
 
@@ -62,6 +63,14 @@ def asha_rungs(grace: float, reduction_factor: int, brackets: int = 1) -> tuple:
     return tuple(rungs)
 
 
+def sorted_quantile(values: list, quantile: float) -> float:
+    """`np.percentile(values, 100 * quantile)` (linear interpolation) of `values` already sorted."""
+    position = (len(values) - 1) * quantile
+    low = math.floor(position)
+    high = min(low + 1, len(values) - 1)
+    return values[low] + (position - low) * (values[high] - values[low])
+
+
 class AshaBrackets:
     """Ray Tune's ASHAScheduler (`grace_period`, `reduction_factor`, `brackets`) over `trials` ((config, seed), in
     the grid's order), as a schedule: trials handed out in order, bracket by round robin (Ray Tune draws it), each
@@ -85,8 +94,8 @@ class AshaBrackets:
         if self.rungs.index(done) < bracket:
             return CONTINUE  # not one of its bracket's rungs
         recorded = self._recorded[(bracket, done)]
-        cutoff = np.percentile(recorded, (1 - 1 / self.reduction_factor) * 100) if recorded else None
-        recorded.append(value)
+        cutoff = sorted_quantile(recorded, 1 - 1 / self.reduction_factor) if recorded else None
+        bisect.insort(recorded, value)
         return STOP if cutoff is not None and value < cutoff else CONTINUE
 
     def record(self, config, seed, value) -> None:

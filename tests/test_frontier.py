@@ -8,7 +8,7 @@ import optuna
 import pytest
 
 from benchmarks.frontier import cheapest_reaching, frontier, goal_check, settings, simulate_sweeps
-from benchmarks.frontier_ways import AshaBrackets, OptunaPruned, RungValues, asha_rungs
+from benchmarks.frontier_ways import AshaBrackets, OptunaPruned, RungValues, asha_rungs, sorted_quantile
 from sentsweep.analysis.racing import CONTINUE, STOP
 from sentsweep.analysis.schedule import simulate_schedule
 
@@ -80,6 +80,14 @@ def test_asha_stops_a_trial_below_the_quantile_of_those_recorded_at_its_rung_and
     asha.record("a", 0, 7.0)
     asha.record("b", 0, 8.0)
     assert asha.answer() == "b"
+
+
+def test_sorted_quantile_is_numpy_s_linear_percentile():
+    rng = np.random.default_rng(1)
+    for size in (1, 2, 5, 30):
+        values = sorted(rng.normal(size=size))
+        for quantile in (0.5, 2 / 3, 0.75):
+            assert sorted_quantile(values, quantile) == pytest.approx(np.percentile(values, 100 * quantile))
 
 
 def test_optuna_pruned_trains_each_configuration_s_seeds_in_turn_and_answers_the_best_complete_one():
