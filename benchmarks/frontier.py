@@ -31,7 +31,7 @@ SLOT_COUNTS = (16, 64)
 GROUP_ALPHA = 0.05  # the tables' --alpha
 TARGET = 0.95  # the goal: P(the grid's answer) at least this
 COMPUTE_SHARE = 0.5  # the goal: sentsweep's compute at most this share of the cheapest peer setting reaching TARGET
-PLOT_FILE = Path(__file__).resolve().parents[1] / "docs" / "benchmarks" / "frontier.png"
+PLOT_FILE = Path(__file__).resolve().parents[1] / "docs" / "images" / "frontier.png"  # served by the site
 SENTSWEEP_WAYS = ("sentsweep grid", "sentsweep --race", "sentsweep --race-schedule steps")
 RACE = dict(test="pooled t", correction="holm", initial_seeds=2, tolerance=0.0)
 

@@ -9,6 +9,7 @@ import pytest
 
 from benchmarks.frontier import cheapest_reaching, frontier, goal_check, settings, simulate_sweeps
 from benchmarks.frontier_ways import AshaBrackets, OptunaPruned, RungValues, asha_rungs, sorted_quantile
+from benchmarks.trained_answer import spread
 from sentsweep.analysis.racing import CONTINUE, STOP
 from sentsweep.analysis.schedule import simulate_schedule
 
@@ -122,3 +123,10 @@ def test_a_simulated_sweep_gives_every_setting_on_every_slot_count_the_same_draw
     assert runs[("Ray Tune grid, seeds as an axis", "5 seeds", 4)] == runs[("sentsweep grid", "5 seeds", 4)]
     assert runs[("sentsweep --race", "--race-alpha 0.2", 4)][0][0] < 1.0
     assert simulate_sweeps(range(1), rows, slot_counts=(4,)) == runs
+
+
+def test_spread_is_the_range_of_the_configuration_means_in_pooled_seed_sds():
+    # a: mean 11, deviations -1, +1; b: mean 5, deviations -2, +2: pooled sd sqrt((2 + 8) / 2) = sqrt(5)
+    figures = spread({"a": {0: 10.0, 1: 12.0}, "b": {0: 3.0, 1: 7.0}})
+    assert figures["best"] == ("a", 11.0) and figures["worst"] == ("b", 5.0)
+    assert figures["seed_sd"] == pytest.approx(5 ** 0.5) and figures["range_sds"] == pytest.approx(6 / 5 ** 0.5)
