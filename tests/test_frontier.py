@@ -10,6 +10,7 @@ import pytest
 from benchmarks.frontier import cheapest_reaching, frontier, goal_check, settings, simulate_sweeps
 from benchmarks.frontier_ways import AshaBrackets, OptunaPruned, RungValues, asha_rungs, sorted_quantile
 from benchmarks.trained_answer import spread
+from benchmarks.trial_overhead import parts
 from sentsweep.analysis.racing import CONTINUE, STOP
 from sentsweep.analysis.schedule import simulate_schedule
 
@@ -130,3 +131,10 @@ def test_spread_is_the_range_of_the_configuration_means_in_pooled_seed_sds():
     figures = spread({"a": {0: 10.0, 1: 12.0}, "b": {0: 3.0, 1: 7.0}})
     assert figures["best"] == ("a", 11.0) and figures["worst"] == ("b", 5.0)
     assert figures["seed_sd"] == pytest.approx(5 ** 0.5) and figures["range_sds"] == pytest.approx(6 / 5 ** 0.5)
+
+
+def test_a_trial_s_parts_are_the_largest_each_report_gives():
+    reports = [{"preparation_seconds": 1.5, "sts_dev": 50.0}, {"evaluation_seconds": 2.0, "checkpoint_seconds": 0.3},
+               {"evaluation_seconds": 4.0, "checkpoint_seconds": 0.6}]
+    assert parts(reports) == {"preparation_seconds": 1.5, "evaluation_seconds": 4.0, "checkpoint_seconds": 0.6}
+    assert parts([]) == dict.fromkeys(("preparation_seconds", "evaluation_seconds", "checkpoint_seconds"), 0.0)
