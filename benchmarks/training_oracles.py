@@ -18,6 +18,7 @@ loop's settings, which the trainers are given (their own defaults clip the gradi
 their batches differently, so a seed gives each its own draws: the test over seeds is Welch's two-sided t-test.
 
     python -m benchmarks.training_oracles --record docs/benchmarks        # the record docs/methods.md includes
+    python -m benchmarks.training_oracles --methods simcse ct --no-group-by-length   # sentsweep's batches at random
     python -m benchmarks.training_oracles --methods simcse --steps 20 --seeds 0 1
 """
 
@@ -78,10 +79,11 @@ def sts_test_scores(model, pairs) -> tuple[float, float]:
     return 100.0 * spearman(cosines, gold), 100.0 * float(spearmanr(cosines, gold).statistic)
 
 
-def train_ours(method: str, seed: int, scale: Scale, corpus_file: Path):
+def train_ours(method: str, seed: int, scale: Scale, corpus_file: Path, group_by_length: bool = True):
     """The model sentsweep's trainable trains, step by step as `run_trial` trains it (seeded, the method's
     objectives from `build_unsupervised`, the loop's optimiser, schedule, batches and `training_step`), without
-    the loop's dev evaluations and checkpoints; its last weights."""
+    the loop's dev evaluations and checkpoints; its last weights. `group_by_length`: the loop's setting (on by
+    default: batches of similar-length sentences; off: batches drawn at random, as the references draw theirs)."""
     from sentsweep.data import read_corpus
     from sentsweep.trainables.catalog import resolve_trial
     from sentsweep.trainables.loop import (
@@ -95,7 +97,8 @@ def train_ours(method: str, seed: int, scale: Scale, corpus_file: Path):
 
     trial = resolve_trial(dict(method=method, model=benchmark_model_path(), corpus=str(corpus_file), pooling="mean",
                                max_seq_length=scale.max_seq_length, lr=scale.lr, batch_size=scale.batch_size,
-                               max_steps=scale.steps, seed=seed, dev_file="", test_file=""))
+                               max_steps=scale.steps, seed=seed, dev_file="", test_file="",
+                               group_by_length=group_by_length))
     training = trial.training
     seed_everything(seed)
     setup = build_unsupervised(trial)
@@ -244,15 +247,18 @@ def command_line(args: argparse.Namespace) -> str:
     """The command that reproduces the run, its options spelled out."""
     return (f"python -m benchmarks.training_oracles --methods {' '.join(args.methods)} --steps {args.steps} "
             f"--seeds {' '.join(map(str, args.seeds))} --batch-size {args.batch_size} --lr {args.lr:g} "
-            f"--max-seq-length {args.max_seq_length} --record docs/benchmarks")
+            f"--max-seq-length {args.max_seq_length}{'' if args.group_by_length else ' --no-group-by-length'} "
+            "--record docs/benchmarks")
 
 
 def record_text(command: str, machine_name: str, scale: Scale, untrained: float, comparisons: list[Comparison],
-                printed: str) -> str:
+                printed: str, group_by_length: bool = True) -> str:
     """The record docs/methods.md includes: the command, the machine, the scale, the table, each seed's score."""
     rows = "\n".join(comparison.row(untrained) for comparison in comparisons)
+    batches = "grouped by length (the loop's default)" if group_by_length else "drawn at random"
     return (f"Written by `{command}` on {machine_name}: {scale.steps} steps of batch {scale.batch_size} at lr "
-            f"{scale.lr:g} (constant), max_seq_length {scale.max_seq_length}, from all-MiniLM-L6-v2 (STS-B test "
+            f"{scale.lr:g} (constant), max_seq_length {scale.max_seq_length}, sentsweep's batches {batches}, "
+            f"from all-MiniLM-L6-v2 (STS-B test "
             f"{untrained:.2f} untrained), on the unique sentences of STS-B's train split; scored on STS-B test "
             f"(100 x Spearman of the cosines). Welch's two-sided t-test over the seeds; 'equal within seed noise' "
             f"where p >= {ALPHA}.\n\n{TABLE_HEADER}\n{rows}\n\nEach run:\n\n```text\n{printed.rstrip()}\n```\n")
@@ -267,6 +273,9 @@ def parse_arguments(argv: list[str] | None = None) -> argparse.Namespace:
                         help="a multiple of 8 (ContrastiveTensionDataLoader's one positive pair in 8)")
     parser.add_argument("--lr", type=float, default=5e-5)
     parser.add_argument("--max-seq-length", type=int, default=32)
+    parser.add_argument("--no-group-by-length", dest="group_by_length", action="store_false",
+                        help="sentsweep's batches drawn at random, as the references draw theirs (the loop's "
+                             "group_by_length off; on by default: batches of similar-length sentences)")
     parser.add_argument("--sts-dir", type=Path, default=SHARED_STS_DIR)
     parser.add_argument("--record", type=Path, metavar="FOLDER",
                         help="also write FOLDER/training_oracles.md (docs/benchmarks: the record docs/methods.md "
@@ -293,7 +302,7 @@ def run_grid(args: argparse.Namespace, scale: Scale, sentences: list[str], test,
             for seed in args.seeds:
                 for way in scores:
                     started = time.perf_counter()
-                    model = (train_ours(method, seed, scale, corpus_file) if way == "sentsweep"
+                    model = (train_ours(method, seed, scale, corpus_file, args.group_by_length) if way == "sentsweep"
                              else train_reference(method, seed, scale, sentences))
                     score, scipy_score = sts_test_scores(model, test)
                     largest_gap = max(largest_gap, abs(score - scipy_score))
@@ -327,7 +336,8 @@ def main(argv: list[str] | None = None) -> list[Comparison]:
     if args.record is not None:
         args.record.mkdir(parents=True, exist_ok=True)
         (args.record / "training_oracles.md").write_text(
-            record_text(command_line(args), machine(), scale, untrained, comparisons, "\n".join(lines)),
+            record_text(command_line(args), machine(), scale, untrained, comparisons, "\n".join(lines),
+                        args.group_by_length),
             encoding="utf-8")
     return comparisons
 

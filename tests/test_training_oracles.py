@@ -19,6 +19,7 @@ from benchmarks.training_oracles import (
     TABLE_HEADER,
     Comparison,
     Scale,
+    command_line,
     contrastive_tension_dataset,
     main,
     mean_sd,
@@ -75,15 +76,24 @@ def test_a_row_gives_mean_and_sd_per_way_the_shift_from_the_untrained_model_and_
     assert "| equal within seed noise | sentence-transformers' ContrastiveTensionLoss" in row
 
 
-def test_the_record_names_its_command_scale_and_table():
+def test_the_record_names_its_command_scale_batches_and_table():
     scale = Scale(steps=30, batch_size=8, lr=5e-5, max_seq_length=32)
     comparison = Comparison("simcse", [82.0, 82.5], [81.9, 82.4])
     text = record_text("python -m benchmarks.training_oracles --record docs/benchmarks", "x86_64", scale, 81.8,
                        [comparison], "simcse sentsweep seed 0: STS-B test 82.0000")
     assert text.startswith("Written by `python -m benchmarks.training_oracles --record docs/benchmarks` on x86_64: "
-                           "30 steps of batch 8 at lr 5e-05 (constant), max_seq_length 32")
+                           "30 steps of batch 8 at lr 5e-05 (constant), max_seq_length 32, sentsweep's batches "
+                           "grouped by length (the loop's default)")
     assert f"{TABLE_HEADER}\n{comparison.row(81.8)}\n" in text
     assert "```text\nsimcse sentsweep seed 0: STS-B test 82.0000\n```" in text
+
+
+def test_the_command_line_spells_out_every_option_the_run_took():
+    assert command_line(parse_arguments([])) == (
+        "python -m benchmarks.training_oracles --methods simcse ct mlm --steps 30 --seeds 0 1 2 --batch-size 8 "
+        "--lr 5e-05 --max-seq-length 32 --record docs/benchmarks")
+    assert command_line(parse_arguments(["--methods", "simcse", "--no-group-by-length"])).endswith(
+        "--max-seq-length 32 --no-group-by-length --record docs/benchmarks")
 
 
 @pytest.mark.parametrize("options, message", [
