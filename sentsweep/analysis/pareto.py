@@ -212,7 +212,7 @@ def plot_front(result: ParetoResult, output: str | Path, title: str | None = Non
     axes.set_xlabel(f"{x} (mean ± std over seeds)")
     axes.set_ylabel(f"{y} (mean ± std over seeds)")
     axes.set_title(title or f"Pareto front: {x} vs {y}")
-    axes.legend()
+    axes.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0))  # outside the axes: no search for a place
     stem = Path(output).with_suffix("")
     paths = []
     for suffix in (".png", ".pdf"):

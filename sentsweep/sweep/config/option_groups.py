@@ -28,8 +28,9 @@ SHARED_GROUPS: dict[str, tuple[str, tuple[str, ...]]] = {
     ),
     "search, racing and stopping": (
         "how configurations are chosen, raced over seeds, stopped early, and when a sweep ends",
-        ("search", "num_configs", "sampler", "scheduler", "race", "race_schedule", "race_rungs", "race_initial_seeds",
-         "race_budget", "race_test", "race_tolerance", "race_alpha", "time_budget", "gpu_hours", "resume"),
+        ("search", "num_configs", "sampler", "objective", "scheduler", "race", "race_schedule", "race_rungs",
+         "race_initial_seeds", "race_budget", "race_test", "race_tolerance", "race_alpha", "time_budget",
+         "gpu_hours", "resume"),
     ),
     "statistics": (
         "the claims of the tables: significance groups and reproduction intervals",

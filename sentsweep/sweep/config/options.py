@@ -126,6 +126,12 @@ class SweepOptions:
         "what proposes --search optuna's configurations: tpe (Optuna's TPE on the seed means) or noise-gp (a Gaussian "
         "process that takes each configuration's seed mean and standard error as observation and noise, for a space "
         "with a continuous parameter; docs/sweeps.md)", "tpe")
+    objective: tuple[str, ...] = option(
+        "an objective NAME:max or NAME:min (repeat it, at least twice): a score (best_sts_dev), a compute total "
+        "(gpu_hours, cpu_hours, wall_hours, wall_seconds) or a numeric setting (max_seq_length); every stage's "
+        "table marks the Pareto set over them with the seeds' uncertainty, and --search optuna searches them "
+        "together (docs/sweeps.md; default: none, the selection metric alone)", (), repeat=True,
+        metavar="NAME:max|min")
     sample_sizes: tuple[int, ...] | None = option("training corpus sizes, an axis (default: the whole corpus)",
                                                  setting="sample_size")
     batch_sizes: tuple[int, ...] | None = option("batch sizes, an axis (default: the protocol's one)",

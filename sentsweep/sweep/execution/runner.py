@@ -43,6 +43,7 @@ from sentsweep.sweep.execution.sweep_endings import (
     sweep_command,
 )
 from sentsweep.sweep.execution.target_list import TargetList
+from sentsweep.sweep.search.objectives import objectives_text, sweep_objectives
 from sentsweep.tasks import main_metric
 from sentsweep.tasks.sts import StsEvaluator
 from sentsweep.terminal import say
@@ -204,6 +205,7 @@ class SweepRunner:
         options = self.options
         settings = {"search": options.search, "num_configs": options.num_configs if options.search == "optuna"
                     else None, "scheduler": options.scheduler, "selection_metric": self.definition.selection_metric,
+                    "objectives": objectives_text(sweep_objectives(options.objective)) or None,
                     "alpha": options.alpha, "correction": options.correction, "keep_models": options.keep_models,
                     "race": self.race_settings() | {"schedule": options.race_schedule} if options.race else "off"}
         return experiment_params(stages, self.seeds, self.resolved.constants, self.resolved.method_settings,

@@ -17,11 +17,13 @@ from sentsweep.search_spaces.param_spaces import (
     sampled_param_space,
 )
 from sentsweep.sweep.execution.race_decisions import decided_runs, undecided_runs
+from sentsweep.sweep.execution.stage_pareto import stage_pareto
 from sentsweep.sweep.execution.stage_plots import PLOTS_FOLDER, log_stage_plots
 from sentsweep.sweep.execution.stage_race import RaceOutcome, race_stage
 from sentsweep.sweep.execution.stage_tune import tune_stage
 from sentsweep.sweep.execution.storage_faults import points_left_without_state
 from sentsweep.sweep.execution.sweep_endings import StageFailed
+from sentsweep.sweep.search.objectives import sweep_objectives
 from sentsweep.sweep.search.optuna_sampler import make_sampler
 from sentsweep.sweep.search.target_tasks import settings_by_task
 from sentsweep.sweep.search.trials import settings_by_method, stage_constants
@@ -82,6 +84,11 @@ class StageRun:
         log_stage_plots(tracker.writer, runs, list(self.axes), sweep.definition.selection_metric,
                         Path(sweep.options.output_dir) / PLOTS_FOLDER / tracker.parent_run_id[:8], self.index + 1,
                         self.title)
+        if objectives := sweep_objectives(sweep.options.objective):
+            say("\n" + stage_pareto(tracker.writer, runs, table.row_params, objectives, sweep.options.alpha,
+                                    sweep.options.correction, Path(sweep.options.output_dir) / PLOTS_FOLDER
+                                    / tracker.parent_run_id[:8], self.index + 1, self.title, PLOTS_FOLDER),
+                table_keys=len(table.row_params))
 
     def table(self, runs):
         """The stage's comparison table of its trial `runs`: its axes as rows, the table metrics as columns."""
@@ -136,6 +143,7 @@ class StageRun:
         from ray import tune
         from ray.tune.search.optuna import OptunaSearch
 
+        from sentsweep.sweep.search.multi_objective import multi_objective_searcher  # lazy: ray
         from sentsweep.sweep.search.seed_groups import SeedAveragingRepeater  # lazy: ray
 
         sweep, options, axes = self.sweep, self.sweep.options, self.axes
@@ -147,8 +155,11 @@ class StageRun:
             return (points_param_space(constants, points) | self.chain,
                     tune.TuneConfig(num_samples=1, scheduler=scheduler, reuse_actors=True))
         sampler = make_sampler(sweep.options.sampler)
-        searcher = SeedAveragingRepeater(OptunaSearch(metric=sweep.definition.selection_metric, mode="max",
-                                                      sampler=sampler), repeat=len(sweep.seeds))
+        objectives = sweep_objectives(options.objective)
+        searcher = (multi_objective_searcher(objectives, sampler, len(sweep.seeds), sweep.definition.selection_metric)
+                    if objectives else SeedAveragingRepeater(OptunaSearch(
+                        metric=sweep.definition.selection_metric, mode="max", sampler=sampler),
+                        repeat=len(sweep.seeds)))
         return (sampled_param_space(constants, axes, sweep.seeds) | self.chain, tune.TuneConfig(
             search_alg=searcher, num_samples=options.num_configs * len(sweep.seeds), scheduler=scheduler,
             reuse_actors=True))

@@ -33,6 +33,7 @@ from sentsweep.sweep.launch.data_sizes import (
     whole_corpus_batches,
 )
 from sentsweep.sweep.launch.demo_stand_ins import evaluation_data_given
+from sentsweep.sweep.search.objectives import objectives_row, sweep_objectives
 from sentsweep.sweep.search.optuna_sampler import sampler_description
 from sentsweep.sweep.search.seed_groups import PROJECT_RUNG_SETTINGS
 from sentsweep.sweep.search.target_tasks import TASK_AXIS, corpus_size_of, settings_by_task
@@ -258,6 +259,8 @@ def sweep_options_section(options: SweepOptions, estimate: GpuEstimate) -> list[
                "Optuna 5.0's defaults for one objective, stated so that another release's defaults change no "
                "proposal; sentsweep.sweep.search.optuna_sampler")
         rows.append(f"| search | sampler | {sampler_description(options.sampler)} | project choice ({why}) |")
+    if options.objective:
+        rows.append(objectives_row(sweep_objectives(options.objective), options.search))
     if options.scheduler != "fifo":
         rows += [f"| early stopping | {name} | {value} | project choice (sentsweep.sweep.search.seed_groups) |"
                  for name, value in PROJECT_RUNG_SETTINGS.items()]

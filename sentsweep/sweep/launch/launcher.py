@@ -45,6 +45,7 @@ from sentsweep.sweep.launch.demo_stand_ins import (
 )
 from sentsweep.sweep.launch.disk_space import check_disk_space, check_output_folders
 from sentsweep.sweep.launch.first_step import check_own_methods_start
+from sentsweep.sweep.search.objectives import check_sweep_objectives
 from sentsweep.sweep.search.target_tasks import TASK_AXIS, resolve_task_data
 from sentsweep.tasks import build_tasks, parse_task_specs
 from sentsweep.tasks.mteb_tasks import MTEB_PREFIX, is_mteb_name, published_main_scores, untrained_scores
@@ -338,6 +339,7 @@ def launch(definition: SweepDefinition, options: SweepOptions) -> int:
     if user_code:  # the researcher's own modules, which every worker imports before its trial (sentsweep.plugins)
         constants[USER_CODE_KEY] = user_code
     stages = stage_axes(definition, options)
+    check_sweep_objectives(options, constants, stages)
     check_extension(definition, options)
     check_race(definition, options, resolved.seeds, stages)
     check_sampled_methods(resolved, stages)

@@ -173,15 +173,15 @@ class NoiseAwareGPSampler(_optuna_base()):
 
         if not search_space:
             return {}
-        trials = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
-        trials = [t for t in trials if all(name in t.params for name in search_space)]
-        if len(trials) < STARTUP_TRIALS:
+        observed = self.observations(study, search_space)
+        if observed is None:
             return {}
+        trials, values, se = observed
         sign = 1.0 if study.direction.name == "MAXIMIZE" else -1.0
-        values = sign * np.array([t.value for t in trials], dtype=float)
+        values = sign * values
         center, spread = values.mean(), values.std() or 1.0
         y = (values - center) / spread
-        noise = self._noise(trials, spread)
+        noise = self._noise(se, spread)
         x = np.stack([_encode(t.params, search_space) for t in trials])
         model = HeteroscedasticGP(x, y, noise).fit()
         running = [t for t in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,))
@@ -197,11 +197,22 @@ class NoiseAwareGPSampler(_optuna_base()):
         mean, std = model.posterior(np.stack([_encode(c, search_space) for c in candidates]))
         return candidates[int(np.argmax(expected_improvement(mean, std, incumbent)))]
 
+    def observations(self, study, search_space: dict) -> tuple[list, np.ndarray, np.ndarray] | None:
+        """(trials, values, standard errors) the model is fitted to: the completed trials over the space, each its
+        value and its user attribute SE_ATTRIBUTE (nan without one); None before STARTUP_TRIALS of them."""
+        from optuna.trial import TrialState
+
+        trials = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
+        trials = [t for t in trials if all(name in t.params for name in search_space)]
+        if len(trials) < STARTUP_TRIALS:
+            return None
+        return (trials, np.array([t.value for t in trials], dtype=float),
+                np.array([float(t.user_attrs.get(SE_ATTRIBUTE, float("nan"))) for t in trials], dtype=float))
+
     @staticmethod
-    def _noise(trials, spread: float) -> np.ndarray:
-        """Each trial's noise variance in standardised units: (se / spread)^2; the median of the known ones where a
-        trial has none (NOISE_FLOOR where none is known)."""
-        se = np.array([float(t.user_attrs.get(SE_ATTRIBUTE, float("nan"))) for t in trials], dtype=float)
+    def _noise(se: np.ndarray, spread: float) -> np.ndarray:
+        """Each observation's noise variance in standardised units: (se / spread)^2; the median of the known ones
+        where an observation has none (NOISE_FLOOR where none is known)."""
         variance = (se / spread) ** 2
         known = variance[np.isfinite(variance)]
         fill = float(np.median(known)) if len(known) else NOISE_FLOOR
