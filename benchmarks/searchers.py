@@ -57,7 +57,7 @@ from pathlib import Path
 import numpy as np
 
 from benchmarks.common import Result
-from sentsweep.experiments._tsdae_published import TABLE_6, TABLE_7
+from sentsweep.experiments.tsdae.published import TABLE_6, TABLE_7
 
 SEEDS_PER_CONFIGURATION = 3
 BUDGET = 24  # trials: 8 configurations on every seed

@@ -6,7 +6,7 @@ import math
 import pytest
 
 from benchmarks import searchers
-from sentsweep.experiments._tsdae_published import TABLE_6, TABLE_7
+from sentsweep.experiments.tsdae.published import TABLE_6, TABLE_7
 
 
 def test_the_true_scores_are_the_papers_tables_and_the_best_is_ratio_0_6_with_mean_pooling():
