@@ -251,13 +251,15 @@ class Outcome:
     log: str
     status: str
     runs: object
+    uri: str  # the reference's MLflow store, kept for the run of the suite (other tests read its sweep)
 
 
 def uninterrupted(shape: Shape, computed_once, ray_address: str) -> Outcome:
     """The shape's sweep run without a fault, once per run of the suite and arguments, whichever case (or worker of
     a parallel run) asks first (the extension's reference is the grid it extends to, run whole). Nothing stops it, so
     its driver runs in this process (no interpreter of its own to start) on the session's shared Ray (`ray_address`),
-    whichever Ray its cases' drivers run on; what it prints is its log."""
+    whichever Ray its cases' drivers run on; what it prints is its log. Tests of the same sweep read it too (the
+    greedy search's carried values, the race's accounts): they must not write to its store."""
     import ray
 
     from tests.test_sweep_end_to_end import load_sweep
@@ -283,7 +285,7 @@ def uninterrupted(shape: Shape, computed_once, ray_address: str) -> Outcome:
         log = output.getvalue()
         assert code == 0, log[-3000:]
         assert shape.shows is None or shape.shows in log, log[-3000:]
-        return Outcome(code, log, *sweep_runs(uri, experiment_of(shape.script), workdir))
+        return Outcome(code, log, *sweep_runs(uri, experiment_of(shape.script), workdir), uri)
 
     return computed_once(key, run)
 

@@ -1,5 +1,8 @@
 """Both races of tsdae_deletion --quick, and the account of every run in the four places that give it: the terminal,
-`sentsweep analyze report`, the sweep run's description and the configuration runs, read back through MLflow."""
+`sentsweep analyze report`, the sweep run's description and the configuration runs, read back through MLflow.
+
+The race over steps is the fault matrix's uninterrupted `race-steps` sweep (run once per run of the suite); the race
+over seeds is checked where tests/test_sweeps_quick.py runs it, before that test extends it."""
 
 import pytest
 from mlflow.tracking import MlflowClient
@@ -12,19 +15,21 @@ from sentsweep.analysis.run_accounts import (
     stage_account,
 )
 from sentsweep.analysis.runs import fetch_trial_runs, latest_sweep_run_id
-from tests.test_sweeps_quick import run_quick, workdir  # noqa: F401 - the fixture
 
-pytestmark = pytest.mark.slow  # two sweeps of at most 12 short trials
-
-
-def test_each_race_gives_one_account_of_every_run_in_the_terminal_the_report_and_mlflow(workdir):  # noqa: F811
-    for schedule in ("async", "steps"):
-        check_the_four_accounts(workdir, schedule)
+pytestmark = pytest.mark.slow  # reads a race over steps of 12 short trials, run once per run of the suite
 
 
-def check_the_four_accounts(folder, schedule: str) -> None:
-    uri, printed = run_quick("tsdae_deletion", folder, "--race", "--race-schedule", schedule, "--seeds", "3",
-                             "--max-steps", "20", "--eval-steps", "10")
+def test_the_race_over_steps_gives_one_account_of_every_run_in_the_terminal_the_report_and_mlflow(
+        tmp_path, computed_once, shared_ray):
+    from tests.test_fault_matrix import SHAPES, uninterrupted
+
+    reference = uninterrupted(SHAPES["race-steps"], computed_once, shared_ray)
+    check_the_four_accounts(reference.uri, reference.log, tmp_path, "steps")
+
+
+def check_the_four_accounts(uri: str, printed: str, folder, schedule: str) -> None:
+    """The race of `schedule` whose sweep (the latest of experiment tsdae_deletion in `uri`) printed `printed`:
+    one account of every run in the four places; the report is written to `folder`."""
     client = MlflowClient(uri)
     sweep = latest_sweep_run_id(uri, "tsdae_deletion")
     runs = fetch_trial_runs(uri, "tsdae_deletion", sweep)  # as MLflow holds them, the race's tags included

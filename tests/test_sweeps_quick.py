@@ -79,9 +79,14 @@ def test_quick_sweep_prints_its_table_and_analysis_reprints_it(workdir, capsys, 
                    for run_id in runs["run_id"])
 
 
-def test_greedy_search_carries_each_stage_best_into_the_next(workdir):
-    uri, printed = run_quick("tsdae_noise", workdir)
-    runs = fetch_trial_runs(uri, "tsdae_noise", latest_sweep_run_id(uri, "tsdae_noise"))
+def test_greedy_search_carries_each_stage_best_into_the_next(computed_once, shared_ray):
+    """tsdae_noise --quick with one seed and 20 steps: the fault matrix's uninterrupted `greedy` sweep (run once per
+    run of the suite)."""
+    from tests.test_fault_matrix import SHAPES, uninterrupted
+
+    reference = uninterrupted(SHAPES["greedy"], computed_once, shared_ray)
+    printed, runs = reference.log, fetch_trial_runs(reference.uri, "tsdae_noise",
+                                                    latest_sweep_run_id(reference.uri, "tsdae_noise"))
     stages = ["noise_type", "noise_ratio", "pooling", "tie_decoder"]
     assert set(runs["params.stage"]) == set(stages)
     for earlier, later in zip(stages, stages[1:]):
@@ -161,6 +166,10 @@ def test_a_race_gives_further_seeds_only_to_contenders_and_extend_runs_only_the_
     for line in status:  # each configuration's run tells how the race decided it, as printed
         label, decision = line[2:].split(": ", 1)
         assert raced[label].data.tags["race"] == decision
+    # the account of every run in the terminal, the report and MLflow (tests/test_race_accounts.py), before --extend
+    from tests.test_race_accounts import check_the_four_accounts
+
+    check_the_four_accounts(uri, printed, workdir, "async")
 
     uri, printed = run_quick("tsdae_deletion", workdir, "--extend", "--seeds", "3", *short)
     extended = fetch_trial_runs(uri, "tsdae_deletion", parent)
