@@ -45,29 +45,29 @@ test-fast: $(STAMP)
 	$(PY) -m pytest -q -n $(FAST_TEST_WORKERS) $(DISTRIBUTE) -m "not slow" --durations=15 tests
 
 # The documentation site (README.md as its home, docs/ as its pages) into sweep_outputs/site/; strict, as the
-# tests build it (tests/test_docs_site.py): a broken link or a page left out of the navigation fails.
+# tests build it (tests/project/test_docs_site.py): a broken link or a page left out of the navigation fails.
 # NO_MKDOCS_2_WARNING: the theme's end-of-life notice off (the switch the notice names; docs/layout.md says why the
 # site stays on Material for MkDocs); every other warning still fails the strict build.
 docs: $(STAMP)
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict
 
 # Every sweep shape stopped at each point where its driver's state changes, by Ctrl-C and by kill -9, then resumed
-# and compared with an uninterrupted run (tests/test_fault_matrix.py; `make test` runs a subset). The outcome table
+# and compared with an uninterrupted run (tests/sweep/test_fault_matrix.py; `make test` runs a subset). The outcome table
 # is written to sweep_outputs/fault_matrix.md.
 fault-matrix: $(STAMP)
-	SENTSWEEP_FAULT_MATRIX=all $(PY) -m pytest -v $(PARALLEL) tests/test_fault_matrix.py
+	SENTSWEEP_FAULT_MATRIX=all $(PY) -m pytest -v $(PARALLEL) tests/sweep/test_fault_matrix.py
 
 # The example report under docs/: a quick NM-weight sweep, its runs kept in docs/example_report_runs.csv, then the
-# report, as `sentsweep analyze report` writes it (tests/test_example_report.py writes it again from the CSV and
+# report, as `sentsweep analyze report` writes it (tests/analysis/test_example_report.py writes it again from the CSV and
 # compares: without --rerun, `$(PY) scripts/example_report.py` takes seconds).
 report: $(STAMP)
 	$(PY) scripts/example_report.py --rerun
 
 # docs/mlflow.md's screenshots: a quick nm_weight sweep in a temporary store, its views in MLflow's UI (`mlflow ui`)
-# taken in Debian's headless Chromium by the browser test's code (tests/mlflow_ui.py).
+# taken in Debian's headless Chromium by the browser test's code (tests/helpers/mlflow_ui.py).
 .PHONY: docs-screenshots
 docs-screenshots: $(STAMP)
-	$(PY) -m tests.mlflow_ui docs/images
+	$(PY) -m tests.helpers.mlflow_ui docs/images
 
 # Speed goals as ratios against references measured in the same run.
 benchmarks: $(STAMP)

@@ -6,7 +6,8 @@
 
 The runs of `python sweeps/nm_weight.py --quick` are kept as a CSV (the frame of
 `sentsweep.analysis.runs.fetch_sweep_runs`: one row per trial run, its params, metrics and tags), so that the report
-is written again in seconds by the code as it is: tests/test_example_report.py runs this script and compares what it
+is written again in seconds by the code as it is: tests/analysis/test_example_report.py runs this script and compares
+what it
 writes with docs/, so the example cannot drift from the code. The reproduction targets are the experiment's own
 (`SweepDefinition.published`), which its sweep logs on its MLflow run.
 """

@@ -1,4 +1,4 @@
-"""Deterministic fault injection for the fault matrix (`tests/test_fault_matrix.py`, `make fault-matrix`): the
+"""Deterministic fault injection for the fault matrix (`tests/sweep/test_fault_matrix.py`, `make fault-matrix`): the
 sweep's driver stops itself, or stops its MLflow server, at a named point where its state changes, as a Ctrl-C, a
 `kill -9` or a server going away there would.
 

@@ -54,7 +54,8 @@ PRELOADED = ("torch", "sentence_transformers", "transformers.models.bert.modelin
 # MLflow's telemetry session and tracking URI, MTEB's cache, pytest's running test, the fault matrix's fault); what
 # Ray adds to its workers' environment for packages the server does not import (Ray Tune's PL_DISABLE_FORK for PyTorch
 # Lightning, the raylet's SPT_NOENV for setproctitle and _RJEM_MALLOC_CONF for jemalloc), so that a driver forked from
-# a server (tests/forked_python.py) shares it with its trials; what a process that ran a sweep in-process has set in its
+# a server (tests/helpers/forked_python.py) shares it with its trials; what a process that ran a sweep in-process has
+# set in its
 # own environment, and so in that of the processes it starts afterwards (`ray.init` sets PYTHONBREAKPOINT, which
 # Python reads when `breakpoint()` is called; Ray Tune's TensorBoard logger imports tensorboardX, which sets
 # CRC32C_SW_MODE for the crc32c package, which no preloaded package imports); and the shell's own (the folder it was

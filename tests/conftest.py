@@ -16,11 +16,11 @@ import pytest
 # and the trials and workers of a parallel run (make test) share the cores, and PyTorch's threads, one per core in
 # each process, then wait on one another (a test encoding with batches of 2: 8 s alone in one thread, 66 s in two
 # beside a running sweep, on 2 cores). Set before PyTorch is imported (and before
-# tests.cluster_helpers takes the environment its drivers and nodes start with);
+# tests.helpers.cluster_helpers takes the environment its drivers and nodes start with);
 # a value given in the environment is kept.
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
-from tests.cluster_helpers import ray_token_auth_env  # noqa: E402
+from tests.helpers.cluster_helpers import ray_token_auth_env  # noqa: E402
 
 if os.environ.get("PYTEST_XDIST_WORKER") and sys.argv[:1] == ["-c"]:
     # A worker of a parallel run runs as `python -c ...`; its main file is pytest's, as in a serial run (`python -m
@@ -29,7 +29,7 @@ if os.environ.get("PYTEST_XDIST_WORKER") and sys.argv[:1] == ["-c"]:
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-# every Ray of the session, in-process or not, with token authentication on (tests/cluster_helpers.py)
+# every Ray of the session, in-process or not, with token authentication on (tests/helpers/cluster_helpers.py)
 os.environ.update(ray_token_auth_env())
 
 from sentsweep.demo_data import CORPUS_FILE, DEMO_DIR  # noqa: E402
@@ -51,7 +51,7 @@ def tiny_model_dir(tmp_path_factory) -> Path:
 def mlflow_server(tmp_path_factory):
     """`mlflow server` on 127.0.0.1 with its own SQLite store, shared by the tests that read MLflow's REST API
     (each uses experiments of its own names)."""
-    from tests.cluster_helpers import MlflowServer
+    from tests.helpers.cluster_helpers import MlflowServer
 
     server = MlflowServer(tmp_path_factory.mktemp("mlflow-server"))
     yield server
@@ -62,7 +62,7 @@ def mlflow_server(tmp_path_factory):
 def session_ray():
     """The session's Ray (see `shared_ray`), started the first time a test asks for it: a `RayCluster`, whose
     `address` a module-scoped fixture sets as RAY_ADDRESS (`pytest.MonkeyPatch.context()`) for the sweep it runs."""
-    from tests.cluster_helpers import RayCluster
+    from tests.helpers.cluster_helpers import RayCluster
 
     cluster = RayCluster(head_cpus=2, log_monitor=False)
     yield cluster
@@ -99,7 +99,7 @@ def _drop_terminal_size() -> None:
     LINES the worker comes to have (GNU readline exports the terminal's size), in its environment and in the one its
     drivers start with (`RAY_ENV`); output fitted to COLUMNS would differ from a serial run's."""
     if os.environ.get("PYTEST_XDIST_WORKER"):
-        from tests.cluster_helpers import RAY_ENV
+        from tests.helpers.cluster_helpers import RAY_ENV
 
         for name in ("COLUMNS", "LINES"):
             os.environ.pop(name, None)

@@ -12,7 +12,7 @@ import pytest
 
 from sentsweep.errors import InputError
 from sentsweep.hub import hub_model_folder, is_hub_name
-from tests.cluster_helpers import sqlite_store
+from tests.helpers.cluster_helpers import sqlite_store
 
 ROOT = Path(__file__).resolve().parents[1]
 UNREACHABLE_HUB = "http://127.0.0.1:9"  # the discard port: connections are refused at once

@@ -22,7 +22,7 @@ import pytest
 import sentsweep
 from sentsweep.keyword_options import keyword_argv
 from sentsweep.sweep.config.options import SweepOptions
-from tests.cluster_helpers import driver_environment
+from tests.helpers.cluster_helpers import driver_environment
 
 ROOT = Path(__file__).resolve().parents[1]
 QUICK = dict(quick=True, ratios=[0.6], poolings=["mean"], seeds=2, max_steps=4, eval_steps=2, keep_models="best")

@@ -3,7 +3,8 @@
 A published value (`definition.published` of every experiment, and its `published_results`) is read from the
 seed's text at its cell: the table its source names ("Table 6.14"), the row and the column that its cell's params
 and metric are in that table (`ADDRESS`, one rule per experiment: the row labels and column names as the seed
-prints them), found by `tests.seed_documents.SeedTable` (the row by its label and block, the column by its header
+prints them), found by `tests.helpers.seed_documents.SeedTable` (the row by its label and block, the column by its
+header
 name, or by the number of the value in the row where the header groups columns or the extraction garbled it). The
 value must equal the number printed there, not only one printed somewhere in the table
 (`tests/test_seed_quotes.py` checks the table).
@@ -26,7 +27,7 @@ from sentsweep import experiments
 from sentsweep.analysis.reproduction import PublishedValue
 from sentsweep.search_spaces.protocol import Sourced
 from sentsweep.settings import Source
-from tests.seed_documents import places_in, tables_of
+from tests.helpers.seed_documents import places_in, tables_of
 from tests.test_seed_quotes import QUOTE, SEEDS, needs_seeds, seed_document
 
 USEB_COLUMNS = {"askubuntu": 0, "cqadupstack": 1, "twitterpara": 4, "scidocs": 9}  # AskU., CQADup., TwitterP. Avg.,

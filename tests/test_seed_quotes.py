@@ -3,7 +3,7 @@
 Each quote ("...") in a `cited(work, where, note)` of sentsweep's code stands, verbatim up to layout (whitespace,
 quote marks, dashes, ligatures, line-end hyphenation, markdown and inline-math markup), in the seed it names and
 within the place of that seed it names: a section ("§5.2"), an appendix ("App. B"), a table, a figure, a footnote
-("fn. 8"), an equation or a titled section ("GPL"; `tests/seed_documents.py` says what each spans). A quote is
+("fn. 8"), an equation or a titled section ("GPL"; `tests/helpers/seed_documents.py` says what each spans). A quote is
 checked against the last seed named by its label (`Reference.label`: "Reiml 2023", "TSDAE", ...) before it in the
 place and note, outside quotes, else against the cited work; and within the places named after that seed and before
 the quote (those since the quote before it, else the same as that quote's), else within the citation's `where`. One in
@@ -53,7 +53,7 @@ from sentsweep.references import (
     Reference,
 )
 from sentsweep.settings import Source
-from tests.seed_documents import Place, SeedDocument, numbers_of, places_in
+from tests.helpers.seed_documents import Place, SeedDocument, numbers_of, places_in
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = REPO_ROOT / "sentsweep"

@@ -20,7 +20,7 @@ import pytest
 
 from sentsweep import worker_fork
 from sentsweep.sweep.compute import ray_connection
-from tests.forked_python import ForkedProcess, run_python, start_python
+from tests.helpers.forked_python import ForkedProcess, run_python, start_python
 
 # A stand-in for Ray's default_worker.py: says where and how it runs, then does what its first argument says.
 FAKE_WORKER = textwrap.dedent("""
@@ -124,7 +124,7 @@ def test_a_signal_to_the_launcher_reaches_its_worker_and_a_killed_launcher_ends_
 def test_a_forked_script_ends_as_a_fresh_interpreter_ends_it(fork_env, fake_worker, tmp_path, action):
     """Its exit status, and what it printed last: a `sys.exit` message, an uncaught Ctrl-C (ended by SIGINT), a
     non-daemon thread joined before the `atexit` functions run. Through the launcher and through the tests' own
-    forked commands (tests.forked_python)."""
+    forked commands (tests.helpers.forked_python)."""
     command = [sys.executable, str(fake_worker), *action]
     fresh = subprocess.run(command, env=fork_env, cwd=tmp_path, capture_output=True, text=True, timeout=300)
     for forked in (launch(fork_env, fake_worker, *action, cwd=tmp_path),

@@ -45,7 +45,8 @@ def studentized_range_cdf(q: float, k: int, df: int) -> float:
 
     (Hsu 1996; scipy.stats.studentized_range integrates the same), by 128-point Gauss-Legendre rules, over z
     in [-8.5, 8.5] and over log s between s's 1e-14 and 1 - 1e-14 quantiles. It agrees with scipy's adaptive
-    quadrature to 1e-10 (tests/test_async_race.py) at ~1 ms instead of ~15 ms a value (~0.2 s a quantile), which
+    quadrature to 1e-10 (tests/analysis/test_async_race.py) at ~1 ms instead of ~15 ms a value (~0.2 s a quantile),
+    which
     is what lets 1,000 simulated races run in seconds."""
     if q <= 0:
         return 0.0

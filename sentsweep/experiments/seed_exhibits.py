@@ -3,8 +3,8 @@ opening words of its caption as the document prints them, and what it is. A resu
 document's own experiments produced) names the sweeps that re-run it, and says why where none targets it or none
 can run it (`sentsweep list --coverage`, `sentsweep.experiments.coverage`). The other exhibits (architecture
 diagrams, data set statistics, examples, lists of settings or models, results copied from other works) are
-listed with their kind, so that the inventory is complete: tests/test_coverage.py checks that each caption opens
-its place in the seed text and that every caption of a document is listed.
+listed with their kind, so that the inventory is complete: tests/experiments/test_coverage.py checks that each caption
+opens its place in the seed text and that every caption of a document is listed.
 """
 
 from __future__ import annotations

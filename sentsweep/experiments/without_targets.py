@@ -1,5 +1,5 @@
 """Why a sweep that re-runs a seed table with printed numbers declares no reproduction target (its
-`SweepDefinition.published` is empty): {sweep: the reason}. tests/test_reproduction_targets.py checks that
+`SweepDefinition.published` is empty): {sweep: the reason}. tests/analysis/test_reproduction_targets.py checks that
 every sweep naming a seed's table either has targets or is listed here."""
 
 WITHOUT_TARGETS = {

@@ -10,7 +10,8 @@ other result, and the MLflow UI shows the `system/` metrics on the run's System 
 CPU, memory, disk and network are read with psutil as MLflow's `CPUMonitor`, `DiskMonitor` and `NetworkMonitor`
 read them (`mlflow.system_metrics.metrics`), not through those classes: importing any module of MLflow imports all
 of MLflow, which cost every trial process 1.3 s of CPU or more and 70 MiB (docs/performance.md) and gave it nothing
-else (tests/test_system_metrics.py compares names and values with MLflow's monitors). GPUs are sampled by MLflow's
+else (tests/trainables/test_system_metrics.py compares names and values with MLflow's monitors). GPUs are sampled by
+MLflow's
 `GPUMonitor`, imported only on a node where NVML finds a GPU, beside which that cost is small.
 """
 

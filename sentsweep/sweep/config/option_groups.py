@@ -2,7 +2,7 @@
 in the groups of `SHARED_GROUPS`, each with a line saying what it holds.
 
 The table is the one place an option's group is decided: an option `SweepOptions` gains must be added to it
-(`tests/test_sweep_options.py` fails on one that is not; until then `--help` shows it under `UNGROUPED`). An
+(`tests/sweep/test_sweep_options.py` fails on one that is not; until then `--help` shows it under `UNGROUPED`). An
 experiment's own options (the fields its options subclass adds) are its first group, `EXPERIMENT_GROUP`.
 """
 

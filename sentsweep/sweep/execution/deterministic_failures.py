@@ -13,7 +13,7 @@ Ray Tune 2.60 has no retry policy by exception: its controller recovers a failed
 `no_retry_of_deterministic_failures` wraps that one step: a failure whose cause is a `DETERMINISTIC_FAILURES` type is
 handled as if the trial's `max_failures` were 0 (put back right after, so that a `--resume`, which restarts failed
 trials, retries it as before). Ray Tune's pinned version (constraints.txt) is the one this is written against; the
-test `tests/test_trial_failures.py` counts the attempts.
+test `tests/sweep/test_trial_failures.py` counts the attempts.
 """
 
 from __future__ import annotations

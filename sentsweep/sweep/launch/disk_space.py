@@ -20,7 +20,7 @@ started:
 A checkpoint (`sentsweep.trainables.loop`: the trained module, its optimizer's state, the dev-selected weights) is
 counted as `CHECKPOINT_MODEL_COPIES` times the model's weights: the project's own bound. The largest checkpoint of
 a built-in method, TSDAE with an untied decoder (module = encoder + decoder, Adam's two moments of each, the
-selected encoder), measured 7.8 times the tiny BERT's weights (`tests/test_disk_space.py` checks the bound against
+selected encoder), measured 7.8 times the tiny BERT's weights (`tests/sweep/test_disk_space.py` checks the bound against
 real checkpoints). The margin, `MARGIN` times the need plus `MARGIN_BYTES`, is the project's choice too: room for
 logs, Ray's session files and the experiment state beside the checkpoints. A model not built yet (the tiny random
 model of --quick, some hundred kB) counts as no bytes: it fits in the margin. Storage in the cloud (s3://...) and

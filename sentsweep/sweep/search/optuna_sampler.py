@@ -8,7 +8,7 @@ read alike) the TPE sampler was independent (`multivariate=False`) and without t
 then proposed other configurations under another Optuna. So the sampler is made here (`make_sampler`) with
 `TPE_SETTINGS` and `SAMPLER_SEED`, the card states them with the Optuna version (`sampler_description`), and
 the project's floor is Optuna 5.0, the release these settings are the defaults of (an older one would run other
-code under the same settings). tests/test_optuna_sampler.py pins the configurations a sweep's sampler proposes
+code under the same settings). tests/sweep/test_optuna_sampler.py pins the configurations a sweep's sampler proposes
 under the lock's Optuna: a release that proposes others fails it before it reaches a sweep.
 
 The settings are the project's choice: Optuna 5.0's defaults for one objective (Watanabe, S. (2023).

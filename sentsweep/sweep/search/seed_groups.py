@@ -229,7 +229,7 @@ def mean_and_standard_error(scores: list) -> tuple[float, float, int]:
 def repeater_group(repeater: Repeater, trial_id: str):
     """The seeds' group of `trial_id` in Ray Tune's `Repeater`: its private `_trial_id_to_group` (no public API
     gives it), read here alone; a Ray release without it fails in one line naming it
-    (tests/test_seed_groups.py checks it on the locked release)."""
+    (tests/sweep/test_seed_groups.py checks it on the locked release)."""
     groups = getattr(repeater, "_trial_id_to_group", None)
     if groups is None:
         raise RuntimeError("ray.tune.search.Repeater._trial_id_to_group is gone from this Ray release: "

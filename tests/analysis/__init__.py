@@ -1,0 +1,1 @@
+"""Tests of sentsweep.analysis: tables, significance, races, reports, plots, accounts of runs."""

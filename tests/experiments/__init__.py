@@ -1,0 +1,1 @@
+"""Tests of sentsweep.experiments: each paper's sweeps, their protocols, cards and settings."""

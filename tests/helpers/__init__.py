@@ -1,0 +1,1 @@
+"""The tests' helpers: servers, browsers, clusters and forked drivers the tests start, and readers."""

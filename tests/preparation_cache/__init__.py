@@ -1,0 +1,1 @@
+"""Tests of sentsweep.preparation_cache: trials' preparation stages cached by content."""
