@@ -147,8 +147,8 @@ def simulate_sweep(searcher: str, sweep: int, noise_sd: float = NOISE_SD) -> lis
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     rng = np.random.default_rng([sweep, int(noise_sd * 1000)])
     study, space = make_study(searcher, sweep), _space()
-    spent, best, trace = 0.0, None, []
-    while spent < BUDGET - 1e-9:
+    spent_rungs, best, trace = 0, None, []  # compute counted in seed-rungs, whole numbers, so the budget is met exactly
+    while spent_rungs < BUDGET * RUNGS:
         trial = study.ask(space)
         true = true_score(trial.params["ratio"], trial.params["pooling"])
         offsets = rng.normal(0.0, noise_sd, SEEDS_PER_CONFIGURATION)
@@ -161,7 +161,7 @@ def simulate_sweep(searcher: str, sweep: int, noise_sd: float = NOISE_SD) -> lis
             if rung < RUNGS and trial.should_prune():
                 pruned = True
                 break
-        spent += SEEDS_PER_CONFIGURATION * rung / RUNGS
+        spent_rungs += SEEDS_PER_CONFIGURATION * rung
         if pruned:
             study.tell(trial, state=optuna.trial.TrialState.PRUNED)
         else:
@@ -171,7 +171,7 @@ def simulate_sweep(searcher: str, sweep: int, noise_sd: float = NOISE_SD) -> lis
             if best is None or mean > best[0]:
                 best = (mean, true)
         if best is not None:
-            trace.append((spent, BEST_SCORE - best[1]))
+            trace.append((spent_rungs / RUNGS, BEST_SCORE - best[1]))
     return trace
 
 
