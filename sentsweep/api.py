@@ -48,12 +48,18 @@ def run(experiment: str | SweepDefinition, /, **options: Any) -> SweepResult:
     resume it. `verbose=True` prints what the command line prints (and Ray Tune's own output); otherwise only the
     progress shows, and the printed text is the result's `output`.
 
-    Example:
+    Examples:
         >>> result = sentsweep.run("tsdae_deletion", quick=True, ratios=[0.6], poolings=["mean"], seeds=2,
         ...                        max_steps=4, eval_steps=2, tracking_uri="sqlite:////tmp/s/mlflow.db",
-        ...                        output_dir="/tmp/s")
-        >>> result.status.state, result.best.values
+        ...                        output_dir="/tmp/s")  # doctest: +SKIP
+        >>> result.status.state, result.best.values  # doctest: +SKIP
         ('finished', {'noise_ratio': 0.6, 'pooling': 'mean'})
+
+        Bad input raises before anything runs:
+
+        >>> sentsweep.run("tsdae_deletion", quick=True, ratios=[-1])
+        Traceback (most recent call last):
+        sentsweep.errors.InputError: setting noise_ratio=-1.0 is out of range: must be >= 0
     """
     definition, name_text = _definition(experiment)
     parsed = keyword_options(definition.options, options)
