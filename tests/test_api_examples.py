@@ -20,8 +20,8 @@ def examples_sections() -> dict[str, int]:
     """{public name: the number of Examples sections of its docstring}, as the API reference parses them."""
     import griffe
 
-    package = griffe.load("sentsweep", search_paths=[str(ROOT)], resolve_aliases=True,
-                          docstring_parser="google")
+    package = griffe.load("sentsweep", search_paths=[str(ROOT)], resolve_aliases=True, docstring_parser="google",
+                          try_relative_path=False)
     counts = {}
     for name in package.exports or ():
         docstring = package[str(name)].docstring
