@@ -257,9 +257,7 @@ def build_table(runs: pd.DataFrame, row_params: list[str], metrics: list[str], c
     runs do not log, is an `InputError` naming it.
 
     Examples:
-        `runs` as `fetch_sweep_runs` returns them (four runs written out here):
-
-        >>> import pandas as pd
+        >>> import pandas as pd  # four runs, as `fetch_sweep_runs` returns them
         >>> runs = pd.DataFrame({"run_id": ["a", "b", "c", "d"], "status": "FINISHED", "seed": ["0", "1", "0", "1"],
         ...                      "params.pooling": ["cls", "cls", "mean", "mean"],
         ...                      "metrics.sts_test_at_best_dev": [70.1, 70.5, 74.0, 74.6]})
