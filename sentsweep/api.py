@@ -30,6 +30,7 @@ from sentsweep.sweep.execution.interrupts import ignore_signals_at_exit
 from sentsweep.sweep.execution.library_call import LibraryCall, called_from_python
 from sentsweep.sweep.launch.entry_point import start_sweep
 from sentsweep.sweep_result import STATES, SweepResult, SweepStatus, read_sweep_result
+from sentsweep.tracking.command_record import forget_command, note_command
 from sentsweep.tracking.store import redact, resolve_tracking_uri, store_reachable
 
 INTERRUPTED_EXIT_CODE = 130  # sentsweep.sweep.execution.sweep_endings: Ctrl-C or SIGTERM
@@ -48,17 +49,24 @@ def run(experiment: str | SweepDefinition, /, **options: Any) -> SweepResult:
     resume it. `verbose=True` prints what the command line prints (and Ray Tune's own output); otherwise only the
     progress shows, and the printed text is the result's `output`.
 
-    Example:
+    Examples:
         >>> result = sentsweep.run("tsdae_deletion", quick=True, ratios=[0.6], poolings=["mean"], seeds=2,
         ...                        max_steps=4, eval_steps=2, tracking_uri="sqlite:////tmp/s/mlflow.db",
-        ...                        output_dir="/tmp/s")
-        >>> result.status.state, result.best.values
+        ...                        output_dir="/tmp/s")  # doctest: +SKIP
+        >>> result.status.state, result.best.values  # doctest: +SKIP
         ('finished', {'noise_ratio': 0.6, 'pooling': 'mean'})
+
+        Bad input raises before anything runs:
+
+        >>> sentsweep.run("tsdae_deletion", quick=True, ratios=[-1])
+        Traceback (most recent call last):
+        sentsweep.errors.InputError: setting noise_ratio=-1.0 is out of range: must be >= 0
     """
     definition, name_text = _definition(experiment)
     parsed = keyword_options(definition.options, options)
     argv = keyword_argv(definition.options, options)
     call = LibraryCall(progress_stream=sys.stderr, command=_shell_command(experiment, definition, argv))
+    _note_command(call.command, argv, definition.name)
     output = io.StringIO()
     try:
         with called_from_python(call), _captured(output, echo=parsed.verbose):
@@ -89,6 +97,15 @@ def _shell_command(experiment: str | SweepDefinition, definition: SweepDefinitio
     if name not in experiment_names() or get_experiment(name) is not definition:
         return None
     return ["sentsweep", "run", name, *argv]
+
+
+def _note_command(command: list[str] | None, argv: list[str], name: str) -> None:
+    """The sweep's run records `command` (the shell command of the same sweep) as a command line's sweep records
+    its own, so that `sentsweep rerun` starts it again; none where no command names the sweep."""
+    if command is None:
+        forget_command()
+    else:
+        note_command(argv, " ".join(command[:3]), name, argv=command)
 
 
 class _Tee(io.TextIOBase):

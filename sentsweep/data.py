@@ -377,9 +377,20 @@ def read_useb_training_pairs(folder: str | Path) -> ScoredPairs:
 
 
 def read_scored_pairs(path: str | Path, data_format: str = "stsb", split: str | None = None) -> ScoredPairs:
-    """Dispatch on the format name: 'stsb' (STS benchmark), 'sick' or 'hf' (a `datasets` source); a USEB
-    training folder (`read_useb_training_pairs`) whatever the format, since it holds training pairs only. A dev
-    or test split's scores must rank (`check_rankable`)."""
+    r"""The scored sentence pairs of `path` in `data_format`: 'stsb' (STS benchmark), 'sick' or 'hf' (a `datasets`
+    source); a USEB training folder (`read_useb_training_pairs`) whatever the format, since it holds training pairs
+    only. A dev or test split's scores must rank (`check_rankable`). A malformed file is an `InputError` naming its
+    line.
+
+    Examples:
+        >>> from pathlib import Path
+        >>> _ = Path("sts-dev.csv").write_text(
+        ...     "main\tforum\t2012\t0001\t4.2\tA man plays a guitar.\tA man is playing a guitar.\n"
+        ...     "main\tforum\t2012\t0002\t0.4\tA dog runs.\tIt is raining.\n")
+        >>> pairs = sentsweep.read_scored_pairs("sts-dev.csv", "stsb", "dev")
+        >>> len(pairs), pairs.scores, pairs.sentences2[1]
+        (2, [4.2, 0.4], 'It is raining.')
+    """
     if is_useb_training_folder(path):
         return read_useb_training_pairs(path)
     if data_format == "stsb":

@@ -304,7 +304,13 @@ def __getattr__(name: str):
 
 
 def preprocess_on_device(model, texts: list[str]) -> dict:
-    """The model's tokenized features of `texts`, tensors on the model's device (other entries as they are)."""
+    """The model's tokenized features of `texts`, tensors on the model's device (other entries as they are).
+
+    Examples:
+        >>> features = sentsweep.preprocess_on_device(model, ["A man is playing a guitar.", "A dog runs."])
+        >>> features["input_ids"].shape[0], features["input_ids"].device == model.device
+        (2, True)
+    """
     import torch
 
     features = model.preprocess(texts)

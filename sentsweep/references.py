@@ -17,7 +17,16 @@ NO_AUTHOR = "no author given"
 
 @dataclass(frozen=True)
 class Reference:
-    """A work: `label` is how protocol cards, `sentsweep list` and docstrings name it ("Reiml 2023", "TSDAE")."""
+    """A work: `label` is how protocol cards, `sentsweep list` and docstrings name it ("Reiml 2023", "TSDAE");
+    `str()` is the full citation, `bibtex()` its BibTeX entry.
+
+    Examples:
+        >>> simcse = sentsweep.Reference("SimCSE", "Tianyu Gao, Xingcheng Yao, Danqi Chen",
+        ...                              "SimCSE: Simple Contrastive Learning of Sentence Embeddings", 2021,
+        ...                              "EMNLP 2021", "https://arxiv.org/abs/2104.08821")
+        >>> simcse.label, simcse.bibtex().splitlines()[0]
+        ('SimCSE', '@inproceedings{gao2021simcse,')
+    """
 
     label: str
     authors: str

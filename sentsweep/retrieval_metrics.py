@@ -25,7 +25,12 @@ def recall_at_k(ranked: Sequence[Sequence], relevant: Sequence[set], k: int) -> 
 
 def mrr_at_k(ranked: Sequence[Sequence], relevant: Sequence[set], k: int) -> float:
     """Mean reciprocal rank at `k`: per query (its documents `ranked`, best first, and its `relevant` set) one over
-    the rank of the first relevant document among the first `k` (0 where none), averaged over the queries."""
+    the rank of the first relevant document among the first `k` (0 where none), averaged over the queries.
+
+    Examples:
+        >>> sentsweep.mrr_at_k([["a", "b", "c"], ["d", "e"]], [{"b"}, {"x"}], k=10)
+        0.25
+    """
     def reciprocal_rank(r, rel):
         return next((1.0 / (i + 1) for i, doc in enumerate(r[:k]) if doc in rel), 0.0)
 
@@ -58,7 +63,12 @@ def average_precision(scores: Sequence[float], labels: Sequence[int], relevant_t
 
 def mean_average_precision(per_query_scores: Sequence[Sequence[float]],
                            per_query_labels: Sequence[Sequence[int]]) -> float:
-    """MAP: the mean over queries of `average_precision` of each query's candidate scores and 1/0 labels."""
+    """MAP: the mean over queries of `average_precision` of each query's candidate scores and 1/0 labels.
+
+    Examples:
+        >>> sentsweep.mean_average_precision([[0.9, 0.2, 0.5], [0.1, 0.8]], [[1, 0, 1], [1, 0]])
+        0.75
+    """
     return float(np.mean([average_precision(scores, labels)
                           for scores, labels in zip(per_query_scores, per_query_labels)]))
 

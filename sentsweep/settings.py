@@ -54,12 +54,24 @@ class Source:
 
 
 def cited(reference: Reference, where: str, note: str = "") -> Source:
-    """A value's source in a published work: `cited(TSDAE, "App. A, Table 6")`, with an optional `note`."""
+    """A value's source in a published work: `cited(TSDAE, "App. A, Table 6")`, with an optional `note`.
+
+    Examples:
+        >>> tsdae = sentsweep.Reference("TSDAE", "Kexin Wang, Nils Reimers, Iryna Gurevych", "TSDAE", 2021,
+        ...                             "Findings of EMNLP 2021")
+        >>> str(sentsweep.cited(tsdae, "App. A, Table 6"))
+        'TSDAE App. A, Table 6'
+    """
     return Source(reference, where, note)
 
 
 def project_choice(note: str = "") -> Source:
-    """A value the project chose (no work gives it), `note` saying why: `project_choice("CPU-sized")`."""
+    """A value the project chose (no work gives it), `note` saying why: `project_choice("CPU-sized")`.
+
+    Examples:
+        >>> str(sentsweep.project_choice("CPU-sized"))
+        'project choice (CPU-sized)'
+    """
     return Source(None, "", note)
 
 
@@ -71,7 +83,19 @@ def required_input() -> Source:
 def setting(default: Any = MISSING, help: str = "", source: Source | None = None, *, choices: tuple = (),
             gt: float | None = None, ge: float | None = None, lt: float | None = None, le: float | None = None):
     """A settings field: its default (none: required), help text, source, and allowed values (choices, or
-    bounds gt/ge/lt/le). `Literal[...]` annotations give the choices too."""
+    bounds gt/ge/lt/le). `Literal[...]` annotations give the choices too. A setting without a `source` is a
+    `TypeError`.
+
+    Examples:
+        >>> from dataclasses import dataclass
+        >>> @dataclass(frozen=True)
+        ... class UniformitySettings(sentsweep.Settings):
+        ...     uniformity_t: float = sentsweep.setting(2.0, "kernel temperature t",
+        ...                                             sentsweep.project_choice("this example's"), gt=0)
+        >>> UniformitySettings.from_config({"uniformity_t": -1.0})
+        Traceback (most recent call last):
+        sentsweep.errors.InputError: setting uniformity_t=-1.0 is out of range: must be > 0
+    """
     if source is None:
         raise TypeError("every setting needs a source: cited(...) or project_choice(...)")
     metadata = {"help": help, "source": source, "choices": tuple(choices), "gt": gt, "ge": ge, "lt": lt, "le": le}
@@ -92,7 +116,21 @@ class SettingDescription:
 
 
 class Settings:
-    """Base of the settings dataclasses (declare subclasses with `@dataclass(frozen=True)`)."""
+    """Base of the settings dataclasses (declare subclasses with `@dataclass(frozen=True)`): a method's or a task's
+    typed settings, each field a `setting` with its default, bounds and source. `from_config` reads and checks
+    them from a trial's config (defaults for the rest); `describe` gives the rows of the protocol card.
+
+    Examples:
+        >>> from dataclasses import dataclass
+        >>> @dataclass(frozen=True)
+        ... class TemperatureSettings(sentsweep.Settings):
+        ...     temperature: float = sentsweep.setting(0.05, "softmax temperature",
+        ...                                            sentsweep.project_choice("SimCSE's"), gt=0)
+        >>> TemperatureSettings.from_config({"temperature": 0.1, "lr": 3e-5})
+        TemperatureSettings(temperature=0.1)
+        >>> [(row.name, row.default) for row in TemperatureSettings.describe()]
+        [('temperature', 0.05)]
+    """
 
     @classmethod
     def field_names(cls) -> tuple[str, ...]:

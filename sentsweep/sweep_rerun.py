@@ -33,7 +33,13 @@ from sentsweep.tracking.store import check_tracking_reachable, redact, resolve_t
 @dataclass
 class RerunResult:
     """What a re-run gives: its exit code, its sweep run (None where none started), the provenance lines and the
-    comparison of each stage's table (`StageComparison`)."""
+    comparison of each stage's table (`StageComparison`).
+
+    Examples:
+        >>> again = sentsweep.rerun("<sweep run id>", tracking_uri="sqlite:////tmp/s/mlflow.db")  # doctest: +SKIP
+        >>> again.exit_code, again.differences, [c.stage for c in again.comparisons]  # doctest: +SKIP
+        (0, [], ['deletion_ratio x pooling'])
+    """
 
     exit_code: int
     old_run_id: str
@@ -124,7 +130,15 @@ def new_sweep_run(tracking_uri: str, experiment_id: str, old_run_id: str) -> str
 
 def rerun(run_id: str, tracking_uri: str | None = None, echo=print) -> RerunResult:
     """Start the sweep of run `run_id` again and compare (see the module docstring); `echo` gets each line said.
-    Bad input is an `InputError`, raised before anything runs."""
+    Bad input is an `InputError`, raised before anything runs.
+
+    Examples:
+        >>> again = sentsweep.rerun("<sweep run id>", tracking_uri="sqlite:////tmp/s/mlflow.db")  # doctest: +SKIP
+        re-running sentsweep run tsdae_deletion --quick --ratios 0.6 ... in /tmp/s
+        >>> sentsweep.rerun("<sweep run id>", tracking_uri="sqlite:///no-store.db")
+        Traceback (most recent call last):
+        sentsweep.errors.InputError: no MLflow store at sqlite:///no-store.db
+    """
     uri = resolve_tracking_uri(tracking_uri)
     run, command = recorded_run(uri, run_id)
     if not Path(command["cwd"]).is_dir():

@@ -48,7 +48,14 @@ class SweepStatus:
     resumable), "failed" (a stage without results, the tracking store lost, a full disk), or "running" (a record
     read while its driver runs, or left by a driver that died). `exit_code`: the command line's for the same end
     (0, 130, 1, 3). `reason`: why it did not finish, as the command line says it. `resume`: the `sentsweep.run` call
-    that continues it; `resume_command`: the shell command that does (None where there is nothing to resume)."""
+    that continues it; `resume_command`: the shell command that does (None where there is nothing to resume).
+
+    Examples:
+        >>> status = sentsweep.SweepStatus("interrupted", 130, reason="interrupted: Ctrl-C",
+        ...                                resume="sentsweep.run('tsdae_deletion', quick=True, resume=True)")
+        >>> status.finished, status.exit_code
+        (False, 130)
+    """
 
     state: Literal["finished", "interrupted", "failed", "running"]
     exit_code: int | None = None
@@ -65,7 +72,16 @@ class SweepStatus:
 class BestConfiguration:
     """The sweep's selected configuration: `values` ({axis: value}: the final stage's best row, after the values an
     earlier greedy stage chose), `metrics` ({metric: {mean, std, n, ci95_low, ci95_high}} of its cells in the final
-    stage), the `stage` it is the best of and the `selection_metric` that chose it (mean over seeds, on dev)."""
+    stage), the `stage` it is the best of and the `selection_metric` that chose it (mean over seeds, on dev).
+
+    Examples:
+        >>> best = sentsweep.BestConfiguration(
+        ...     values={"noise_ratio": 0.6, "pooling": "mean"},
+        ...     metrics={"best_sts_dev": {"mean": 57.5, "std": 1.2, "n": 2, "ci95_low": 56.3, "ci95_high": 58.7}},
+        ...     stage="deletion_ratio x pooling", selection_metric="best_sts_dev")
+        >>> best.values["noise_ratio"], best.metrics[best.selection_metric]["mean"]
+        (0.6, 57.5)
+    """
 
     values: dict[str, Any]
     metrics: dict[str, dict[str, float]]
@@ -78,7 +94,16 @@ class SweepResult:
     """A sweep's result (see the module docstring): `tables` ({stage: DataFrame}), `best`, `runs`, `sweep_run_id`,
     `experiment`, `mlflow_url` (the sweep run's page in MLflow's UI), `models` (the kept models' URIs),
     `targets` (the reproduction targets, one line each), `status`, and `output` (what the command line would
-    have printed, kept where `sentsweep.run` printed nothing)."""
+    have printed, kept where `sentsweep.run` printed nothing).
+
+    Examples:
+        >>> result = sentsweep.run("tsdae_deletion", quick=True, ratios=[0.6], poolings=["mean"], seeds=2,
+        ...                        tracking_uri="sqlite:////tmp/s/mlflow.db", output_dir="/tmp/s")  # doctest: +SKIP
+        >>> table = result.tables["deletion_ratio x pooling"]  # doctest: +SKIP
+        >>> table[["noise_ratio", "pooling", "metric", "mean", "std", "n"]]  # doctest: +SKIP
+        >>> sentsweep.SweepResult("tsdae_deletion", None, sentsweep.SweepStatus("failed", 1))
+        SweepResult('tsdae_deletion', failed, sweep run None, 0 trial run(s), 0 table(s))
+    """
 
     experiment: str
     sweep_run_id: str | None
@@ -103,7 +128,13 @@ def read_sweep_result(tracking_uri: str, sweep_run_id: str, status: SweepStatus 
                       output: str = "") -> SweepResult:
     """The result of the sweep whose MLflow run is `sweep_run_id` (see the module docstring); `status`: how it
     ended, where the caller knows (else read off the run's MLflow status). An `InputError` where the run is no
-    sweep's run or the store cannot be read."""
+    sweep's run or the store cannot be read.
+
+    Examples:
+        >>> result = sentsweep.read_sweep_result("sqlite:////tmp/s/mlflow.db", "<sweep run id>")  # doctest: +SKIP
+        >>> result.status.state, sorted(result.tables)  # doctest: +SKIP
+        ('finished', ['deletion_ratio x pooling'])
+    """
     from mlflow.tracking import MlflowClient  # lazy: mlflow
 
     with no_download_bars():

@@ -21,7 +21,7 @@ import pytest
 
 import sentsweep
 from sentsweep.keyword_options import keyword_argv
-from sentsweep.sweep.config.options import SweepOptions
+from sentsweep.sweep.config.options import SweepOptions, parse_options
 from tests.helpers.cluster_helpers import driver_environment
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -219,6 +219,18 @@ def test_a_sweep_from_python_returns_its_result_and_its_resume_call(tmp_path, sh
     client = MlflowClient(tracking_uri=uri)
     sweeps = client.search_runs([client.get_experiment_by_name("tsdae_deletion").experiment_id], "tags.role = 'sweep'")
     assert [run.info.run_id for run in sweeps] == [result.sweep_run_id]
+    # the call's command, recorded as a command line's: `sentsweep rerun` finds the experiment and parses the options
+    from sentsweep.sweep_rerun import definition_of, recorded_run, with_tracking_uri
+    from sentsweep.tracking.command_record import COMMAND_TAG
+
+    argv = keyword_argv(sentsweep.get_experiment("tsdae_deletion").options, options | {"resume": True})
+    command = json.loads(sweeps[0].data.tags[COMMAND_TAG])
+    assert command == {"argv": ["sentsweep", "run", "tsdae_deletion", *argv], "options_argv": argv,
+                       "entry_point": "sentsweep run tsdae_deletion", "script": "", "experiment": "tsdae_deletion",
+                       "cwd": os.getcwd()}
+    assert recorded_run(uri, result.sweep_run_id)[1] == command
+    rerun_options = parse_options(definition_of(command).options, with_tracking_uri(command["options_argv"], uri))
+    assert (rerun_options.ratios, rerun_options.seeds, rerun_options.tracking_uri) == ((0.6,), "2", uri)
     trials = client.search_runs([sweeps[0].info.experiment_id], f"tags.sweep_run_id = '{result.sweep_run_id}'")
     assert sorted(result.runs["run_id"]) == sorted(run.info.run_id for run in trials)
     assert len(trials) == 2 and {run.data.tags["seed"] for run in trials} == {"0", "1"}

@@ -1,30 +1,15 @@
 """Which swept params matter: Optuna's importance of each param over the configurations' seed means, with the
-seeds' spread beside it.
+seeds' spread beside it (`sentsweep analyze importance`).
 
-The importance is computed by one of Optuna's evaluators (`EVALUATORS`) on an in-memory study of one trial per
-configuration whose value is its mean over seeds (`sentsweep.analysis.optuna_study`), unnormalised, so that the
-values of different resamples compare:
+`param_importances(configurations, params, evaluator, ...)` computes each param's importance with one of Optuna's
+evaluators (`EVALUATORS`: fANOVA, the default, or PED-ANOVA) on an in-memory study of one trial per configuration
+whose value is its mean over seeds (`sentsweep.analysis.optuna_study`), unnormalised, and beside it the 95%
+interval over seed resamples and the seed-noise level (`NOISE_QUANTILE`); `to_markdown` writes the table. Which
+evaluator suits which sweep, and how the interval and the seed-noise level are drawn: docs/analysis.md (the
+`importance` sub-command).
 
-- PED-ANOVA (`optuna.importance.PedAnovaImportanceEvaluator`, Optuna's defaults: the top 10% of configurations
-  against all of them; Watanabe et al. (2023). PED-ANOVA: Efficiently Quantifying Hyperparameter Importance in
-  Arbitrary Subspaces. IJCAI): the Pearson divergence between the param's distribution among the best
-  configurations and among all. Optuna advises at least 5 configurations in the top 10%: it suits a sampled
-  sweep of 50 configurations or more; on a small grid its top set is one or two configurations.
-- fANOVA (the default; `optuna.importance.FanovaImportanceEvaluator`, FANOVA_TREES trees, seed 0; Hutter et al.
-  (2014). An Efficient Approach for Assessing Hyperparameter Importance. ICML): the share of the variance of a
-  random forest's fit of the means that the param's main effect explains, in [0, 1]. It suits a grid: every
-  configuration counts.
-
-The seeds' spread, from `resamples` draws (seeded by `random_seed`):
-
-- the interval: each configuration's seeds drawn with replacement, its mean recomputed, the importance
-  recomputed; the 2.5 and 97.5 percentiles of those importances;
-- the seed-noise level: the importance of what the means would be if no param mattered, each configuration's value
-  the grand mean plus the mean of its own seeds' deviations from its mean drawn with replacement; its 95th
-  percentile. An importance at or below it is within seed noise: seed noise alone gives a param that much
-  importance in 1 draw of 20.
-
-A configuration with one seed has no spread of its own (its mean is the same in every draw).
+    configurations, params = configuration_means(runs, "sts_test_at_best_dev")  # sentsweep.analysis.seed_means
+    ranked = param_importances(configurations, params, "fanova", resamples=100, random_seed=0)
 """
 
 from __future__ import annotations
@@ -91,7 +76,7 @@ def param_importances(configurations: Sequence[ConfigurationMeans], params: Sequ
                       higher_is_better: bool = True, resamples: int = DEFAULT_RESAMPLES,
                       random_seed: int = 0) -> list[ParamImportance]:
     """Each of `params`' importance over the configurations' means with its seed interval and seed-noise level
-    (module docstring), most important first. An InputError for fewer than MIN_CONFIGURATIONS configurations or
+    (docs/analysis.md), most important first. An InputError for fewer than MIN_CONFIGURATIONS configurations or
     fewer than 1 resample."""
     import optuna
 

@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from sentsweep.analysis.plots import FIXED_METADATA
-from sentsweep.analysis.significance import CORRECTIONS, MIN_SHARED_SEEDS, P_LABELS, _paired_t_many, adjust_p_values
+from sentsweep.analysis.significance import CORRECTIONS, MIN_SHARED_SEEDS, P_LABELS, adjust_p_values, paired_t_tests
 from sentsweep.analysis.tables import UNSET_ROW, param_keys, runs_entering_cells, sort_key
 from sentsweep.errors import InputError
 
@@ -121,7 +121,7 @@ def _better(values: dict, objectives: Sequence[Objective], alpha: float, correct
                 if len(shared) >= MIN_SHARED_SEEDS:
                     pairs.append((first, second))
                     differences.append([values[first][label][s] - values[second][label][s] for s in shared])
-        tests = _paired_t_many(differences) if differences else []
+        tests = paired_t_tests(differences) if differences else []
         adjusted = adjust_p_values([test.p_value for test in tests], correction)
         for (first, second), test, p in zip(pairs, tests, adjusted):
             if p < alpha and test.statistic != 0:

@@ -75,6 +75,16 @@ def plot_metric(runs: pd.DataFrame, x: str, metric: str, lines: list[str] | None
     """Write `output` as PNG and PDF (same stem); returns both paths (see the module docstring for what is drawn).
 
     `lines` are the params whose value combination makes one line (all runs on one line when None).
+
+    Examples:
+        >>> import pandas as pd
+        >>> runs = pd.DataFrame({"run_id": ["a", "b", "c", "d"], "status": "FINISHED", "seed": ["0", "1", "0", "1"],
+        ...                      "params.noise_ratio": ["0.3", "0.3", "0.6", "0.6"], "params.pooling": "mean",
+        ...                      "metrics.sts_test_at_best_dev": [70.1, 70.5, 74.0, 74.6]})
+        >>> paths = sentsweep.plot_metric(runs, x="noise_ratio", metric="sts_test_at_best_dev", lines=["pooling"],
+        ...                               output="plots/noise_ratio.png")
+        >>> [str(path) for path in paths]
+        ['plots/noise_ratio.png', 'plots/noise_ratio.pdf']
     """
     import matplotlib.pyplot as plt
 

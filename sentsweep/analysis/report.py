@@ -32,7 +32,14 @@ from sentsweep.analysis.tables import (
 @dataclass(frozen=True)
 class ReportRequest:
     """What a report shows: `metric` by the `rows` params and the swept `columns` param (the plot's x, one line per
-    value of the `lines` params), with the best groups tested at `alpha` under `correction`."""
+    value of the `lines` params), with the best groups tested at `alpha` under `correction`, written to `output`.
+
+    Examples:
+        >>> request = sentsweep.ReportRequest("tsdae_deletion", rows=("pooling",), columns="noise_ratio",
+        ...                                   metric="sts_test_at_best_dev", output="report/tsdae_deletion.md")
+        >>> request.alpha, request.correction
+        (0.05, 'holm')
+    """
 
     experiment: str
     rows: tuple[str, ...]
@@ -95,7 +102,21 @@ def pareto_section(runs: pd.DataFrame, request: ReportRequest, output: Path) -> 
 
 def write_report(runs: pd.DataFrame, request: ReportRequest, targets: Sequence[PublishedValue] = ()) -> Path:
     """Write request.output (Markdown) and its plot (PNG, PDF) beside it, with the reproduction `targets` the sweep
-    declared checked against its cells; returns the Markdown path."""
+    declared checked against its cells; returns the Markdown path.
+
+    Examples:
+        >>> import pandas as pd
+        >>> runs = pd.DataFrame({"run_id": ["a", "b", "c", "d"], "status": "FINISHED", "seed": ["0", "1", "0", "1"],
+        ...                      "params.noise_ratio": ["0.3", "0.3", "0.6", "0.6"], "params.pooling": "mean",
+        ...                      "metrics.sts_test_at_best_dev": [70.1, 70.5, 74.0, 74.6]})
+        >>> request = sentsweep.ReportRequest("tsdae_deletion", rows=("pooling",), columns="noise_ratio",
+        ...                                   metric="sts_test_at_best_dev", output="report/tsdae_deletion.md")
+        >>> path = sentsweep.write_report(runs, request)
+        >>> print(path.read_text().splitlines()[0])
+        # tsdae_deletion: sts_test_at_best_dev by pooling and noise_ratio
+        >>> sorted(file.name for file in path.parent.iterdir())
+        ['tsdae_deletion.md', 'tsdae_deletion_plot.pdf', 'tsdae_deletion_plot.png']
+    """
     output = Path(request.output)
     output.parent.mkdir(parents=True, exist_ok=True)
     table = build_table(runs, list(request.rows), [request.metric], column_param=request.columns, alpha=request.alpha,

@@ -45,6 +45,17 @@ class PublishedValue:
     runs the value averages (None: taken as exact; see docs/analysis.md). `setting`: the paper's settings
     outside the cell that the runs' logged params are compared with (a difference: a miss is expected). `note`:
     what the report must say beside it (a value the paper gives differently elsewhere).
+
+    Examples:
+        TSDAE's deletion ratio 0.6 with mean pooling (best STS dev, the mean of 5 seeds), as a sweep's `published`
+        target:
+
+        >>> tsdae = sentsweep.Reference("TSDAE", "Kexin Wang, Nils Reimers, Iryna Gurevych", "TSDAE", 2021,
+        ...                             "Findings of EMNLP 2021")
+        >>> target = sentsweep.PublishedValue({"noise_ratio": 0.6, "pooling": "mean"}, "best_sts_dev", 78.84,
+        ...                                   sentsweep.cited(tsdae, "App. A, Table 7"), runs=5)
+        >>> target.value, str(target.source)
+        (78.84, 'TSDAE App. A, Table 7')
     """
 
     params: Mapping[str, Any]

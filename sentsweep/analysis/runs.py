@@ -118,7 +118,13 @@ def values_at_race_stops(client, runs: pd.DataFrame) -> pd.DataFrame:
 def fetch_sweep_runs(tracking_uri: str, experiment_name: str, sweep_run_id: str | None = None,
                      all_sweeps: bool = False) -> pd.DataFrame:
     """The trial runs an analysis reads: those of `sweep_run_id`, of every sweep of the experiment
-    (`all_sweeps`), or else of its latest sweep."""
+    (`all_sweeps`), or else of its latest sweep: one line per trial run, its `run_id`, `status`, `seed`,
+    `config_hash`, and its params and metrics as `params.<name>` and `metrics.<name>` columns.
+
+    Examples:
+        >>> runs = sentsweep.fetch_sweep_runs("sqlite:////tmp/s/mlflow.db", "tsdae_deletion")  # doctest: +SKIP
+        >>> runs[["seed", "params.noise_ratio", "params.pooling", "metrics.sts_test_at_best_dev"]]  # doctest: +SKIP
+    """
     sweep = None if all_sweeps else (sweep_run_id or latest_sweep_run_id(tracking_uri, experiment_name))
     return fetch_trial_runs(tracking_uri, experiment_name, sweep)
 

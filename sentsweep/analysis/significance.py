@@ -156,10 +156,15 @@ def _uses_items(shared: list, first_items: dict | None, second_items: dict | Non
         seed in first_items and seed in second_items for seed in shared)
 
 
-def _paired_t_many(differences: list) -> list:
-    """Two-sided paired t-tests, one per list of differences (the same numbers as scipy.stats.ttest_rel, computed
-    together: a table of 27 configurations has 351 pairs). Every difference 0 gives p = 1 (no evidence of a
-    difference); a constant non-zero difference gives t = +-inf and p = 0, as in scipy."""
+def paired_t_tests(differences: list[list[float]]) -> list[Comparison]:
+    """Two-sided paired t-tests, one `Comparison` per list of differences (each of at least 2: the paired values'
+    differences, first minus second), in their order: the same numbers as scipy.stats.ttest_rel, computed together
+    (a table of 27 configurations has 351 pairs). Every difference 0 gives p = 1 (no evidence of a difference); a
+    constant non-zero difference gives t = +-inf and p = 0, as in scipy.
+
+        paired_t_tests([[1.0, 2.0, 1.5], [0.0, 0.0]])
+        # [Comparison("paired t", statistic=5.196..., p_value=0.0351..., n=3), Comparison("paired t", 0.0, 1.0, 2)]
+    """
     means = np.array([sum(d) / len(d) for d in differences])
     spreads = np.array([math.sqrt(sum((x - m) ** 2 for x in d) / (len(d) - 1)) for d, m in zip(differences, means)])
     counts = np.array([len(d) for d in differences], dtype=float)
@@ -180,7 +185,7 @@ def _pair_tests(jobs: list) -> list:
                if not _uses_items(shared, a_items, b_items)]
     if by_seed:
         differences = [[jobs[i][0][s] - jobs[i][1][s] for s in jobs[i][2]] for i in by_seed]
-        for i, comparison in zip(by_seed, _paired_t_many(differences)):
+        for i, comparison in zip(by_seed, paired_t_tests(differences)):
             results[i] = comparison
     for i, (_, _, shared, a_items, b_items) in enumerate(jobs):
         if results[i] is None:

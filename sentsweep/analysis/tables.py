@@ -247,11 +247,24 @@ def _selected_steps(runs: pd.DataFrame, metric: str) -> tuple[pd.Series, pd.Seri
 def build_table(runs: pd.DataFrame, row_params: list[str], metrics: list[str], column_param: str | None = None,
                 higher_is_better: bool = True, alpha: float = 0.05, correction: str = "holm",
                 per_query: dict | None = None) -> ComparisonTable:
-    """The comparison table of `runs` (as fetched by sentsweep.analysis.runs); see docs/analysis.md.
+    """The comparison table of `runs` (as `fetch_sweep_runs` returns them): a row per combination of the
+    `row_params`, a column per metric (or, with `column_param`, per value of that param for one metric); see
+    docs/analysis.md.
 
     `alpha` and `correction` ("holm", "bonferroni" or "none") set the best groups; `per_query` is
     {run_id: {outcome name: [outcome per query]}} (what runs.per_query_outcomes returns, per run), for the
-    paired tests over queries; without it every column is tested over seeds."""
+    paired tests over queries; without it every column is tested over seeds. No runs, or a param or metric the
+    runs do not log, is an `InputError` naming it.
+
+    Examples:
+        >>> import pandas as pd  # four runs, as `fetch_sweep_runs` returns them
+        >>> runs = pd.DataFrame({"run_id": ["a", "b", "c", "d"], "status": "FINISHED", "seed": ["0", "1", "0", "1"],
+        ...                      "params.pooling": ["cls", "cls", "mean", "mean"],
+        ...                      "metrics.sts_test_at_best_dev": [70.1, 70.5, 74.0, 74.6]})
+        >>> table = sentsweep.build_table(runs, ["pooling"], ["sts_test_at_best_dev"])
+        >>> table.rows, table.columns, table.best
+        ([('cls',), ('mean',)], ['sts_test_at_best_dev'], {'sts_test_at_best_dev': ('mean',)})
+    """
     check_significance(alpha, correction)
     if runs.empty:
         raise InputError("no runs to tabulate")
@@ -478,7 +491,22 @@ def _seed_counts(cell: Cell) -> str:
 
 def to_markdown(table: ComparisonTable, digits: int = 2) -> str:
     """The table as Markdown, as a sweep prints it: mean ± std per cell to `digits` decimals, the best per column in
-    bold and its group marked, then the footnote (seeds, tests, runs left out)."""
+    bold and its group marked, then the footnote (seeds, tests, runs left out).
+
+    Examples:
+        >>> import pandas as pd
+        >>> runs = pd.DataFrame({"run_id": ["a", "b", "c", "d"], "status": "FINISHED", "seed": ["0", "1", "0", "1"],
+        ...                      "params.pooling": ["cls", "cls", "mean", "mean"],
+        ...                      "metrics.sts_test_at_best_dev": [70.1, 70.5, 74.0, 74.6]})
+        >>> table = sentsweep.build_table(runs, ["pooling"], ["sts_test_at_best_dev"])
+        >>> print(sentsweep.to_markdown(table))
+        | pooling | sts_test_at_best_dev |
+        |---|---|
+        | cls | 70.30 ± 0.28 |
+        | mean | **74.30 ± 0.42** |
+        <BLANKLINE>
+        Mean ± std over seeds (n=2 unless shown). Best per column in bold; ...
+    """
     header = table.row_params + [str(c) for c in table.columns]
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
     for row in table.rows:
@@ -495,8 +523,29 @@ def _latex_escape(text: str) -> str:
 
 
 def to_latex(table: ComparisonTable, digits: int = 2, caption: str | None = None) -> str:
-    """A booktabs table (needs \\usepackage{booktabs}); ± as $\\pm$, best in \\textbf, the rest of its group
-    marked $^{\\approx}$."""
+    r"""A booktabs table (needs \usepackage{booktabs}); ± as $\pm$, best in \textbf, the rest of its group
+    marked $^{\approx}$; `caption` replaces the footnote as its caption.
+
+    Examples:
+        >>> import pandas as pd
+        >>> runs = pd.DataFrame({"run_id": ["a", "b", "c", "d"], "status": "FINISHED", "seed": ["0", "1", "0", "1"],
+        ...                      "params.pooling": ["cls", "cls", "mean", "mean"],
+        ...                      "metrics.sts_test_at_best_dev": [70.1, 70.5, 74.0, 74.6]})
+        >>> table = sentsweep.build_table(runs, ["pooling"], ["sts_test_at_best_dev"])
+        >>> print(sentsweep.to_latex(table, caption="STS test by pooling"))
+        \begin{table}[t]
+        \centering
+        \begin{tabular}{lc}
+        \toprule
+        pooling & sts\_test\_at\_best\_dev \\
+        \midrule
+        cls & 70.30 $\pm$ 0.28 \\
+        mean & \textbf{74.30 $\pm$ 0.42} \\
+        \bottomrule
+        \end{tabular}
+        \caption{STS test by pooling}
+        \end{table}
+    """
     header = [_latex_escape(p) for p in table.row_params] + [_latex_escape(str(c)) for c in table.columns]
     lines = [r"\begin{table}[t]", r"\centering", r"\begin{tabular}{" + "l" * len(table.row_params)
              + "c" * len(table.columns) + "}", r"\toprule", " & ".join(header) + r" \\", r"\midrule"]
@@ -526,7 +575,19 @@ def to_frame(table: ComparisonTable) -> pd.DataFrame:
     correction; empty for the best and for cells not tested), `test` ("paired t over seeds", "paired t over
     items", "not tested", "" for the best, `STOPPED_TEST` for a cell a race stopped at a rung), `correction`,
     `alpha`, `family_size` (pairs of the column adjusted together), and `selected_steps`: each seed's selected
-    step in seed order, ';'-separated (0: the untrained model kept; empty for runs without training steps)."""
+    step in seed order, ';'-separated (0: the untrained model kept; empty for runs without training steps).
+
+    Examples:
+        >>> import pandas as pd
+        >>> runs = pd.DataFrame({"run_id": ["a", "b", "c", "d"], "status": "FINISHED", "seed": ["0", "1", "0", "1"],
+        ...                      "params.pooling": ["cls", "cls", "mean", "mean"],
+        ...                      "metrics.sts_test_at_best_dev": [70.1, 70.5, 74.0, 74.6]})
+        >>> table = sentsweep.build_table(runs, ["pooling"], ["sts_test_at_best_dev"])
+        >>> sentsweep.to_frame(table)[["pooling", "metric", "mean", "n", "best", "in_best_group"]]
+          pooling                metric  mean  n   best  in_best_group
+        0     cls  sts_test_at_best_dev  70.3  2  False          False
+        1    mean  sts_test_at_best_dev  74.3  2   True           True
+    """
     records = []
     for row in table.rows:
         for column in table.columns:

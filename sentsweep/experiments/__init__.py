@@ -34,12 +34,26 @@ def experiment_modules() -> dict[str, str]:
 
 
 def experiment_names() -> list[str]:
-    """The names of the experiments (`get_experiment`, `sentsweep list`), sorted."""
+    """The names of the experiments (`get_experiment`, `sentsweep list`), sorted.
+
+    Examples:
+        >>> "tsdae_deletion" in sentsweep.experiment_names()
+        True
+    """
     return list(experiment_modules())
 
 
 def get_experiment(name: str) -> SweepDefinition:
-    """The definition of experiment `name`; an unknown name is an `InputError` naming the known ones."""
+    """The definition of experiment `name`; an unknown name is an `InputError` naming the known ones.
+
+    Examples:
+        >>> definition = sentsweep.get_experiment("tsdae_deletion")
+        >>> definition.name, [stage.name for stage in definition.stages]
+        ('tsdae_deletion', ['deletion_ratio x pooling'])
+        >>> sentsweep.get_experiment("tsdae_deletions")
+        Traceback (most recent call last):
+        sentsweep.errors.InputError: unknown experiment 'tsdae_deletions'; did you mean 'tsdae_deletion'? (known: ...)
+    """
     if name not in experiment_modules():
         raise unknown_name("experiment", name, experiment_names())
     return importlib.import_module(experiment_modules()[name]).DEFINITION

@@ -92,16 +92,28 @@ class ConsertLoss(Cited, nn.Module):
         | sentences | none   |
         +-----------+--------+
 
-    Example::
+    Examples:
+        With `model` a SentenceTransformer without dropout (`config_kwargs` below):
 
+        >>> loss = sentsweep.ConsertLoss(model, ("token_shuffle", "feature_cutoff"), ratio=0.2,
+        ...                              temperature=0.05)
+        >>> features = sentsweep.preprocess_on_device(model, ["A man is playing a guitar.", "A dog runs on the beach."])
+        >>> loss([features], None).shape, loss.get_config_dict()["augmentations"]
+        (torch.Size([]), ['token_shuffle', 'feature_cutoff'])
+
+        In sentence-transformers' trainer:
+
+        ```python
         from datasets import Dataset
-        from sentence_transformers import SentenceTransformerTrainer
-        from sentsweep.models import load_sentence_model
+        from sentence_transformers import SentenceTransformer, SentenceTransformerTrainer
+        import sentsweep
 
-        model = load_sentence_model("bert-base-uncased", "mean", dropout=0.0)
+        model = SentenceTransformer("bert-base-uncased",
+                                    config_kwargs={"hidden_dropout_prob": 0.0, "attention_probs_dropout_prob": 0.0})
         train_dataset = Dataset.from_dict({"sentence": ["A man is playing a guitar.", "A dog runs on the beach."]})
-        loss = ConsertLoss(model, ("token_shuffle", "feature_cutoff"), ratio=0.2, temperature=0.05)
+        loss = sentsweep.ConsertLoss(model, ("token_shuffle", "feature_cutoff"), ratio=0.2, temperature=0.05)
         SentenceTransformerTrainer(model=model, train_dataset=train_dataset, loss=loss).train()
+        ```
     """
 
     reference = CONSERT

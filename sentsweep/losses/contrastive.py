@@ -21,7 +21,14 @@ from sentsweep.references import SIMCSE, THESIS_REIML_2023, THESIS_WANG_2022, Ci
 def encode_views(model: nn.Module, features: dict, views: int = 2) -> tuple[Tensor, ...]:
     """The sentence embeddings of `views` copies of the batch, from one encoder pass over the copies stacked
     ([x; x] for two): every row gets its own dropout mask, so in training the copies are different views of x.
-    `features` are the tokenized batch's (not stacked); the result holds one (N, d) tensor per copy."""
+    `features` are the tokenized batch's (not stacked); the result holds one (N, d) tensor per copy.
+
+    Examples:
+        >>> features = sentsweep.preprocess_on_device(model, ["A man is playing a guitar.", "A dog runs."])
+        >>> first, second = sentsweep.encode_views(model, features, views=2)
+        >>> first.shape == second.shape == (2, model.get_sentence_embedding_dimension())
+        True
+    """
     if views == 1:
         return (model(dict(features))["sentence_embedding"],)
     stacked = {k: torch.cat([v] * views) if torch.is_tensor(v) else v for k, v in features.items()}
@@ -73,20 +80,28 @@ class NoiseMatchingLoss(Cited, nn.Module):
         | (sentence, its deletion-noised copy) pairs   | none   |
         +----------------------------------------------+--------+
 
-    Example::
+    Examples:
+        With `model` a SentenceTransformer (`SentenceTransformer("bert-base-uncased")`):
 
-        import random
+        >>> loss = sentsweep.NoiseMatchingLoss(model, temperature=0.05)
+        >>> features = sentsweep.preprocess_on_device(model, ["A man is playing a guitar.", "A dog runs on the beach."])
+        >>> noised = sentsweep.preprocess_on_device(model, ["man playing guitar.", "dog runs beach."])
+        >>> loss([features, noised], None).shape
+        torch.Size([])
+
+        In sentence-transformers' trainer:
+
+        ```python
         from datasets import Dataset
         from sentence_transformers import SentenceTransformer, SentenceTransformerTrainer
-        from sentsweep.noise import WordNoise
+        import sentsweep
 
         model = SentenceTransformer("bert-base-uncased")
-        sentences = ["A man is playing a guitar.", "A dog runs on the beach."]
-        noise, rng = WordNoise("delete", 0.6), random.Random(0)
-        train_dataset = Dataset.from_dict({"sentence": sentences,
-                                           "noised": [noise(sentence, rng) for sentence in sentences]})
-        loss = NoiseMatchingLoss(model, temperature=0.05)
+        train_dataset = Dataset.from_dict({"sentence": ["A man is playing a guitar.", "A dog runs on the beach."],
+                                           "noised": ["man playing guitar.", "dog runs beach."]})
+        loss = sentsweep.NoiseMatchingLoss(model, temperature=0.05)
         SentenceTransformerTrainer(model=model, train_dataset=train_dataset, loss=loss).train()
+        ```
     """
 
     reference = THESIS_REIML_2023
@@ -131,15 +146,26 @@ class SimCseLoss(Cited, nn.Module):
         | sentences | none   |
         +-----------+--------+
 
-    Example::
+    Examples:
+        With `model` a SentenceTransformer (`SentenceTransformer("bert-base-uncased")`):
 
+        >>> loss = sentsweep.SimCseLoss(model, temperature=0.05)
+        >>> features = sentsweep.preprocess_on_device(model, ["A man is playing a guitar.", "A dog runs on the beach."])
+        >>> loss([features], None).shape, loss.get_config_dict()
+        (torch.Size([]), {'temperature': 0.05})
+
+        In sentence-transformers' trainer:
+
+        ```python
         from datasets import Dataset
         from sentence_transformers import SentenceTransformer, SentenceTransformerTrainer
+        import sentsweep
 
         model = SentenceTransformer("bert-base-uncased")
         train_dataset = Dataset.from_dict({"sentence": ["A man is playing a guitar.", "A dog runs on the beach."]})
-        loss = SimCseLoss(model, temperature=0.05)
+        loss = sentsweep.SimCseLoss(model, temperature=0.05)
         SentenceTransformerTrainer(model=model, train_dataset=train_dataset, loss=loss).train()
+        ```
     """
 
     reference = SIMCSE
@@ -212,15 +238,26 @@ class SimCseBceLoss(SimCseLoss):
         | sentences | none   |
         +-----------+--------+
 
-    Example::
+    Examples:
+        With `model` a SentenceTransformer (`SentenceTransformer("bert-base-uncased")`):
 
+        >>> loss = sentsweep.SimCseBceLoss(model, temperature=0.05)
+        >>> features = sentsweep.preprocess_on_device(model, ["A man is playing a guitar.", "A dog runs on the beach."])
+        >>> loss([features], None).shape, loss.get_config_dict()
+        (torch.Size([]), {'temperature': 0.05})
+
+        In sentence-transformers' trainer:
+
+        ```python
         from datasets import Dataset
         from sentence_transformers import SentenceTransformer, SentenceTransformerTrainer
+        import sentsweep
 
         model = SentenceTransformer("bert-base-uncased")
         train_dataset = Dataset.from_dict({"sentence": ["A man is playing a guitar.", "A dog runs on the beach."]})
-        loss = SimCseBceLoss(model, temperature=0.05)
+        loss = sentsweep.SimCseBceLoss(model, temperature=0.05)
         SentenceTransformerTrainer(model=model, train_dataset=train_dataset, loss=loss).train()
+        ```
     """
 
     reference = THESIS_WANG_2022

@@ -73,18 +73,30 @@ class ContrastiveTensionBceLoss(Cited, ContrastiveTensionLoss):
         | (sentence_A, sentence_B) pairs | 1 if they are the same sentence, else 0    |
         +--------------------------------+--------------------------------------------+
 
-    Example::
+    Examples:
+        With `model` a SentenceTransformer (`SentenceTransformer("bert-base-uncased")`):
 
-        import random
+        >>> import torch
+        >>> loss = sentsweep.ContrastiveTensionBceLoss(model)
+        >>> firsts = sentsweep.preprocess_on_device(model, ["A man is playing a guitar."] * 2)
+        >>> seconds = sentsweep.preprocess_on_device(model, ["A man is playing a guitar.", "It is raining."])
+        >>> loss([firsts, seconds], torch.tensor([1.0, 0.0])).shape
+        torch.Size([])
+
+        In sentence-transformers' trainer:
+
+        ```python
         from datasets import Dataset
         from sentence_transformers import SentenceTransformer, SentenceTransformerTrainer
+        import sentsweep
 
         model = SentenceTransformer("bert-base-uncased")
-        sentences = ["A man is playing a guitar.", "A dog runs on the beach.", "It is raining."]
-        firsts, seconds, labels = contrastive_tension_pairs(sentences, 7, random.Random(0))
-        train_dataset = Dataset.from_dict({"sentence_A": firsts, "sentence_B": seconds, "label": labels})
-        loss = ContrastiveTensionBceLoss(model)
+        train_dataset = Dataset.from_dict({"sentence_A": ["A man is playing a guitar."] * 2,
+                                           "sentence_B": ["A man is playing a guitar.", "It is raining."],
+                                           "label": [1.0, 0.0]})
+        loss = sentsweep.ContrastiveTensionBceLoss(model)
         SentenceTransformerTrainer(model=model, train_dataset=train_dataset, loss=loss).train()
+        ```
     """
 
     reference = CONTRASTIVE_TENSION

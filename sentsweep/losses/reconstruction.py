@@ -101,16 +101,26 @@ class ClmAutoEncoderLoss(Cited, nn.Module):
         | sentences | none   |
         +-----------+--------+
 
-    Example::
+    Examples:
+        With `model` a SentenceTransformer (`SentenceTransformer("bert-base-uncased")`):
 
+        >>> loss = sentsweep.ClmAutoEncoderLoss(model, decoder_layers=2)
+        >>> features = sentsweep.preprocess_on_device(model, ["A man is playing a guitar.", "A dog runs on the beach."])
+        >>> loss([features], None).shape, loss.get_config_dict()["decoder_layers"]
+        (torch.Size([]), 2)
+
+        In sentence-transformers' trainer:
+
+        ```python
         from datasets import Dataset
-        from sentence_transformers import SentenceTransformerTrainer
-        from sentsweep.models import load_sentence_model
+        from sentence_transformers import SentenceTransformer, SentenceTransformerTrainer
+        import sentsweep
 
-        model = load_sentence_model("bert-base-uncased", "mean")
+        model = SentenceTransformer("bert-base-uncased")
         train_dataset = Dataset.from_dict({"sentence": ["A man is playing a guitar.", "A dog runs on the beach."]})
-        loss = ClmAutoEncoderLoss(model, decoder_layers=2)
+        loss = sentsweep.ClmAutoEncoderLoss(model, decoder_layers=2)
         SentenceTransformerTrainer(model=model, train_dataset=train_dataset, loss=loss).train()
+        ```
     """
 
     reference = THESIS_WANG_2022
@@ -174,16 +184,26 @@ class MlmAutoEncoderLoss(Cited, nn.Module):
         | sentences | none   |
         +-----------+--------+
 
-    Example::
+    Examples:
+        With `model` a SentenceTransformer (`SentenceTransformer("bert-base-uncased")`):
 
+        >>> loss = sentsweep.MlmAutoEncoderLoss(model, decoder_layers=2, mask_ratio=0.8)
+        >>> features = sentsweep.preprocess_on_device(model, ["A man is playing a guitar.", "A dog runs on the beach."])
+        >>> loss([features], None).shape, loss.get_config_dict()["mask_ratio"]
+        (torch.Size([]), 0.8)
+
+        In sentence-transformers' trainer:
+
+        ```python
         from datasets import Dataset
-        from sentence_transformers import SentenceTransformerTrainer
-        from sentsweep.models import load_sentence_model
+        from sentence_transformers import SentenceTransformer, SentenceTransformerTrainer
+        import sentsweep
 
-        model = load_sentence_model("bert-base-uncased", "mean")
+        model = SentenceTransformer("bert-base-uncased")
         train_dataset = Dataset.from_dict({"sentence": ["A man is playing a guitar.", "A dog runs on the beach."]})
-        loss = MlmAutoEncoderLoss(model, decoder_layers=2, mask_ratio=0.8)
+        loss = sentsweep.MlmAutoEncoderLoss(model, decoder_layers=2, mask_ratio=0.8)
         SentenceTransformerTrainer(model=model, train_dataset=train_dataset, loss=loss).train()
+        ```
     """
 
     reference = THESIS_WANG_2022
@@ -250,16 +270,26 @@ class MaskedLanguageModelingLoss(Cited, nn.Module):
         | sentences | none   |
         +-----------+--------+
 
-    Example::
+    Examples:
+        With `model` a SentenceTransformer (`SentenceTransformer("bert-base-uncased")`):
 
+        >>> loss = sentsweep.MaskedLanguageModelingLoss(model, probability=0.15)
+        >>> features = sentsweep.preprocess_on_device(model, ["A man is playing a guitar.", "A dog runs on the beach."])
+        >>> loss([features], None).shape, loss.get_config_dict()
+        (torch.Size([]), {'probability': 0.15})
+
+        In sentence-transformers' trainer:
+
+        ```python
         from datasets import Dataset
-        from sentence_transformers import SentenceTransformerTrainer
-        from sentsweep.models import load_sentence_model
+        from sentence_transformers import SentenceTransformer, SentenceTransformerTrainer
+        import sentsweep
 
-        model = load_sentence_model("bert-base-uncased", "mean")
+        model = SentenceTransformer("bert-base-uncased")
         train_dataset = Dataset.from_dict({"sentence": ["A man is playing a guitar.", "A dog runs on the beach."]})
-        loss = MaskedLanguageModelingLoss(model, probability=0.15)
+        loss = sentsweep.MaskedLanguageModelingLoss(model, probability=0.15)
         SentenceTransformerTrainer(model=model, train_dataset=train_dataset, loss=loss).train()
+        ```
     """
 
     reference = BERT

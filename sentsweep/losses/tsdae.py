@@ -92,20 +92,28 @@ class TsdaeLoss(Cited, DenoisingAutoEncoderLoss):
         | pairs                                    |        |
         +------------------------------------------+--------+
 
-    Example::
+    Examples:
+        With `model` a SentenceTransformer (`SentenceTransformer("bert-base-uncased")`):
 
-        import random
+        >>> loss = sentsweep.TsdaeLoss(model, tie_encoder_decoder=True)
+        >>> noised = sentsweep.preprocess_on_device(model, ["man playing guitar.", "dog runs beach."])
+        >>> features = sentsweep.preprocess_on_device(model, ["A man is playing a guitar.", "A dog runs on the beach."])
+        >>> loss([noised, features], None).shape
+        torch.Size([])
+
+        In sentence-transformers' trainer:
+
+        ```python
         from datasets import Dataset
         from sentence_transformers import SentenceTransformer, SentenceTransformerTrainer
-        from sentsweep.noise import WordNoise
+        import sentsweep
 
         model = SentenceTransformer("bert-base-uncased")
-        sentences = ["A man is playing a guitar.", "A dog runs on the beach."]
-        noise, rng = WordNoise("delete", 0.6), random.Random(0)
-        train_dataset = Dataset.from_dict({"noised": [noise(sentence, rng) for sentence in sentences],
-                                           "sentence": sentences})
-        loss = TsdaeLoss(model, tie_encoder_decoder=True)
+        train_dataset = Dataset.from_dict({"noised": ["man playing guitar.", "dog runs beach."],
+                                           "sentence": ["A man is playing a guitar.", "A dog runs on the beach."]})
+        loss = sentsweep.TsdaeLoss(model, tie_encoder_decoder=True)
         SentenceTransformerTrainer(model=model, train_dataset=train_dataset, loss=loss).train()
+        ```
     """
 
     reference = TSDAE

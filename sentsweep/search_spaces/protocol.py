@@ -21,7 +21,15 @@ from sentsweep.settings import Source, project_choice
 
 @dataclass(frozen=True)
 class Sourced:
-    """A setting's value, or an axis' values, and where it comes from."""
+    """A setting's value, or an axis' values, and where it comes from (`cited` or `project_choice`).
+
+    Examples:
+        >>> tsdae = sentsweep.Reference("TSDAE", "Kexin Wang, Nils Reimers, Iryna Gurevych", "TSDAE", 2021,
+        ...                             "Findings of EMNLP 2021")
+        >>> ratio = sentsweep.Sourced(0.6, sentsweep.cited(tsdae, "section 4.2"))
+        >>> ratio.value, str(ratio.source)
+        (0.6, 'TSDAE section 4.2')
+    """
 
     value: Any
     source: Source
@@ -32,7 +40,16 @@ class Protocol:
     """What a sweep runs: `settings` fixed for every trial; `method_settings` {method: {setting: value}} for the
     trials of one method (each method run with its own paper's settings); `grids` {axis: values} the stages
     sweep by default; `seeds` (a count or a list); `quick` the project's tiny run (`--quick`, plain values);
-    `notes`: what the card must say beyond its values (a seed that contradicts itself, a known gap)."""
+    `notes`: what the card must say beyond its values (a seed that contradicts itself, a known gap).
+
+    Examples:
+        >>> own = sentsweep.project_choice("CPU-sized")
+        >>> protocol = sentsweep.Protocol(settings={"pooling": sentsweep.Sourced("mean", own)},
+        ...                               seeds=sentsweep.Sourced(5, own),
+        ...                               grids={"lr": sentsweep.Sourced([1e-5, 3e-5], own)})
+        >>> protocol.constants(), protocol.grid("lr")
+        ({'pooling': 'mean'}, [1e-05, 3e-05])
+    """
 
     settings: Mapping[str, Sourced]
     seeds: Sourced

@@ -27,7 +27,13 @@ from sentsweep.scorers import Scorer
 @dataclass
 class TaskResult:
     """Metrics (x 100) of one task on one split, per-query outcomes for paired tests over items, and files the
-    trial's run keeps as artifacts ({path: JSON content}, e.g. MTEB's own result JSON)."""
+    trial's run keeps as artifacts ({path: JSON content}, e.g. MTEB's own result JSON).
+
+    Examples:
+        >>> result = sentsweep.TaskResult({"faq_rerank_map": 61.2}, per_query={"faq_rerank_ap": [1.0, 0.5]})
+        >>> result.metrics["faq_rerank_map"], result.artifacts
+        (61.2, {})
+    """
 
     metrics: dict[str, float]
     per_query: dict[str, list[float]] = field(default_factory=dict)
@@ -35,7 +41,18 @@ class TaskResult:
 
 
 class Task(ABC):
-    """An evaluation task on the data at `path`; its metrics are prefixed with the name it was built under."""
+    """An evaluation task on the data at `path`; its metrics are prefixed with the name it was built under. A
+    subclass names its `main_metric`, its `splits` and its `reference`, reads and checks its files in `__init__`
+    and scores a split in `evaluate(scorer, split)` (examples/own_task.py is a whole one).
+
+    Examples:
+        >>> class ConstantTask(sentsweep.Task):
+        ...     main_metric, splits = "map", ("dev", "test")
+        ...     def evaluate(self, scorer, split):
+        ...         return sentsweep.TaskResult({self.main_metric_key: 50.0})
+        >>> ConstantTask("faq_rerank", "data/faq").evaluate(None, "dev").metrics
+        {'faq_rerank_map': 50.0}
+    """
 
     name: str
     main_metric: ClassVar[str]
@@ -67,7 +84,18 @@ TASKS: Registry[type[Task]] = Registry("evaluation task")
 
 
 def register(*names: str):
-    """Class decorator: registers a task class under each of `names` in `TASKS` (a name given twice is refused)."""
+    """Class decorator: registers a task class under each of `names` in `TASKS` (a name given twice is refused);
+    a sweep then scores it with `--eval-task NAME=FOLDER`.
+
+    Examples:
+        >>> @sentsweep.task("faq_rerank")  # doctest: +SKIP
+        ... class FaqRerankTask(sentsweep.Task):
+        ...     main_metric, splits, reference = "map", ("dev", "test"), OWN_DATA
+        ...     def evaluate(self, scorer, split):
+        ...         ...
+        >>> sentsweep.run("nm_weight", quick=True, plugin=["own_task.py"],
+        ...               eval_task=["faq_rerank=examples/data/faq_rerank"])  # doctest: +SKIP
+    """
 
     def add(task_class: type[Task]) -> type[Task]:
         for name in names:

@@ -8,7 +8,9 @@
 - artifact `command/options.json`: each option as its typed value ({name: {"type": ..., "value": ...}});
 - tag `sentsweep.rerun_of`: on the run of a re-run, the run it re-ran.
 
-`run_sweep` notes the command as it parses it (`note_command`); the sweep's record writes it (`command_operations`).
+`run_sweep` notes the command as it parses it (`note_command`), and `sentsweep.run` notes the command line of the
+same sweep (`sentsweep run NAME ...`; a definition of one's own, which no command names, notes none); the sweep's
+record writes it (`command_operations`).
 `provenance_differences` names, one line each, where a run's recorded commit, dirty flag or locked packages differ
 from another environment's.
 """
@@ -34,13 +36,20 @@ PACKAGE_PREFIX = "package."
 _noted: dict | None = None
 
 
-def note_command(options_argv: list[str], entry_point: str, experiment: str) -> None:
-    """Note the command of the sweep this process is starting (`run_sweep` calls it once the options parse)."""
+def note_command(options_argv: list[str], entry_point: str, experiment: str, argv: list[str] | None = None) -> None:
+    """Note the command of the sweep this process is starting (`run_sweep` calls it once the options parse): `argv`
+    the command line that starts it (None: this process's own, whose sweep file, if any, is its script)."""
     global _noted
-    script = sys.argv[0] if sys.argv and sys.argv[0].endswith(".py") else ""
-    _noted = {"argv": [redact(arg) for arg in sys.argv], "options_argv": [redact(arg) for arg in options_argv],
-              "entry_point": redact(entry_point), "script": str(Path(script).resolve()) if script else "",
-              "experiment": experiment, "cwd": os.getcwd()}
+    script = sys.argv[0] if argv is None and sys.argv and sys.argv[0].endswith(".py") else ""
+    _noted = {"argv": [redact(arg) for arg in (sys.argv if argv is None else argv)],
+              "options_argv": [redact(arg) for arg in options_argv], "entry_point": redact(entry_point),
+              "script": str(Path(script).resolve()) if script else "", "experiment": experiment, "cwd": os.getcwd()}
+
+
+def forget_command() -> None:
+    """No command noted: the next sweep's run records none (a definition of one's own started from Python)."""
+    global _noted
+    _noted = None
 
 
 def noted_command() -> dict | None:

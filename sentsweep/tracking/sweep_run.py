@@ -1,11 +1,12 @@
 """What a sweep's own MLflow run carries: the experiment, and its answer first.
 
 - params: the experiment (`experiment_params`): each stage's grid (`grid`: {stage: {axis: values}}, a sampled axis
-  as its range), the `seeds`, the search (`search`, `num_configs` when Optuna samples, `scheduler`, `race`), the
-  tables' significance settings (`alpha`, `correction`), the `selection_metric`, and the protocol's settings:
-  each fixed setting by its name, as the trials log it, and each method's own (`method_settings.<method>`, a
-  combined method's `+` as ' plus ': `method_settings.tsdae plus nm`, `sentsweep.tracking.names.param_key`); a
-  setting the trials report themselves is left out here and logged as they used it
+  as its range), the `seeds`, the search (`search`, `num_configs` and `sampler` when Optuna samples, `scheduler`,
+  `race`), the tables' significance settings (`alpha`, `correction`), the `selection_metric`, and the protocol's
+  settings: each fixed setting by its name, as the trials log it, and each method's own
+  (`method_settings.<method>`, a combined method's `+` as ' plus ': `method_settings.tsdae plus nm`,
+  `sentsweep.tracking.names.param_key`); a setting the trials report themselves is left out here and logged as they
+  used it
   (`sentsweep.tracking.used_values`). MLflow keeps a param's first value, so a value a later --extend changes (more
   seeds, more grid values) is the tag `extended.<param>` instead.
 - metrics: the best configuration's statistics (`best_sts_dev_mean`, ..., `sentsweep.tracking.names`) of the

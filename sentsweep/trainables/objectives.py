@@ -175,6 +175,14 @@ class Objective:
     CLM / MLM auto-encoders) also gives `loss_on_views(encoded, rng)`, its loss from an `EncodedBatch` with at
     least `views` copies: the objectives of a multi-task method then share one encoder pass (Wang (2022)
     eq. 3.6: the contrastive and auto-encoder terms share f(x)). `loss` is the same loss, encoding by itself.
+
+    Examples:
+        >>> import random, torch
+        >>> def batch_loss(sentences, rng):
+        ...     return torch.tensor(float(len(sentences)))
+        >>> built = sentsweep.Objective(torch.nn.Identity(), batch_loss)
+        >>> built.loss(["A man is playing a guitar.", "A dog runs."], random.Random(0))
+        tensor(2.)
     """
 
     module: nn.Module
@@ -203,7 +211,21 @@ OBJECTIVES: Registry[ObjectiveSpec] = Registry("objective")
 
 
 def objective(name: str, settings: type[Settings], reference: Reference, dropout_free: bool = False):
-    """Register the decorated builder as objective `name` (adding an objective touches only this module)."""
+    """Register the decorated builder as objective `name`, with its `settings` class and the `reference` that
+    defines it (`dropout_free`: its sentence embedding is computed without the encoder's dropout). The builder,
+    `build(model, settings, source, vocabulary)`, returns the `Objective`; a sweep then takes `method=name`.
+    A name registered twice is refused.
+
+    Examples:
+        An objective of one's own (examples/own_objective.py sweeps it):
+
+        >>> @sentsweep.objective("align_uniform", AlignUniformSettings, ALIGNMENT_UNIFORMITY)  # doctest: +SKIP
+        ... def build_align_uniform(model, settings, source, vocabulary):
+        ...     def batch_loss(sentences, rng):
+        ...         first, second = sentsweep.encode_views(model, sentsweep.preprocess_on_device(model, sentences))
+        ...         return align_uniform_loss(first, second, settings.uniformity_weight, settings.uniformity_t)
+        ...     return sentsweep.Objective(torch.nn.Identity(), batch_loss)
+    """
     def register(build):
         OBJECTIVES.add(name, ObjectiveSpec(name, settings, reference, build, dropout_free), origin=build.__module__)
         return build

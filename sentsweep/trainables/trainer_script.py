@@ -98,7 +98,19 @@ class RecordedSettings:
 class TrainerRun:
     """What a trainer script gets: the trial's seed and typed settings, a scratch folder for the trainer's own
     output, the callback to pass to `SentenceTransformerTrainer(callbacks=[...])`, and an evaluator of the sweep's
-    STS dev split to pass as its `evaluator` (then the dev split is scored once per evaluation)."""
+    STS dev split to pass as its `evaluator` (then the dev split is scored once per evaluation).
+
+    Examples:
+        Inside a trainer script (examples/trainer_script.py is a whole one):
+
+        >>> args = SentenceTransformerTrainingArguments(  # doctest: +SKIP
+        ...     output_dir=run.output_dir, seed=run.seed, max_steps=run.training.max_steps,
+        ...     per_device_train_batch_size=run.training.batch_size, learning_rate=run.training.lr,
+        ...     eval_strategy="steps", eval_steps=run.training.eval_steps, report_to="none")
+        >>> trainer = SentenceTransformerTrainer(model=model, args=args, train_dataset=train_dataset,  # doctest: +SKIP
+        ...                                      loss=CoSENTLoss(model, scale=run.settings.scale),
+        ...                                      evaluator=run.evaluator, callbacks=[run.callback])
+    """
 
     seed: int
     settings: Settings
@@ -242,7 +254,20 @@ class SweepReportCallback(TrainerCallback):
 
 
 def trainer_script(name: str, settings: type[Settings], reference: Reference):
-    """Register the decorated `script(run: TrainerRun)` as method `name`, whose own settings are `settings`."""
+    """Register the decorated `script(run: TrainerRun)` as method `name`, whose own settings are `settings` (a
+    `Settings` class) and which `reference` defines; each trial calls the script once with its `TrainerRun`.
+
+    Examples:
+        A `SentenceTransformerTrainer` script as a method (examples/trainer_script.py sweeps it over CoSENT's scale):
+
+        >>> @sentsweep.trainer_script("cosent_script", ScriptSettings, COSENT)  # doctest: +SKIP
+        ... def train_cosent(run: sentsweep.TrainerRun) -> None:
+        ...     model = SentenceTransformer(run.training.model)
+        ...     loss = CoSENTLoss(model, scale=run.settings.scale)
+        ...     trainer = SentenceTransformerTrainer(model=model, args=arguments(run), train_dataset=pairs(run),
+        ...                                          loss=loss, evaluator=run.evaluator, callbacks=[run.callback])
+        ...     trainer.train()
+    """
 
     def register(script: Callable[[TrainerRun], None]):
         def run(trial: Trial, session=None) -> None:

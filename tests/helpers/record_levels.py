@@ -16,8 +16,8 @@ from sentsweep.tracking.used_values import DIFFERS
 from sentsweep.trainables.resolved_settings import NOT_READ
 
 CODE_TAGS = ("code_version", "sentsweep.version", "sentsweep.commit", "sentsweep.dirty", "python")
-SWEEP_LEVEL_PARAMS = {"grid", "seeds", "search", "num_configs", "scheduler", "selection_metric", "alpha", "correction",
-                      "keep_models", "race"}
+SWEEP_LEVEL_PARAMS = {"grid", "seeds", "search", "num_configs", "sampler", "scheduler", "selection_metric", "alpha",
+                      "correction", "keep_models", "race"}
 
 
 def inputs_of(run) -> set[tuple[str, str]]:

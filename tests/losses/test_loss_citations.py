@@ -78,7 +78,7 @@ def test_docstring_names_the_reference_and_shows_an_example(cls):
     doc = " ".join(inspect.getdoc(cls).split())
     assert cls.reference.title in doc
     assert f"({cls.reference.year})" in doc
-    assert "References: -" in doc and "Example::" in doc
+    assert "References: -" in doc and ("Examples: " in doc or "Example::" in doc)
 
 
 def test_every_reference_is_well_formed_bibtex_with_its_own_key():

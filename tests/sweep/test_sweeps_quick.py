@@ -109,6 +109,8 @@ def test_optuna_search_repeats_each_sampled_config_over_the_seeds(workdir):
     lrs = runs["params.lr"].astype(float)
     assert ((lrs >= 1e-6) & (lrs <= 1e-3)).all()
     assert client.get_experiment_by_name("learning_rate") is not None
+    sweep_params = client.get_run(latest_sweep_run_id(uri, "learning_rate")).data.params
+    assert (sweep_params["search"], sweep_params["num_configs"], sweep_params["sampler"]) == ("optuna", "3", "tpe")
     # exported as an Optuna study, optuna-dashboard shows one trial per configuration and the best seed mean
     journal = workdir / "learning_rate.journal"
     assert analysis_cli.main(["to-optuna", "--experiment", "learning_rate", "--tracking-uri", uri,

@@ -27,7 +27,13 @@ class Stage:
     """One stage of a sweep: its name and the axes it sweeps, {param: values} (grid) or {param: domain}; axes
     None: the stage is left out (an option turned it off); a setting of one stage only (its method) is an axis of
     one value. A stage may start from the models of an earlier stage (a chain: pre-training, then supervised
-    training)."""
+    training).
+
+    Examples:
+        >>> stage = sentsweep.Stage("pooling", lambda options: {"pooling": ["cls", "mean"]})
+        >>> stage.axes(sentsweep.SweepOptions(quick=True))
+        {'pooling': ['cls', 'mean']}
+    """
 
     name: str
     axes: Callable[[SweepOptions], dict | None]
@@ -73,6 +79,23 @@ class SweepDefinition:
     reproduction targets, checked in its report; see `sentsweep.analysis.reproduction`). `published_results`: the
     published values of a result of the whole sweep (a search's answer, logged on the sweep's own run), which
     its driver checks against what it found (`sentsweep.analysis.reproduction.sweep_value_check`).
+
+    Examples:
+        A sweep of SimCSE's temperature over seeds (examples/own_objective.py is a whole one):
+
+        >>> own = sentsweep.project_choice("this example's choice")
+        >>> protocol = sentsweep.Protocol(
+        ...     settings={"pooling": sentsweep.Sourced("cls", own)},
+        ...     seeds=sentsweep.Sourced(3, own), grids={"temperature": sentsweep.Sourced([0.05, 0.1], own)},
+        ...     quick=dict(max_steps=4, eval_steps=2, seeds=2))
+        >>> definition = sentsweep.SweepDefinition(
+        ...     name="simcse_temperature", description="SimCSE's temperature", protocol=protocol,
+        ...     stages=[sentsweep.Stage("temperature", lambda options: {
+        ...         "method": ["simcse"], "temperature": protocol.grid("temperature")})])
+        >>> [stage.name for stage in definition.stages], definition.selection_metric
+        (['temperature'], 'best_sts_dev')
+        >>> result = sentsweep.run(definition, quick=True, tracking_uri="sqlite:////tmp/s/mlflow.db",
+        ...                        output_dir="/tmp/s")  # doctest: +SKIP
     """
 
     name: str

@@ -45,7 +45,20 @@ KEEP_MODELS = ("best", "all", "none")  # see sentsweep.sweep.execution.models_ke
 
 
 def option(help: str, default: Any = None, **metadata) -> Any:
-    """A field of an options class: its default and how the command line gives it (see the module docstring)."""
+    """A field of an options class: its `help`, its default and how the command line gives it (`metadata`: `flag`,
+    `choices`, `parse`, `repeat`, `group`, the bounds `gt`/`ge`/`lt`/`le` or the `setting` it stands for; the
+    module sentsweep.sweep.config.options states them). A mutable default is a `TypeError`: give a tuple.
+
+    Examples:
+        An experiment's own option, `--teachers A B` (one or more values):
+
+        >>> from dataclasses import dataclass
+        >>> @dataclass(frozen=True)
+        ... class TeacherOptions(sentsweep.SweepOptions):
+        ...     teachers: tuple[str, ...] | None = sentsweep.option("teacher cross-encoders")
+        >>> TeacherOptions(teachers=("a", "b")).teachers
+        ('a', 'b')
+    """
     if isinstance(default, (list, dict, set)):
         raise TypeError("option defaults are immutable: give a tuple")
     return field(default=default, metadata={"help": help, **metadata})
@@ -88,7 +101,14 @@ def gpus_per_trial_value(text: str) -> float | str:
 
 @dataclass(frozen=True, kw_only=True)
 class SweepOptions:
-    """Every option of a sweep script (the experiment's own are a subclass' fields)."""
+    """Every option of a sweep script (the experiment's own are a subclass' fields), as parsed from the command
+    line: a field per flag (`max_steps` for `--max-steps`), frozen once parsed.
+
+    Examples:
+        >>> options = sentsweep.SweepOptions(quick=True, seeds="2", max_steps=4)
+        >>> options.quick, options.seeds, options.max_steps
+        (True, '2', 4)
+    """
 
     quick: bool = option("tiny random model + shipped demo data, minutes on a CPU", False)
     dry_run: bool = option("print the protocol card (grid, every setting with its source, seeds, trials, steps) "

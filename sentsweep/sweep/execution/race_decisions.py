@@ -14,21 +14,30 @@ from sentsweep.analysis.run_accounts import race_decision_text, run_accounts, ru
 from sentsweep.analysis.runs import RACE_DECISION_TAG, RACE_NOT_COUNTED_TAG
 from sentsweep.tracking.sweep_run import DESCRIPTION_TAG
 
+SPLIT_COLUMNS = ["counted", "stopped_by_race"]
 
-def decided_runs(writer, runs: pd.DataFrame, statuses: Mapping, hashes: Mapping, counted: set,
-                 stopped: Mapping) -> pd.DataFrame:
-    """`runs` (a raced stage's trial runs, fetched before the race's tags) with the columns of the race's tags as
-    they read back: `race_decision` of every run of a raced configuration (tagged here, through `writer`),
-    `race_stopped_at_step` of the runs a rung stopped, and `race_not_counted` of the runs the race did not count
-    (tagged by the runner, `SweepRunner.counted_runs`). Each raced trial run's description says where it went
-    (`trial_description`). `statuses` {label: ConfigStatus}, `hashes` {label: config
-    hash}, `counted` the (config hash, seed) cells the race counted, `stopped` {Ray trial id: step}."""
-    none = pd.Series(None, index=runs.index, dtype=object)
-    steps = runs["ray_trial_id"].map(stopped)
-    runs = runs.assign(race_stopped_at_step=steps.where(steps.notna(), runs.get("race_stopped_at_step", none)))
-    uncounted = pd.Series([(key, str(seed)) not in counted and status in ("FINISHED", "KILLED")
-                           for key, seed, status in zip(runs["config_hash"], runs["seed"], runs["status"])],
-                          index=runs.index, dtype=bool)
+
+def race_split(runs: pd.DataFrame, counted: set, stopped: Mapping) -> pd.DataFrame:
+    """`runs` (a raced stage's trial runs) with the race's split of them, which `decided_runs` and
+    `RaceOutcome.counted_runs` both read: `counted` (the race's decisions counted the run's cell; `counted` holds
+    the (config hash, seed) cells) and `stopped_by_race` (the step a rung stopped its trial at, from `stopped`
+    {Ray trial id: step}; NaN for the others)."""
+    return runs.assign(counted=[(key, str(seed)) in counted for key, seed in zip(runs["config_hash"], runs["seed"])],
+                       stopped_by_race=runs["ray_trial_id"].map(stopped))
+
+
+def decided_runs(writer, split: pd.DataFrame, statuses: Mapping, hashes: Mapping) -> pd.DataFrame:
+    """The runs of `split` (a raced stage's trial runs, fetched before the race's tags, with `race_split`'s
+    columns) with the columns of the race's tags as they read back: `race_decision` of every run of a raced
+    configuration (tagged here, through `writer`), `race_stopped_at_step` of the runs a rung stopped, and
+    `race_not_counted` of the runs the race did not count (tagged by `RaceOutcome.counted_runs`). Each raced trial
+    run's description says where it went (`trial_description`). `statuses` {label: ConfigStatus}, `hashes`
+    {label: config hash}."""
+    none = pd.Series(None, index=split.index, dtype=object)
+    steps = split["stopped_by_race"]
+    runs = split.drop(columns=SPLIT_COLUMNS).assign(
+        race_stopped_at_step=steps.where(steps.notna(), split.get("race_stopped_at_step", none)))
+    uncounted = ~split["counted"] & split["status"].isin(["FINISHED", "KILLED"])
     runs[RACE_NOT_COUNTED_TAG] = runs.get(RACE_NOT_COUNTED_TAG, none).mask(uncounted, "not counted by the race")
     decisions = {}
     for label, status in statuses.items():

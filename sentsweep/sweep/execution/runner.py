@@ -44,6 +44,7 @@ from sentsweep.sweep.execution.sweep_endings import (
 )
 from sentsweep.sweep.execution.target_list import TargetList
 from sentsweep.sweep.search.objectives import objectives_text, sweep_objectives
+from sentsweep.sweep.search.optuna_sampler import search_params
 from sentsweep.tasks import main_metric
 from sentsweep.tasks.sts import StsEvaluator
 from sentsweep.terminal import say
@@ -203,11 +204,11 @@ class SweepRunner:
         """The experiment as the sweep's run's params (`sentsweep.tracking.sweep_run.experiment_params`), less the
         settings its trials report themselves (`reported`)."""
         options = self.options
-        settings = {"search": options.search, "num_configs": options.num_configs if options.search == "optuna"
-                    else None, "scheduler": options.scheduler, "selection_metric": self.definition.selection_metric,
-                    "objectives": objectives_text(sweep_objectives(options.objective)) or None,
-                    "alpha": options.alpha, "correction": options.correction, "keep_models": options.keep_models,
-                    "race": self.race_settings() | {"schedule": options.race_schedule} if options.race else "off"}
+        settings = search_params(options) | {
+            "scheduler": options.scheduler, "selection_metric": self.definition.selection_metric,
+            "objectives": objectives_text(sweep_objectives(options.objective)) or None,
+            "alpha": options.alpha, "correction": options.correction, "keep_models": options.keep_models,
+            "race": self.race_settings() | {"schedule": options.race_schedule} if options.race else "off"}
         return experiment_params(stages, self.seeds, self.resolved.constants, self.resolved.method_settings,
                                  settings, frozenset(NON_PARAM_KEYS) | reported)
 

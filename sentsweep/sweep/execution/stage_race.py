@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from sentsweep.analysis.race_schedules import make_race
 from sentsweep.analysis.runs import RACE_NOT_COUNTED_TAG, RACE_STOPPED_TAG, values_at_race_stops
 from sentsweep.sweep.compute.cluster import cluster_nodes, trial_slots
+from sentsweep.sweep.execution.race_decisions import SPLIT_COLUMNS
 from sentsweep.sweep.execution.stage_tune import tune_stage
 from sentsweep.tracking.callback import config_hash
 
@@ -22,24 +23,23 @@ class RaceOutcome:
     counted: set = field(default_factory=set)  # the (config hash, seed) cells its decisions counted
     stopped: dict = field(default_factory=dict)  # the trials a rung stopped: {Ray trial id: step}
 
-    def counted_runs(self, tracker, runs):
-        """The runs of a race's cells that its decisions counted; a run beyond them (a seed run ahead for a
+    def counted_runs(self, tracker, split):
+        """The runs of a race's cells that its decisions counted, of `split` (the stage's runs with their
+        `race_split` columns, as `decided_runs` reads them too); a run beyond them (a seed run ahead for a
         configuration its level then dropped: `sentsweep.analysis.async_racing`; finished, or stopped for the
         race) is tagged and left out of the table, which so depends on the race's results alone, not on the order
         they came in. The runs a rung stopped (a race over steps) are tagged with the step the race counted, and
         read at it (`sentsweep.analysis.runs.values_at_race_stops`)."""
-        runs = runs.assign(counted=[(config, str(seed)) in self.counted
-                                    for config, seed in zip(runs["config_hash"], runs["seed"])])
-        for trial_id in runs[~runs["counted"] & runs["status"].isin(["FINISHED", "KILLED"])
-                             & runs["ray_trial_id"].notna()]["ray_trial_id"]:
+        for trial_id in split[~split["counted"] & split["status"].isin(["FINISHED", "KILLED"])
+                              & split["ray_trial_id"].notna()]["ray_trial_id"]:
             tracker.writer.submit({"op": "tag", "trial": trial_id, "key": RACE_NOT_COUNTED_TAG, "value": (
                 "a seed run ahead for a configuration the race dropped on the seeds before, or after its end")})
-        stopped = runs["ray_trial_id"].map(self.stopped)
-        for trial_id, step in zip(runs["ray_trial_id"][stopped.notna()], stopped.dropna()):
+        stopped = split["stopped_by_race"]
+        for trial_id, step in zip(split["ray_trial_id"][stopped.notna()], stopped.dropna()):
             tracker.writer.submit({"op": "tag", "trial": trial_id, "key": RACE_STOPPED_TAG, "value": str(int(step))})
-        runs = runs.assign(race_stopped_at_step=stopped.where(stopped.notna(), runs["race_stopped_at_step"]))
+        runs = split.assign(race_stopped_at_step=stopped.where(stopped.notna(), split["race_stopped_at_step"]))
         return tracker.writer.call("reading the metric histories of the runs the race stopped", values_at_race_stops,
-                                   tracker.writer.client, runs[runs["counted"]].drop(columns="counted"))
+                                   tracker.writer.client, runs[runs["counted"]].drop(columns=SPLIT_COLUMNS))
 
 
 def race_stage(stage, run_name: str, constants: dict, configs: list[dict]) -> tuple[list, RaceOutcome]:

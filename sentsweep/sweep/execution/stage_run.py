@@ -16,7 +16,7 @@ from sentsweep.search_spaces.param_spaces import (
     points_param_space,
     sampled_param_space,
 )
-from sentsweep.sweep.execution.race_decisions import decided_runs, undecided_runs
+from sentsweep.sweep.execution.race_decisions import decided_runs, race_split, undecided_runs
 from sentsweep.sweep.execution.stage_pareto import stage_pareto
 from sentsweep.sweep.execution.stage_plots import PLOTS_FOLDER, log_stage_plots
 from sentsweep.sweep.execution.stage_race import RaceOutcome, race_stage
@@ -56,8 +56,9 @@ class StageRun:
         stage_runs = undecided_runs(tracker.writer, runs) if self.race is None else runs
         if self.race is not None and len(runs):
             race = self.race
-            stage_runs = decided_runs(tracker.writer, runs, race.status, race.hashes, race.counted, race.stopped)
-            runs = race.counted_runs(tracker, runs)
+            split = race_split(runs, race.counted, race.stopped)
+            stage_runs = decided_runs(tracker.writer, split, race.status, race.hashes)
+            runs = race.counted_runs(tracker, split)
         if not len(runs) or not (runs["status"] == "FINISHED").any():
             raise StageFailed(no_trial_finished(runs), exit_code=1)
         table = self.table(runs)

@@ -1,30 +1,17 @@
 """A sweep whose storage fails stops resumably, as one whose MLflow store stays away does (exit 3, the command that
 finishes it).
 
-Two storage faults fail every trial that meets them, and every retry of it:
+A full disk (`OSError` ENOSPC) or a folder the sweep writes removed while its trials run (told by the mark file
+`WATCH_MARK` left in it as the stage starts) fails every trial that meets it, and every retry. `StorageWatch`
+(installed by `watch_storage` around Ray Tune's handling of a trial failure) sees the first such failure, prints
+one line naming the folder, leaves the trial unretried and interrupts the Ray Tune run as Ctrl-C does; the runner
+then stops the sweep (`StorageFault`, `stop_for_storage`: runs ended KILLED, the unfinished points named, the
+command that finishes it printed, exit `STORAGE_FAULT_EXIT_CODE`). A grid stage resumed without its saved Ray Tune
+state runs only its points without a finished run (`points_left_without_state`). What the user sees:
+docs/fault_tolerance.md, "A full disk, a folder removed".
 
-- a full disk: `OSError` ENOSPC ("No space left on device") where a trial hands its checkpoint over to Ray Tune's
-  storage, or where the driver writes there;
-- a folder the sweep writes removed while its trials run (the output folder, Ray Tune's storage path, the stage's
-  experiment folder in it): its trials then fail each in its own words (a checkpoint that "does not exist on storage
-  anymore", a model path that does not exist, a checkpoint Ray Tune cannot recover from). Ray Tune makes the folders
-  it writes to again, so a folder is told removed by a mark file left in it as the stage starts (`WATCH_MARK`).
-
-Retried, such trials failed again until `--max-failures` was spent, and the sweep ended FAILED, or FINISHED with
-the seeds of the trials that failed missing from its table. `StorageWatch` sees every trial failure Ray Tune's
-controller handles (`watch_storage` wraps `TuneController._process_trial_failure`, as
-`sentsweep.sweep.execution.deterministic_failures` does); on the first that a storage fault caused it
-
-- prints one line naming the folder (a full disk: its free space, and the size of the trial's last checkpoint);
-- leaves the trial unretried (a retry writes to the same disk or folder);
-- interrupts the Ray Tune run as Ctrl-C does: Ray Tune stops the other trials and saves its state for `--resume`.
-
-The runner then stops the sweep (`StorageFault`): the stopped trials' runs end KILLED (tag `interrupted`), as do
-the runs of the trials the fault failed, the (configuration, seed) points not finished are named, and the command
-that finishes the sweep once there is room, or the folder is back, is printed; exit 3 (`STORAGE_FAULT_EXIT_CODE`).
-A storage fault the driver meets itself (a full disk as Ray Tune saves its state) stops the sweep the same way.
-A grid stage resumed without its saved Ray Tune state runs the points that have no finished run
-(`points_left_without_state`), as `--extend` does, rather than the whole grid again.
+    storage_fault(OSError(errno.ENOSPC, "No space left on device"), sweep_folders(out, storage))
+    # 'no space left on the disk of ...; stopping the sweep'
 """
 
 from __future__ import annotations

@@ -1,30 +1,14 @@
-"""Room for what a sweep writes, checked before launch: folders that take files, and free disk for the checkpoints
-and models the card counts.
+"""Room for what a sweep writes, checked before launch: folders that take files (`check_output_folders`), and
+free disk, with a margin, for the checkpoints and models the card counts (`check_disk_space`, from `disk_needs`);
+a folder that takes no file, or a disk without room, is an `InputError` naming it, before anything is built or
+started.
 
-A disk that fills part-way stops the sweep there, resumably (`sentsweep.sweep.execution.storage_faults`), but only once
-trials have run into it, and a read-only output folder would fail the first write. So before anything is built or
-started:
+What each file system must hold, how a checkpoint is counted (`CHECKPOINT_MODEL_COPIES` times the model's weights,
+a bound tests/sweep/test_disk_space.py checks against real checkpoints) and the margin (`MARGIN`, `MARGIN_BYTES`):
+docs/fault_tolerance.md, "Before launch".
 
-- the output folder (`--output-dir`: the tiny model, queued MLflow writes, fetched models) and the local storage
-  path (`--storage-path`: Ray Tune's results and checkpoints, the preparation and hub caches) must take new files
-  (`sentsweep.storage.write_problem`, tried for real);
-- each file system must have room for what the sweep will keep on it, with a margin (`disk_needs`):
-  - the storage path: one checkpoint per training trial, and a second one for each trial of the largest stage
-    (Ray Tune keeps each trial's last two, `CheckpointConfig(num_to_keep=2)`, until the stage ends and
-    `delete_superseded_checkpoints` removes the older); with models kept, the model folder of the final
-    checkpoint of each trial of that stage;
-  - the artifact store of a SQLite tracking store (beside its file): each model the sweep keeps
-    (`--keep-models`, widened for chained stages as `KeptModels.policy` widens it);
-  - the output folder: each kept model a chained stage fetches back to start from.
-
-A checkpoint (`sentsweep.trainables.loop`: the trained module, its optimizer's state, the dev-selected weights) is
-counted as `CHECKPOINT_MODEL_COPIES` times the model's weights: the project's own bound. The largest checkpoint of
-a built-in method, TSDAE with an untied decoder (module = encoder + decoder, Adam's two moments of each, the
-selected encoder), measured 7.8 times the tiny BERT's weights (`tests/sweep/test_disk_space.py` checks the bound against
-real checkpoints). The margin, `MARGIN` times the need plus `MARGIN_BYTES`, is the project's choice too: room for
-logs, Ray's session files and the experiment state beside the checkpoints. A model not built yet (the tiny random
-model of --quick, some hundred kB) counts as no bytes: it fits in the margin. Storage in the cloud (s3://...) and
-a tracking server's artifact store are not local disk, and are not checked.
+    check_output_folders(options, storage_path)                  # a read-only --output-dir: InputError
+    check_disk_space(definition, options, resolved, storage_path)  # too little room: InputError naming the need
 """
 
 from __future__ import annotations
@@ -44,7 +28,7 @@ from sentsweep.sweep.launch.card import chained_from_each, stage_points
 from sentsweep.tracking.sqlite_store import sqlite_store_path
 from sentsweep.trainables.catalog import get_method
 
-CHECKPOINT_MODEL_COPIES = 8  # a trial's checkpoint, in copies of its model's weights (see above)
+CHECKPOINT_MODEL_COPIES = 8  # a trial's checkpoint, in copies of its model's weights (docs/fault_tolerance.md)
 MARGIN, MARGIN_BYTES = 1.2, 2**30
 WEIGHT_FILES = ("*.safetensors", "*.bin")  # transformers' and sentence-transformers' weights
 OTHER_FRAMEWORKS = {"onnx", "openvino"}  # folders of a hub snapshot that repeat the weights in another format

@@ -19,7 +19,22 @@ from sentsweep.tracking.command_record import note_command
 
 
 def run_sweep(definition: SweepDefinition, argv=None, prog: str | None = None) -> int:
-    """Entry point of a sweep script; returns the process exit code."""
+    """Entry point of a sweep script: parse `argv` (the process' arguments when None) as the command line does, run
+    the sweep of `definition` and return the process exit code (0 finished, 1 failed, 2 bad input, 3 a stage
+    without results, 130 interrupted); `prog` names the command in its help and messages.
+
+    Examples:
+        A sweep script (`sweeps/tsdae_deletion.py`) is these lines:
+
+        >>> import sys
+        >>> if __name__ == "__main__":  # doctest: +SKIP
+        ...     sys.exit(sentsweep.run_sweep(sentsweep.get_experiment("tsdae_deletion")))
+
+        Bad input prints one line (`error: ...`, on standard error) and returns 2 before anything runs:
+
+        >>> sentsweep.run_sweep(sentsweep.get_experiment("tsdae_deletion"), ["--quick", "--ratios", "-1"])
+        2
+    """
     prog = prog or script_command(definition)
     options = parse_options(definition.options, argv, prog, definition.description, examples_epilog(prog))
     note_command(sys.argv[1:] if argv is None else list(argv), prog, definition.name)  # the sweep run records it

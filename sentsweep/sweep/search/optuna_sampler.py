@@ -39,6 +39,14 @@ def make_sampler(name: str = "tpe"):
     return TPESampler(seed=SAMPLER_SEED, **TPE_SETTINGS)
 
 
+def search_params(options) -> dict:
+    """The search as the sweep's run's params: `search`, and for `--search optuna` the `num_configs` it samples and
+    the `sampler` that proposes them (None where there is no such param: a grid samples nothing)."""
+    optuna = options.search == "optuna"
+    return {"search": options.search, "num_configs": options.num_configs if optuna else None,
+            "sampler": options.sampler if optuna else None}
+
+
 def sampler_description(name: str = "tpe") -> str:
     """The sampler as the card states it: its class, seed and settings (for the GP, what it assumes), and the
     Optuna it runs on."""

@@ -1,46 +1,16 @@
 """A configuration judged by the mean over its seeds, by the early-stopping scheduler and by the searcher: its
-seeds stop or go on together (`SeedGroupScheduler`), and the searcher learns from their mean with its standard
-error (`SeedAveragingRepeater`).
+seeds stop or go on together (`SeedGroupScheduler`, `--scheduler asha|median`), and the searcher learns from their
+mean with its standard error (`SeedAveragingRepeater`, `--search optuna`).
 
-**Scheduler.** Early stopping that judges a configuration by the mean over its seeds: its seeds stop or go on together.
+`SeedGroupScheduler(rule, metric, mode, grace_period, reduction_factor)` groups a configuration's trials by
+`config_hash` (the config without its seed) and decides for the group on the mean over its seeds, at decision
+points of `time_attr`; its `decisions` say what it decided and why. `SeedAveragingRepeater(searcher, repeat)` tells
+the searcher a configuration's seed mean under the metric's name, with `<metric>_se` and `<metric>_n`. The rules
+(ASHA, the median stopping rule), when a decision is taken and what the searcher is told: docs/sweeps.md, "Early
+stopping and search over seeds".
 
-Ray Tune's ASHA and median stopping judge each trial alone. With one trial per (configuration, seed), a
-configuration then ends with some seeds stopped and others finished, and its table cell averages whichever
-seeds happened to finish (Ray Tune's `Repeater` documentation advises against combining the two for that
-reason). `SeedGroupScheduler` groups the trials of a configuration (`config_hash`: the config without its seed)
-and decides for the group, on the mean over its seeds, at decision points of `time_attr` (reports):
-
-- rule "asha", asynchronous successive halving (Li, L., Jamieson, K., Rostamizadeh, A., Gonina, E., Ben-tzur,
-  J., Hardt, M., Recht, B. & Talwalkar, A. (2020). A System for Massively Parallel Hyperparameter Tuning.
-  MLSys 2020, Algorithm 2) with a configuration's mean over seeds in the place of a trial's value: rungs at
-  grace_period * reduction_factor^k reports; at a rung a configuration stops when its mean is below the
-  (1 - 1/reduction_factor) quantile of the means the configurations before it had at that rung (the cutoff of
-  Ray Tune's ASHAScheduler);
-- rule "median", the median stopping rule (Golovin, D., Solnik, B., Moitra, S., Kochanski, G., Karro, J. &
-  Sculley, D. (2017). Google Vizier: A Service for Black-Box Optimization. KDD 2017, section 3.2.2): at every
-  report t >= grace_period, a configuration stops when the mean over its seeds of each seed's best value up to
-  t is below the median, over the other configurations with values at t (at least `min_samples_required`), of
-  their mean over seeds of each seed's running average up to t (Ray Tune's MedianStoppingRule, per group).
-
-When a decision is taken: at decision point t, once every seed of the configuration that has started (reported,
-or running) has reported t. Seeds that start later follow the decision: a stopped configuration's later seeds
-are stopped at their first report. A stop is never decided once a seed of the configuration has finished its
-training, or is one report from its end (its next report is its last: a stop would come too late to count),
-since that cannot be undone: the configuration goes on, and `decisions` says so. So no configuration ends
-with some seeds stopped and others finished. The decision is only as good as the seeds it sees: run a
-configuration's seeds side by side (the sweep runner orders a scheduled grid configuration by configuration,
-and the resources per trial, --cpus-per-trial and --gpus-per-trial, should let at least one configuration's
-seeds run at once).
-
-**Searcher.** A sampled configuration runs once per seed, and the searcher learns from the mean over its seeds
-together with that mean's standard error.
-
-Ray Tune's `Repeater` runs each configuration its searcher suggests `repeat` times and tells the searcher only
-the mean over the repeats. `SeedAveragingRepeater` tells it the same mean, under the metric's name, and also
-`<metric>_se` (the standard error of that mean, std over seeds (ddof=1) / sqrt(n)), `<metric>_n` (seeds with a
-value) and, for Optuna, records them on the Optuna trial as user attributes (`seed_mean`, `seed_se`, `seed_n`,
-`seed_values`), so the study says how sure each of its values is. Optuna's samplers optimise the mean; the
-standard error is there for whoever reads the study (and for a sampler that can use it).
+    scheduler = SeedGroupScheduler("asha", metric="best_sts_dev", mode="max", grace_period=2, reduction_factor=2)
+    searcher = SeedAveragingRepeater(OptunaSearch(...), repeat=5)
 """
 
 from __future__ import annotations
@@ -72,7 +42,8 @@ class GroupDecision:
 
 
 class SeedGroupScheduler(FIFOScheduler):
-    """ASHA or median stopping of configurations, each judged on the mean over its seeds (module docstring)."""
+    """ASHA or median stopping of configurations, each judged on the mean over its seeds (docs/sweeps.md, "Early
+    stopping and search over seeds")."""
 
     def __init__(self, rule: str, metric: str, mode: str = "max", grace_period: int = 2, reduction_factor: int = 2,
                  max_t: int = 100, min_samples_required: int = 2, time_attr: str = "training_iteration"):
