@@ -18,16 +18,7 @@ line {"query", "candidates", "positive"} as the `distractors` evaluation task re
 changed ([word index, original, replacement]) for inspection. `<output>/manifest.json` records the
 settings, the model and the counts.
 
-What Malmberg 2021 leaves open, and the project's choice:
-- a word is a maximal run of word characters (regex \\w+), masked whole as one mask token however many
-  word pieces it has; a chain never masks a word twice, and the chains of one pair start at different words
-  (else they would start with the same sentence);
-- the rank counts only tokens that can stand as a word: not a special token, not a word-piece continuation
-  (##...), word characters only, and not the masked word itself (so the sentence changes); rank 1 is the best;
-  ties (equal logits) go to the lower token id;
-- a pair whose perturbed sentence has fewer than max(negatives, max_tokens_changed) words is left out of every
-  file (so the 15 datasets hold the same pairs), and counted in the manifest;
-- the seed (Malmberg 2021 gives none) draws the perturbed sentence, the words and the positive's place.
+What Malmberg 2021 leaves open and the project's choices are in docs/methods.md, "Distractor pools".
 """
 
 from __future__ import annotations
