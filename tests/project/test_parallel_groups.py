@@ -1,8 +1,8 @@
 """How `make test` deals the suite out to its workers (tests/conftest.py, `pytest_collection_modifyitems`): a
 module's tests stay together only where they share a module-scoped fixture of their own (a sweep run once for the
 module) or name an `xdist_group`; every other test goes out alone, the slow ones first. The conftest's per-module
-clean start, a module-scoped fixture every test has, must not put each module on one worker (it did for a day:
-the fault matrix's cases then ran one after another, and `make test` took 44 minutes in CI)."""
+clean start, a module-scoped fixture every test has, must not put each module on one worker: the fault matrix's
+cases would then run one after another on one worker."""
 
 from tests import conftest
 
