@@ -14,21 +14,6 @@ from tests.sweep.test_sweep_end_to_end import SWEEP_SCRIPT, load_sweep
 SWEEPS = SWEEP_SCRIPT.parent
 
 
-@pytest.fixture()
-def run_quick(tmp_path, monkeypatch, capsys):
-    monkeypatch.chdir(tmp_path)
-    module = load_sweep()
-
-    def run(*extra):
-        code = module.run_sweep(module.DEFINITION, ["--quick", "--output-dir", str(tmp_path / "out"), *extra])
-        return code, capsys.readouterr().err
-
-    yield run
-    assert not ray.is_initialized()
-    assert not (tmp_path / "mlflow.db").exists()
-    assert not (tmp_path / "out").exists()  # not even the tiny model was built
-
-
 def closed_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))

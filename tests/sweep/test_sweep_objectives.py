@@ -6,7 +6,6 @@ import math
 
 import optuna
 import pytest
-import ray
 from ray import tune
 
 from sentsweep.analysis.pareto import parse_objective
@@ -16,21 +15,6 @@ from sentsweep.sweep.search.optuna_sampler import make_sampler
 from tests.sweep.test_sweep_end_to_end import load_sweep
 
 OBJECTIVES = [parse_objective("best_sts_dev:max"), parse_objective("gpu_hours:min")]
-
-
-@pytest.fixture()
-def run_quick(tmp_path, monkeypatch, capsys):
-    monkeypatch.chdir(tmp_path)
-    module = load_sweep()
-
-    def run(*extra):
-        code = module.run_sweep(module.DEFINITION, ["--quick", "--output-dir", str(tmp_path / "out"), *extra])
-        return code, capsys.readouterr().err
-
-    yield run
-    assert not ray.is_initialized()
-    assert not (tmp_path / "mlflow.db").exists()
-    assert not (tmp_path / "out").exists()
 
 
 @pytest.mark.parametrize("extra, line", [
