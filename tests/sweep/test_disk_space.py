@@ -14,7 +14,6 @@ from sentsweep.sweep.launch.disk_space import CHECKPOINT_MODEL_COPIES, model_wei
 from sentsweep.trainables.catalog import get_method, resolve_trial
 from sentsweep.trainables.loop import CHECKPOINT_FILE
 from sentsweep.trainables.session import LocalSession
-from tests.sweep.test_bad_input import run_quick  # noqa: F401 - the fixture
 
 
 @pytest.fixture()
