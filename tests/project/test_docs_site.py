@@ -116,20 +116,37 @@ def test_the_readmes_tables_are_tables_on_the_home_page(site):
     assert "| noise_ratio |" not in home  # no table left as text in a code block
 
 
-@pytest.mark.parametrize("breakage, named", [
-    (lambda docs: (docs / "cache.md").open("a").write("\nSee [the missing page](missing.md).\n"), "missing.md"),
-    (lambda docs: (docs / "cache.md").open("a").write("\nSee [a section](analysis.md#no-such-section).\n"),
-     "no-such-section"),
-    (lambda docs: (docs / "orphan.md").write_text("# A page left out of the navigation\n"), "orphan.md"),
-    (lambda docs: (docs.parent / "README.md").open("a").write("\n[Gone](docs/gone.md)\n"), "gone.md"),
-], ids=["broken link", "broken anchor", "page not in nav", "README link to a missing page"])
-def test_the_strict_build_fails_on_a_broken_link_or_a_page_left_out(tmp_path, breakage, named):
-    sources = copy_of_the_site_sources(tmp_path)
-    assert build_site(sources, tmp_path / "intact").returncode == 0  # the copy itself builds
-    breakage(sources / "docs")
-    built = build_site(sources, tmp_path / "broken")
-    assert built.returncode != 0
-    assert named in built.stderr
+BREAKAGES = {
+    "broken link": (lambda docs: (docs / "cache.md").open("a").write("\nSee [the missing page](missing.md).\n"),
+                    "missing.md"),
+    "broken anchor": (lambda docs: (docs / "cache.md").open("a").write(
+        "\nSee [a section](analysis.md#no-such-section).\n"), "no-such-section"),
+    "page not in nav": (lambda docs: (docs / "orphan.md").write_text("# A page left out of the navigation\n"),
+                        "orphan.md"),
+    "README link to a missing page": (lambda docs: (docs.parent / "README.md").open("a").write(
+        "\n[Gone](docs/gone.md)\n"), "gone.md"),
+}
+
+
+@pytest.fixture(scope="module")
+def broken_build(tmp_path_factory) -> subprocess.CompletedProcess:
+    """The strict build of a copy of the site's sources with every breakage of BREAKAGES at once (the copy itself
+    builds first): the build names each in a warning of its own, so one build shows whether each is caught."""
+    folder = tmp_path_factory.mktemp("broken-site")
+    sources = copy_of_the_site_sources(folder)
+    intact = build_site(sources, folder / "intact")
+    assert intact.returncode == 0, intact.stderr
+    for breakage, _ in BREAKAGES.values():
+        breakage(sources / "docs")
+    return build_site(sources, folder / "broken")
+
+
+@pytest.mark.parametrize("breakage", BREAKAGES)
+def test_the_strict_build_fails_on_a_broken_link_or_a_page_left_out(broken_build, breakage):
+    named = BREAKAGES[breakage][1]
+    assert broken_build.returncode != 0
+    messages = re.split(r"^(?=INFO|WARNING|ERROR)", broken_build.stderr, flags=re.MULTILINE)  # some span lines
+    assert any(message.startswith("WARNING") and named in message for message in messages), broken_build.stderr
 
 
 def shell_commands(text: str) -> list[str]:
