@@ -204,6 +204,7 @@ def orderings_card_lines(orderings: Sequence[PublishedOrdering]) -> list[str]:
              "first strictly above the second), printed under the table with the reproduction targets.", "",
              "| finding | comparisons | metrics | source |", "|---|---|---|---|"]
     for ordering in orderings:
-        metrics = ", ".join(dict.fromkeys(cell.metric for cell in ordering.cells()))
+        metrics = sorted({cell.metric for cell in ordering.cells()})
+        metrics = ", ".join(metrics) if len(metrics) <= 5 else f"{len(metrics)}: {metrics[0]} ... {metrics[-1]}"
         lines.append(f"| {ordering.finding} | {len(ordering.pairs)} | {metrics} | {ordering.source} |")
     return lines
