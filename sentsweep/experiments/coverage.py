@@ -63,9 +63,8 @@ class Coverage:
         """"tsdae_main (24)", "sts_distractors (6 orderings)": each sweep with what of it cites the result."""
         parts = []
         for name, count in self.sweeps.items():
-            counted = [f"{count}" if count else "", plural(self.orderings[name], "ordering") if self.orderings.get(name)
-                       else ""]
-            counted = [text for text in counted if text]
+            counted = ([f"{count}"] if count else []) + (
+                [plural(self.orderings[name], "ordering")] if self.orderings.get(name) else [])
             parts.append(f"{name} ({', '.join(counted)})" if counted else name)
         return ", ".join(parts)
 
