@@ -163,15 +163,22 @@ def check_ordering(runs: pd.DataFrame, ordering: PublishedOrdering) -> OrderingC
                                          for higher, lower in ordering.pairs))
 
 
+def place_of(source: Source | str) -> str:
+    """A source without its note: "TSDAE §6, Figs. 2 and 5" (the line names the place; the list quotes it)."""
+    if isinstance(source, Source) and source.reference is not None:
+        return f"{source.reference.label} {source.where}".strip()
+    return str(source)
+
+
 def orderings_line(checks: Sequence[OrderingCheck], declared: int) -> str:
     """One line on the orderings `checks` (those with a cell in a stage) out of the sweep's `declared`: how many
-    are met, not met (each named with its source) and not run yet (a cell of a later stage, a cell outside the
+    are met, not met (each named with its place) and not run yet (a cell of a later stage, a cell outside the
     run's grid)."""
     if not checks:
         return f"Orderings stated in words: none of the sweep's {declared} compares cells of this stage."
     counts = {verdict: sum(check.verdict == verdict for check in checks) for verdict in ORDERING_VERDICTS}
     of = f" of the sweep's {declared}" if declared != len(checks) else ""
-    failed = "; ".join(f"{check.ordering.finding} ({check.ordering.source})" for check in checks
+    failed = "; ".join(f"{check.ordering.finding} ({place_of(check.ordering.source)})" for check in checks
                        if check.verdict == NOT_MET)
     return (f"Orderings stated in words: {len(checks)}{of} compare cells of this stage: "
             + ", ".join(f"{count} {verdict}" for verdict, count in counts.items() if count)
