@@ -238,16 +238,17 @@ def all_citations() -> list[Citation]:
 
 def published_citations() -> list[Citation]:
     """The sources of every experiment's published values (the reproduction targets its report checks, and the
-    results of a whole sweep), each with its value."""
+    results of a whole sweep), each with its value, and of its orderings (findings stated in words, each with its
+    quote; no value)."""
     found = []
     for name, module in experiments.experiment_modules().items():
         definition = experiments.get_experiment(name)
-        for attribute in ("published", "published_results"):
+        for attribute in ("published", "published_results", "orderings"):
             for index, value in enumerate(getattr(definition, attribute, ())):
                 if isinstance(value.source, Source) and value.source.reference is not None:
                     found.append(Citation(f"{module.replace('.', '/')}.py:DEFINITION.{attribute}[{index}]",
                                           value.source.reference, value.source.where, value.source.note,
-                                          value=value.value))
+                                          value=getattr(value, "value", None)))
     return found
 
 
@@ -341,6 +342,7 @@ def test_the_citations_are_found_and_quote_every_seed():
     assert sum(citation.reference is not None for citation in CITATIONS) > 100
     assert sum(".published[" in citation.place for citation in CITATIONS) > 200
     assert any(".published_results[" in citation.place for citation in CITATIONS)
+    assert sum(".orderings[" in citation.place and citation.quotes() != [] for citation in CITATIONS) > 10
 
 
 def test_every_source_document_is_a_seed_with_its_file():

@@ -2,8 +2,9 @@
 (`sweeps/<name>.py`).
 
 `tsdae`, `reiml_2023`, `wang_2022`, `malmberg_2021` and `tsdae_gpl_draft` (the works of
-`sentsweep.references.SOURCE_DOCUMENTS`) each hold that work's published values (`published`) and the
-experiments re-running it; `combined` holds the experiments over several works. An experiment module defines
+`sentsweep.references.SOURCE_DOCUMENTS`) each hold that work's published values (`published`), the findings its
+text states in words about its figures as orderings of cells (`findings`, where a sweep re-runs such a figure) and
+the experiments re-running it; `combined` holds the experiments over several works. An experiment module defines
 `DEFINITION`, a `sentsweep.sweep.SweepDefinition`; its protocol is its paper's module of `sentsweep.search_spaces`.
 `get_experiment(name)` finds one by name (an unknown name suggests the closest), `experiment_names()` lists them;
 `sentsweep run NAME` runs one.

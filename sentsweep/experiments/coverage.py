@@ -1,11 +1,12 @@
 """`sentsweep list --coverage`: every result table and figure of the source documents (`seed_exhibits.EXHIBITS`)
 with the sweeps that re-run it, its reproduction targets, and, where no sweep targets it, the reason.
 
-A result's targets are the published values (`SweepDefinition.published`, `published_results`) of every
-experiment whose source cites that document and names the table or figure in its place ("§6, Table 2 (...)",
-"App. A, Tables 6 (ratio 0.6) and 7 (CLS)"). A result is counted "with targets" where some experiment declares
-one, "sweep without targets" where only the sweeps its entry names re-run it, and "no sweep" otherwise; the last
-two carry the entry's reason, a targeted one what of it is not targeted where its entry says.
+A result's targets are the published values (`SweepDefinition.published`, `published_results`) and the orderings
+(`SweepDefinition.orderings`: findings stated in words) of every experiment whose source cites that document and
+names the table or figure in its place ("§6, Table 2 (...)", "App. A, Tables 6 (ratio 0.6) and 7 (CLS)", "§6, Figs. 2
+and 5"). A result is counted "with targets" where some experiment declares one, "sweep without targets" where only
+the sweeps its entry names re-run it, and "no sweep" otherwise; the last two carry the entry's reason, a targeted one
+what of it is not targeted where its entry says.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from sentsweep.experiments.seed_exhibits import EXHIBITS, RESULT, SeedExhibit
 from sentsweep.references import SOURCE_DOCUMENTS
@@ -41,17 +42,37 @@ def places_named(where: str) -> set[str]:
     return found
 
 
+def plural(count: int, noun: str) -> str:
+    return f"{count} {noun}" + ("" if count == 1 else "s")
+
+
 @dataclass(frozen=True)
 class Coverage:
-    """A result of a document: its entry, the experiments re-running it ({name: number of targets citing it}), and
-    its status (one of STATUSES)."""
+    """A result of a document: its entry, the experiments re-running it ({name: number of published values citing
+    it}), the orderings citing it ({name: number}), and its status (one of STATUSES)."""
 
     exhibit: SeedExhibit
     sweeps: dict[str, int]
+    orderings: dict[str, int] = field(default_factory=dict)
 
     @property
     def targets(self) -> int:
-        return sum(self.sweeps.values())
+        return sum(self.sweeps.values()) + sum(self.orderings.values())
+
+    def sweeps_text(self) -> str:
+        """"tsdae_main (24)", "sts_distractors (6 orderings)": each sweep with what of it cites the result."""
+        parts = []
+        for name, count in self.sweeps.items():
+            counted = ([f"{count}"] if count else []) + (
+                [plural(self.orderings[name], "ordering")] if self.orderings.get(name) else [])
+            parts.append(f"{name} ({', '.join(counted)})" if counted else name)
+        return ", ".join(parts)
+
+    def targets_text(self) -> str:
+        """"24 targets", "6 orderings", "3 targets, 2 orderings"."""
+        values, orderings = sum(self.sweeps.values()), sum(self.orderings.values())
+        return ", ".join(text for text in (f"{values} targets" if values else "",
+                                           plural(orderings, "ordering") if orderings else "") if text)
 
     @property
     def status(self) -> str:
@@ -61,11 +82,14 @@ class Coverage:
 def coverage(definitions: dict[str, SweepDefinition]) -> list[Coverage]:
     """Every result of `EXHIBITS` against the experiments `definitions` ({name: definition})."""
     cited: Counter = Counter()
+    ordered: Counter = Counter()
     for name, definition in definitions.items():
-        for target in (*definition.published, *definition.published_results):
-            reference = getattr(target.source, "reference", None)
-            for place in places_named(getattr(target.source, "where", "")) if reference else ():
-                cited[(reference.label, place, name)] += 1
+        for counter, targets in ((cited, (*definition.published, *definition.published_results)),
+                                 (ordered, definition.orderings)):
+            for target in targets:
+                reference = getattr(target.source, "reference", None)
+                for place in places_named(getattr(target.source, "where", "")) if reference else ():
+                    counter[(reference.label, place, name)] += 1
     found = []
     for exhibit in EXHIBITS:
         if exhibit.kind != RESULT:
@@ -73,7 +97,10 @@ def coverage(definitions: dict[str, SweepDefinition]) -> list[Coverage]:
         sweeps = {name: 0 for name in exhibit.sweeps}
         sweeps |= {name: count for (label, place, name), count in cited.items()
                    if label == exhibit.document.label and place == exhibit.place}
-        found.append(Coverage(exhibit, sweeps))
+        orderings = {name: count for (label, place, name), count in ordered.items()
+                     if label == exhibit.document.label and place == exhibit.place}
+        sweeps |= {name: sweeps.get(name, 0) for name in orderings}
+        found.append(Coverage(exhibit, sweeps, orderings))
     return found
 
 
@@ -89,9 +116,9 @@ def coverage_lines(items: Iterable[Coverage]) -> list[str]:
                      + (f" ({', '.join(f'{n} {kind}' for kind, n in sorted(others.items()))} not results)"
                         if others else ""))
         for item in own:
-            sweeps = ", ".join(f"{name} ({count})" if count else name for name, count in item.sweeps.items())
+            sweeps = item.sweeps_text()
             if item.status == WITH_TARGETS:
-                text = f"{item.targets} targets: {sweeps}" + (f"; {item.exhibit.reason}" if item.exhibit.reason else "")
+                text = f"{item.targets_text()}: {sweeps}" + (f"; {item.exhibit.reason}" if item.exhibit.reason else "")
             elif item.status == WITHOUT_TARGETS:
                 text = f"sweep without targets: {sweeps}; {item.exhibit.reason}"
             else:

@@ -89,12 +89,13 @@ def test_a_target_citing_a_result_makes_it_targeted_by_its_sweep():
 
     alone = coverage({})
     assert status(alone, "TSDAE", "Table 9").status == NO_SWEEP
-    assert status(alone, "TSDAE", "Figure 3").status == WITHOUT_TARGETS  # its entry names sample_size
+    assert status(alone, "Reiml 2023", "Figure 6.3").status == WITHOUT_TARGETS  # its entry names augsbert
     target = PublishedValue(params={"method": "tsdae"}, metric="askubuntu_map", value=56.6,
                             source=cited(TSDAE, "App. C, Table 9 (ELECTRA-base)"))
     other = PublishedValue(params={"method": "tsdae"}, metric="askubuntu_map", value=56.6,
                            source=cited(THESIS_WANG_2022, "Table 9"))  # another document's Table 9
-    item = status(coverage({"checkpoints": SimpleNamespace(published=(target, other), published_results=())}),
+    item = status(coverage({"checkpoints": SimpleNamespace(published=(target, other), published_results=(),
+                                                                 orderings=())}),
                   "TSDAE", "Table 9")
     assert (item.status, item.sweeps) == (WITH_TARGETS, {"checkpoints": 1})
 

@@ -4,6 +4,7 @@ sweep produces; each trial resolves to Wang 2022's settings; the quick retrieval
 
 import contextlib
 import io
+import re
 
 import pytest
 import ray
@@ -116,6 +117,12 @@ def test_quick_runs_both_stages_to_their_tables_with_the_retrieval_columns(tmp_p
     assert len(rows) == 4 and printed.count("Runs left out: none") == 2
     # the baselines have no validation loss: their one checkpoint's STS-B is sts_test_at_best_dev
     assert all(row.startswith(("| frozen_encoder | – | ", "| bm25 | – | ")) for row in rows[2:])
+    # §5.3.3's finding on Figs. 5.3/5.4, SimCSE's cells: checked under the first table, none under the baselines'
+    first, second = [line for line in printed.splitlines() if "Orderings stated in words" in line]
+    assert re.search(r"Orderings stated in words: 2 compare cells of this stage: \d (met|not met)", first), first
+    assert "Orderings stated in words: none of the sweep's 2 compares cells of this stage." in second
+    [listing] = (tmp_path / "out").glob("simcse_loss-*-reproduction_targets.md")
+    assert "## Orderings stated in words" in listing.read_text(encoding="utf-8")
 
 
 def test_sentsweep_list_shows_the_sweep_with_its_reference(capsys):

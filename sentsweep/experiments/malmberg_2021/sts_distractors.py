@@ -11,7 +11,8 @@ Stages (Table 3.2's rows):
   builds the vocabulary on the train set of the data set: give STS-B's train sentences).
 - "SBERT on STS-B": `sbert` on the STS benchmark's train pairs (beside --sts-dir) with "SBERT params" (§3.4.1), at
   dropout 0.1 and 0.3.
-The figures print no numbers: the sweep declares no reproduction targets; §5.2 states the findings in words.
+The figures print no numbers: the sweep's targets are §5.2's findings in words, orderings of its cells
+(`sentsweep.experiments.malmberg_2021.findings`), checked under its tables.
 
     python sweeps/sts_distractors.py --dry-run                    # the protocol card
     python sweeps/sts_distractors.py --quick                      # pools made from the demo pairs, no masked LM
@@ -30,6 +31,7 @@ from pathlib import Path
 from sentsweep.data import read_scored_pairs
 from sentsweep.demo_data import DEMO_DIR
 from sentsweep.errors import InputError
+from sentsweep.experiments.malmberg_2021.findings import ORDERINGS
 from sentsweep.references import THESIS_MALMBERG_2021
 from sentsweep.search_spaces.malmberg_2021 import SQUAD_SENTENCE_RETRIEVAL_PROTOCOL as SQUAD_PROTOCOL
 from sentsweep.search_spaces.protocol import Sourced
@@ -56,9 +58,9 @@ PROTOCOL = replace(
            "Malmberg 2021 names no split: give the folder of one with --pools-dir).",
            "Malmberg 2021 §3.3.2 calls SBERT's pooling \"the default mode of 'mean-pooling'\" (sentence-transformers' "
            "mean keeps [CLS] and [SEP]) while §2.8 excludes them; the sweep follows §2.8.",
-           "Figs. 4.1-4.3 print no numbers: no reproduction targets. §5.2 states the findings compared by eye "
-           "(TF-IDF with the full vocabulary above both SBERT models on all pairs; SBERT at 0.1 on par with it on "
-           "pairs >= 3; TF-IDF above the others on pairs <= 3)."),
+           "Figs. 4.1-4.3 print no numbers: the targets are §5.2's findings, compared by eye there, as orderings of "
+           "the cells (the card's 'Findings checked as orderings'); SBERT at 0.1 \"on par with\" TF-IDF on pairs "
+           ">= 3 is a tie, not checked."),
 )
 
 
@@ -145,4 +147,5 @@ DEFINITION = SweepDefinition(
     quick_setup=quick_pools,
     selection_metric="best_sts_dev",
     table_metrics=METRICS,
+    orderings=ORDERINGS,
 )

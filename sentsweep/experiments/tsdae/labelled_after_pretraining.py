@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sentsweep.data import read_scored_pairs
+from sentsweep.experiments.tsdae.findings import LABELLED_AFTER_PRETRAINING_ORDERINGS
 from sentsweep.experiments.tsdae.target_task import (
     TargetTaskOptions,
     check_target_task,
@@ -124,4 +125,6 @@ DEFINITION = SweepDefinition(
     # dev, footnote 8), the supervised ones their best on dev: the target task's (the figures' score) or STS-B's;
     # every stage the target task's dev score of the checkpoint it keeps (the figures' y-axis)
     table_metrics=[SELECTED_TASK_DEV, "sts_test_last", "sts_test_at_best_dev", "best_sts_dev", "best_task_dev"],
+    # §6's findings on Figure 2 (App. E's Figure 5), each task's cells (`sentsweep.experiments.tsdae.findings`)
+    orderings=LABELLED_AFTER_PRETRAINING_ORDERINGS,
 )

@@ -11,6 +11,7 @@ carried out on the development set"): --target-task, by default the only --eval-
 
 from dataclasses import dataclass
 
+from sentsweep.experiments.tsdae.findings import SAMPLE_SIZE_ORDERINGS
 from sentsweep.experiments.tsdae.target_task import TargetTaskOptions, check_target_task, selection_axes
 from sentsweep.references import TSDAE
 from sentsweep.search_spaces.tsdae import CORPUS_SIZE_PROTOCOL
@@ -39,4 +40,5 @@ DEFINITION = SweepDefinition(
     options=SampleSizeOptions,
     check=check_target_task,
     table_metrics=["sts_test_at_best_dev", "best_sts_dev", "best_task_dev"],
+    orderings=SAMPLE_SIZE_ORDERINGS,  # §7.1's finding on Figure 3 (App. G's Figure 6)
 )

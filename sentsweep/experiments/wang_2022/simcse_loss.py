@@ -14,7 +14,9 @@ What cannot be checked, and why:
 - STS-Avg (Table 5.9's second column) has no target: Wang 2022 calls it the "weighted average score for STS12, STS13,
   STS14, STS15, STS15, STS16" without saying what weighs it; the project's `sts_avg` is the plain mean of the given
   STS tasks' scores (add --eval-task sts12=... ... sts16=... to log it), a different quantity.
-- Figs 5.3/5.4 (R@k and P@k curves) print no numbers; the runs log every k of 1, 3, 5, 10, 100, 1000.
+- Figs 5.3/5.4 (R@k and P@k curves) print no numbers; the runs log every k of 1, 3, 5, 10, 100, 1000, and §5.3.3's
+  finding on them (Recall@k up, Precision@k down as k grows) is checked as orderings of those cells
+  (`sentsweep.experiments.wang_2022.findings`).
 
     python sweeps/simcse_loss.py --dry-run                        # the protocol card
     python sweeps/simcse_loss.py --quick                          # tiny Quora- and CQADupStack-like folders
@@ -29,6 +31,7 @@ import json
 from pathlib import Path
 
 from sentsweep.data import read_scored_pairs
+from sentsweep.experiments.wang_2022.findings import ORDERINGS
 from sentsweep.experiments.wang_2022.published import RETRIEVAL_METRICS, loss_comparison_targets
 from sentsweep.references import THESIS_WANG_2022
 from sentsweep.search_spaces.wang_2022 import SIMCSE_LOSS_PROTOCOL as PROTOCOL
@@ -90,4 +93,5 @@ DEFINITION = SweepDefinition(
     table_metrics=["sts_test_at_best_validation_loss", "sts_test_at_best_dev", *RETRIEVAL_METRICS],
     # Wang 2022 Tables 5.9 (STS-B) and 5.10 (R@100 on Quora and CQADupStack), mean of 3 seeds: 3 + 8 cells
     published=tuple(loss_comparison_targets()),
+    orderings=ORDERINGS,  # §5.3.3 on Figs. 5.3 and 5.4
 )

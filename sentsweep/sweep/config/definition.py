@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, Protocol as TypingProtocol
 
+from sentsweep.analysis.orderings import PublishedOrdering
 from sentsweep.analysis.reproduction import (
     STAGE_PARAM,
     PublishedSweepValue,
@@ -78,7 +79,10 @@ class SweepDefinition:
     `published`: the published values of the table the sweep re-runs, one per cell it can produce (its
     reproduction targets, checked in its report; see `sentsweep.analysis.reproduction`). `published_results`: the
     published values of a result of the whole sweep (a search's answer, logged on the sweep's own run), which
-    its driver checks against what it found (`sentsweep.analysis.reproduction.sweep_value_check`).
+    its driver checks against what it found (`sentsweep.analysis.reproduction.sweep_value_check`). `orderings`:
+    the findings the document states in words about a figure the sweep re-runs, each an ordering of the table's
+    cells with its quote (`sentsweep.analysis.orderings.PublishedOrdering`), checked under each stage's table with
+    the published values.
 
     Examples:
         A sweep of SimCSE's temperature over seeds (examples/own_objective.py is a whole one):
@@ -129,6 +133,7 @@ class SweepDefinition:
     table_metrics: list[str] = field(default_factory=lambda: ["sts_test_at_best_dev", "best_sts_dev"])
     published: tuple[PublishedValue, ...] = ()
     published_results: tuple[PublishedSweepValue, ...] = ()
+    orderings: tuple[PublishedOrdering, ...] = ()
 
 
 @dataclass

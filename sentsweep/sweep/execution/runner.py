@@ -148,10 +148,12 @@ class SweepRunner:
         if self.definition.published:  # the published values it re-runs, for `sentsweep analyze report`
             tracker.writer.submit({"op": "text", "trial": None, "file": TARGETS_ARTIFACT,
                                    "content": targets_to_json(self.definition.published)})
+        if self.definition.published or self.definition.orderings:
             self.targets = TargetList(
                 self.definition.published, 1 - options.alpha, Path(options.output_dir) /
                 f"{self.experiment}-{tracker.parent_run_id[:8]}-reproduction_targets.md",
-                lambda name, text: tracker.writer.submit({"op": "text", "trial": None, "file": name, "content": text}))
+                lambda name, text: tracker.writer.submit({"op": "text", "trial": None, "file": name, "content": text}),
+                self.definition.orderings)
         tracker.tag_sweep("selection_metric", self.definition.selection_metric)
         tracker.tag_sweep("keep_models", self.options.keep_models)
         self.task_metrics = [main_metric(name) for name in constants.get("eval_tasks", {})]

@@ -17,6 +17,7 @@ import dataclasses
 import itertools
 from collections.abc import Iterable
 
+from sentsweep.analysis.orderings import orderings_card_lines
 from sentsweep.analysis.step_racing import RUNGS, fraction_text
 from sentsweep.models import replaced_modules
 from sentsweep.search_spaces.param_spaces import values_to_validate
@@ -120,6 +121,8 @@ def protocol_card(definition, options: SweepOptions, resolved, stages: list[tupl
     if shortfalls:
         lines += ["", "**Trials that never train at their peak learning rate** (their warm-up outlasts the run): "
                   + "; ".join(shortfalls) + "."]
+    if definition.orderings:
+        lines += ["", *orderings_card_lines(definition.orderings)]
     for problem in problems:
         lines += ["", f"**Cannot run as given:** {problem}"]
     if protocol.notes:

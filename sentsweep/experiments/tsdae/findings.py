@@ -1,0 +1,84 @@
+"""The TSDAE paper's findings stated in words about its figures, as orderings of the sweeps' cells
+(`sentsweep.analysis.orderings`): §6 on Figure 2 (its larger plots: App. E, Figure 5), re-run by
+`labelled_after_pretraining`, and §7.1 on Figure 3 (App. G, Figure 6), re-run by `sample_size`.
+
+The figures plot each target task's dev score, so every cell names its target task (the sweep's `--eval-task` /
+`--target-task`; a run without one has none of these cells). TwitterPara's panels are not compared: the paper
+selects on its test set, which the sweeps refuse. Not declared: §7.1's "TSDAE is outperforming previous
+unsupervised learning methods often with as little as 1000 unlabeled sentences" ("often": no ordering holds at
+every cell), and §6's comparison with "the pre-trained SBERT-nli-stsb model" (no stage of the sweep starts from it).
+"""
+
+from __future__ import annotations
+
+from sentsweep.analysis.orderings import Cell, PublishedOrdering, above
+from sentsweep.references import TSDAE
+from sentsweep.search_spaces.tsdae import CORPUS_SIZE_PROTOCOL, LABELLED_AFTER_PRETRAINING_PROTOCOL
+from sentsweep.settings import cited
+from sentsweep.sweep.search.target_tasks import TASK_AXIS
+from sentsweep.trainables.settings import SELECTED_TASK_DEV
+
+TASKS_WITH_DEV = ("askubuntu", "cqadupstack", "scidocs")  # Figure 2's panels but TwitterPara (no dev split)
+LABELLED_SIZES = tuple(LABELLED_AFTER_PRETRAINING_PROTOCOL.grid("sample_size"))
+AFTER_PRETRAINING, FROM_SCRATCH = "supervised_after_pretraining", "supervised_from_scratch"
+
+FIGURE_2 = "§6, Figs. 2 and 5"  # App. E: "The pre-training performance ... is shown in Figure 5" (Figure 2 larger)
+TSDAE_OVER_MLM = cited(TSDAE, FIGURE_2, '"TSDAE outperforms MLM by a significant margin for all datasets except for '
+                                        'AskUbuntu"; "The difference is quite consistent also for larger labeled '
+                                        'training sets"')
+MLM_ON_ASKUBUNTU = cited(TSDAE, FIGURE_2, '"except for AskUbuntu. There, MLM works slightly better"')
+TSDAE_OVER_ALL = cited(TSDAE, FIGURE_2, '"For the other datasets, TSDAE shows a clear out-performance to other '
+                                        'pre-training strategies"')
+CT_SIMCSE_BELOW = cited(TSDAE, FIGURE_2, '"CT and SimCSE don\'t perform well for pre-training, the results are far '
+                                         'worse than using TSDAE/MLM"')
+TSDAE_OVER_SBERT = cited(TSDAE, FIGURE_2, '"TSDAE works well as pre-training method and can significantly improve the '
+                                          'performance for later supervised training even for larger training '
+                                          'datasets"')
+MORE_DATA_ON_CQADUPSTACK = cited(TSDAE, "§7.1, Figs. 3 and 6", '"With 10K unlabeled sentences, the downstream '
+                                 'performance usually stagnates for all tested unsupervised sentence embedding '
+                                 'methods. The only exception where more training data is helpful is for the '
+                                 'CQADupStack task"')
+
+
+def pretrained_row(method: str, task: str) -> str:
+    """The `pretrained` param of a supervised trial started from `method`'s pre-training on `task`: the pre-training
+    stage's row without its target task (`sentsweep.sweep.execution.models_kept.KeptModels.chained`)."""
+    return f"method={method}, selection_task={task}"
+
+
+def _labelled_pairs(higher: str, lower: str, tasks: tuple[str, ...]) -> tuple:
+    """SBERT after `higher`'s pre-training above SBERT after `lower`'s, at each labelled size of each task."""
+    return tuple(pair for task in tasks for pair in above(
+        {"stage": AFTER_PRETRAINING, "pretrained": pretrained_row(higher, task)},
+        {"stage": AFTER_PRETRAINING, "pretrained": pretrained_row(lower, task)}, [SELECTED_TASK_DEV],
+        [{"sample_size": size, TASK_AXIS: task} for size in LABELLED_SIZES]))
+
+
+OTHER_TASKS = ("cqadupstack", "scidocs")  # "all datasets except for AskUbuntu", TwitterPara left out
+LABELLED_AFTER_PRETRAINING_ORDERINGS = (
+    PublishedOrdering("TSDAE above MLM at each labelled size, CQADupStack and SciDocs",
+                      _labelled_pairs("tsdae", "mlm", OTHER_TASKS), TSDAE_OVER_MLM),
+    PublishedOrdering("MLM above TSDAE at each labelled size, AskUbuntu",
+                      _labelled_pairs("mlm", "tsdae", ("askubuntu",)), MLM_ON_ASKUBUNTU),
+    PublishedOrdering("TSDAE above MLM, CT and SimCSE at each labelled size, CQADupStack and SciDocs",
+                      tuple(pair for other in ("mlm", "ct", "simcse")
+                            for pair in _labelled_pairs("tsdae", other, OTHER_TASKS)), TSDAE_OVER_ALL),
+    PublishedOrdering("TSDAE and MLM each above CT and SimCSE at each labelled size, every task with a dev split",
+                      tuple(pair for higher in ("tsdae", "mlm") for lower in ("ct", "simcse")
+                            for pair in _labelled_pairs(higher, lower, TASKS_WITH_DEV)), CT_SIMCSE_BELOW),
+    PublishedOrdering("SBERT after TSDAE above SBERT from BERT at each labelled size, every task with a dev split",
+                      tuple(pair for task in TASKS_WITH_DEV for pair in above(
+                          {"stage": AFTER_PRETRAINING, "pretrained": pretrained_row("tsdae", task)},
+                          {"stage": FROM_SCRATCH}, [SELECTED_TASK_DEV],
+                          [{"sample_size": size, TASK_AXIS: task} for size in LABELLED_SIZES])), TSDAE_OVER_SBERT),
+)
+
+LARGEST, BELOW_10K = 65_536, 8_192  # §7.1's largest corpus and the grid's last size below 10K
+SAMPLE_SIZE_ORDERINGS = (
+    PublishedOrdering(
+        "each method at 65,536 sentences above itself at 8,192 (more data than 10K helps), CQADupStack",
+        tuple((Cell({"method": method, "sample_size": LARGEST, TASK_AXIS: "cqadupstack"}, "best_task_dev"),
+               Cell({"method": method, "sample_size": BELOW_10K, TASK_AXIS: "cqadupstack"}, "best_task_dev"))
+              for method in CORPUS_SIZE_PROTOCOL.grid("method")),
+        MORE_DATA_ON_CQADUPSTACK),
+)
