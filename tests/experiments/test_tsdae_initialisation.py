@@ -38,7 +38,7 @@ def dry_run(*options: str) -> tuple[int, str, str]:
 def test_each_row_trains_tsdae_at_the_main_protocols_settings_from_its_starting_point(row, initialisation,
                                                                                       tie_decoder):
     """TSDAE l.292 (§8): "we also further train BART-base and T5-base models with TSDAE"; "Compared with training
-    from scratch". App. B l.335: "the number of training steps is 100K; the batch size is 8; the optimizers are
+    from scratch". App. B l.364: "the number of training steps is 100K; the batch size is 8; the optimizers are
     AdamW ...; the initial learning rates are 3e-5"; §3 / App. A: deletion 0.6, CLS pooling; §5: 5 seeds."""
     trials = resolved_trials("tsdae_initialisation", "--checkpoint", row, "--keep-models", "none")
     assert len(trials) == 5 and sorted(trial.seed for trial in trials) == [0, 1, 2, 3, 4]
@@ -84,7 +84,7 @@ def test_a_model_of_the_wrong_kind_is_refused_in_one_line(tiny_model_dir, tmp_pa
 
 
 def test_targets_are_table_4s_cells_test_score_and_training_loss():
-    """TSDAE l.284-288, Table 4: "BERT-base 59.4/2.2 14.5/3.4 73.0/2.4 74.0/2.8 55.2/2.7" ... "T5-base 45.6/1.0
+    """TSDAE l.284-287, Table 4: "BERT-base 59.4/2.2 14.5/3.4 73.0/2.4 74.0/2.8 55.2/2.7" ... "T5-base 45.6/1.0
     2.2/1.4 48.2/1.5 30.8/1.1 31.7/1.3"."""
     targets = DEFINITION.published
     assert len(targets) == 4 * 4 * 2
