@@ -56,7 +56,7 @@ def test_each_row_trains_tsdae_at_the_main_protocols_settings_from_its_starting_
 def test_the_card_cites_the_row_it_runs():
     code, card, err = dry_run("--checkpoint", "Scratch", "--model", "bert-base-uncased")
     assert code == 0, err
-    assert ("| 1 checkpoint | initialisation | random | TSDAE §8, Table 4 (Scratch) (\"Compared with training from "
+    assert ("| 1 Scratch | initialisation | random | TSDAE §8, Table 4 (Scratch) (\"Compared with training from "
             "scratch (which is similar to Zhang et al. (2018))\"; BERT-base's architecture (project choice: the paper "
             "names none)) |") in card
     assert "**Trials:** 1 grid point x 5 seeds = 5" in card

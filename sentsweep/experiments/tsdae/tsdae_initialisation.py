@@ -39,15 +39,17 @@ CHECKPOINTS = {"BERT-base": "bert-base-uncased", "Scratch": "bert-base-uncased",
 ENCODER_DECODERS = ("BART-base", "T5-base")
 DISCUSSION = ('"we also further train BART-base and T5-base models with TSDAE on the 4 domain-specific datasets"; '
               '"Compared with training from scratch"')
+PRE_TRAINED = Sourced(["checkpoint"], cited(TSDAE, "§8, Table 4 (BERT-base)", '"The results for BERT-base are copied '
+                                         'from Table 2"'))
 SCRATCH = Sourced(["random"], cited(TSDAE, "§8, Table 4 (Scratch)", '"Compared with training from scratch (which '
                                     'is similar to Zhang et al. (2018))"; BERT-base\'s architecture (project choice: '
                                     'the paper names none)'))
 OWN_DECODER = Sourced([False], project_choice(
     'TSDAE §8 trains "BART-base and T5-base models with TSDAE": the checkpoint\'s own pre-trained decoder '
     "reconstructs, so no decoder is tied to the encoder (they share the word embeddings, as pre-trained)"))
-# The settings each row changes, as one-value axes of its stage (their sources: the protocol's grids below).
-ROW_AXES = {"BERT-base": {}, "Scratch": {"initialisation": SCRATCH.value},
-            "BART-base": {"tie_decoder": OWN_DECODER.value}, "T5-base": {"tie_decoder": OWN_DECODER.value}}
+# Each row's stage: the setting it gives its trials, as a one-value axis, and the protocol grid that cites it.
+ROW_SETTINGS = {"BERT-base": ("initialisation", "pre_trained"), "Scratch": ("initialisation", "scratch"),
+                "BART-base": ("tie_decoder", "own_decoder"), "T5-base": ("tie_decoder", "own_decoder")}
 
 # §8, Table 4 ("Test performance/training loss of TSDAE models starting from different checkpoints. The results for
 # BERT-base are copied from Table 2."), rows as printed (AskU. CQADup. TwitterP. SciDocs Avg., each "test/loss"),
@@ -68,7 +70,7 @@ LOSS_NOTE = ("the training loss as train_loss: the mean over the last evaluation
 
 PROTOCOL = replace(
     MAIN_PROTOCOL,
-    grids={"initialisation": SCRATCH, "tie_decoder": OWN_DECODER},
+    grids={"pre_trained": PRE_TRAINED, "scratch": SCRATCH, "own_decoder": OWN_DECODER},
     method_settings={},
     notes=("--checkpoint names Table 4's row the run re-runs and --model its hub model (App. B, Table 8): "
            + "; ".join(f"{label} {model}" for label, model in CHECKPOINTS.items())
@@ -128,9 +130,17 @@ def tiny_row_model(constants: dict, output_dir: Path) -> dict:
     return {"model": str(folder)}
 
 
-def row_axes(options: TsdaeInitialisationOptions) -> dict:
-    """TSDAE from the row's starting point, on each target task."""
-    return ROW_AXES[options.checkpoint] | task_axis(options, USEB_TASKS)
+def row_stage(row: str) -> Stage:
+    """The stage of Table 4's `row`: TSDAE from the row's starting point, on each target task; left out unless
+    --checkpoint names the row."""
+    setting, grid = ROW_SETTINGS[row]
+
+    def axes(options: TsdaeInitialisationOptions) -> dict | None:
+        if options.checkpoint != row:
+            return None
+        return {setting: PROTOCOL.grid(grid)} | task_axis(options, USEB_TASKS)
+
+    return Stage(row, axes, grids={setting: grid})
 
 
 def table_4_targets() -> list[PublishedValue]:
@@ -150,7 +160,7 @@ DEFINITION = SweepDefinition(
     description=__doc__.splitlines()[0],
     reference=TSDAE,
     protocol=PROTOCOL,
-    stages=[Stage("checkpoint", row_axes)],
+    stages=[row_stage(row) for row in CHECKPOINTS],
     options=TsdaeInitialisationOptions,
     per_task=True,
     settings_from_options=checkpoint_label,
