@@ -42,8 +42,19 @@ class Seq2SeqTsdaeLoss(Cited, nn.Module):
     feature dicts, the noised sentences x~ (encoded) and the originals x (decoded).
 
     References:
-        - Kexin Wang, Nils Reimers, Iryna Gurevych (2021), TSDAE, §8 and Table 4 (BART-base, T5-base),
+        - Kexin Wang, Nils Reimers, Iryna Gurevych (2021), TSDAE: Using Transformer-based Sequential Denoising
+          Auto-Encoder for Unsupervised Sentence Embedding Learning, §8 and Table 4 (BART-base, T5-base),
           https://arxiv.org/abs/2104.06979
+
+    Examples:
+        With `folder` a BART or T5 checkpoint (`build_tiny_encoder_decoder(folder, tokenizer_dir, "bart")` writes a
+        tiny one) and `model = load_sentence_model(folder, "cls")`:
+
+        >>> loss = Seq2SeqTsdaeLoss(model, folder)
+        >>> noised = preprocess_on_device(model, ["man playing guitar.", "dog runs beach."])
+        >>> features = preprocess_on_device(model, ["A man is playing a guitar.", "A dog runs on the beach."])
+        >>> loss([noised, features]).shape
+        torch.Size([])
     """
 
     reference = TSDAE
