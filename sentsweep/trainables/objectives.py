@@ -26,7 +26,7 @@ from sentsweep.errors import InputError
 from sentsweep.losses.consert import AUGMENTATIONS, ConsertLoss, check_augmentations
 from sentsweep.losses.contrastive import NoiseMatchingLoss, SimCseBceLoss, SimCseLoss
 from sentsweep.losses.reconstruction import ClmAutoEncoderLoss, MaskedLanguageModelingLoss, MlmAutoEncoderLoss
-from sentsweep.losses.seq2seq_tsdae import Seq2SeqTsdaeLoss, is_encoder_decoder
+from sentsweep.losses.seq2seq_tsdae import Seq2SeqTsdaeLoss, is_encoder_decoder, is_encoder_decoder_folder
 from sentsweep.models import POOLING_MODES, preprocess_on_device, reinitialise
 from sentsweep.noise import NOISE_TYPES, WordNoise
 from sentsweep.references import (
@@ -271,6 +271,15 @@ def check_dropout(trial: Trial) -> None:
     if free and dropout not in (None, 0.0):
         raise InputError(f"method {trial.method!r}: {free[0]} trains without the encoder's dropout; got "
                          f"dropout={dropout!r}")
+
+
+def check_kept_encoder_decoder(trial: Trial) -> None:
+    """TSDAE from a local encoder-decoder checkpoint (BART, T5) keeps no model: its sentence model, the checkpoint's
+    encoder, is not one sentence-transformers reloads as trained."""
+    if "tsdae" in trial.objectives and trial.evaluation.keep_model and is_encoder_decoder_folder(trial.training.model):
+        raise InputError(f"method {trial.method!r} on the encoder-decoder {trial.training.model!r} keeps no model: "
+                         "give --keep-models none (its sentence model, the checkpoint's encoder, is not one "
+                         "sentence-transformers reloads as trained)")
 
 
 def _generator(rng: random.Random) -> torch.Generator:
