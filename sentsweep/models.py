@@ -372,3 +372,57 @@ def build_tiny_seq2seq(output_dir: str | Path, tokenizer_dir: str | Path, hidden
     T5ForConditionalGeneration(config).save_pretrained(output_dir)
     tokenizer.save_pretrained(output_dir)
     return Path(output_dir)
+
+
+def reinitialise(module) -> None:
+    """Every transformers model inside `module` (the outermost ones) given fresh random weights of its own
+    architecture: its class built anew from its config (the library's initialisation, drawn from torch's current
+    random state) and its weights loaded into the model in place, so that weights the model shares with another
+    module stay shared. A model trained "from scratch" (TSDAE paper, §8, Table 4)."""
+    from transformers import PreTrainedModel
+
+    outermost = []
+    for name, child in module.named_modules():
+        inside = any(outer == "" or name.startswith(f"{outer}.") for outer, _ in outermost)
+        if isinstance(child, PreTrainedModel) and not inside:
+            outermost.append((name, child))
+    for _, model in outermost:
+        fresh = type(model)(model.config)
+        model.load_state_dict(fresh.state_dict())
+
+
+def build_tiny_encoder_decoder(output_dir: str | Path, tokenizer_dir: str | Path, kind: str, hidden_size: int = 32,
+                               seed: int = 0) -> Path:
+    """Write a tiny randomly initialised BART (`kind` "bart") or T5 ("t5") that uses the tokenizer in
+    `tokenizer_dir` (the tiny BERT's: [CLS] starts a sentence, [SEP] ends it) to `output_dir`, for tests and
+    --quick runs of TSDAE on an encoder-decoder. The tokenizer is saved to give only token ids and their mask, the
+    inputs of BART's and T5's encoders."""
+    import torch
+    from transformers import (
+        AutoTokenizer,
+        BartConfig,
+        BartForConditionalGeneration,
+        T5Config,
+        T5ForConditionalGeneration,
+    )
+
+    quiet_transformers()
+    tokenizer = AutoTokenizer.from_pretrained(str(tokenizer_dir), model_input_names=["input_ids", "attention_mask"])
+    special = dict(pad_token_id=tokenizer.pad_token_id, bos_token_id=tokenizer.cls_token_id,
+                   eos_token_id=tokenizer.sep_token_id)
+    torch.manual_seed(seed)
+    if kind == "bart":
+        config = BartConfig(vocab_size=len(tokenizer), d_model=hidden_size, encoder_layers=2, decoder_layers=2,
+                            encoder_attention_heads=2, decoder_attention_heads=2, encoder_ffn_dim=2 * hidden_size,
+                            decoder_ffn_dim=2 * hidden_size, max_position_embeddings=128, forced_eos_token_id=None,
+                            decoder_start_token_id=tokenizer.sep_token_id, **special)
+        model = BartForConditionalGeneration(config)
+    elif kind == "t5":
+        config = T5Config(vocab_size=len(tokenizer), d_model=hidden_size, d_kv=hidden_size // 2, d_ff=2 * hidden_size,
+                          num_layers=2, num_heads=2, decoder_start_token_id=tokenizer.pad_token_id, **special)
+        model = T5ForConditionalGeneration(config)
+    else:
+        raise ValueError(f"kind {kind!r}: expected 'bart' or 't5'")
+    model.save_pretrained(output_dir)
+    tokenizer.save_pretrained(output_dir)
+    return Path(output_dir)

@@ -181,8 +181,27 @@ def _table_9(target: PublishedValue) -> list[Cell]:
     return [Cell("9", ROW_OF_METHOD[target.params["method"]], column, target.params["checkpoint"])]
 
 
+def _table_4(target: PublishedValue) -> list[Cell]:
+    """TSDAE §8, Table 4: the checkpoint's row, each column printed "test/loss" (the test scores are the values 0, 2,
+    4, 6 of a row, the training losses 1, 3, 5, 7)."""
+    column = ("askubuntu", "cqadupstack", "twitterpara", "scidocs").index(target.params["target_task"]) * 2
+    return [Cell("4", target.params["checkpoint"], column + (target.metric == "train_loss"))]
+
+
+def _out_of_the_box(target: PublishedValue) -> list[Cell]:
+    """TSDAE Tables 2 and 3, block "Out-of-the-box supervised pre-trained models": the row of the model's hub name
+    (its part after the organisation), in the column of the task its metric names (Table 3: STSb, its first value)."""
+    table, _ = _where(target)
+    row = target.params["model"].split("/")[-1]
+    if table == "3":
+        return [Cell("3", row, 0, "Out-of-the-box")]
+    task = next(task for task in USEB_COLUMNS if target.metric.startswith(task))
+    return [Cell("2", row, USEB_COLUMNS[task], "Out-of-the-box")]
+
+
 ADDRESS = {"tsdae_main": _table_2_or_3, "domain_adaptation": _table_2_or_3, "labelled_intersection": _table_2_or_3,
-           "tsdae_checkpoints": _table_9,
+           "tsdae_checkpoints": _table_9, "tsdae_initialisation": _table_4,
+           "tsdae_out_of_the_box": _out_of_the_box,
            "nm_weight": _table_6_10, "domain_chain_augsbert": _table_6_10, "tsdae_noise": _tsdae_search,
            "tsdae_deletion": _tsdae_search, "cross_bi_encoder": _reiml_named_row, "distillation": _reiml_named_row,
            "augsbert": _augsbert, "topic_distillation": _topic_distillation, "simcse_loss": _wang,

@@ -357,3 +357,30 @@ LABELLED_AFTER_PRETRAINING_PROTOCOL = Protocol(
            "here: run the sweep's SBERT stages from it with --model.",
            "Figure 5's caption in the seed repeats Figure 6's; Appendix E says it is the larger Figure 2."),
 )
+
+# §6, Tables 2 and 3: "Out-of-the-box supervised pre-trained models", scored as released (App. B, Table 8 names the
+# hub models). USE-large (TensorFlow Hub) is no model the project loads.
+OUT_OF_THE_BOX_MODELS = Sourced(
+    ["kwang2049/SBERT-base-nli-v2", "kwang2049/SBERT-base-nli-stsb-v2"],
+    cited(TSDAE, "App. B, Table 8", '"SBERT-base-nli-v2 https://huggingface.co/kwang2049/SBERT-base-nli-v2", '
+          '"SBERT-base-nli-stsb-v2 https://huggingface.co/kwang2049/SBERT-base-nli-stsb-v2"'))
+OUT_OF_THE_BOX_PROTOCOL = Protocol(
+    settings={
+        "pooling": Sourced("mean", project_choice(
+            "the released SBERT models' own: sentence-transformers' mean pooling, which they are saved with and "
+            "which is kept with every module of theirs as released; TSDAE names none")),
+        "max_seq_length": Sourced(128, NO_LENGTH),
+    },
+    seeds=Sourced(1, project_choice("a released model scored as it is draws nothing at random")),
+    grids={"method": Sourced(["frozen_encoder"], cited(TSDAE, "§6", '"out-of-the-box pre-trained models ... achieve '
+                                                                    'strong results on our tasks without any '
+                                                                    'domain-specific fine-tuning"')),
+           "model": OUT_OF_THE_BOX_MODELS},
+    quick=dict(max_seq_length=32),
+    notes=("Each model is scored as released, without training; Table 2's USE-large row is not run (a TensorFlow Hub "
+           "model, App. B, Table 8: https://tfhub.dev/google/universal-sentence-encoder-multilingual-large/3, which "
+           "neither transformers nor sentence-transformers loads).",
+           "Table 2's columns: give each USEB task with --eval-task NAME=PATH (every model is scored on each); "
+           "without one the run scores the STS benchmark (Table 3's STSb column: give it with --sts-dir).",
+           "--quick scores the tiny random BERT in place of the two hub models."),
+)

@@ -26,7 +26,8 @@ from sentsweep.errors import InputError
 from sentsweep.losses.consert import AUGMENTATIONS, ConsertLoss, check_augmentations
 from sentsweep.losses.contrastive import NoiseMatchingLoss, SimCseBceLoss, SimCseLoss
 from sentsweep.losses.reconstruction import ClmAutoEncoderLoss, MaskedLanguageModelingLoss, MlmAutoEncoderLoss
-from sentsweep.models import POOLING_MODES, preprocess_on_device
+from sentsweep.losses.seq2seq_tsdae import Seq2SeqTsdaeLoss, is_encoder_decoder, is_encoder_decoder_folder
+from sentsweep.models import POOLING_MODES, preprocess_on_device, reinitialise
 from sentsweep.noise import NOISE_TYPES, WordNoise
 from sentsweep.references import (
     BERT,
@@ -49,14 +50,25 @@ def loss_default(loss_class: type, argument: str):
     return inspect.signature(loss_class.__init__).parameters[argument].default
 
 
+# TSDAE's starting weights: the pre-trained checkpoint's, or random ones of its architecture (TSDAE §8, Table 4's
+# "Scratch" row)
+INITIALISATIONS = ("checkpoint", "random")
+
+
 @dataclass(frozen=True)
 class TsdaeSettings(Settings):
     noise_type: str = setting("delete", "word noise on the encoder's input", cited(TSDAE, "App. A, Table 5",
                               '"deletion is the best noise type"'), choices=NOISE_TYPES)
     noise_ratio: float = setting(0.6, "share of the words the noise touches", cited(TSDAE, "§3, App. A, Table 6",
                                  '"setting the deletion ratio to 0.6"'), ge=0, lt=1)
-    tie_decoder: bool = setting(True, "decoder shares the encoder's weights", cited(TSDAE, "§3.2, App. A",
-                                '"tying the encoder and decoder parameters"'))
+    tie_decoder: bool = setting(True, "decoder shares the encoder's weights (false for an encoder-decoder "
+                                "checkpoint, BART or T5, whose own decoder reconstructs)",
+                                cited(TSDAE, "§3.2, App. A", '"tying the encoder and decoder parameters"'))
+    initialisation: str = setting("checkpoint", "the starting weights of the encoder and the decoder: the "
+                                  "checkpoint's, or random weights of its architecture (from scratch)",
+                                  cited(TSDAE, "§9", '"a new unsupervised sentence embedding learning '
+                                                         'method based on pre-trained Transformers"'),
+                                  choices=INITIALISATIONS)
 
 
 @dataclass(frozen=True)
@@ -261,6 +273,15 @@ def check_dropout(trial: Trial) -> None:
                          f"dropout={dropout!r}")
 
 
+def check_kept_encoder_decoder(trial: Trial) -> None:
+    """TSDAE from a local encoder-decoder checkpoint (BART, T5) keeps no model: its sentence model, the checkpoint's
+    encoder, is not one sentence-transformers reloads as trained."""
+    if "tsdae" in trial.objectives and trial.evaluation.keep_model and is_encoder_decoder_folder(trial.training.model):
+        raise InputError(f"method {trial.method!r} on the encoder-decoder {trial.training.model!r} keeps no model: "
+                         "give --keep-models none (its sentence model, the checkpoint's encoder, is not one "
+                         "sentence-transformers reloads as trained)")
+
+
 def _generator(rng: random.Random) -> torch.Generator:
     return torch.Generator().manual_seed(rng.getrandbits(63))
 
@@ -270,9 +291,16 @@ def build_tsdae(model, settings: TsdaeSettings, source: str, vocabulary: tuple[s
     # lazy: sentence_transformers
     from sentsweep.losses.tsdae import TsdaeLoss
 
-    # Untied: a separate decoder initialised from the same checkpoint; tied: built from the encoder.
-    loss = TsdaeLoss(model, decoder_name_or_path=None if settings.tie_decoder else source,
-                     tie_encoder_decoder=settings.tie_decoder)
+    if is_encoder_decoder(source):  # BART, T5: the checkpoint's own encoder and decoder
+        if settings.tie_decoder:
+            raise InputError(f"TSDAE on the encoder-decoder {source!r}: its own decoder reconstructs, so there is no "
+                             "decoder to tie to the encoder; set tie_decoder=false")
+        loss = Seq2SeqTsdaeLoss(model, source)
+    else:  # untied: a separate decoder initialised from the same checkpoint; tied: built from the encoder
+        loss = TsdaeLoss(model, decoder_name_or_path=None if settings.tie_decoder else source,
+                         tie_encoder_decoder=settings.tie_decoder)
+    if settings.initialisation == "random":  # from scratch: the encoder's and the decoder's weights drawn anew
+        reinitialise(loss)
     noise = WordNoise(settings.noise_type, settings.noise_ratio, vocabulary, model.tokenizer.mask_token)
     return Objective(loss, lambda s, rng: loss(
         [preprocess_on_device(model, [noise(x, rng) for x in s]), preprocess_on_device(model, s)], None))

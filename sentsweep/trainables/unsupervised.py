@@ -23,6 +23,7 @@ from sentsweep.trainables.objectives import (
     Objective,
     UnsupervisedSettings,
     check_dropout,
+    check_kept_encoder_decoder,
     check_weight,
     parse_method,
 )
@@ -67,6 +68,7 @@ def combined_loss(model, objectives: list[Objective], weights: list[float]):
 def check_unsupervised(trial: Trial) -> None:
     check_weight(trial)
     check_dropout(trial)
+    check_kept_encoder_decoder(trial)
 
 
 def unsupervised_method(name: str) -> Method:

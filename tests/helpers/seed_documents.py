@@ -237,6 +237,8 @@ def numbers_of(text: str) -> set[float]:
 CELL_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
 # A cell that prints a value: "63.12", "70.1%", "(59.3)", "$83.91 \pm 0.25$"; not a label with a number ("BM25").
 VALUE_CELL = re.compile(r"\(?\$?\s*-?\d+(?:\.\d+)?%?\s*(?:\\pm\s*\d+(?:\.\d+)?)?\s*\$?\)?")
+# Two values in one cell, "59.4/2.2" (TSDAE Table 4: test performance/training loss): two cells of a row
+PAIR_CELL = re.compile(r"\d+(?:\.\d+)?/\d+(?:\.\d+)?")
 
 
 def _squashed(text: str) -> str:
@@ -255,7 +257,7 @@ class TableRow:
 def _cells(line: str) -> tuple[str, ...]:
     if "\t" in line:
         return tuple(cell.strip() for cell in line.split("\t"))
-    words = line.split()
+    words = [piece for word in line.split() for piece in (word.split("/") if PAIR_CELL.fullmatch(word) else [word])]
     first = next((index for index, word in enumerate(words) if VALUE_CELL.fullmatch(word)), len(words))
     return (" ".join(words[:first]), *words[first:])
 

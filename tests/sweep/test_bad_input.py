@@ -177,3 +177,15 @@ def test_bad_method_settings_fail_before_launch(tmp_path, monkeypatch, capsys, s
     assert code == 2
     assert re.search(message, capsys.readouterr().err)
     assert not ray.is_initialized() and not (tmp_path / "mlflow.db").exists() and not (tmp_path / "out").exists()
+
+
+def test_tsdae_from_an_encoder_decoder_that_would_keep_its_model_is_refused_before_anything_runs(run_quick, tmp_path,
+                                                                                                tiny_model_dir):
+    from sentsweep.models import build_tiny_encoder_decoder
+
+    bart = build_tiny_encoder_decoder(tmp_path / "tiny-bart", tiny_model_dir, "bart")
+    code, err = run_quick("--model", str(bart))
+    assert code == 2
+    assert err.strip() == (f"error: method 'tsdae' on the encoder-decoder {str(bart)!r} keeps no model: give "
+                           "--keep-models none (its sentence model, the checkpoint's encoder, is not one "
+                           "sentence-transformers reloads as trained)")

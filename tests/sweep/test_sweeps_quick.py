@@ -267,3 +267,28 @@ def test_tsdae_main_trains_one_model_per_target_task_and_checks_its_column_only(
     assert measured == {(method, task) for method in ("tsdae", "bm25", "frozen_encoder")
                         for task in ("askubuntu", "cqadupstack")}
     assert "| tsdae | askubuntu |" in printed and "| bm25 | cqadupstack |" in printed
+
+
+def test_tsdae_initialisation_trains_t5s_own_encoder_and_decoder_on_a_target_task(workdir):
+    """TSDAE §8, Table 4 ("T5-base"): --quick --checkpoint T5-base trains TSDAE with a tiny random T5's own encoder
+    and decoder (untied) on the task's corpus; the trial's params, its training loss and its task score come back
+    through MLflow, and the row's two cells of that task are measured."""
+    from sentsweep.analysis.reproduction import UNMEASURED, check_targets
+    from sentsweep.experiments.tsdae.tsdae_initialisation import DEFINITION
+    from tests.tasks.test_tasks import askubuntu_folder
+
+    corpus = workdir / "askubuntu_train.txt"
+    corpus.write_text("".join(f"askubuntu title {i}\n" for i in range(60)))
+    uri, printed = run_quick("tsdae_initialisation", workdir, "--checkpoint", "T5-base", "--keep-models", "none",
+                             "--seeds", "1", "--experiment", "t5", "--eval-task",
+                             f"askubuntu={askubuntu_folder(workdir / 'useb')}", "--task-corpus", f"askubuntu={corpus}")
+    runs = fetch_trial_runs(uri, "t5", latest_sweep_run_id(uri, "t5"))
+    assert len(runs) == 1
+    run = runs.iloc[0]
+    assert (run["params.checkpoint"], run["params.tie_decoder"], run["params.initialisation"]) == ("T5-base", "False",
+                                                                                                  "checkpoint")
+    assert run["params.model"] == str(workdir / "out" / "tiny-t5")
+    assert run["metrics.train_loss"] > 0 and 0 <= run["metrics.askubuntu_map"] <= 100
+    measured = {check.target.metric for check in check_targets(runs, DEFINITION.published)
+                if check.verdict not in UNMEASURED}
+    assert measured == {"askubuntu_map", "train_loss"}
