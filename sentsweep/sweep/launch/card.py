@@ -76,6 +76,8 @@ def protocol_card(definition, options: SweepOptions, resolved, stages: list[tupl
     lines += ["## Settings of every trial", "", "| group | setting | value | source |", "|---|---|---|---|"]
     for group, name, value, source in fixed_settings(resolved, methods, options, protocol):
         mark = " (swept)" if name in swept else ""
+        if name in swept and value is None and source.startswith("not given"):  # no option needed: the grid gives it
+            value, source = "each trial's: the grid above", "the grid above"
         text = _value(value)
         if resolved.task_data and name in PER_TASK_SETTINGS:  # their target task's in the per-task stages
             text += " (stages per target task: the task's own, see 'Target tasks')"
