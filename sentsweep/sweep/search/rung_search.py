@@ -1,0 +1,227 @@
+"""`--search optuna --sampler rung-gp` on Ray Tune: new configurations proposed from each seed's score at every
+evaluation of the configurations so far (`sentsweep.sweep.search.rung_model_sampler.RungModelSampler`), and a
+configuration's seeds stopped together at a rung only on the seeds' paired test against the leader there.
+
+- `RungScoreRepeater` (a `SeedAveragingRepeater`): keeps each seed's score (the selection metric) at every
+  evaluation step after the first (step 0 is the untrained model) of each configuration. Once every seed of a
+  configuration has its score at a step, the configuration's Optuna trial gets them: its intermediate value at that
+  step is their mean and its user attribute `RUNG_SEEDS_ATTRIBUTE` holds them in seed order, which is what the
+  sampler fits its model to. A configuration stopped at a rung is told to Optuna as pruned (its rungs stay
+  observations); one that ran out, as `SeedAveragingRepeater` tells it (its seed mean and standard error). Its
+  state (the scores, the rungs decided, the stops) is a Ray Tune searcher's state: saved with the experiment and
+  restored by `--resume`, with the Optuna study and its sampler.
+- `RungSeedTestScheduler` (a Ray Tune scheduler, sibling of `SeedGroupScheduler`): the rungs are the first
+  evaluation at or after each of `RUNGS` (fractions of a trial's steps, those of `--race-schedule steps`) before
+  the last step. When a configuration's seeds all have their score at a rung, it is compared with the leader
+  there (the other configuration with the best mean over its seeds at that step) by the races' paired t over the
+  seeds (`rung_model_sampler.seed_test_p`), one-sided, at `RACE_ALPHA` split over the rungs; only where that
+  rejects are its seeds stopped (each at its next report). Its `outcome` says, per configuration, whether and
+  where it stopped and why, as a race's outcome is recorded in MLflow.
+
+Both pickle as references to this process's objects for the Ray Tune run (as a race's searcher and scheduler do),
+so a restored run (`Tuner.restore`) drives the sweep's own objects, which Ray Tune then gives the saved state.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from ray.tune.experiment import Trial
+from ray.tune.schedulers import FIFOScheduler, TrialScheduler
+
+from sentsweep.analysis.racing import ELIMINATED, RACE_ALPHA, TIED, ConfigStatus
+from sentsweep.analysis.step_racing import RUNGS, fraction_text
+from sentsweep.random_seeds import TRIAL_INDEX_KEY, resolve_seed
+from sentsweep.sweep.search.rung_model_sampler import RUNG_SEEDS_ATTRIBUTE, seed_test_p
+from sentsweep.sweep.search.seed_groups import SeedAveragingRepeater, optuna_trial, repeater_group
+from sentsweep.tracking.callback import config_hash
+
+RUNG_STOP_ATTRIBUTE = "rung_stopped_at_step"  # the Optuna trial's user attribute of a configuration stopped at a rung
+
+
+class RungScoreRepeater(SeedAveragingRepeater):
+    """`SeedAveragingRepeater` that also gives its Optuna searcher each seed's score at every evaluation (module
+    docstring); `run_name` names the Ray Tune run it is made for."""
+
+    def __init__(self, searcher, repeat: int, run_name: str) -> None:
+        super().__init__(searcher, repeat=repeat)
+        self.run_name = run_name
+        self.rung_scores: dict = {}  # primary trial id -> {step: {seed index: score}}
+        self.seed_index: dict = {}  # trial id -> its seed's index in its configuration's seeds
+        self.stops: dict = {}  # primary trial id -> (step, why): the configurations stopped at a rung
+        self.decided: dict = {}  # primary trial id -> the rung fractions decided
+        _MADE[("repeater", run_name)] = self
+
+    def __reduce__(self):
+        return made_for, ("repeater", self.run_name)
+
+    def suggest(self, trial_id: str):
+        config = super().suggest(trial_id)
+        if isinstance(config, dict):
+            self.seed_index[trial_id] = int(config.get(TRIAL_INDEX_KEY, 0))
+        return config
+
+    def on_trial_result(self, trial_id: str, result: dict) -> None:
+        self.note_result(trial_id, result)
+
+    def note_result(self, trial_id: str, result: dict) -> str | None:
+        """Keep the trial's score at its step (from the second evaluation on); once every seed of its
+        configuration has one there, tell the Optuna trial. Returns the configuration's key (its first trial's
+        id); None for a trial this repeater did not hand out. Telling the same result twice changes nothing."""
+        if trial_id not in self.seed_index:
+            return None
+        key = repeater_group(self, trial_id).primary_trial_id
+        step, value = result.get("step"), result.get(self.searcher.metric)
+        if step is None or value is None or not step > 0 or not np.isfinite(value):
+            return key
+        at_step = self.rung_scores.setdefault(key, {}).setdefault(int(step), {})
+        if self.seed_index[trial_id] in at_step:
+            return key
+        at_step[self.seed_index[trial_id]] = float(value)
+        if len(at_step) == self.repeat:
+            self._tell_rung(key, int(step))
+        return key
+
+    def complete_rungs(self, key: str) -> dict[int, list[float]]:
+        """{step: each seed's score there, in seed order} of the configuration's steps every seed reached."""
+        return {step: [scores[index] for index in sorted(scores)]
+                for step, scores in sorted(self.rung_scores.get(key, {}).items()) if len(scores) == self.repeat}
+
+    def stop(self, key: str, step: int, why: str) -> None:
+        """Record that the configuration `key` stops at `step`, and why (also on its Optuna trial)."""
+        self.stops[key] = (step, why)
+        ot_trial = optuna_trial(self.searcher, key)
+        if ot_trial is not None:
+            ot_trial.set_user_attr(RUNG_STOP_ATTRIBUTE, step)
+
+    def on_trial_complete(self, trial_id: str, result: dict | None = None, **kwargs) -> None:
+        group = repeater_group(self, trial_id)
+        if group.primary_trial_id not in self.stops:
+            super().on_trial_complete(trial_id, result, **kwargs)
+            return
+        score = result.get(self.searcher.metric) if result else None
+        group.report(trial_id, np.nan if score is None else score)
+        if group.finished_reporting():  # no value: Optuna keeps it as pruned, with its rungs' values
+            self.searcher.on_trial_complete(group.primary_trial_id, result=None)
+
+    def _tell_rung(self, key: str, step: int) -> None:
+        ot_trial = optuna_trial(self.searcher, key)
+        if ot_trial is None:
+            return
+        by_rung = dict(ot_trial.user_attrs.get(RUNG_SEEDS_ATTRIBUTE, {}))
+        by_rung[str(step)] = self.complete_rungs(key)[step]
+        ot_trial.set_user_attr(RUNG_SEEDS_ATTRIBUTE, by_rung)
+        ot_trial.report(float(np.mean(by_rung[str(step)])), step)
+
+
+class RungSeedTestScheduler(FIFOScheduler):
+    """Stops a configuration's seeds at a rung only on their paired test against the rung's leader (module
+    docstring), for the configurations of `repeater` (its `run_name` names this scheduler too)."""
+
+    def __init__(self, repeater: RungScoreRepeater, rungs=RUNGS, alpha: float = RACE_ALPHA) -> None:
+        super().__init__()
+        self.repeater, self.rungs = repeater, tuple(sorted(rungs))
+        self.alpha = alpha
+        self.cells: dict = {}  # Ray trial id -> (config hash, seed) of every trial of the run
+        _MADE[("scheduler", repeater.run_name)] = self
+
+    def __reduce__(self):
+        return made_for, ("scheduler", self.repeater.run_name)
+
+    @property
+    def rung_alpha(self) -> float:
+        return self.alpha / len(self.rungs)
+
+    def on_trial_add(self, tune_controller, trial: Trial) -> None:
+        self.cells[trial.trial_id] = (config_hash(trial.config), str(resolve_seed(trial.config)))
+
+    def on_trial_result(self, tune_controller, trial: Trial, result: dict) -> str:
+        # Ray Tune tells the scheduler first and the searcher only when the trial goes on: the score is kept here
+        key = self.repeater.note_result(trial.trial_id, result)
+        if key is None:
+            return TrialScheduler.CONTINUE
+        if key not in self.repeater.stops and result.get("total_steps"):
+            self._decide(key, int(result["total_steps"]))
+        return TrialScheduler.STOP if key in self.repeater.stops else TrialScheduler.CONTINUE
+
+    def debug_string(self) -> str:
+        return (f"RungSeedTestScheduler: {len(self.repeater.stops)} of {len(self.repeater.rung_scores)} "
+                "configurations stopped at a rung on their seeds' paired test")
+
+    def _decide(self, key: str, total_steps: int) -> None:
+        """Decide each rung of the configuration whose step its seeds have all reached and that is not decided."""
+        complete = self.repeater.complete_rungs(key)
+        decided = self.repeater.decided.setdefault(key, [])
+        for fraction in self.rungs:
+            step = next((step for step in complete if step >= fraction * total_steps), None)
+            if fraction in decided or step is None or step >= total_steps:
+                continue
+            decided.append(fraction)
+            why = self.verdict(key, step, complete[step], fraction, total_steps)
+            if why is not None:
+                self.repeater.stop(key, step, why)
+                return
+
+    def verdict(self, key: str, step: int, scores: list[float], fraction: float, total_steps: int) -> str | None:
+        """Why the configuration stops at `step` (its rung at `fraction` of `total_steps`); None where it goes on:
+        no other configuration's seeds all reached `step`, the leader there is not ahead, or the paired test does
+        not reject."""
+        others = {other: self.repeater.complete_rungs(other).get(step) for other in self.repeater.rung_scores
+                  if other != key}
+        others = {other: values for other, values in others.items() if values}
+        if not others:
+            return None
+        leader = max(others.values(), key=lambda values: float(np.mean(values)))
+        if float(np.mean(leader)) <= float(np.mean(scores)):
+            return None
+        p = seed_test_p(scores, leader)
+        if not p < self.rung_alpha:
+            return None
+        return (f"at step {step} ({fraction_text(fraction)} of {total_steps} steps) its mean over "
+                f"{len(scores)} seeds {np.mean(scores):.4g} is below the leader's there {np.mean(leader):.4g}: paired "
+                f"t over the seeds, one-sided p = {p:.3g} < {self.rung_alpha:.3g} ({self.alpha:g} over "
+                f"{len(self.rungs)} rungs)")
+
+    def outcome(self) -> dict:
+        """What the rungs decided, as a race's outcome is recorded (`RaceOutcome`'s fields): `status` {config hash:
+        ConfigStatus} (ELIMINATED with why for a configuration stopped at a rung, TIED for one that ran out),
+        `hashes` {config hash: itself}, `counted` every (config hash, seed) cell, `stopped` {Ray trial id: step}
+        of every trial of a stopped configuration."""
+        groups = {}
+        for trial_id, cell in self.cells.items():
+            if trial_id in self.repeater.seed_index:
+                groups.setdefault(repeater_group(self.repeater, trial_id).primary_trial_id, []).append(
+                    (trial_id, cell))
+        status, stopped = {}, {}
+        rungs = ", ".join(map(fraction_text, self.rungs))
+        went_on = (f"not significantly worse than the leader at any rung it reached ({rungs} of the steps): paired "
+                   f"t over the seeds, one-sided, {self.alpha:g} over {len(self.rungs)} rungs")
+        for key, trials in groups.items():
+            hash_ = trials[0][1][0]
+            step, why = self.repeater.stops.get(key, (None, went_on))
+            status[hash_] = ConfigStatus(len(trials), 0, float("nan"), TIED if step is None else ELIMINATED, why,
+                                         float("nan"))
+            if step is not None:
+                stopped |= {trial_id: step for trial_id, _ in trials}
+        return {"status": status, "hashes": {key: key for key in status},
+                "counted": set(self.cells.values()), "stopped": stopped}
+
+
+_MADE: dict = {}
+
+
+def made_for(kind: str, run_name: str):
+    """The repeater or scheduler (`kind`) this process made for Ray Tune run `run_name` (a restored run's
+    `tuner.pkl` names it)."""
+    try:
+        return _MADE[(kind, run_name)]
+    except KeyError:
+        raise RuntimeError(f"no rung-gp {kind} for Ray Tune run {run_name!r} in this process: such a run is "
+                           "restored by the sweep command that made it (--resume)") from None
+
+
+def rung_search(searcher, repeat: int, run_name: str) -> tuple[RungScoreRepeater, RungSeedTestScheduler]:
+    """The searcher and scheduler of `--sampler rung-gp` for Ray Tune run `run_name`: `searcher` (an `OptunaSearch`
+    with the `RungModelSampler`) repeated over the `repeat` seeds, and the scheduler that stops at the rungs."""
+    repeater = RungScoreRepeater(searcher, repeat, run_name)
+    return repeater, RungSeedTestScheduler(repeater)
+
