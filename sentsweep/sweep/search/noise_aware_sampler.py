@@ -14,8 +14,8 @@ this sampler is a minimal heteroscedastic GP on torch, within Optuna's sampler A
   choice one-hot, so mixed spaces (a learning rate and a pooling) share one model.
 - Acquisition: expected improvement of the noise-free function over the best posterior mean at the observed
   configurations (the incumbent a noisy observation cannot inflate), maximised over CANDIDATES random points of the
-  space. Trials still running count with their posterior mean as value (the kriging believer), so that parallel
-  trials are not proposed at one point.
+  space. Trials still running (those the model does not observe yet) count with their posterior mean as value
+  (the kriging believer), so that parallel trials are not proposed at one point.
 - The first STARTUP_TRIALS configurations, and any parameter outside the space every trial shares, are sampled at
   random (Optuna's `RandomSampler`).
 
