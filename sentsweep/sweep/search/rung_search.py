@@ -12,11 +12,12 @@ configuration's seeds stopped together at a rung only on the seeds' paired test 
   restored by `--resume`, with the Optuna study and its sampler.
 - `RungSeedTestScheduler` (a Ray Tune scheduler, sibling of `SeedGroupScheduler`): the rungs are the first
   evaluation at or after each of `RUNGS` (fractions of a trial's steps, those of `--race-schedule steps`) before
-  the last step. When a configuration's seeds all have their score at a rung, it is compared with the leader
-  there (the other configuration with the best mean over its seeds at that step) by the races' paired t over the
-  seeds (`rung_model_sampler.seed_test_p`), one-sided, at `RACE_ALPHA` split over the rungs; only where that
-  rejects are its seeds stopped (each at its next report). Its `outcome` says, per configuration, whether and
-  where it stopped and why, as a race's outcome is recorded in MLflow.
+  the last step. When a configuration's seeds all have their score at a rung, it is compared, once, with the leader
+  there (of the other configurations whose seeds all reached that step, the one with the best mean over its seeds
+  there; none: it goes on) by the races' paired t over the seeds (`rung_model_sampler.seed_test_p`), one-sided, at
+  `RACE_ALPHA` split over the rungs; only where that rejects are its seeds stopped (each at its next report). Its
+  `outcome` says, per configuration, whether and where it stopped and why, as a race's outcome is recorded in
+  MLflow.
 
 Both pickle as references to this process's objects for the Ray Tune run (as a race's searcher and scheduler do),
 so a restored run (`Tuner.restore`) drives the sweep's own objects, which Ray Tune then gives the saved state.
