@@ -115,6 +115,19 @@ def test_a_rung_at_the_last_step_decides_nothing():
     assert repeater.stops == {}
 
 
+def test_no_rung_stops_a_configuration_one_of_whose_seeds_has_finished():
+    repeater, scheduler = make(repeat=2)
+    lead, behind = start(repeater, scheduler, "l", 2), start(repeater, scheduler, "b", 2)
+    evaluate(scheduler, lead, 10, [80.0, 80.5])
+    for step in (10, 30, TOTAL):  # seed 0 of the configuration behind runs out before seed 1 starts
+        evaluate(scheduler, behind[:1], step, [60.0])
+    assert evaluate(scheduler, behind[1:], 10, [60.4]) == [TrialScheduler.CONTINUE]  # the test alone would stop it
+    assert stats.ttest_rel([80.0, 80.5], [60.0, 60.4], alternative="greater").pvalue < RACE_ALPHA / 2
+    assert repeater.stops == {}
+    assert scheduler.outcome()["status"][scheduler.cells["b0"][0]].why == (
+        "no stop at step 10: a seed had finished its 90 steps before every seed reached that rung")
+
+
 @pytest.mark.parametrize(("options", "line"), [
     (SweepOptions(search="optuna", sampler="rung-gp", race=True),
      "--sampler rung-gp and --race: rung-gp stops configurations itself"),

@@ -15,7 +15,9 @@ configuration's seeds stopped together at a rung only on the seeds' paired test 
   the last step. When a configuration's seeds all have their score at a rung, it is compared, once, with the leader
   there (of the other configurations whose seeds all reached that step, the one with the best mean over its seeds
   there; none: it goes on) by the races' paired t over the seeds (`rung_model_sampler.seed_test_p`), one-sided, at
-  `RACE_ALPHA` split over the rungs; only where that rejects are its seeds stopped (each at its next report). Its
+  `RACE_ALPHA` split over the rungs; only where that rejects are its seeds stopped (each at its next report). No
+  rung tests a configuration one of whose seeds has finished (as `SeedGroupScheduler`: a stop would come too
+  late, and would leave the finished seeds' values out of the comparison). Its
   `outcome` says, per configuration, whether and where it stopped and why, as a race's outcome is recorded in
   MLflow.
 
@@ -50,6 +52,7 @@ class RungScoreRepeater(SeedAveragingRepeater):
         self.seed_index: dict = {}  # trial id -> its seed's index in its configuration's seeds
         self.stops: dict = {}  # primary trial id -> (step, why): the configurations stopped at a rung
         self.decided: dict = {}  # primary trial id -> the rung fractions decided
+        self.went_on: dict = {}  # primary trial id -> why a rung did not test it (a seed had finished)
         _MADE[("repeater", run_name)] = self
 
     def __reduce__(self):
@@ -157,6 +160,10 @@ class RungSeedTestScheduler(FIFOScheduler):
             if fraction in decided or step is None or step >= total_steps:
                 continue
             decided.append(fraction)
+            if any(at >= total_steps for at in self.repeater.rung_scores[key]):  # a seed finished: too late
+                self.repeater.went_on[key] = (f"no stop at step {step}: a seed had finished its {total_steps} steps "
+                                              "before every seed reached that rung")
+                continue
             why = self.verdict(key, step, complete[step], fraction, total_steps)
             if why is not None:
                 self.repeater.stop(key, step, why)
@@ -198,7 +205,7 @@ class RungSeedTestScheduler(FIFOScheduler):
                    f"t over the seeds, one-sided, {self.alpha:g} over {len(self.rungs)} rungs")
         for key, trials in groups.items():
             hash_ = trials[0][1][0]
-            step, why = self.repeater.stops.get(key, (None, went_on))
+            step, why = self.repeater.stops.get(key, (None, self.repeater.went_on.get(key, went_on)))
             status[hash_] = ConfigStatus(len(trials), 0, float("nan"), TIED if step is None else ELIMINATED, why,
                                          float("nan"))
             if step is not None:
