@@ -8,6 +8,7 @@ import numpy as np
 import optuna
 import pytest
 from ray import tune
+from ray.tune.experiment import Trial
 from ray.tune.schedulers import TrialScheduler
 from ray.tune.search.optuna import OptunaSearch
 from scipy import stats
@@ -30,21 +31,36 @@ def make(repeat: int = 3, run_name: str = "rung-test"):
     return rung_search(searcher, repeat, run_name)
 
 
-def start(repeater, scheduler, name: str, repeat: int = 3) -> list:
-    """A configuration's trials, one per seed, suggested by the repeater and added to the scheduler."""
+class Controller:
+    """What the scheduler asks of Ray Tune's controller: the trials and their status."""
+
+    trials: list = []
+
+    def get_trials(self):
+        return self.trials
+
+
+CONTROLLER = Controller()
+
+
+def start(repeater, scheduler, name: str, repeat: int = 3, status=Trial.RUNNING) -> list:
+    """A configuration's trials, one per seed, suggested by the repeater and added to the scheduler (running)."""
     trials = []
     for index in range(repeat):
         trial_id = f"{name}{index}"
         config = repeater.suggest(trial_id) | {"seeds": [0, 1, 2], "method": "simcse"}
-        trial = SimpleNamespace(trial_id=trial_id, config=config)
-        scheduler.on_trial_add(None, trial)
+        trial = SimpleNamespace(trial_id=trial_id, config=config, status=status)
+        scheduler.on_trial_add(CONTROLLER, trial)
         trials.append(trial)
+    CONTROLLER.trials = [t for t in CONTROLLER.trials if t.trial_id not in {x.trial_id for x in trials}] + trials
     return trials
 
 
 def evaluate(scheduler, trials, step: int, scores) -> list[str]:
-    return [scheduler.on_trial_result(None, trial, {"step": step, "total_steps": TOTAL, METRIC: score,
-                                                    "training_iteration": step // 10 + 1})
+    for trial in trials:
+        trial.status = Trial.RUNNING
+    return [scheduler.on_trial_result(CONTROLLER, trial, {"step": step, "total_steps": TOTAL, METRIC: score,
+                                                          "training_iteration": step // 10 + 1})
             for trial, score in zip(trials, scores)]
 
 
@@ -115,9 +131,25 @@ def test_a_rung_at_the_last_step_decides_nothing():
     assert repeater.stops == {}
 
 
+def test_a_rung_decides_on_the_seeds_that_started_and_a_later_seed_stops_at_its_first_report():
+    repeater, scheduler = make()
+    lead = start(repeater, scheduler, "l")
+    evaluate(scheduler, lead, 10, [78.0, 78.6, 78.1])
+    behind = start(repeater, scheduler, "b", status=Trial.PENDING)  # its third seed waits for a slot
+    assert evaluate(scheduler, behind[:1], 10, [70.0]) == [TrialScheduler.CONTINUE]  # one seed: no test yet
+    assert evaluate(scheduler, behind[1:2], 10, [71.0]) == [TrialScheduler.STOP]
+    p = stats.ttest_rel([78.0, 78.6], [70.0, 71.0], alternative="greater").pvalue
+    assert p < RACE_ALPHA / 2
+    assert f"paired t over the 2 seeds both have, one-sided p = {p:.3g}" in repeater.stops["b0"][1]
+    assert evaluate(scheduler, behind[2:], 0, [50.0]) == [TrialScheduler.STOP]  # the third seed, at its first report
+    study_trial = repeater.searcher._ot_study.trials[1]
+    assert study_trial.user_attrs[RUNG_SEEDS_ATTRIBUTE] == {"10": [70.0, 71.0]}  # the seeds it has, told at the stop
+    assert study_trial.intermediate_values == {10: pytest.approx(70.5)}
+
+
 def test_no_rung_stops_a_configuration_one_of_whose_seeds_has_finished():
     repeater, scheduler = make(repeat=2)
-    lead, behind = start(repeater, scheduler, "l", 2), start(repeater, scheduler, "b", 2)
+    lead, behind = start(repeater, scheduler, "l", 2), start(repeater, scheduler, "b", 2, status=Trial.PENDING)
     evaluate(scheduler, lead, 10, [80.0, 80.5])
     for step in (10, 30, TOTAL):  # seed 0 of the configuration behind runs out before seed 1 starts
         evaluate(scheduler, behind[:1], step, [60.0])
@@ -125,7 +157,7 @@ def test_no_rung_stops_a_configuration_one_of_whose_seeds_has_finished():
     assert stats.ttest_rel([80.0, 80.5], [60.0, 60.4], alternative="greater").pvalue < RACE_ALPHA / 2
     assert repeater.stops == {}
     assert scheduler.outcome()["status"][scheduler.cells["b0"][0]].why == (
-        "no stop at step 10: a seed had finished its 90 steps before every seed reached that rung")
+        "no stop at step 10: a seed had finished its 90 steps before the seeds started reached that rung")
 
 
 @pytest.mark.parametrize(("options", "line"), [

@@ -27,7 +27,7 @@ randomness: the test pairs them).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
@@ -79,16 +79,20 @@ class RungModelSampler(NoiseAwareGPSampler):
                 np.array([se for _, _, se in observed], dtype=float))
 
 
-def seed_test_p(scores: Sequence[float], leader: Sequence[float]) -> float:
+def seed_test_p(scores, leader) -> float:
     """The one-sided p of "`leader` better than `scores`" by the races' paired t
-    (`sentsweep.analysis.racing.one_sided_p_values`, no tolerance) over the seeds both have (the first min(len)
-    seeds, seed k paired with seed k); nan with fewer than 2 pairs. The same difference on every seed is as
-    significant as it gets (p 0) where positive, no evidence where not."""
-    pairs = min(len(scores), len(leader))
-    values = {"leader": dict(enumerate(map(float, leader[:pairs]))),
-              "other": dict(enumerate(map(float, scores[:pairs])))}
-    p_values, _ = one_sided_p_values(values, "leader", ["other"], list(range(pairs)), 1.0, "paired t", 0.0)
+    (`sentsweep.analysis.racing.one_sided_p_values`, no tolerance) over the seeds both have: each a {seed: score}
+    mapping, or a sequence whose k-th score is seed k's; nan with fewer than 2 shared seeds. The same difference on
+    every seed is as significant as it gets (p 0) where positive, no evidence where not."""
+    values = {"leader": _by_seed(leader), "other": _by_seed(scores)}
+    shared = sorted(set(values["leader"]) & set(values["other"]))
+    p_values, _ = one_sided_p_values(values, "leader", ["other"], shared, 1.0, "paired t", 0.0)
     return float(p_values[0])
+
+
+def _by_seed(scores) -> dict:
+    return {seed: float(score) for seed, score in (scores.items() if isinstance(scores, Mapping) else
+                                                   enumerate(scores))}
 
 
 def significantly_worse(scores: Sequence[float], leader: Sequence[float], alpha: float) -> bool:

@@ -4,20 +4,22 @@ configuration's seeds stopped together at a rung only on the seeds' paired test 
 
 - `RungScoreRepeater` (a `SeedAveragingRepeater`): keeps each seed's score (the selection metric) at every
   evaluation step after the first (step 0 is the untrained model) of each configuration. Once every seed of a
-  configuration has its score at a step, the configuration's Optuna trial gets them: its intermediate value at that
-  step is their mean and its user attribute `RUNG_SEEDS_ATTRIBUTE` holds them in seed order, which is what the
-  sampler fits its model to. A configuration stopped at a rung is told to Optuna as pruned (its rungs stay
-  observations); one that ran out, as `SeedAveragingRepeater` tells it (its seed mean and standard error). Its
-  state (the scores, the rungs decided, the stops) is a Ray Tune searcher's state: saved with the experiment and
-  restored by `--resume`, with the Optuna study and its sampler.
+  configuration has its score at a step (or the configuration stops there), the configuration's Optuna trial gets
+  them: its intermediate value at that step is their mean and its user attribute `RUNG_SEEDS_ATTRIBUTE` holds them
+  in seed order, which is what the sampler fits its model to. A configuration stopped at a rung is told to Optuna
+  as pruned (its rungs stay observations); one that ran out, as `SeedAveragingRepeater` tells it (its seed mean
+  and standard error). Its state (the scores, the rungs decided, the stops) is a Ray Tune searcher's state: saved
+  with the experiment and restored by `--resume`, with the Optuna study and its sampler.
 - `RungSeedTestScheduler` (a Ray Tune scheduler, sibling of `SeedGroupScheduler`): the rungs are the first
   evaluation at or after each of `RUNGS` (fractions of a trial's steps, those of `--race-schedule steps`) before
-  the last step. When a configuration's seeds all have their score at a rung, it is compared, once, with the leader
-  there (of the other configurations whose seeds all reached that step, the one with the best mean over its seeds
-  there; none: it goes on) by the races' paired t over the seeds (`rung_model_sampler.seed_test_p`), one-sided, at
-  `RACE_ALPHA` split over the rungs; only where that rejects are its seeds stopped (each at its next report). No
-  rung tests a configuration one of whose seeds has finished (as `SeedGroupScheduler`: a stop would come too
-  late, and would leave the finished seeds' values out of the comparison). Its
+  the last step. A rung is decided once every seed of the configuration that started (reported, or running) has
+  reached it, and at least 2 have (as `SeedGroupScheduler` decides). The configuration is compared, once, with the
+  leader there (of the other configurations with 2 seeds' scores at that step, the one with the best mean over its
+  seeds there; none: it goes on) by the races' paired t over the seeds both have
+  (`rung_model_sampler.seed_test_p`), one-sided, at `RACE_ALPHA` split over the rungs; only where that rejects is
+  it stopped: its seeds at their next report, those that start later at their first, and its Optuna trial is told
+  the scores its seeds had up to the rung. No rung tests a configuration one of whose seeds has finished (as
+  `SeedGroupScheduler`: a stop would come too late, and would leave the finished seed's values out). Its
   `outcome` says, per configuration, whether and where it stopped and why, as a race's outcome is recorded in
   MLflow.
 
@@ -32,6 +34,7 @@ from ray.tune.experiment import Trial
 from ray.tune.schedulers import FIFOScheduler, TrialScheduler
 
 from sentsweep.analysis.racing import ELIMINATED, RACE_ALPHA, TIED, ConfigStatus
+from sentsweep.analysis.significance import MIN_SHARED_SEEDS
 from sentsweep.analysis.step_racing import RUNGS, fraction_text
 from sentsweep.random_seeds import TRIAL_INDEX_KEY, resolve_seed
 from sentsweep.sweep.search.rung_model_sampler import RUNG_SEEDS_ATTRIBUTE, seed_test_p
@@ -85,14 +88,13 @@ class RungScoreRepeater(SeedAveragingRepeater):
             self._tell_rung(key, int(step))
         return key
 
-    def complete_rungs(self, key: str) -> dict[int, list[float]]:
-        """{step: each seed's score there, in seed order} of the configuration's steps every seed reached."""
-        return {step: [scores[index] for index in sorted(scores)]
-                for step, scores in sorted(self.rung_scores.get(key, {}).items()) if len(scores) == self.repeat}
-
     def stop(self, key: str, step: int, why: str) -> None:
-        """Record that the configuration `key` stops at `step`, and why (also on its Optuna trial)."""
+        """Record that the configuration `key` stops at `step`, and why; its Optuna trial gets the scores of the
+        seeds it has at each step up to `step` that it was not told yet, and the step."""
         self.stops[key] = (step, why)
+        for at in sorted(self.rung_scores.get(key, {})):
+            if at <= step:
+                self._tell_rung(key, at)
         ot_trial = optuna_trial(self.searcher, key)
         if ot_trial is not None:
             ot_trial.set_user_attr(RUNG_STOP_ATTRIBUTE, step)
@@ -108,11 +110,14 @@ class RungScoreRepeater(SeedAveragingRepeater):
             self.searcher.on_trial_complete(group.primary_trial_id, result=None)
 
     def _tell_rung(self, key: str, step: int) -> None:
+        """The Optuna trial of configuration `key` told its seeds' scores at `step` (in seed order) and their mean,
+        once."""
         ot_trial = optuna_trial(self.searcher, key)
-        if ot_trial is None:
+        by_rung = dict(ot_trial.user_attrs.get(RUNG_SEEDS_ATTRIBUTE, {})) if ot_trial is not None else {}
+        if ot_trial is None or str(step) in by_rung:
             return
-        by_rung = dict(ot_trial.user_attrs.get(RUNG_SEEDS_ATTRIBUTE, {}))
-        by_rung[str(step)] = self.complete_rungs(key)[step]
+        scores = self.rung_scores[key][step]
+        by_rung[str(step)] = [scores[index] for index in sorted(scores)]
         ot_trial.set_user_attr(RUNG_SEEDS_ATTRIBUTE, by_rung)
         ot_trial.report(float(np.mean(by_rung[str(step)])), step)
 
@@ -144,49 +149,67 @@ class RungSeedTestScheduler(FIFOScheduler):
         if key is None:
             return TrialScheduler.CONTINUE
         if key not in self.repeater.stops and result.get("total_steps"):
-            self._decide(key, int(result["total_steps"]))
+            self._decide(tune_controller, key, int(result["total_steps"]))
         return TrialScheduler.STOP if key in self.repeater.stops else TrialScheduler.CONTINUE
 
     def debug_string(self) -> str:
         return (f"RungSeedTestScheduler: {len(self.repeater.stops)} of {len(self.repeater.rung_scores)} "
                 "configurations stopped at a rung on their seeds' paired test")
 
-    def _decide(self, key: str, total_steps: int) -> None:
-        """Decide each rung of the configuration whose step its seeds have all reached and that is not decided."""
-        complete = self.repeater.complete_rungs(key)
+    def _decide(self, tune_controller, key: str, total_steps: int) -> None:
+        """Decide each rung of the configuration not decided yet whose step every seed of it that started has
+        reached, with at least 2 of them (or all its seeds) there."""
+        scores = self.repeater.rung_scores.get(key, {})
+        reached = self._reached(tune_controller, key)
         decided = self.repeater.decided.setdefault(key, [])
         for fraction in self.rungs:
-            step = next((step for step in complete if step >= fraction * total_steps), None)
+            step = next((step for step in sorted(scores) if step >= fraction * total_steps), None)
             if fraction in decided or step is None or step >= total_steps:
                 continue
+            there = len(scores[step])
+            if min(reached.values(), default=-1) < step or there < min(MIN_SHARED_SEEDS, self.repeater.repeat):
+                return  # a started seed is not there yet: decided when it is
             decided.append(fraction)
-            if any(at >= total_steps for at in self.repeater.rung_scores[key]):  # a seed finished: too late
+            if max(scores) >= total_steps:  # a seed finished: a stop comes too late
                 self.repeater.went_on[key] = (f"no stop at step {step}: a seed had finished its {total_steps} steps "
-                                              "before every seed reached that rung")
+                                              "before the seeds started reached that rung")
                 continue
-            why = self.verdict(key, step, complete[step], fraction, total_steps)
+            why = self.verdict(key, step, scores[step], fraction, total_steps)
             if why is not None:
                 self.repeater.stop(key, step, why)
                 return
 
-    def verdict(self, key: str, step: int, scores: list[float], fraction: float, total_steps: int) -> str | None:
-        """Why the configuration stops at `step` (its rung at `fraction` of `total_steps`); None where it goes on:
-        no other configuration's seeds all reached `step`, the leader there is not ahead, or the paired test does
-        not reject."""
-        others = {other: self.repeater.complete_rungs(other).get(step) for other in self.repeater.rung_scores
-                  if other != key}
-        others = {other: values for other, values in others.items() if values}
+    def _reached(self, tune_controller, key: str) -> dict:
+        """{Ray trial id: the last step it reported (-1: none after step 0)} of the configuration's trials that
+        started (reported, or running), those ended by an error left out."""
+        steps = {}
+        statuses = {trial.trial_id: trial.status for trial in tune_controller.get_trials()}
+        for trial_id, index in self.repeater.seed_index.items():
+            if repeater_group(self.repeater, trial_id).primary_trial_id != key or statuses.get(trial_id) == Trial.ERROR:
+                continue
+            last = max((step for step, by_seed in self.repeater.rung_scores.get(key, {}).items() if index in by_seed),
+                       default=-1)
+            if last >= 0 or statuses.get(trial_id) == Trial.RUNNING:
+                steps[trial_id] = last
+        return steps
+
+    def verdict(self, key: str, step: int, scores: dict, fraction: float, total_steps: int) -> str | None:
+        """Why the configuration stops at `step` (its rung at `fraction` of `total_steps`), on `scores` {seed
+        index: score there}; None where it goes on: no other configuration has 2 seeds' scores there, the leader
+        there (the best mean over its seeds) is not ahead, or the paired test over the seeds both have does not
+        reject."""
+        others = [by_seed for other, by_rung in self.repeater.rung_scores.items() if other != key
+                  and len(by_seed := by_rung.get(step, {})) >= MIN_SHARED_SEEDS]
         if not others:
             return None
-        leader = max(others.values(), key=lambda values: float(np.mean(values)))
-        if float(np.mean(leader)) <= float(np.mean(scores)):
-            return None
+        leader = max(others, key=lambda by_seed: float(np.mean(list(by_seed.values()))))
+        own, lead = float(np.mean(list(scores.values()))), float(np.mean(list(leader.values())))
         p = seed_test_p(scores, leader)
-        if not p < self.rung_alpha:
+        if lead <= own or not p < self.rung_alpha:
             return None
-        return (f"at step {step} ({fraction_text(fraction)} of {total_steps} steps) its mean over "
-                f"{len(scores)} seeds {np.mean(scores):.4g} is below the leader's there {np.mean(leader):.4g}: paired "
-                f"t over the seeds, one-sided p = {p:.3g} < {self.rung_alpha:.3g} ({self.alpha:g} over "
+        return (f"at step {step} ({fraction_text(fraction)} of {total_steps} steps) its mean over {len(scores)} seeds "
+                f"{own:.4g} is below the leader's there {lead:.4g}: paired t over the {len(set(scores) & set(leader))} "
+                f"seeds both have, one-sided p = {p:.3g} < {self.rung_alpha:.3g} ({self.alpha:g} over "
                 f"{len(self.rungs)} rungs)")
 
     def outcome(self) -> dict:
