@@ -139,7 +139,7 @@ def description(seed: int) -> str:
     """`--sampler rung-gp` as the card states it: the model, the stopping rule (at the rungs `RUNGS` of
     `sentsweep.analysis.step_racing`, as `sentsweep.sweep.search.rung_search` stops) and what each assumes."""
     return (f"RungModelSampler(seed={seed}): the noise-aware GP fitted at the largest evaluation step where at least "
-            f"{MIN_POINTS} configurations have every seed's score (each mean with its standard error as noise; before "
+            f"{MIN_POINTS} configurations have their seeds' scores (each mean with its standard error as noise; before "
             f"that, random), assuming a smooth score there whose order of configurations the final step keeps; a "
             f"configuration's seeds stopped together at a rung (the first evaluation at or after "
             f"{' and '.join(map(fraction_text, RUNGS))} of the steps) only where the races' paired t over the seeds "
