@@ -41,7 +41,9 @@ def test_a_quick_rung_gp_sweep_records_every_trial_and_where_and_why_a_configura
     with contextlib.redirect_stdout(output):
         code = module.run_sweep(module.DEFINITION, [
             "--quick", "--search", "optuna", "--sampler", "rung-gp", "--methods", "simcse", "--num-configs",
-            str(CONFIGURATIONS), "--eval-steps", "10", "--tracking-uri", uri, "--output-dir", str(tmp_path / "out")])
+            str(CONFIGURATIONS), "--max-steps", "200", "--eval-steps", "20",
+            "--cpus-per-trial", "0.5",  # a configuration's seeds side by side
+            "--tracking-uri", uri, "--output-dir", str(tmp_path / "out")])
         ray.shutdown()
     printed = output.getvalue()
     assert code == 0, printed
@@ -55,9 +57,9 @@ def test_a_quick_rung_gp_sweep_records_every_trial_and_where_and_why_a_configura
     assert stopped and len(stopped) % SEEDS == 0  # a configuration's seeds stop together
     for run in stopped:
         step = run.data.tags[RACE_STOPPED_TAG]
-        assert step in ("10", "20")  # the rungs: the first evaluations at or after 1/9 and 1/3 of 40 steps
+        assert step in ("40", "80")  # the rungs: the first evaluations at or after 1/9 and 1/3 of 200 steps
         assert run.data.tags[RACE_DECISION_TAG].startswith(f"dropped by the race at step {step}: at step {step} (")
-        assert "paired t over the seeds, one-sided p = " in run.data.tags[RACE_DECISION_TAG]
+        assert f"paired t over the {SEEDS} seeds both have, one-sided p = " in run.data.tags[RACE_DECISION_TAG]
     went_on = [run for run in trials if not run.data.tags.get(RACE_STOPPED_TAG)]
     assert all(run.data.tags[RACE_DECISION_TAG].startswith("ran to the end after 2 seeds") for run in went_on)
     configuration = client.get_run(stopped[0].data.tags["mlflow.parentRunId"])
