@@ -6,7 +6,8 @@
   bounds; here only its numbers' finiteness.
 - The search, the race and the early-stopping scheduler form a combination that runs
   (`check_search_combination`): a race compares a fixed set of configurations over seeds and decides their
-  stops itself, so it takes a grid and no scheduler; the race's own options need `--race`.
+  stops itself, so it takes a grid and no scheduler; the race's own options need `--race`; `--sampler rung-gp`
+  stops configurations itself too, so it takes neither a race nor a scheduler.
 
 Both need the options alone, so a sweep script checks them as soon as its command line is parsed
 (`sentsweep.sweep.launch.entry_point`), before torch or Ray load; a setting given on the command line is checked against
@@ -102,6 +103,14 @@ def check_search_combination(options: SweepOptions) -> None:
     """The search, race and scheduler options in a combination that runs; else an `InputError` naming both
     options of the conflict, why, and what to give instead."""
     defaults = SweepOptions.defaults()
+    if options.sampler == "rung-gp" and options.race:
+        raise InputError("--sampler rung-gp and --race: rung-gp stops configurations itself, at its rungs on the "
+                         "seeds' paired test, while a race decides the stops of a fixed grid; give one: --search "
+                         "optuna --sampler rung-gp, or --search grid --race")
+    if options.sampler == "rung-gp" and options.scheduler != defaults["scheduler"]:
+        raise InputError(f"--sampler rung-gp and --scheduler {options.scheduler}: rung-gp stops configurations "
+                         "itself, at its rungs on the seeds' paired test; give one: --sampler rung-gp, or "
+                         f"--scheduler {options.scheduler} with --sampler tpe or noise-gp")
     if options.sampler != "tpe" and options.search != "optuna":
         raise InputError(f"--sampler {options.sampler} with --search {options.search}: the sampler proposes "
                          "configurations of --search optuna; add --search optuna, or leave --sampler out")

@@ -142,10 +142,12 @@ class SweepOptions:
                                "--dry-run)")
     search: Literal["grid", "optuna"] = option("a grid, or configurations Optuna samples", "grid")
     num_configs: int = option("configs Optuna samples (each run per seed)", 8, ge=1)
-    sampler: Literal["tpe", "noise-gp"] = option(
-        "what proposes --search optuna's configurations: tpe (Optuna's TPE on the seed means) or noise-gp (a Gaussian "
-        "process that takes each configuration's seed mean and standard error as observation and noise, for a space "
-        "with a continuous parameter; docs/sweeps.md)", "tpe")
+    sampler: Literal["tpe", "noise-gp", "rung-gp"] = option(
+        "what proposes --search optuna's configurations: tpe (Optuna's TPE on the seed means), noise-gp (a Gaussian "
+        "process that takes each configuration's seed mean and standard error as observation and noise) or rung-gp "
+        "(that process fitted at the largest evaluation step with enough configurations, and a configuration's "
+        "seeds stopped at a rung only on their paired test); the GPs for a space with a continuous parameter "
+        "(docs/sweeps.md)", "tpe")
     objective: tuple[str, ...] = option(
         "an objective NAME:max or NAME:min (repeat it, at least twice): a score (best_sts_dev), a compute total "
         "(gpu_hours, cpu_hours, wall_hours, wall_seconds) or a numeric setting (max_seq_length); every stage's "

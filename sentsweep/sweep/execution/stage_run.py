@@ -117,7 +117,11 @@ class StageRun:
         constants = stage_constants(self.constants, axes, method_settings)
         if options.search == "grid" and (options.extend or options.race):
             return self._fit_points(run_name, constants)
-        return tune_stage(self, run_name, *self._searched_space(constants, scheduler))
+        space, tune_config = self._searched_space(constants, scheduler, run_name)
+        results = tune_stage(self, run_name, space, tune_config)
+        if options.sampler == "rung-gp" and options.search == "optuna":  # its stops recorded as a race's
+            self.race = RaceOutcome(**tune_config.scheduler.outcome())
+        return results
 
     def _fit_points(self, run_name: str, constants: dict):
         """A grid stage's points one by one: raced over the seeds (--race), or those without a finished run
@@ -139,12 +143,14 @@ class StageRun:
         return tune_stage(self, f"{run_name}-extended-{time.strftime('%Y%m%d-%H%M%S')}",
                           points_param_space(constants, points), tune.TuneConfig(reuse_actors=True))
 
-    def _searched_space(self, constants: dict, scheduler) -> tuple[dict, object]:
-        """(param space, TuneConfig) of a stage an early-stopping scheduler judges (a grid) or Optuna samples."""
+    def _searched_space(self, constants: dict, scheduler, run_name: str) -> tuple[dict, object]:
+        """(param space, TuneConfig) of a stage an early-stopping scheduler judges (a grid) or Optuna samples
+        (`--sampler rung-gp`: with its own scheduler, made for Ray Tune run `run_name`)."""
         from ray import tune
         from ray.tune.search.optuna import OptunaSearch
 
         from sentsweep.sweep.search.multi_objective import multi_objective_searcher  # lazy: ray
+        from sentsweep.sweep.search.rung_search import rung_search  # lazy: ray
         from sentsweep.sweep.search.seed_groups import SeedAveragingRepeater  # lazy: ray
 
         sweep, options, axes = self.sweep, self.sweep.options, self.axes
@@ -156,11 +162,14 @@ class StageRun:
             return (points_param_space(constants, points) | self.chain,
                     tune.TuneConfig(num_samples=1, scheduler=scheduler, reuse_actors=True))
         sampler = make_sampler(sweep.options.sampler)
-        objectives = sweep_objectives(options.objective)
-        searcher = (multi_objective_searcher(objectives, sampler, len(sweep.seeds), sweep.definition.selection_metric)
-                    if objectives else SeedAveragingRepeater(OptunaSearch(
-                        metric=sweep.definition.selection_metric, mode="max", sampler=sampler),
-                        repeat=len(sweep.seeds)))
+        objectives, metric = sweep_objectives(options.objective), sweep.definition.selection_metric
+        if objectives:
+            searcher = multi_objective_searcher(objectives, sampler, len(sweep.seeds), metric)
+        else:
+            optuna_search = OptunaSearch(metric=metric, mode="max", sampler=sampler)
+            searcher, scheduler = (rung_search(optuna_search, len(sweep.seeds), run_name)
+                                   if options.sampler == "rung-gp" else
+                                   (SeedAveragingRepeater(optuna_search, repeat=len(sweep.seeds)), scheduler))
         return (sampled_param_space(constants, axes, sweep.seeds) | self.chain, tune.TuneConfig(
             search_alg=searcher, num_samples=options.num_configs * len(sweep.seeds), scheduler=scheduler,
             reuse_actors=True))

@@ -257,11 +257,15 @@ def sweep_options_section(options: SweepOptions, estimate: GpuEstimate) -> list[
     rows = [row("tables", "--alpha", options.alpha, "the usual level"),
             row("tables, race", "--correction", options.correction,
                 "Holm 1979: the family-wise error control of Bonferroni, rejecting at least as often"),
-            row("early stopping", "--scheduler", options.scheduler, "none: every trial runs out")]
+            row("early stopping", "--scheduler", options.scheduler,
+                "none: rung-gp stops configurations at its rungs itself, as the search row says"
+                if options.search == "optuna" and options.sampler == "rung-gp" else "none: every trial runs out")]
     if options.search == "optuna":
         why = ("--sampler noise-gp: the standard errors the seeds give, as each observation's noise; "
                "sentsweep.sweep.search.noise_aware_sampler" if options.sampler == "noise-gp" else
-               "Optuna 5.0's defaults for one objective, stated so that another release's defaults change no "
+               "--sampler rung-gp: the scores of every seed at every evaluation, a model from the early evaluations "
+               "and stops only on the seeds' test; sentsweep.sweep.search.rung_search" if options.sampler == "rung-gp"
+               else "Optuna 5.0's defaults for one objective, stated so that another release's defaults change no "
                "proposal; sentsweep.sweep.search.optuna_sampler")
         rows.append(f"| search | sampler | {sampler_description(options.sampler)} | project choice ({why}) |")
     if options.objective:

@@ -199,10 +199,10 @@ def stage_axes(definition: SweepDefinition, options: SweepOptions) -> list[tuple
         if definition.sampled_axes is None:
             raise InputError(f"sweep {definition.name!r} has no Optuna search space; use --search grid")
         stages = [("optuna", definition.sampled_axes(options))]
-        if options.sampler == "noise-gp":
+        if options.sampler in ("noise-gp", "rung-gp"):
             from sentsweep.sweep.search.noise_aware_sampler import check_space  # lazy: optuna
 
-            check_space(stages[0][1])
+            check_space(stages[0][1], options.sampler)
     else:
         stages = [(stage.name, axes) for stage in definition.stages if (axes := stage.axes(options)) is not None]
     shared = added_axes(options.sample_sizes, options.batch_sizes)

@@ -14,8 +14,8 @@ this sampler is a minimal heteroscedastic GP on torch, within Optuna's sampler A
   choice one-hot, so mixed spaces (a learning rate and a pooling) share one model.
 - Acquisition: expected improvement of the noise-free function over the best posterior mean at the observed
   configurations (the incumbent a noisy observation cannot inflate), maximised over CANDIDATES random points of the
-  space. Trials still running count with their posterior mean as value (the kriging believer), so that parallel
-  trials are not proposed at one point.
+  space. Trials still running (those the model does not observe yet) count with their posterior mean as value
+  (the kriging believer), so that parallel trials are not proposed at one point.
 - The first STARTUP_TRIALS configurations, and any parameter outside the space every trial shares, are sampled at
   random (Optuna's `RandomSampler`).
 
@@ -41,13 +41,14 @@ NOISE_FLOOR = 1e-6  # noise variance (standardised units) where no trial's stand
 SE_ATTRIBUTE = "seed_se"  # the user attribute SeedAveragingRepeater keeps each configuration's standard error in
 
 
-def check_space(axes: Mapping) -> None:
+def check_space(axes: Mapping, sampler: str = "noise-gp") -> None:
     """An InputError unless the sampled space has a continuous parameter (a Ray Tune float range of more than one
-    value): the model of this sampler is over a continuous space, and a space of choices alone is a grid."""
+    value): the model of this sampler (and of `sampler`, the `--sampler` named, which fits it) is over a continuous
+    space, and a space of choices alone is a grid."""
     from ray.tune.search.sample import Float
 
     if not any(isinstance(domain, Float) and domain.lower < domain.upper for domain in axes.values()):
-        raise InputError(f"--sampler noise-gp needs a continuous parameter (a float range of more than one value) "
+        raise InputError(f"--sampler {sampler} needs a continuous parameter (a float range of more than one value) "
                          f"among the sampled {', '.join(sorted(axes)) or 'none'}: use --search grid or the tpe sampler")
 
 
@@ -184,9 +185,10 @@ class NoiseAwareGPSampler(_optuna_base()):
         noise = self._noise(se, spread)
         x = np.stack([_encode(t.params, search_space) for t in trials])
         model = HeteroscedasticGP(x, y, noise).fit()
+        seen = {t.number for t in trials} | {trial.number}
         running = [t for t in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,))
-                   if t.number != trial.number and all(name in t.params for name in search_space)]
-        if running:  # the kriging believer: a running trial counts with its posterior mean
+                   if t.number not in seen and all(name in t.params for name in search_space)]
+        if running:  # the kriging believer: a running trial not observed counts with its posterior mean
             pending = np.stack([_encode(t.params, search_space) for t in running])
             believed, _ = model.posterior(pending)
             model = HeteroscedasticGP(np.vstack([x, pending]), np.concatenate([y, believed]),

@@ -43,8 +43,8 @@ def check_sweep_objectives(options, constants: Mapping, stages: Sequence[tuple[s
     if not objectives:
         return []
     labels = " ".join(f"--objective {objective.label}" for objective in objectives)
-    if options.search == "optuna" and options.sampler == "noise-gp":
-        raise InputError(f"{labels} with --sampler noise-gp: the noise-aware GP models one objective; search "
+    if options.search == "optuna" and options.sampler in ("noise-gp", "rung-gp"):
+        raise InputError(f"{labels} with --sampler {options.sampler}: the noise-aware GP models one objective; search "
                          "several with --sampler tpe (Optuna's multi-objective TPE)")
     if options.scheduler != "fifo":
         raise InputError(f"{labels} with --scheduler {options.scheduler}: the scheduler stops configurations on the "

@@ -29,11 +29,16 @@ TPE_SETTINGS = {"n_startup_trials": 10, "n_ei_candidates": 24, "multivariate": T
 
 def make_sampler(name: str = "tpe"):
     """The sampler `--sampler` names of a `--search optuna` sweep, seeded with `SAMPLER_SEED`: TPE with
-    `TPE_SETTINGS`, or the noise-aware GP (`sentsweep.sweep.search.noise_aware_sampler`)."""
+    `TPE_SETTINGS`, the noise-aware GP (`sentsweep.sweep.search.noise_aware_sampler`) or that GP at the rungs
+    (`sentsweep.sweep.search.rung_model_sampler`)."""
     if name == "noise-gp":
         from sentsweep.sweep.search.noise_aware_sampler import NoiseAwareGPSampler  # lazy: optuna, torch
 
         return NoiseAwareGPSampler(seed=SAMPLER_SEED)
+    if name == "rung-gp":
+        from sentsweep.sweep.search.rung_model_sampler import RungModelSampler  # lazy: optuna, torch
+
+        return RungModelSampler(seed=SAMPLER_SEED)
     from optuna.samplers import TPESampler  # lazy: optuna
 
     return TPESampler(seed=SAMPLER_SEED, **TPE_SETTINGS)
@@ -57,5 +62,9 @@ def sampler_description(name: str = "tpe") -> str:
                 f"error as noise (se^2, fixed per configuration; one seed: the others' median), a Matérn 5/2 GP with "
                 f"one length scale per input, expected improvement over {gp.CANDIDATES} random candidates, the first "
                 f"{gp.STARTUP_TRIALS} configurations random, Optuna {version('optuna')}")
+    if name == "rung-gp":
+        from sentsweep.sweep.search.rung_model_sampler import description  # lazy: optuna
+
+        return f"{description(SAMPLER_SEED)}; Optuna {version('optuna')}"
     settings = ", ".join(f"{name}={value}" for name, value in TPE_SETTINGS.items())
     return f"TPESampler(seed={SAMPLER_SEED}, {settings}), Optuna {version('optuna')}"

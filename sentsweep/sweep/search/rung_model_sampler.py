@@ -1,21 +1,23 @@
 """Model-based multi-fidelity over steps and seeds, BOHB-style: new configurations proposed by a model of the scores
 the configurations had at a rung (an evaluation part-way through training), and configurations stopped at a rung
-only on their seeds' test.
+only on their seeds' test. `--search optuna --sampler rung-gp` runs them on Ray Tune
+(`sentsweep.sweep.search.rung_search`: the seeds' scores told to the study, the stops taken by a scheduler); the
+simulation of `benchmarks/searchers.py` ("rung-gp") runs them on an Optuna study.
 
 - `RungModelSampler` (Optuna sampler). A configuration's observation at rung t is the mean over its seeds of their
   scores at t, with its standard error (the Optuna trial's intermediate value at step t and its user attribute
   RUNG_SEEDS_ATTRIBUTE, the seeds' scores by rung). As BOHB (Falkner, Klein, Hutter 2018, section 3.2) the model is
   fitted at the largest rung with at least MIN_POINTS configurations observed there (a stopped configuration counts
-  at the rungs it reached), so early rungs steer the search before any configuration has finished. The model is
-  the noise-aware GP of `sentsweep.sweep.search.noise_aware_sampler` (each mean with its standard error as noise,
-  expected improvement; BOHB's is a kernel density estimate); before any rung has MIN_POINTS, configurations are
-  random.
+  at the rungs it reached, a running one at those its seeds all reported), so early rungs steer the search before
+  any configuration has finished. The model is the noise-aware GP of `sentsweep.sweep.search.noise_aware_sampler`
+  (each mean with its standard error as noise, expected improvement; BOHB's is a kernel density estimate); before
+  any rung has MIN_POINTS, configurations are random.
 - `SeedTestPruner` (Optuna pruner). At each of its rungs, once a configuration's seeds have scores there, it is
   compared with the leader there (the configuration with the best mean over its seeds at that rung) by the races'
-  paired t over the seeds both have (one-sided, the leader better), at the race's level split over the rungs
-  (`sentsweep.analysis.racing.RACE_ALPHA` / number of rungs, as `--race-schedule steps` splits it); it is stopped
-  only where that test rejects. A configuration that is not significantly worse goes on, however far behind its
-  mean is.
+  paired t over the seeds both have (`seed_test_p`: `sentsweep.analysis.racing.one_sided_p_values`, one-sided, the
+  leader better), at the race's level split over the rungs (`sentsweep.analysis.racing.RACE_ALPHA` / number of
+  rungs, as `--race-schedule steps` splits it); it is stopped only where that test rejects. A configuration that
+  is not significantly worse goes on, however far behind its mean is.
 
 What it assumes: the order of configurations at a rung says something about their order at the end (the model is
 fitted there), and seeds are shared across configurations (seed k of every configuration is one draw of the same
@@ -25,12 +27,12 @@ randomness: the test pairs them).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
-from scipy import stats
 
-from sentsweep.analysis.racing import RACE_ALPHA
+from sentsweep.analysis.racing import RACE_ALPHA, one_sided_p_values
+from sentsweep.analysis.step_racing import RUNGS, fraction_text
 from sentsweep.sweep.search.noise_aware_sampler import NoiseAwareGPSampler
 
 MIN_POINTS = 4  # configurations observed at a rung before the model is fitted there (the GP sampler's start)
@@ -67,7 +69,7 @@ class RungModelSampler(NoiseAwareGPSampler):
     def observations(self, study, search_space: dict) -> tuple[list, np.ndarray, np.ndarray] | None:
         from optuna.trial import TrialState
 
-        trials = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE, TrialState.PRUNED))
+        trials = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE, TrialState.PRUNED, TrialState.RUNNING))
         by_rung = rung_observations(trials, search_space)
         rung = model_rung(by_rung)
         if rung is None:
@@ -77,16 +79,27 @@ class RungModelSampler(NoiseAwareGPSampler):
                 np.array([se for _, _, se in observed], dtype=float))
 
 
+def seed_test_p(scores, leader) -> float:
+    """The one-sided p of "`leader` better than `scores`" by the races' paired t
+    (`sentsweep.analysis.racing.one_sided_p_values`, no tolerance) over the seeds both have: each a {seed: score}
+    mapping, or a sequence whose k-th score is seed k's; nan with fewer than 2 shared seeds. The same difference on
+    every seed is as significant as it gets (p 0) where positive, no evidence where not."""
+    values = {"leader": _by_seed(leader), "other": _by_seed(scores)}
+    shared = sorted(set(values["leader"]) & set(values["other"]))
+    p_values, _ = one_sided_p_values(values, "leader", ["other"], shared, 1.0, "paired t", 0.0)
+    return float(p_values[0])
+
+
+def _by_seed(scores) -> dict:
+    return {seed: float(score) for seed, score in (scores.items() if isinstance(scores, Mapping) else
+                                                   enumerate(scores))}
+
+
 def significantly_worse(scores: Sequence[float], leader: Sequence[float], alpha: float) -> bool:
-    """Whether `scores` are below `leader`'s by the paired one-sided t over the seeds both have (the first
-    min(len) seeds, seed k paired with seed k) at level `alpha`; never with fewer than 2 pairs or no spread."""
-    pairs = min(len(scores), len(leader))
-    if pairs < 2:
-        return False
-    differences = np.asarray(leader[:pairs], dtype=float) - np.asarray(scores[:pairs], dtype=float)
-    if not np.any(differences != differences[0]):
-        return bool(differences[0] > 0)  # the same difference on every seed: the tables' rule
-    return bool(stats.ttest_rel(leader[:pairs], scores[:pairs], alternative="greater").pvalue < alpha)
+    """Whether `scores` are below `leader`'s by the races' paired one-sided t (`seed_test_p`) at level `alpha`;
+    never with fewer than 2 pairs."""
+    p = seed_test_p(scores, leader)
+    return bool(p == p and p < alpha)
 
 
 def _optuna_pruner_base():
@@ -120,3 +133,15 @@ class SeedTestPruner(_optuna_pruner_base()):
         if float(np.mean(leader)) <= float(np.mean(scores)):
             return False
         return significantly_worse(scores, leader, self.alpha / len(self.rungs))
+
+
+def description(seed: int) -> str:
+    """`--sampler rung-gp` as the card states it: the model, the stopping rule (at the rungs `RUNGS` of
+    `sentsweep.analysis.step_racing`, as `sentsweep.sweep.search.rung_search` stops) and what each assumes."""
+    return (f"RungModelSampler(seed={seed}): the noise-aware GP fitted at the largest evaluation step where at least "
+            f"{MIN_POINTS} configurations have their seeds' scores (each mean with its standard error as noise; before "
+            f"that, random), assuming a smooth score there whose order of configurations the final step keeps; a "
+            f"configuration's seeds stopped together at a rung (the first evaluation at or after "
+            f"{' and '.join(map(fraction_text, RUNGS))} of the steps) only where the races' paired t over the seeds "
+            f"says it is worse than the leader there, one-sided at {RACE_ALPHA:g} over {len(RUNGS)} rungs, assuming "
+            f"seeds shared across configurations (seed k of each is one draw of the same randomness)")
