@@ -37,10 +37,8 @@ report from what it had ended by then, among the configurations trained to the e
 mean over the seeds (the sweep table's best), a noise-aware one's model's best (`noise_aware_sampler.model_best`:
 the best posterior mean of the GP fitted to the means with their standard errors). Its regret is the true best's
 score minus its answer's true score. Each of `--sweeps` sweeps per regime draws its own offsets; every searcher is
-seeded by the sweep's number; rung-gp runs at most `CAPPED_SWEEPS` of them (its GP fitted for each of the about 50
-configurations it starts in a sweep, hours for 100 sweeps on 2 cores). Two more rows swap the answer rule over
-the same sweeps (noise-gp answered by its best mean, TPE by the model's best), so the table shows what the
-proposals do and what the rule does.
+seeded by the sweep's number. Two more rows swap the answer rule over the same sweeps (noise-gp answered by its
+best mean, TPE by the model's best), so the table shows what the proposals do and what the rule does.
 
 The searchers, what each assumes, and how it starts (`ASSUMES`): random search, TPE (mean only), noise-gp, rung-gp,
 Hyperband and TPE + HyperbandPruner (Optuna's). Ray Tune's own are not run: `TuneBOHB` needs hpbandster and
@@ -72,8 +70,6 @@ CONFIGURATIONS = 20
 BUDGET = SEEDS_PER_CONFIGURATION * CONFIGURATIONS  # trials
 STARTUP_CONFIGURATIONS = CONFIGURATIONS // 4  # TPE's and noise-gp's random start: a quarter of the budget
 COMPUTE_LEVELS = (15, 30, 45, 60)
-CAPPED_SWEEPS = {"rung-gp": 30}  # its GP is fitted for each configuration it starts, about 50 a sweep: 100 sweeps
-# per regime would take hours on the benchmark's 2 cores
 RUNGS = 9  # evaluations per trial (TSDAE App. A: every 1.5K of 30K steps, about 20; fewer keeps the brackets small)
 CURVE_RISE = 3.0  # how far below its final score a run starts
 POOLINGS = ("cls", "mean", "max")
@@ -261,10 +257,9 @@ def _sweep_regrets(job: tuple[str, str, int, int]) -> tuple[str, str, dict]:
 
 
 def run_sweeps(sweeps: int, workers: int, budget: int = BUDGET) -> dict:
-    """{regime: {row: array (sweeps x compute levels) of regrets}}: `sweeps` sweeps per searcher and regime, at most
-    CAPPED_SWEEPS of a searcher named there."""
+    """{regime: {row: array (sweeps x compute levels) of regrets}}: `sweeps` sweeps per searcher and regime."""
     jobs = [(regime, searcher, sweep, budget) for regime in REGIMES for searcher in SEARCHERS
-            for sweep in range(min(sweeps, CAPPED_SWEEPS.get(searcher, sweeps)))]
+            for sweep in range(sweeps)]
     with ProcessPoolExecutor(max_workers=workers) as pool:
         done = list(pool.map(_sweep_regrets, jobs, chunksize=2))
     collected: dict = {}
@@ -339,8 +334,7 @@ def results(regrets: dict) -> list[Result]:
 
 def run(sweeps: int = 100, workers: int | None = None, plot_path: Path = DEFAULT_PLOT) -> list[Result]:
     workers = workers or min(2, os.cpu_count() or 1)
-    print(f"{sweeps} simulated sweeps per searcher and regime (rung-gp {min(sweeps, CAPPED_SWEEPS['rung-gp'])}), "
-          f"{BUDGET} trials each ({CONFIGURATIONS} configurations "
+    print(f"{sweeps} simulated sweeps per searcher and regime, {BUDGET} trials each ({CONFIGURATIONS} configurations "
           f"x {SEEDS_PER_CONFIGURATION} seeds, {RUNGS} evaluations per trial); the configurations' true scores' sd "
           f"{space_spread():.2f} over the space; the true best {BEST_SCORE:.2f}")
     regrets = run_sweeps(sweeps, workers)
