@@ -172,7 +172,8 @@ def make_study(searcher: str, seed: int):
     pruner = (optuna.pruners.HyperbandPruner(min_resource=1, max_resource=RUNGS, reduction_factor=3)
               if "Hyperband" in searcher else SeedTestPruner(STEP_RUNGS) if searcher == "rung-gp" else
               optuna.pruners.NopPruner())
-    return optuna.create_study(direction="maximize", sampler=sampler, pruner=pruner)
+    # a fixed name: HyperbandPruner puts a trial in its bracket by a hash of the study's name and the trial's number
+    return optuna.create_study(study_name=f"sweep-{seed}", direction="maximize", sampler=sampler, pruner=pruner)
 
 
 def _run_configuration(study, trial, true: float, rng: np.random.Generator, seed_sd: float) -> int:
