@@ -59,6 +59,7 @@ def test_a_multi_fidelity_searcher_stops_configurations_and_spends_at_most_a_con
     steps = [later - earlier for (earlier, _), (later, _) in zip(log, log[1:])]
     assert any(step < searchers.SEEDS_PER_CONFIGURATION for step in steps)  # some stopped before the end
     assert 24 <= log[-1][0] < 24 + searchers.SEEDS_PER_CONFIGURATION
+    assert searchers.simulate_sweep(searcher, sweep=1, seed_sd=1.1, budget=24)[1] == log  # the same brackets again
 
 
 def test_the_record_has_every_row_in_each_regime_and_the_goal_on_noise_gp_where_seeds_disagree_more():
