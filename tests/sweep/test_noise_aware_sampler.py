@@ -9,7 +9,14 @@ import pytest
 from ray import tune
 
 from sentsweep.errors import InputError
-from sentsweep.sweep.search.noise_aware_sampler import SE_ATTRIBUTE, NoiseAwareGPSampler, check_space
+from sentsweep.sweep.search.noise_aware_sampler import (
+    NOISE_FLOOR,
+    SE_ATTRIBUTE,
+    NoiseAwareGPSampler,
+    check_space,
+    model_best,
+    observation_noise,
+)
 from sentsweep.sweep.search.optuna_sampler import make_sampler, sampler_description
 
 SPACE = {"lr": optuna.distributions.FloatDistribution(1e-5, 1e-3, log=True),
@@ -95,3 +102,29 @@ def test_a_restored_sampler_proposes_what_the_uninterrupted_one_does():
         trial.set_user_attr(SE_ATTRIBUTE, 0.5)
         study.tell(trial, score(trial.params) + np.random.default_rng(0).normal(0, 0.5, size=index + 1)[-1])
     assert [trial.params for trial in study.trials] == uninterrupted
+
+
+def test_a_configuration_whose_few_seeds_agree_by_chance_is_not_taken_as_exact():
+    se = np.array([0.01, 1.0, 1.0, 1.0, float("nan")])
+    noise = observation_noise(se, spread=1.0)
+    pooled = (0.01 ** 2 + 3 * 1.0) / 4
+    assert noise[0] == pytest.approx((0.01 ** 2 + 4 * pooled) / 5)  # its own se^2 and the 4 known, weighted alike
+    assert noise[0] > 0.5 and noise[1] == pytest.approx((1.0 + 4 * pooled) / 5)
+    assert noise[4] == pytest.approx(pooled)  # a single seed: the pooled se^2
+    assert np.all(observation_noise(np.full(3, float("nan")), 1.0) == NOISE_FLOOR)
+
+
+def completed_study(points: list[tuple[float, float, float]]) -> list:
+    """Completed trials over x in [0, 1], each (x, value, standard error)."""
+    return [optuna.trial.create_trial(params={"x": float(x)}, value=value, user_attrs={SE_ATTRIBUTE: se},
+                                      distributions={"x": optuna.distributions.FloatDistribution(0.0, 1.0)})
+            for x, value, se in points]
+
+
+def test_the_models_best_is_where_the_neighbours_agree_not_a_lone_lucky_mean():
+    smooth = [(x, 1.0 - (x - 0.7) ** 2, 0.3) for x in np.linspace(0.0, 1.0, 11)]
+    lucky = (0.05, 1.4, 0.3)  # highest mean, but its neighbours say the score there is about 0.5
+    trials = completed_study(smooth + [lucky])
+    assert max(trials, key=lambda trial: trial.value).params["x"] == 0.05
+    assert 0.5 <= model_best(trials).params["x"] <= 0.9  # within 0.04 of the smooth optimum's score
+    assert model_best(trials[:1]) is trials[0] and model_best([]) is None

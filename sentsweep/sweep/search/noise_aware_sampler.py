@@ -5,13 +5,15 @@ Optuna 5.0's `GPSampler` fits one noise level shared by every trial (a homosceda
 with the kernel's parameters) and has no way to be given a noise per trial; BoTorch and Ax are not in the lock. So
 this sampler is a minimal heteroscedastic GP on torch, within Optuna's sampler API:
 
-- Observations: the completed trials' values (the seed means `SeedAveragingRepeater` tells the study) with fixed
-  noise variance se^2 per trial, se the standard error of the mean the repeater keeps as the trial's user attribute
-  `seed_se`. A trial without one (a single seed) gets the median of the others' se^2 (none known: NOISE_FLOOR).
+- Observations: the completed trials' values (the seed means `SeedAveragingRepeater` tells the study) with a fixed
+  noise variance per trial from se, the standard error of the mean the repeater keeps as the trial's user attribute
+  `seed_se`: se^2 moderated toward the pooled se^2 of all trials (`observation_noise`: a few seeds' se is too
+  unsure to take as known). A trial without one (a single seed) gets the pooled se^2 (none known: NOISE_FLOOR).
 - Model: a zero-mean GP on the standardised values, Matérn 5/2 kernel with one length scale per input (ARD) and an
-  output scale, fitted by maximising the marginal likelihood (Adam, FIT_STEPS steps from a fixed start: the same
-  trials give the same fit). Inputs in [0, 1]: a float by its range (on a log scale where its distribution is), a
-  choice one-hot, so mixed spaces (a learning rate and a pooling) share one model.
+  output scale, fitted by maximising the marginal likelihood (L-BFGS-B, at most FIT_ITERATIONS iterations within
+  FIT_BOUNDS from a fixed start: the same trials give the same fit). Inputs in [0, 1]: a float by its range (on a
+  log scale where its distribution is), a choice one-hot, so mixed spaces (a learning rate and a pooling) share one
+  model.
 - Acquisition: expected improvement of the noise-free function over the best posterior mean at the observed
   configurations (the incumbent a noisy observation cannot inflate), maximised over CANDIDATES random points of the
   space. Trials still running (those the model does not observe yet) count with their posterior mean as value
@@ -36,7 +38,8 @@ from sentsweep.errors import InputError
 
 STARTUP_TRIALS = 4  # the project's choice: random configurations before the model is fitted
 CANDIDATES = 2048  # random points the acquisition is maximised over
-FIT_STEPS = 150
+FIT_ITERATIONS = 50  # L-BFGS-B iterations of the marginal likelihood's fit
+FIT_BOUNDS = (-7.0, 5.0)  # each log length scale and the log output scale (standardised units)
 NOISE_FLOOR = 1e-6  # noise variance (standardised units) where no trial's standard error is known
 SE_ATTRIBUTE = "seed_se"  # the user attribute SeedAveragingRepeater keeps each configuration's standard error in
 
@@ -52,37 +55,42 @@ def check_space(axes: Mapping, sampler: str = "noise-gp") -> None:
                          f"among the sampled {', '.join(sorted(axes)) or 'none'}: use --search grid or the tpe sampler")
 
 
-def _encode(params: dict, space: dict) -> np.ndarray:
-    """A configuration as the model's input: floats and ints in [0, 1] by their range (log where theirs is),
-    choices one-hot."""
+def encode(configurations: list[dict], space: dict) -> np.ndarray:
+    """Configurations as the model's inputs, one row each: floats and ints in [0, 1] by their range (log where
+    theirs is), choices one-hot."""
     from optuna.distributions import CategoricalDistribution
 
-    row = []
+    columns = []
     for name, distribution in space.items():
-        value = params[name]
+        values = [configuration[name] for configuration in configurations]
         if isinstance(distribution, CategoricalDistribution):
-            row += [float(value == choice) for choice in distribution.choices]
+            columns += [np.array([value == choice for value in values], dtype=float) for choice in distribution.choices]
             continue
-        low, high = float(distribution.low), float(distribution.high)
+        low, high, values = float(distribution.low), float(distribution.high), np.array(values, dtype=float)
         if distribution.log:
-            low, high, value = math.log(low), math.log(high), math.log(value)
-        row.append(0.5 if high == low else (float(value) - low) / (high - low))
-    return np.array(row, dtype=float)
+            low, high, values = math.log(low), math.log(high), np.log(values)
+        columns.append(np.full(len(values), 0.5) if high == low else (values - low) / (high - low))
+    return np.column_stack(columns)
 
 
-def _random_params(space: dict, rng: np.random.Generator) -> dict:
+def random_candidates(space: dict, rng: np.random.Generator, count: int) -> list[dict]:
+    """`count` configurations drawn at random from `space`, drawn one parameter at a time for all of them: a choice
+    uniformly, a float uniformly over its range (log-uniformly where its distribution is log), an int as the
+    rounded float."""
     from optuna.distributions import CategoricalDistribution, IntDistribution
 
-    params = {}
+    columns = {}
     for name, distribution in space.items():
         if isinstance(distribution, CategoricalDistribution):
-            params[name] = distribution.choices[int(rng.integers(len(distribution.choices)))]
+            picks = rng.integers(len(distribution.choices), size=count)
+            columns[name] = [distribution.choices[int(pick)] for pick in picks]
             continue
         low, high = float(distribution.low), float(distribution.high)
-        value = (math.exp(rng.uniform(math.log(low), math.log(high))) if distribution.log
-                 else rng.uniform(low, high))
-        params[name] = int(round(value)) if isinstance(distribution, IntDistribution) else float(value)
-    return params
+        values = (np.exp(rng.uniform(math.log(low), math.log(high), size=count)) if distribution.log
+                  else rng.uniform(low, high, size=count))
+        columns[name] = ([int(round(value)) for value in values] if isinstance(distribution, IntDistribution)
+                         else [float(value) for value in values])
+    return [{name: column[index] for name, column in columns.items()} for index in range(count)]
 
 
 class HeteroscedasticGP:
@@ -107,20 +115,30 @@ class HeteroscedasticGP:
         k = self._kernel(self.x, self.x, log_lengths, log_scale)
         return k + self.torch.diag(self.noise + 1e-8)
 
+    def _negative_log_likelihood(self, log_lengths, log_scale):
+        chol = self.torch.linalg.cholesky(self._covariance(log_lengths, log_scale))
+        alpha = self.torch.cholesky_solve(self.y[:, None], chol)
+        loss = 0.5 * (self.y[:, None] * alpha).sum() + chol.diagonal().log().sum()
+        return loss + 0.5 * ((log_lengths - math.log(0.5)) ** 2).sum()  # a weak prior keeps length scales finite
+
     def fit(self) -> HeteroscedasticGP:
-        torch = self.torch
-        lengths = self.log_lengths.clone().requires_grad_(True)
-        scale = self.log_scale.clone().requires_grad_(True)
-        optimizer = torch.optim.Adam([lengths, scale], lr=0.05)
-        for _ in range(FIT_STEPS):
-            optimizer.zero_grad()
-            chol = torch.linalg.cholesky(self._covariance(lengths, scale))
-            alpha = torch.cholesky_solve(self.y[:, None], chol)
-            loss = 0.5 * (self.y[:, None] * alpha).sum() + chol.diagonal().log().sum()
-            loss = loss + 0.5 * ((lengths - math.log(0.5)) ** 2).sum()  # a weak prior keeps length scales finite
+        """Maximises the marginal likelihood (with the length scales' prior) by L-BFGS-B within FIT_BOUNDS, at most
+        FIT_ITERATIONS iterations from the fixed start."""
+        from scipy.optimize import minimize
+
+        torch, dims = self.torch, self.x.shape[1]
+
+        def loss_and_gradient(flat: np.ndarray) -> tuple[float, np.ndarray]:
+            params = torch.tensor(flat, dtype=torch.float64, requires_grad=True)
+            loss = self._negative_log_likelihood(params[:dims], params[dims])
             loss.backward()
-            optimizer.step()
-        self.log_lengths, self.log_scale = lengths.detach(), scale.detach()
+            return float(loss.detach()), params.grad.numpy().copy()
+
+        start = np.append(self.log_lengths.numpy(), float(self.log_scale))
+        fitted = minimize(loss_and_gradient, start, jac=True, method="L-BFGS-B", bounds=[FIT_BOUNDS] * (dims + 1),
+                          options={"maxiter": FIT_ITERATIONS}).x
+        self.log_lengths = torch.tensor(fitted[:dims], dtype=torch.float64)
+        self.log_scale = torch.tensor(fitted[dims], dtype=torch.float64)
         return self
 
     def posterior(self, points: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -151,10 +169,11 @@ def _optuna_base():
 class NoiseAwareGPSampler(_optuna_base()):
     """Optuna sampler: the heteroscedastic GP of the module docstring, seeded with `seed`."""
 
-    def __init__(self, seed: int) -> None:
+    def __init__(self, seed: int, startup_trials: int = STARTUP_TRIALS) -> None:
         from optuna.samplers import RandomSampler
 
         self.seed = seed
+        self.startup_trials = startup_trials
         self._random = RandomSampler(seed=seed)
 
     def reseed_rng(self) -> None:
@@ -178,44 +197,77 @@ class NoiseAwareGPSampler(_optuna_base()):
         if observed is None:
             return {}
         trials, values, se = observed
-        sign = 1.0 if study.direction.name == "MAXIMIZE" else -1.0
-        values = sign * values
-        center, spread = values.mean(), values.std() or 1.0
-        y = (values - center) / spread
-        noise = self._noise(se, spread)
-        x = np.stack([_encode(t.params, search_space) for t in trials])
-        model = HeteroscedasticGP(x, y, noise).fit()
+        model, x, y, noise = fitted_model(trials, values, se, search_space, study.direction.name == "MAXIMIZE")
         seen = {t.number for t in trials} | {trial.number}
         running = [t for t in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,))
                    if t.number not in seen and all(name in t.params for name in search_space)]
         if running:  # the kriging believer: a running trial not observed counts with its posterior mean
-            pending = np.stack([_encode(t.params, search_space) for t in running])
+            pending = encode([t.params for t in running], search_space)
             believed, _ = model.posterior(pending)
             model = HeteroscedasticGP(np.vstack([x, pending]), np.concatenate([y, believed]),
                                       np.concatenate([noise, np.full(len(running), NOISE_FLOOR)])).fit()
         incumbent = float(model.posterior(x)[0].max())
         rng = np.random.default_rng([self.seed, trial.number])
-        candidates = [_random_params(search_space, rng) for _ in range(CANDIDATES)]
-        mean, std = model.posterior(np.stack([_encode(c, search_space) for c in candidates]))
+        candidates = random_candidates(search_space, rng, CANDIDATES)
+        mean, std = model.posterior(encode(candidates, search_space))
         return candidates[int(np.argmax(expected_improvement(mean, std, incumbent)))]
 
     def observations(self, study, search_space: dict) -> tuple[list, np.ndarray, np.ndarray] | None:
         """(trials, values, standard errors) the model is fitted to: the completed trials over the space, each its
-        value and its user attribute SE_ATTRIBUTE (nan without one); None before STARTUP_TRIALS of them."""
+        value and its user attribute SE_ATTRIBUTE (nan without one); None before `startup_trials` of them."""
         from optuna.trial import TrialState
 
         trials = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
         trials = [t for t in trials if all(name in t.params for name in search_space)]
-        if len(trials) < STARTUP_TRIALS:
+        if len(trials) < self.startup_trials:
             return None
-        return (trials, np.array([t.value for t in trials], dtype=float),
-                np.array([float(t.user_attrs.get(SE_ATTRIBUTE, float("nan"))) for t in trials], dtype=float))
+        return trials, np.array([t.value for t in trials], dtype=float), standard_errors(trials)
 
-    @staticmethod
-    def _noise(se: np.ndarray, spread: float) -> np.ndarray:
-        """Each observation's noise variance in standardised units: (se / spread)^2; the median of the known ones
-        where an observation has none (NOISE_FLOOR where none is known)."""
-        variance = (se / spread) ** 2
-        known = variance[np.isfinite(variance)]
-        fill = float(np.median(known)) if len(known) else NOISE_FLOOR
-        return np.maximum(np.where(np.isfinite(variance), variance, fill), NOISE_FLOOR)
+
+def standard_errors(trials) -> np.ndarray:
+    """Each trial's user attribute SE_ATTRIBUTE (nan without one)."""
+    return np.array([float(t.user_attrs.get(SE_ATTRIBUTE, float("nan"))) for t in trials], dtype=float)
+
+
+def observation_noise(se: np.ndarray, spread: float) -> np.ndarray:
+    """Each observation's noise variance in standardised units, (se / spread)^2 moderated toward the sweep's pooled
+    one: a configuration's own standard error rests on few seeds (3 seeds: 2 degrees of freedom), too few to take
+    as its known noise, so its variance is (own + sum of all k known) / (1 + k), every configuration with a
+    standard error weighted alike (the same number of seeds each); an observation without one gets the pooled
+    mean (NOISE_FLOOR where none is known)."""
+    variance = (se / spread) ** 2
+    known = variance[np.isfinite(variance)]
+    if not len(known):
+        return np.full(len(variance), NOISE_FLOOR)
+    moderated = np.where(np.isfinite(variance), (variance + known.sum()) / (1 + len(known)), known.mean())
+    return np.maximum(moderated, NOISE_FLOOR)
+
+
+def fitted_model(trials: list, values: np.ndarray, se: np.ndarray, search_space: dict, maximize: bool):
+    """(model, x, y, noise): the GP fitted to `trials` over `search_space`, each its value with its standard error
+    as noise, values standardised (and negated for a minimised objective, so that larger is better)."""
+    values = values if maximize else -values
+    center, spread = values.mean(), values.std() or 1.0
+    y = (values - center) / spread
+    noise = observation_noise(se, spread)
+    x = encode([t.params for t in trials], search_space)
+    return HeteroscedasticGP(x, y, noise).fit(), x, y, noise
+
+
+def model_best(trials: list, maximize: bool = True):
+    """The model's best of the completed `trials`: the one whose posterior mean is best under the GP fitted to all
+    of them (each its value with its standard error as noise) over the parameters they all vary; a mean that is
+    high by chance does not win unless its neighbours agree. With fewer than 2 completed trials or no parameter
+    they vary, the best value; None without any."""
+    from optuna.search_space import intersection_search_space
+    from optuna.trial import TrialState
+
+    trials = [t for t in trials if t.state == TrialState.COMPLETE]
+    if not trials:
+        return None
+    space = {name: d for name, d in intersection_search_space(trials).items() if not d.single()}
+    values = np.array([t.value for t in trials], dtype=float)
+    if len(trials) < 2 or not space:
+        return trials[int(np.argmax(values if maximize else -values))]
+    model, x, _, _ = fitted_model(trials, values, standard_errors(trials), space, maximize)
+    return trials[int(np.argmax(model.posterior(x)[0]))]

@@ -59,9 +59,10 @@ def sampler_description(name: str = "tpe") -> str:
         from sentsweep.sweep.search import noise_aware_sampler as gp  # lazy: optuna
 
         return (f"NoiseAwareGPSampler(seed={SAMPLER_SEED}): each configuration's seed mean observed with its standard "
-                f"error as noise (se^2, fixed per configuration; one seed: the others' median), a Matérn 5/2 GP with "
-                f"one length scale per input, expected improvement over {gp.CANDIDATES} random candidates, the first "
-                f"{gp.STARTUP_TRIALS} configurations random, Optuna {version('optuna')}")
+                f"error as noise (se^2 moderated toward the pooled se^2, fixed per configuration; one seed: the "
+                f"pooled), a Matérn 5/2 GP with one length scale per input, expected improvement over "
+                f"{gp.CANDIDATES} random candidates, the first {gp.STARTUP_TRIALS} configurations random, "
+                f"Optuna {version('optuna')}")
     if name == "rung-gp":
         from sentsweep.sweep.search.rung_model_sampler import description  # lazy: optuna
 
