@@ -139,6 +139,8 @@ def _augsbert(target: PublishedValue) -> list[Cell]:
 
 
 def _topic_distillation(target: PublishedValue) -> list[Cell]:
+    """Reiml 2023 Tables 6.14-6.17: the row in the source's brackets ("FullDomainSBERT Hidden"), the column by its
+    header name ("Raw (F1)", "STS-B"; Table 6.17 prints SICK-R before STS-B)."""
     table, inside = _where(target)
     row, column = (part.strip() for part in inside.split(","))
     if table == "6.16":  # its header's first line is garbled by the extraction: UKP (F1) Raw, Prompted are the
@@ -280,6 +282,21 @@ def test_a_value_moved_to_another_cell_of_its_table_is_reported(monkeypatch):
         "topic_distillation: 68.65 (Table 6.14 (FullDomainSBERT Hidden, Prompted (F1))) at Table 6.14 row "
         "'FullDomainSBERT Hidden' column 'Prompted (F1)': the seed prints 68.3"]
 
+
+
+def test_a_senteval_value_moved_to_another_column_of_its_row_is_reported(monkeypatch):
+    """topic_distillation's Table 6.17 DomainSBERT Prompted STS-B 75.38 as 77.03, the row's SICK-R (Table 6.17
+    prints SICK-R before STS-B, Table 6.15 after it)."""
+    needs_seeds()
+    definition = DEFINITIONS["topic_distillation"]
+    stsb = next(target for target in definition.published
+                if target.source.where == "Table 6.17 (DomainSBERT Prompted, STS-B)")
+    assert stsb.value == 75.38 and stsb.metric == "stsb_spearman" and not cell_problems("topic_distillation", [stsb])
+    moved = tuple(replace(target, value=77.03) if target is stsb else target for target in definition.published)
+    monkeypatch.setattr(definition, "published", moved)
+    assert cell_problems("topic_distillation", definition.published) == [
+        "topic_distillation: 77.03 (Table 6.17 (DomainSBERT Prompted, STS-B)) at Table 6.17 row "
+        "'DomainSBERT Prompted' column 'STS-B': the seed prints 75.38"]
 
 # --- settings against the numbers of their quotes ------------------------------------------------------------------
 

@@ -3,8 +3,9 @@
 
 Reiml (2023), §4.4, §5.6. Every trial is scored by frozen-encoder topic classification on the raw sentences
 (`topics`) and on the sentences with their topic prompts (`topics_prompted`); stages "pretrained", "classifier",
-"prompted" and "original" are the tables' independent rows, and `--dataset` (20newsgroups: Table 6.14, ukp:
-Table 6.16) names the table whose F1 columns are the targets. Each stage, and what does not run:
+"prompted" and "original" are the tables' independent rows, and `--dataset` (20newsgroups: Tables 6.14-6.15, ukp:
+Tables 6.16-6.17) names the tables whose F1 and SentEval columns are the targets (the SentEval tasks with
+--eval-task sts12=... sts16=... stsb=... sickr=...). Each stage, and what does not run:
 docs/sweeps.md, "topic_distillation".
 
     python sweeps/topic_distillation.py --dry-run                   # the protocol card
@@ -135,20 +136,60 @@ TABLES = {
         ("Classifier", "Prompted"): (76.48, 100.0)}),
 }
 F1_COLUMNS = (("topics_f1_macro", "Raw (F1)"), ("topics_prompted_f1_macro", "Prompted (F1)"))
+# Table 6.15 (20 Newsgroups, 2 seeds) and Table 6.17 (UKP, 3 seeds), "SentEval results": the rows as printed
+# ("Model Prompted STS12 STS13 STS14 STS15 STS16 STS-B SICK-R Avg."; Table 6.17 prints SICK-R before STS-B), the Avg.
+# column (the mean of the seven) left out. The Pretrained SBERT rows are not targets (no model named).
+SENTEVAL_METRICS = {"STS12": "sts12_wmean_spearman", "STS13": "sts13_wmean_spearman", "STS14": "sts14_wmean_spearman",
+                    "STS15": "sts15_wmean_spearman", "STS16": "sts16_wmean_spearman", "STS-B": "stsb_spearman",
+                    "SICK-R": "sickr_spearman"}
+YEARS_NOTE = ("Reiml 2023 scores STS12-16 with SentEval (§5.2.2: \"we use SentEval for those\") and does not say how "
+              "a year's subsets are combined: SentEval's weighted mean, the project's main metric of STS12-16")
+SENTEVAL_TABLES = {
+    "20newsgroups": ("Table 6.15", 2, ("STS12", "STS13", "STS14", "STS15", "STS16", "STS-B", "SICK-R"), {
+        ("FullDomainSBERT", "Original"): (63.66, 69.05, 69.92, 76.43, 78.32, 70.41, 72.57),
+        ("FullDomainSBERT", "Prompted"): (63.72, 69.1, 69.18, 75.83, 76.26, 69.48, 72.19),
+        ("DomainSBERT", "Hidden"): (63.33, 68.07, 69.2, 75.37, 76.24, 70.71, 71.58),
+        ("DomainSBERT", "Prompted"): (62.77, 68.07, 68.97, 75.03, 76.33, 69.84, 71.98),
+        ("DomainSBERT", "Original"): (62.12, 68.62, 68.75, 75.49, 76.11, 69.3, 71.99),
+        ("FullDomainSBERT", "Hidden"): (63.21, 67.77, 68.46, 74.98, 76.13, 68.45, 71.09),
+        ("Pretrained RoBERTa", "Original"): (53.82, 46.58, 56.64, 64.96, 63.62, 69.83, 76.84),
+        ("Classifier", "Original"): (46.05, 36.77, 39.89, 43.3, 50.44, 53.71, 61.69),
+        ("Classifier", "Prompted"): (38.18, 33.51, 32.96, 39.48, 45.62, 47.61, 61.99)}),
+    "ukp": ("Table 6.17", 3, ("STS12", "STS13", "STS14", "STS15", "STS16", "SICK-R", "STS-B"), {
+        ("DomainSBERT", "Prompted"): (67.46, 74.08, 74.29, 79.75, 80.3, 77.03, 75.38),
+        ("FullDomainSBERT", "Prompted"): (67.94, 73.4, 74.71, 79.25, 80.03, 76.22, 75.89),
+        ("DomainSBERT", "Original"): (67.29, 74.41, 74.16, 79.21, 79.61, 76.63, 74.54),
+        ("FullDomainSBERT", "Original"): (67.94, 73.92, 74.27, 78.67, 79.38, 75.9, 75.46),
+        ("DomainSBERT", "Hidden"): (66.43, 71.04, 72.4, 77.25, 79.18, 77.12, 74.72),
+        ("FullDomainSBERT", "Hidden"): (66.29, 70.86, 71.79, 76.62, 78.34, 75.55, 73.23),
+        ("Pretrained RoBERTa", "Original"): (53.82, 46.58, 56.64, 64.96, 63.62, 76.84, 69.83),
+        ("Classifier", "Prompted"): (52.26, 54.05, 47, 54.79, 61.05, 67.01, 58.84),
+        ("Classifier", "Original"): (45.38, 45.93, 47.62, 52.98, 57.84, 62.38, 51.28)}),
+}
 ROBERTA = {"model": "roberta-base"}  # Reiml 2023 §5.6.1: "we use the RoBERTa model"
 
 
+def table_targets(dataset: str, table: str, runs: int, columns, rows: dict) -> list[PublishedValue]:
+    """A table's cells, each keyed on its data set, its row's stage and axes, in its column's metric (`columns`:
+    (metric, column name) in the table's order)."""
+    targets = []
+    for (model, prompted), values in rows.items():
+        stage, axes = ROWS[model, prompted]
+        for (metric, column), value in zip(columns, values, strict=True):
+            targets.append(PublishedValue(
+                params={"dataset": dataset, "stage": stage} | axes, metric=metric, value=value,
+                source=cited(THESIS_REIML_2023, f"{table} ({model} {prompted}, {column})"), runs=runs,
+                setting=ROBERTA, note=YEARS_NOTE if metric.endswith("_wmean_spearman") else ""))
+    return targets
+
+
 def published() -> tuple[PublishedValue, ...]:
-    """The F1 cells of Tables 6.14 and 6.16, each keyed on its data set, stage and axes."""
+    """The F1 cells of Tables 6.14 and 6.16 and the SentEval cells of Tables 6.15 and 6.17."""
     targets = []
     for dataset, (table, runs, rows) in TABLES.items():
-        for (model, prompted), values in rows.items():
-            stage, axes = ROWS[model, prompted]
-            for (metric, column), value in zip(F1_COLUMNS, values, strict=True):
-                targets.append(PublishedValue(
-                    params={"dataset": dataset, "stage": stage} | axes, metric=metric, value=value,
-                    source=cited(THESIS_REIML_2023, f"{table} ({model} {prompted}, {column})"), runs=runs,
-                    setting=ROBERTA))
+        targets += table_targets(dataset, table, runs, F1_COLUMNS, rows)
+    for dataset, (table, runs, names, rows) in SENTEVAL_TABLES.items():
+        targets += table_targets(dataset, table, runs, [(SENTEVAL_METRICS[name], name) for name in names], rows)
     return tuple(targets)
 
 
@@ -168,6 +209,6 @@ DEFINITION = SweepDefinition(
     quick_setup=quick_topics,
     data_labels={"dataset": DATASETS},
     table_metrics=["topics_f1_macro", "topics_prompted_f1_macro", "sts_test_at_best_dev", "best_sts_dev"],
-    # Reiml 2023 Tables 6.14 and 6.16, the F1 columns of the run's --dataset
+    # Reiml 2023 Tables 6.14 and 6.16 (F1) and 6.15 and 6.17 (SentEval) of the run's --dataset
     published=published(),
 )
