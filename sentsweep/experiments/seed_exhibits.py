@@ -199,8 +199,9 @@ TSDAE_PAPER = _exhibits(
      "TSDAE above the others \"often with as little as 1000 unlabeled sentences\" (\"often\": no ordering holds at "
      "every cell)"),
     ("Figure 4", "POS tag for the most relevant content word in a sentence",
-     "the analysis tags each pair's most relevant word with CoreNLP, which the project does not ship, "
-     "and the figure prints no numbers"),
+     "the analysis tags each pair's most relevant word with CoreNLP (a Java toolkit); no part-of-speech tagger "
+     "installs with its model from the package index (spaCy's and NLTK's models download from elsewhere), so an "
+     "offline install has none, and the figure prints no numbers"),
     ("Table 4", "Test performance/training loss of TSDAE models starting from different checkpoints.",
      "not targeted: the Avg. column"),
     ("Table 5", "Results with different noise types"),
