@@ -8,6 +8,7 @@ A model is a sentence-transformers `SentenceTransformer` made of a Transformer m
 from __future__ import annotations
 
 import functools
+import json
 from pathlib import Path
 
 from sentsweep.errors import InputError
@@ -426,3 +427,10 @@ def build_tiny_encoder_decoder(output_dir: str | Path, tokenizer_dir: str | Path
     model.save_pretrained(output_dir)
     tokenizer.save_pretrained(output_dir)
     return Path(output_dir)
+
+
+def is_encoder_decoder_folder(name_or_path: str) -> bool:
+    """Whether `name_or_path` is a local model folder whose config.json says it is an encoder-decoder (False for a
+    hub name or anything else that is no such folder)."""
+    config = Path(name_or_path).expanduser() / "config.json"
+    return config.is_file() and bool(json.loads(config.read_text(encoding="utf-8")).get("is_encoder_decoder"))

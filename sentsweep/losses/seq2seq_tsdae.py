@@ -15,9 +15,6 @@ decoder and language-model head share the checkpoint's word embeddings, as pre-t
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import torch.nn.functional as F
 from torch import Tensor, nn
 
@@ -33,13 +30,6 @@ def is_encoder_decoder(source: str) -> bool:
     from transformers import AutoConfig
 
     return bool(getattr(AutoConfig.from_pretrained(source), "is_encoder_decoder", False))
-
-
-def is_encoder_decoder_folder(name_or_path: str) -> bool:
-    """Whether `name_or_path` is a local model folder whose config.json says it is an encoder-decoder (False for a
-    hub name or anything else that is no such folder)."""
-    config = Path(name_or_path).expanduser() / "config.json"
-    return config.is_file() and bool(json.loads(config.read_text(encoding="utf-8")).get("is_encoder_decoder"))
 
 
 class Seq2SeqTsdaeLoss(Cited, nn.Module):

@@ -26,8 +26,8 @@ from sentsweep.errors import InputError
 from sentsweep.losses.consert import AUGMENTATIONS, ConsertLoss, check_augmentations
 from sentsweep.losses.contrastive import NoiseMatchingLoss, SimCseBceLoss, SimCseLoss
 from sentsweep.losses.reconstruction import ClmAutoEncoderLoss, MaskedLanguageModelingLoss, MlmAutoEncoderLoss
-from sentsweep.losses.seq2seq_tsdae import Seq2SeqTsdaeLoss, is_encoder_decoder, is_encoder_decoder_folder
-from sentsweep.models import POOLING_MODES, preprocess_on_device, reinitialise
+from sentsweep.losses.seq2seq_tsdae import Seq2SeqTsdaeLoss, is_encoder_decoder
+from sentsweep.models import POOLING_MODES, is_encoder_decoder_folder, preprocess_on_device, reinitialise
 from sentsweep.noise import NOISE_TYPES, WordNoise
 from sentsweep.references import (
     BERT,

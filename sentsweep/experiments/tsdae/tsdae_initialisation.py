@@ -15,14 +15,13 @@ reproduction targets. The BART-base and T5-base rows keep no model (--keep-model
         --eval-task askubuntu=data-eval/askubuntu --task-corpus askubuntu=data-train/askubuntu/unsupervised/train.txt
 """
 
-import json
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from sentsweep.analysis.reproduction import PublishedValue
 from sentsweep.errors import InputError
 from sentsweep.experiments.tsdae.useb_published import SEEDS, TASK_METRICS, USEB_TASKS
-from sentsweep.models import build_tiny_encoder_decoder
+from sentsweep.models import build_tiny_encoder_decoder, is_encoder_decoder_folder
 from sentsweep.references import TSDAE
 from sentsweep.search_spaces.protocol import Sourced
 from sentsweep.search_spaces.tsdae import MAIN_PROTOCOL
@@ -102,7 +101,7 @@ def check_model(options: TsdaeInitialisationOptions, constants: dict) -> None:
     model, row = options.model, options.checkpoint
     folder = Path(model).expanduser() if model else None
     if folder is not None and (folder / "config.json").is_file():
-        is_pair = bool(json.loads((folder / "config.json").read_text(encoding="utf-8")).get("is_encoder_decoder"))
+        is_pair = is_encoder_decoder_folder(model)
         if is_pair != (row in ENCODER_DECODERS):
             raise InputError(f"--model {model!r} is {'an' if is_pair else 'no'} encoder-decoder, but --checkpoint "
                              f"{row}'s model {CHECKPOINTS[row]!r} is {'one' if row in ENCODER_DECODERS else 'not'}")
