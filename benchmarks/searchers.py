@@ -273,11 +273,11 @@ def run_sweeps(sweeps: int, workers: int, budget: int = BUDGET) -> dict:
 
 
 def summary(values: np.ndarray) -> tuple[float, float]:
-    """(mean, standard error) over the sweeps that had an answer; nan without any."""
-    finite = values[np.isfinite(values)]
-    if not len(finite):
-        return math.nan, math.nan
-    return float(finite.mean()), float(finite.std(ddof=1) / math.sqrt(len(finite))) if len(finite) > 1 else math.nan
+    """(mean, standard error) over the sweeps that had an answer (nan: none had); nan without any."""
+    from sentsweep.sweep.search.seed_groups import mean_and_standard_error
+
+    mean, se, _ = mean_and_standard_error(list(values))
+    return mean, se
 
 
 def table(regrets: dict) -> str:
