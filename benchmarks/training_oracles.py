@@ -20,6 +20,7 @@ their batches differently, so a seed gives each its own draws: the test over see
     python -m benchmarks.training_oracles --record docs/benchmarks        # the record docs/methods.md includes
     python -m benchmarks.training_oracles --methods simcse ct --no-group-by-length   # sentsweep's batches at random
     python -m benchmarks.training_oracles --methods simcse --steps 20 --seeds 0 1
+    python -m benchmarks.training_oracles --workers 3    # three runs at a time, one thread each
 """
 
 from __future__ import annotations
@@ -247,8 +248,8 @@ def command_line(args: argparse.Namespace) -> str:
     """The command that reproduces the run, its options spelled out."""
     return (f"python -m benchmarks.training_oracles --methods {' '.join(args.methods)} --steps {args.steps} "
             f"--seeds {' '.join(map(str, args.seeds))} --batch-size {args.batch_size} --lr {args.lr:g} "
-            f"--max-seq-length {args.max_seq_length}{'' if args.group_by_length else ' --no-group-by-length'} "
-            "--record docs/benchmarks")
+            f"--max-seq-length {args.max_seq_length}{'' if args.group_by_length else ' --no-group-by-length'}"
+            f"{f' --workers {args.workers}' if args.workers > 1 else ''} --record docs/benchmarks")
 
 
 def record_text(command: str, machine_name: str, scale: Scale, untrained: float, comparisons: list[Comparison],
@@ -277,12 +278,17 @@ def parse_arguments(argv: list[str] | None = None) -> argparse.Namespace:
                         help="sentsweep's batches drawn at random, as the references draw theirs (the loop's "
                              "group_by_length off; on by default: batches of similar-length sentences)")
     parser.add_argument("--sts-dir", type=Path, default=SHARED_STS_DIR)
+    parser.add_argument("--workers", type=int, default=1,
+                        help="runs at a time, each in a process of its own on one thread (the results do not depend "
+                             "on it)")
     parser.add_argument("--record", type=Path, metavar="FOLDER",
                         help="also write FOLDER/training_oracles.md (docs/benchmarks: the record docs/methods.md "
                              "includes)")
     args = parser.parse_args(argv)
     if args.steps < 1 or args.batch_size < 8 or args.batch_size % 8 or args.lr <= 0 or args.max_seq_length < 8:
         parser.error("--steps >= 1, --batch-size a multiple of 8, --lr > 0 and --max-seq-length >= 8")
+    if args.workers < 1:
+        parser.error(f"--workers {args.workers}: at least 1")
     if not (args.sts_dir / "sts-train.csv").is_file():
         parser.error(f"--sts-dir {args.sts_dir}: no sts-train.csv")
     if args.record is not None and args.record.exists() and not args.record.is_dir():
@@ -290,27 +296,50 @@ def parse_arguments(argv: list[str] | None = None) -> argparse.Namespace:
     return args
 
 
+def train_and_score(method: str, way: str, seed: int, scale: Scale, corpus_file: Path, sentences: list[str], test,
+                    group_by_length: bool) -> tuple[float, float, float]:
+    """One run on one thread: `method` trained `way` ("sentsweep" or "reference") on `seed`, scored on STS-B test.
+    Returns (sentsweep's Spearman, scipy's, seconds)."""
+    import torch
+
+    torch.set_num_threads(1)
+    started = time.perf_counter()
+    model = (train_ours(method, seed, scale, corpus_file, group_by_length) if way == "sentsweep"
+             else train_reference(method, seed, scale, sentences))
+    score, scipy_score = sts_test_scores(model, test)
+    return score, scipy_score, time.perf_counter() - started
+
+
 def run_grid(args: argparse.Namespace, scale: Scale, sentences: list[str], test, lines: list[str]):
-    """Every method trained both ways for every seed, one run at a time; each run's line appended to `lines` and
-    printed. Returns the comparisons and the largest gap between sentsweep's and scipy's Spearman."""
-    comparisons, largest_gap = [], 0.0
-    with tempfile.TemporaryDirectory() as work:
+    """Every method trained both ways for every seed, each run on one thread, `args.workers` runs at a time (in
+    processes of their own where more than one; runs share nothing: each seeds its own draws); each run's line
+    printed and appended to `lines` in the grid's order. Returns the comparisons and the largest gap between
+    sentsweep's and scipy's Spearman."""
+    from concurrent.futures import Future, ProcessPoolExecutor
+    from contextlib import nullcontext
+    from multiprocessing import get_context
+
+    runs = [(method, seed, way) for method in args.methods for seed in args.seeds for way in ("sentsweep", "reference")]
+    results = {}
+    pool = ProcessPoolExecutor(args.workers, get_context("spawn")) if args.workers > 1 else nullcontext()
+    with tempfile.TemporaryDirectory() as work, pool:
         corpus_file = Path(work) / "sts-train-sentences.txt"
         corpus_file.write_text("\n".join(sentences) + "\n", encoding="utf-8")
-        for method in args.methods:
-            scores: dict[str, list[float]] = {"sentsweep": [], "reference": []}
-            for seed in args.seeds:
-                for way in scores:
-                    started = time.perf_counter()
-                    model = (train_ours(method, seed, scale, corpus_file, args.group_by_length) if way == "sentsweep"
-                             else train_reference(method, seed, scale, sentences))
-                    score, scipy_score = sts_test_scores(model, test)
-                    largest_gap = max(largest_gap, abs(score - scipy_score))
-                    scores[way].append(score)
-                    lines.append(f"{method} {way:9} seed {seed}: STS-B test {score:.4f} (scipy {scipy_score:.4f}), "
-                                 f"{time.perf_counter() - started:.0f} s")
-                    print(lines[-1], flush=True)
-            comparisons.append(Comparison(method, scores["sentsweep"], scores["reference"]))
+        arguments = {(method, seed, way): (method, way, seed, scale, corpus_file, sentences, test, args.group_by_length)
+                     for method, seed, way in runs}
+        futures = {run: pool.submit(train_and_score, *arguments[run]) for run in runs} if args.workers > 1 else {}
+        for run in runs:
+            method, seed, way = run
+            future: Future | None = futures.get(run)
+            score, scipy_score, seconds = results[run] = (future.result() if future is not None
+                                                          else train_and_score(*arguments[run]))
+            lines.append(f"{method} {way:9} seed {seed}: STS-B test {score:.4f} (scipy {scipy_score:.4f}), "
+                         f"{seconds:.0f} s")
+            print(lines[-1], flush=True)
+    comparisons = [Comparison(method, [results[(method, seed, "sentsweep")][0] for seed in args.seeds],
+                              [results[(method, seed, "reference")][0] for seed in args.seeds])
+                   for method in args.methods]
+    largest_gap = max(abs(score - scipy_score) for score, scipy_score, _ in results.values())
     return comparisons, largest_gap
 
 

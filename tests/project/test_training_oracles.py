@@ -94,11 +94,14 @@ def test_the_command_line_spells_out_every_option_the_run_took():
         "--lr 5e-05 --max-seq-length 32 --record docs/benchmarks")
     assert command_line(parse_arguments(["--methods", "simcse", "--no-group-by-length"])).endswith(
         "--max-seq-length 32 --no-group-by-length --record docs/benchmarks")
+    assert command_line(parse_arguments(["--workers", "3"])).endswith("--max-seq-length 32 --workers 3 --record "
+                                                                      "docs/benchmarks")
 
 
 @pytest.mark.parametrize("options, message", [
     (["--batch-size", "12"], "--batch-size a multiple of 8"),
     (["--steps", "0"], "--steps >= 1"),
+    (["--workers", "0"], "--workers 0: at least 1"),
 ])
 def test_a_bad_scale_is_refused_in_one_line_with_exit_2(options, message, capsys):
     with pytest.raises(SystemExit) as exited:
