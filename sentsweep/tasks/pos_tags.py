@@ -1,6 +1,7 @@
-"""The part-of-speech analysis of the TSDAE paper's §7.2 (Figures 4 and 7) as an evaluation task on a USEB task's
-relevant pairs: `pos_askubuntu`, `pos_cqadupstack`, `pos_twitterpara`, `pos_scidocs`, each reading the folder its
-USEB task reads (`sentsweep.tasks.useb`).
+"""The part-of-speech analysis of Wang, Reimers and Gurevych (2021), "TSDAE: Using Transformer-based Sequential
+Denoising Auto-Encoder for Unsupervised Sentence Embedding Learning", §7.2 (Figures 4 and 7), as an evaluation task
+on a USEB task's relevant pairs: `pos_askubuntu`, `pos_cqadupstack`, `pos_twitterpara`, `pos_scidocs`, each reading
+the folder its USEB task reads (`sentsweep.tasks.useb`).
 
 The pairs are those "labeled as relevant" (§7.2) of the split §7 analyses: "For all the datasets except
 TwitterPara, the analysis is carried out on the development set. For TwitterPara, the test set is used, as it has no
