@@ -31,27 +31,27 @@ POS_PREFIX = "pos_"
 ANALYSED_SPLIT = {"askubuntu": "dev", "cqadupstack": "dev", "twitterpara": "test", "scidocs": "dev"}  # §7
 
 
-def askubuntu_pairs(path: str) -> list[tuple[str, str]]:
-    task = AskUbuntuTask("askubuntu", path)
+def askubuntu_pairs(name: str, path: str) -> list[tuple[str, str]]:
+    task = AskUbuntuTask(name, path)
     return [(task.titles[query], task.titles[similar]) for query, relevant, _ in task.queries["dev"]
             for similar in sorted(relevant) if similar in task.titles]
 
 
-def cqadupstack_pairs(path: str) -> list[tuple[str, str]]:
-    task = CqaDupStackTask("cqadupstack", path)
+def cqadupstack_pairs(name: str, path: str) -> list[tuple[str, str]]:
+    task = CqaDupStackTask(name, path)
     return [(task.corpus[forum][query], task.corpus[forum][duplicate])
             for forum, qrels in task.split_queries[FILE_SPLITS["dev"]].items()
             for query, duplicates in qrels.items() for duplicate in duplicates]
 
 
-def twitterpara_pairs(path: str) -> list[tuple[str, str]]:
-    task = TwitterParaTask("twitterpara", path)
+def twitterpara_pairs(name: str, path: str) -> list[tuple[str, str]]:
+    task = TwitterParaTask(name, path)
     return [(first, second) for sentences1, sentences2, labels in task.corpora.values()
             for first, second, label in zip(sentences1, sentences2, labels) if label > 3]
 
 
-def scidocs_pairs(path: str) -> list[tuple[str, str]]:
-    task = SciDocsTask("scidocs", path)
+def scidocs_pairs(name: str, path: str) -> list[tuple[str, str]]:
+    task = SciDocsTask(name, path)
     return [(task.titles[query], task.titles[candidate]) for qrels in task.qrels["dev"].values()
             for query, relevance in qrels.items() if task.titles.get(query)
             for candidate, grade in relevance.items() if grade > 0 and task.titles.get(candidate)]
@@ -75,7 +75,7 @@ class PosRelevanceTask(Task):
         if problem := tagger_problem():
             raise InputError(f"{name}: {problem}")
         dataset = name.removeprefix(POS_PREFIX)
-        self.pairs = RELEVANT_PAIRS[dataset](path)
+        self.pairs = RELEVANT_PAIRS[dataset](name, path)  # its USEB task's checks, naming `name`
         if not self.pairs:
             raise InputError(f"{name}: {path} holds no pair labelled relevant in its {ANALYSED_SPLIT[dataset]} split")
 
