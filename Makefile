@@ -9,7 +9,7 @@ $(STAMP): pyproject.toml constraints.txt
 	$(PY) -m pip install -q --upgrade pip
 	# CPU build of torch first: a bare `torch` would pull several GB of CUDA packages.
 	$(PY) -m pip install -q -c constraints.txt torch
-	$(PY) -m pip install -q -c constraints.txt -e '.[dev,postgres,mteb]'
+	$(PY) -m pip install -q -c constraints.txt -e '.[dev,postgres,mteb,pos]'
 	touch $(STAMP)
 
 .PHONY: install demo test test-fast docs fault-matrix report benchmarks minilm-report

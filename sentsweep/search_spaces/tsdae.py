@@ -384,3 +384,37 @@ OUT_OF_THE_BOX_PROTOCOL = Protocol(
            "without one the run scores the STS benchmark (Table 3's STSb column: give it with --sts-dir).",
            "--quick scores the tiny random BERT in place of the two hub models."),
 )
+
+# §7.2, Figures 4 and 7: the part-of-speech tag of each relevant pair's most relevant word, for §6's models that the
+# project trains or loads: the unsupervised methods at their main-protocol settings (each trained on its target
+# task's sentences, §4.1) and the out-of-the-box models as released.
+POS_UNSUPERVISED = Sourced(["tsdae", "ct", "simcse"], cited(
+    TSDAE, "§7.2", '"This is good news for the unsupervised methods (TSDAE, CT, SimCSE and BERT-flow)"; BERT-flow is '
+    'not implemented'))
+POS_OUT_OF_THE_BOX = Sourced(["frozen_encoder"], cited(
+    TSDAE, "§7.2", '"We are especially interested if we observe differences between in-domain supervised approaches '
+    '(SBERT-sup.), out-of-the-box pre-trained approaches, and unsupervised approaches"; the released models of '
+    'Table 2 scored as they are'))
+POS_TAGS_PROTOCOL = Protocol(
+    settings=MAIN_PROTOCOL.settings,
+    seeds=MAIN_PROTOCOL.seeds,
+    grids={"method": POS_UNSUPERVISED, "out_of_the_box": POS_OUT_OF_THE_BOX, "model": OUT_OF_THE_BOX_MODELS},
+    method_settings={**{method: PAPER_METHOD_SETTINGS[method] for method in POS_UNSUPERVISED.value},
+                     "frozen_encoder": {"pooling": OUT_OF_THE_BOX_PROTOCOL.settings["pooling"]}},
+    quick=MAIN_PROTOCOL.quick,
+    notes=("Each relevant pair's most relevant word is the one whose removal from either sentence lowers the "
+           "model's cosine most (§7.2: sentsweep/word_relevance.py). Deviation, the project's choice: the words are "
+           "tagged by TextBlob's PatternTagger (Penn Treebank tags, its lexicon inside the package, the extra pos), "
+           "where TSDAE writes \"POS-tags are determined using CoreNLP (Manning et al., 2014)\", a Java toolkit "
+           "whose models no Python package installs offline. The groups, the project's too: a Penn Treebank tag "
+           "family as one tag (NN for NN/NNS/NNP/NNPS ...), verbs split into VB-AUX (forms of be, have, do) and "
+           "VB-NAUX, a split the paper does not define.",
+           "The pairs are those labelled relevant in the split §7 analyses: dev, TwitterPara's test (the tasks "
+           "pos_askubuntu, pos_cqadupstack, pos_twitterpara and pos_scidocs read USEB's data-eval folders); each "
+           "trial logs every tag group's share of pairs and its prior (the word drawn uniformly among a pair's "
+           "words), the task's columns of the table.",
+           "Not run: SBERT-sup. (in-domain supervised SBERT on each task's labelled pairs: labelled_intersection "
+           "trains it, one task at a time), BERT-flow (not implemented), USE-large (a TensorFlow Hub model).",
+           "Figure 4 averages the four data sets and Figure 7 shows each; the findings are checked on each data "
+           "set's cells (the sweep's table has one row per method and target task)."),
+)

@@ -18,7 +18,7 @@ from __future__ import annotations
 from sentsweep.errors import InputError
 from sentsweep.registry import unknown_name
 from sentsweep.scorers import Scorer
-from sentsweep.tasks import distractors, retrieval, sts, transfer, useb  # noqa: F401 (they register their tasks)
+from sentsweep.tasks import distractors, pos_tags, retrieval, sts, transfer, useb  # noqa: F401 (they register their tasks)
 from sentsweep.tasks.base import TASKS, Task, TaskResult
 from sentsweep.tasks.mteb_tasks import MtebTask, expand_spec, is_mteb_name, main_metric_of
 

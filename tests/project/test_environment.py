@@ -115,5 +115,5 @@ def test_the_cluster_configs_install_the_project_and_torch_from_the_lock(path):
 def test_make_install_installs_torch_and_the_project_from_the_lock():
     recipe = (PROJECT / "Makefile").read_text().split("$(STAMP): ", 1)[1].split("\n\n", 1)[0]
     installs = [words for words in pip_installs(recipe.splitlines()) if "pip" not in words]
-    assert [words[-1] for words in installs] == ["torch", ".[dev,postgres,mteb]"]
+    assert [words[-1] for words in installs] == ["torch", ".[dev,postgres,mteb,pos]"]
     assert all(words[words.index("-c") + 1] == "constraints.txt" for words in installs)

@@ -46,7 +46,7 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("modelling", ["sentsweep.models", "sentsweep.hub", "sentsweep.encoding", "sentsweep.bm25_index",
                    "sentsweep.retrieval_metrics", "sentsweep.scorers", "sentsweep.losses", "sentsweep.tasks",
                    "sentsweep.pair_models", "sentsweep.sampling", "sentsweep.query_generation",
-                   "sentsweep.distractor_data"]),
+                   "sentsweep.distractor_data", "sentsweep.word_relevance"]),
     ("preparation cache", ["sentsweep.preparation_cache"]),
     ("trainables", ["sentsweep.trainables"]),
     ("tracking", ["sentsweep.tracking"]),

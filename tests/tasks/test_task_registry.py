@@ -21,7 +21,8 @@ from sentsweep.tasks.useb import AskUbuntuTask
 
 TASKS_FOLDER = Path(sentsweep.tasks.__file__).parent
 EXPECTED_NAMES = {"stsb", "sickr", "sts12", "sts13", "sts14", "sts15", "sts16", "askubuntu", "cqadupstack",
-                  "twitterpara", "scidocs", "quora", "beir-cqadupstack", "squad", "distractors", *TRANSFER_TASKS}
+                  "twitterpara", "scidocs", "quora", "beir-cqadupstack", "squad", "distractors", *TRANSFER_TASKS,
+                  "pos_askubuntu", "pos_cqadupstack", "pos_twitterpara", "pos_scidocs"}
 
 
 def test_every_task_of_the_seeds_is_registered_and_beir_folders_are_named():
@@ -62,7 +63,7 @@ def test_a_name_like_none_suggests_nothing(tmp_path):
     ("beir-cqadupstack", "beir-cqadupstack_ndcg_at_10"), ("stsb", "stsb_spearman"), ("sickr", "sickr_spearman"),
     ("sts14", "sts14_wmean_spearman"), ("squad", "squad_top1"),
     ("distractors", "distractors_top1"), ("mr", "mr_accuracy"), ("sst2", "sst2_accuracy"),
-    ("topics", "topics_f1_macro"), ("topics_prompted", "topics_prompted_f1_macro"),
+    ("topics", "topics_f1_macro"), ("topics_prompted", "topics_prompted_f1_macro"), ("pos_scidocs", "pos_scidocs_NN"),
 ])
 def test_main_metric_is_the_task_name_and_its_class_main_metric(name, metric):
     assert main_metric(name) == metric
