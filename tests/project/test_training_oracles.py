@@ -9,6 +9,7 @@ method agrees both ways on the same batch, and run the script end to end for one
 from __future__ import annotations
 
 import math
+import shutil
 import sys
 
 import pytest
@@ -170,9 +171,18 @@ def test_the_first_steps_loss_of_each_method_agrees_with_the_reference_on_the_sa
 
 @pytest.mark.slow
 def test_the_script_trains_a_method_both_ways_and_writes_its_record(tmp_path, monkeypatch, capsys):
+    """On STS-B's train split and every fourth pair of its test split (345 pairs: each of the script's three
+    scorings encodes a quarter of the split's sentences; all-MiniLM-L6-v2 scores 81.9 there, 81.8 on the whole
+    split)."""
     minilm_path()
+    sts_dir = tmp_path / "stsbenchmark"
+    sts_dir.mkdir()
+    for split in ("train", "dev"):
+        shutil.copy(SHARED_STS_DIR / f"sts-{split}.csv", sts_dir)
+    test_lines = (SHARED_STS_DIR / "sts-test.csv").read_text(encoding="utf-8").splitlines(keepends=True)
+    (sts_dir / "sts-test.csv").write_text("".join(test_lines[::4]), encoding="utf-8")
     monkeypatch.setattr(sys, "argv", ["training_oracles"])
-    comparisons = main(["--methods", "ct", "--steps", "1", "--seeds", "0", "--sts-dir", str(SHARED_STS_DIR),
+    comparisons = main(["--methods", "ct", "--steps", "1", "--seeds", "0", "--sts-dir", str(sts_dir),
                         "--record", str(tmp_path)])
     assert [(c.method, len(c.ours), len(c.reference)) for c in comparisons] == [("ct", 1, 1)]
     assert all(70 < score < 90 for score in comparisons[0].ours + comparisons[0].reference)

@@ -36,7 +36,7 @@ from sentsweep.trainables.catalog import METHODS, resolve_trial
 from sentsweep.trainables.objectives import OBJECTIVES, objective
 from sentsweep.version import read_code_version
 from tests.conftest import SHARED_INPUTS
-from tests.helpers.cluster_helpers import PROJECT, RAY_ENV, RayCluster, free_port, run_driver, sqlite_store
+from tests.helpers.cluster_helpers import PROJECT, RAY_ENV, free_port, run_driver, sqlite_store
 
 TRAIN_FILE = str(DEMO_DIR / "sts-train.csv")
 RECIPE_A = PROJECT / "examples" / "own_objective.py"
@@ -462,17 +462,13 @@ def test_a_ray_cluster_that_does_not_answer_or_runs_other_versions_is_one_line(m
     assert version_skew(cluster, "2.59.0", "3.11.9", match_level="minor") is None
 
 
-@pytest.mark.slow  # starts a Ray head
-def test_a_driver_without_the_cluster_s_token_is_refused_in_one_line(tmp_path):
-    cluster = RayCluster(head_cpus=1)
-    try:
-        no_token = {key: value for key, value in RAY_ENV.items() if not key.startswith("RAY_AUTH")}
-        result = subprocess.run(
-            [sys.executable, str(PROJECT / "sweeps" / "nm_weight.py"), "--quick", "--output-dir", str(tmp_path / "o"),
-             "--tracking-uri", f"sqlite:///{tmp_path / 'mlflow.db'}"], cwd=tmp_path, capture_output=True, text=True,
-            timeout=600, env=no_token | {"RAY_ADDRESS": cluster.address, "HOME": str(tmp_path)})
-    finally:
-        cluster.stop()
+@pytest.mark.slow  # a driver against the session's Ray, a head with token authentication (tests/conftest.py)
+def test_a_driver_without_the_cluster_s_token_is_refused_in_one_line(tmp_path, shared_ray):
+    no_token = {key: value for key, value in RAY_ENV.items() if not key.startswith("RAY_AUTH")}
+    result = subprocess.run(
+        [sys.executable, str(PROJECT / "sweeps" / "nm_weight.py"), "--quick", "--output-dir", str(tmp_path / "o"),
+         "--tracking-uri", f"sqlite:///{tmp_path / 'mlflow.db'}"], cwd=tmp_path, capture_output=True, text=True,
+        timeout=600, env=no_token | {"RAY_ADDRESS": shared_ray, "HOME": str(tmp_path)})
     assert result.returncode == 2 and result.stderr.count("\n") == 1, result.stderr[-3000:]
     assert "refused this driver: it runs with token authentication, and this driver has no token or another one; " \
            "run the driver with the cluster's token: RAY_AUTH_MODE=token and RAY_AUTH_TOKEN_PATH=" in result.stderr
