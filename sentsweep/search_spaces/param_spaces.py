@@ -9,11 +9,12 @@ the axes `sample_size` and `batch_size` to its own (`added_axes`: --sample-sizes
 from __future__ import annotations
 
 import itertools
-
-from ray import tune
-from ray.tune.search.sample import Categorical, Domain, Float, Integer
+from typing import TYPE_CHECKING
 
 from sentsweep.trainables.settings import TASK_AXIS
+
+if TYPE_CHECKING:
+    from ray.tune.search.sample import Domain
 
 
 def grid_param_space(constants: dict, axes: dict[str, list], seeds: list[int],
@@ -22,6 +23,8 @@ def grid_param_space(constants: dict, axes: dict[str, list], seeds: list[int],
     settings whose value follows the trial's method (each method with its own paper's settings), resolved
     by Ray Tune once the grid has fixed the method; `by_task` {setting: {task: value}} likewise those that follow
     its `target_task` (each task's own data, `sentsweep.sweep.search.target_tasks`)."""
+    from ray import tune  # lazy: ray
+
     space = dict(constants)
     space.update({name: tune.grid_search(list(values)) for name, values in axes.items()})
     for key, settings in (("method", by_method), (TASK_AXIS, by_task)):
@@ -50,6 +53,8 @@ def grid_points(axes: dict[str, list], seeds: list[int], by_method: dict[str, di
 
 def points_param_space(constants: dict, points: list[dict]) -> dict:
     """Exactly the trials `points` (each the values it sets beyond `constants`), one Ray Tune trial each."""
+    from ray import tune  # lazy: ray
+
     space = dict(constants)
     space[POINT_KEY] = tune.grid_search(list(range(len(points))))
     for name in sorted({name for point in points for name in point}):
@@ -74,9 +79,11 @@ def added_axes(sample_sizes, batch_sizes) -> dict[str, list]:
 
 
 def values_to_validate(axis) -> list:
-    """The values of an axis worth checking before launch: all of a list or a choice, the bounds of a range."""
-    if isinstance(axis, Categorical):
+    """The values of an axis worth checking before launch: all of a list or a choice, the bounds of a range.
+    Ray Tune's domains are told by their attributes (a choice's `categories`, a range's `lower` and `upper`), so
+    that checking a grid's lists imports no Ray."""
+    if hasattr(axis, "categories"):  # tune.choice
         return list(axis.categories)
-    if isinstance(axis, (Float, Integer)):
+    if hasattr(axis, "lower") and hasattr(axis, "upper"):  # tune.uniform, tune.loguniform, tune.randint
         return [axis.lower, axis.upper]
     return list(axis)

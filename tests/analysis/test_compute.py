@@ -15,9 +15,9 @@ from sentsweep.analysis.cli import main as analyze
 from sentsweep.analysis.compute import compute_by_cell, compute_markdown
 from sentsweep.analysis.runs import fetch_trial_runs, latest_sweep_run_id
 from sentsweep.errors import InputError
-from sentsweep.sweep.config.option_checks import check_option_bounds
+from sentsweep.sweep.config.option_checks import check_budget_options, check_option_bounds
 from sentsweep.sweep.config.options import SweepOptions, parse_options
-from sentsweep.sweep.execution.budget import BudgetWatch, SweepBudget, budget_watch_named, check_budget_options
+from sentsweep.sweep.execution.budget import BudgetWatch, SweepBudget, budget_watch_named
 from sentsweep.trainables.compute import Compute, ComputeMeter, read_compute, write_compute
 from tests.helpers.cluster_helpers import sqlite_store
 

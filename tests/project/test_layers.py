@@ -579,6 +579,32 @@ def test_list_and_every_sweep_help_import_neither_ray_nor_torch():
     assert verdicts == expected, "\n".join(verdicts) + "\n" + result.stderr[-3000:]
 
 
+DRY_RUN_SCRIPT = """
+import contextlib, io, runpy, sys
+script = sys.argv[1]
+for argv in (["--quick", "--dry-run"], ["--quick", "--weights", "-1"]):
+    sys.argv, output = [script, *argv], io.StringIO()
+    try:
+        with contextlib.redirect_stdout(output), contextlib.redirect_stderr(output):
+            runpy.run_path(sys.argv[0], run_name="__main__")
+    except SystemExit as stop:
+        code = stop.code
+    loaded = [name for name in ("ray", "mlflow") if name in sys.modules]
+    print("RESULT:", " ".join(argv), "| exit", code, "| card", "| setting | value | source |" in output.getvalue(),
+          "| loaded", loaded)
+"""
+
+
+def test_a_dry_run_and_a_refused_value_import_neither_ray_nor_mlflow():
+    """`--dry-run` prints the card and a value out of range is refused (exit 2) without loading Ray or MLflow:
+    they load once a sweep runs."""
+    result = _run(["-c", DRY_RUN_SCRIPT, str(Path(__file__).resolve().parents[2] / "sweeps" / "nm_weight.py")])
+    assert result.returncode == 0, f"{result.stdout}\n{result.stderr}"
+    verdicts = [line for line in result.stdout.splitlines() if line.startswith("RESULT:")]
+    assert verdicts == ["RESULT: --quick --dry-run | exit 0 | card True | loaded []",
+                        "RESULT: --quick --weights -1 | exit 2 | card False | loaded []"], "\n".join(verdicts)
+
+
 def test_relative_imports_resolve():
     source = "from . import common\nfrom .common import x\nfrom .. import errors\n"
     found = _imports_in_source("sentsweep.tasks.sts", False, source)

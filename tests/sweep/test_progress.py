@@ -17,13 +17,8 @@ from sentsweep.search_spaces.protocol import project_protocol
 from sentsweep.search_spaces.tsdae import QUICK_SETTINGS
 from sentsweep.sweep import Stage, SweepDefinition, run_sweep
 from sentsweep.sweep.config.options import SweepOptions, parse_options
-from sentsweep.sweep.execution.progress import (
-    QUIET_SETTINGS,
-    SweepProgress,
-    library_output,
-    ray_logging_level,
-    tune_verbosity,
-)
+from sentsweep.sweep.execution.library_output import QUIET_SETTINGS, library_output, ray_logging_level, tune_verbosity
+from sentsweep.sweep.execution.progress import SweepProgress
 
 ROOT = Path(__file__).resolve().parents[2]
 TABLE_TITLE = "mean ± std over seeds"

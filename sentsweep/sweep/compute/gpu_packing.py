@@ -22,6 +22,7 @@ import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import torch
 
@@ -29,9 +30,11 @@ from sentsweep.data import read_corpus
 from sentsweep.errors import InputError
 from sentsweep.search_spaces.param_spaces import values_to_validate
 from sentsweep.search_spaces.protocol import with_method_settings
-from sentsweep.sweep.compute.cluster import Node, cluster_address, cluster_nodes, describe_cluster
 from sentsweep.sweep.config.options import GPUS_AUTO
 from sentsweep.trainables.catalog import get_method, setting_default, train
+
+if TYPE_CHECKING:
+    from sentsweep.sweep.compute.cluster import Node
 
 GiB = 2**30
 
@@ -308,6 +311,8 @@ def measure_on_cluster(cpus: float, timeout_s: float | None) -> Callable[[ProbeK
     one that fails otherwise than by running out of memory (every trial would fail the same way)."""
     import ray
     from ray.exceptions import RayTaskError
+
+    from sentsweep.sweep.compute.cluster import cluster_address, cluster_nodes, describe_cluster  # lazy: ray
 
     task = ray.remote(num_gpus=1, num_cpus=cpus, max_calls=1)(_started_then_probe)
 

@@ -134,3 +134,8 @@ def check_search_combination(options: SweepOptions) -> None:
 def _shown(value: Any) -> str:
     return " ".join(map(str, value)) if isinstance(value, tuple) else str(value)
 
+
+def check_budget_options(time_budget: float | None, gpu_hours: float | None, gpus_per_trial: float | str) -> None:
+    """The budget options together, before Ray starts (each on its own: `check_option_bounds`)."""
+    if gpu_hours is not None and gpus_per_trial == 0:
+        raise InputError(f"--gpu-hours {gpu_hours:g} with --gpus-per-trial 0: the trials hold no GPU to count")

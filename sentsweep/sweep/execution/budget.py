@@ -24,17 +24,9 @@ from collections.abc import Callable
 
 from ray.tune import Callback
 
-from sentsweep.errors import InputError
-
 
 class BudgetSpent(Exception):
     """--time-budget or --gpu-hours ran out; the message says which and what was spent."""
-
-
-def check_budget_options(time_budget: float | None, gpu_hours: float | None, gpus_per_trial: float | str) -> None:
-    """The budget options together, before Ray starts (each on its own: `check_option_bounds`)."""
-    if gpu_hours is not None and gpus_per_trial == 0:
-        raise InputError(f"--gpu-hours {gpu_hours:g} with --gpus-per-trial 0: the trials hold no GPU to count")
 
 
 class SweepBudget:

@@ -31,8 +31,8 @@ from sentsweep.sweep.config.options import SweepOptions
 from sentsweep.sweep.execution.budget import SweepBudget
 from sentsweep.sweep.execution.interrupts import stop_as_interrupt
 from sentsweep.sweep.execution.library_call import note_sweep_run
+from sentsweep.sweep.execution.library_output import ray_logging_level
 from sentsweep.sweep.execution.models_kept import KeptModels, MissingModels
-from sentsweep.sweep.execution.progress import ray_logging_level
 from sentsweep.sweep.execution.stage_run import StageRun
 from sentsweep.sweep.execution.storage_faults import sweep_folders
 from sentsweep.sweep.execution.sweep_endings import (

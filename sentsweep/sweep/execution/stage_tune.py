@@ -12,8 +12,8 @@ from sentsweep.sweep.compute.cluster import PendingTimeout, pending_watch
 from sentsweep.sweep.execution.budget import BudgetSpent, budget_watch
 from sentsweep.sweep.execution.deterministic_failures import no_retry_of_deterministic_failures
 from sentsweep.sweep.execution.interrupts import stop_signal_came
+from sentsweep.sweep.execution.library_output import tune_verbosity
 from sentsweep.sweep.execution.notebook_progress import stage_progress
-from sentsweep.sweep.execution.progress import tune_verbosity
 from sentsweep.sweep.execution.storage_faults import (
     StorageFault,
     StorageWatch,

@@ -36,7 +36,6 @@ from sentsweep.sweep.launch.data_sizes import (
 from sentsweep.sweep.launch.demo_stand_ins import evaluation_data_given
 from sentsweep.sweep.search.objectives import objectives_row, sweep_objectives
 from sentsweep.sweep.search.optuna_sampler import sampler_description
-from sentsweep.sweep.search.seed_groups import PROJECT_RUNG_SETTINGS
 from sentsweep.sweep.search.target_tasks import TASK_AXIS, corpus_size_of, settings_by_task
 from sentsweep.tracking.models import is_model_uri
 from sentsweep.trainables.catalog import get_method
@@ -271,6 +270,8 @@ def sweep_options_section(options: SweepOptions, estimate: GpuEstimate) -> list[
     if options.objective:
         rows.append(objectives_row(sweep_objectives(options.objective), options.search))
     if options.scheduler != "fifo":
+        from sentsweep.sweep.search.seed_groups import PROJECT_RUNG_SETTINGS  # lazy: ray, mlflow
+
         rows += [f"| early stopping | {name} | {value} | project choice (sentsweep.sweep.search.seed_groups) |"
                  for name, value in PROJECT_RUNG_SETTINGS.items()]
     if options.race:

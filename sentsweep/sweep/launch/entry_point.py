@@ -14,6 +14,7 @@ from sentsweep.sweep.config.option_checks import check_option_bounds, check_sear
 from sentsweep.sweep.config.option_groups import examples_epilog
 from sentsweep.sweep.config.options import SweepOptions, parse_options
 from sentsweep.sweep.execution.interrupts import ignore_signals_at_exit, stop_as_interrupt
+from sentsweep.sweep.execution.library_output import library_output
 from sentsweep.terminal import closed_pipe
 from sentsweep.tracking.command_record import note_command
 
@@ -64,7 +65,6 @@ def start_sweep(definition: SweepDefinition, options: SweepOptions) -> int:
     check_search_combination(options)
     for plugin in options.plugin:  # before anything reads the registries their entries join
         import_plugin(plugin)
-    from sentsweep.sweep.execution.progress import library_output  # lazy: ray
     from sentsweep.sweep.launch.launcher import launch  # lazy: ray, torch
 
     with library_output(options.verbose):  # the libraries' start-up chatter hidden from here on (--verbose: not)

@@ -30,9 +30,9 @@ from sentsweep.search_spaces.param_spaces import added_axes, values_to_validate
 from sentsweep.search_spaces.protocol import with_method_settings
 from sentsweep.sweep.compute.ray_connection import check_ray_cluster
 from sentsweep.sweep.config.definition import ResolvedSweep, SweepDefinition
+from sentsweep.sweep.config.option_checks import check_budget_options
 from sentsweep.sweep.config.options import SweepOptions, parse_assignments
 from sentsweep.sweep.config.swept_settings import check_swept_settings
-from sentsweep.sweep.execution.budget import check_budget_options
 from sentsweep.sweep.execution.driver_lock import driver_lock, lock_file
 from sentsweep.sweep.launch.card import protocol_card
 from sentsweep.sweep.launch.data_sizes import sample_size_problems
