@@ -71,6 +71,12 @@ def test_the_card_names_how_trials_are_scheduled_and_compared_and_which_values_t
     assert code == 0 and row(card, "search", "sampler", "TPESampler(seed=0, n_startup_trials=10, n_ei_candidates=24, "
                                  "multivariate=True, group=False, constant_liar=True), Optuna 5.0.0",
                                  "project choice (Optuna 5.0's defaults")
+    # a sampled axis: its range or choices and how it is drawn, never the domain object's repr
+    assert row(card, "1 optuna", "noise_ratio", "sampled uniform from 0.1 to 0.9 |")
+    assert row(card, "1 optuna", "pooling", "sampled from cls, mean, max |")
+    code, card, _ = dry_run("multitask_weight", "--search", "optuna")
+    assert code == 0 and row(card, "1 optuna", "w", "sampled log-uniform from 0.0001 to 0.1 |")
+    assert " object at 0x" not in card
 
 
 def test_multitask_card_carries_wang_2022_settings_with_sources():

@@ -444,7 +444,17 @@ def trial_steps(config: dict, corpus_size: int) -> int:
 
 
 def _values(values) -> str:
-    return ", ".join(map(_value, values)) if isinstance(values, list) else str(values)
+    """An axis's values as the card prints them: a grid's list, or a Ray Tune domain an Optuna search samples
+    (told by its attributes, as `param_spaces.values_to_validate` tells them): "sampled from cls, mean, max",
+    "sampled uniform from 0.1 to 0.9", "sampled log-uniform from 1e-05 to 0.001"."""
+    if isinstance(values, list):
+        return ", ".join(map(_value, values))
+    if hasattr(values, "categories"):  # tune.choice
+        return "sampled from " + ", ".join(map(_value, values.categories))
+    if hasattr(values, "lower") and hasattr(values, "upper"):  # tune.uniform, tune.loguniform
+        scale = "log-uniform" if type(getattr(values, "sampler", None)).__name__ == "_LogUniform" else "uniform"
+        return f"sampled {scale} from {_value(values.lower)} to {_value(values.upper)}"
+    return str(values)
 
 
 def _value(value) -> str:
