@@ -17,6 +17,7 @@ from mlflow.tracking import MlflowClient
 from sentsweep.analysis.runs import fetch_trial_runs, latest_sweep_run_id
 from tests.helpers.cluster_helpers import (
     PROJECT,
+    QUICK_NODE_DEATH,
     RAY_ENV,
     MlflowServer,
     RayCluster,
@@ -103,7 +104,8 @@ def test_test_clusters_run_with_token_authentication(cluster_factory):
 
 
 def test_sweep_survives_a_killed_worker_node(cluster_factory, tmp_path):
-    cluster = cluster_factory(head_cpus=0)  # every trial runs on a worker node
+    # every trial runs on a worker node; the killed node's trials fail once the head counts the node dead
+    cluster = cluster_factory(head_cpus=0, env=QUICK_NODE_DEATH)
     first_worker = cluster.add_worker(cpus=2)
     uri = sqlite_store(tmp_path)
     driver = start_sweep("tsdae_deletion.py", tmp_path, "--tracking-uri", uri, "--max-failures", "3", *LONG_TRIALS,
@@ -125,9 +127,9 @@ def table_lines(log: str) -> list[str]:
     return [line for line in log.splitlines() if line.startswith("| 0.")]
 
 
-def test_killed_then_stopped_driver_resumes_without_rerunning_finished_trials(cluster_factory, tmp_path):
-    cluster = cluster_factory(head_cpus=2)
-    env = {"RAY_ADDRESS": cluster.address, "TUNE_GLOBAL_CHECKPOINT_S": "1"}
+def test_killed_then_stopped_driver_resumes_without_rerunning_finished_trials(shared_ray, tmp_path):
+    # the drivers join the session's Ray (2 CPUs), as on a cluster: Ray ends the killed driver's trials
+    env = {"RAY_ADDRESS": shared_ray, "TUNE_GLOBAL_CHECKPOINT_S": "1"}
     reference_dir, crash_dir = tmp_path / "reference", tmp_path / "crash"
     reference_dir.mkdir(), crash_dir.mkdir()
     # the uninterrupted reference sweep runs beside the one crashed and resumed, on the same cluster, and is waited
@@ -180,12 +182,20 @@ def max_overlap(runs) -> int:
     return peak
 
 
+@pytest.fixture(scope="module")
+def one_gpu_cluster():
+    """A head of 2 CPUs that Ray is told has one GPU, shared by the packing tests (one sweep at a time)."""
+    cluster = RayCluster(head_cpus=2, head_gpus=1)
+    yield cluster
+    cluster.stop()
+
+
 # Packed trials must overlap in time (long trials); trials one after another need not (short ones).
 @pytest.mark.parametrize("gpus_per_trial, expected, trials, steps", [(0.25, 4, LONG_TRIALS, LONG_STEPS),
                                                                       (1.0, 1, SHORT_TRIALS, EXPECTED_STEPS)])
-def test_fractional_gpus_pack_trials_onto_one_gpu(cluster_factory, tmp_path, gpus_per_trial, expected, trials,
+def test_fractional_gpus_pack_trials_onto_one_gpu(one_gpu_cluster, tmp_path, gpus_per_trial, expected, trials,
                                                   steps):
-    cluster = cluster_factory(head_cpus=2, head_gpus=1)  # Ray is told of one GPU
+    cluster = one_gpu_cluster
     uri = sqlite_store(tmp_path)
     # One seed: the quick grid's 4 trials, all startable at once on 2 CPUs (0.25 each), so the GPU alone limits them.
     driver = start_sweep("tsdae_deletion.py", tmp_path, "--tracking-uri", uri, "--gpus-per-trial",

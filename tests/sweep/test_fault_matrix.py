@@ -179,15 +179,17 @@ def wait_while_printing(process: ForkedProcess | subprocess.Popen, log_file: Pat
     """The driver's exit code, once it ends; a driver that printed nothing to `log_file` for DRIVER_SILENCE_S is
     killed (its process group) and the test fails, however long it has run."""
     size, printed_at = -1, time.monotonic()
-    while (code := process.poll()) is None:
+    while True:
+        try:
+            return process.wait(timeout=1)  # at once when it ends, a look at its log every second meanwhile
+        except subprocess.TimeoutExpired:
+            pass
         if log_file.stat().st_size != size:
             size, printed_at = log_file.stat().st_size, time.monotonic()
         elif time.monotonic() - printed_at > DRIVER_SILENCE_S:
             _reap(process.pid)
             pytest.fail(f"the driver printed nothing for {DRIVER_SILENCE_S} s: hung\n"
                         + log_file.read_text(errors="replace")[-3000:])
-        time.sleep(1)
-    return code
 
 
 def _reap(group: int) -> None:
