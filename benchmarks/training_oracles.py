@@ -296,8 +296,8 @@ def parse_arguments(argv: list[str] | None = None) -> argparse.Namespace:
     return args
 
 
-def train_and_score(method: str, way: str, seed: int, scale: Scale, corpus_file: Path, sentences: list[str], test,
-                    group_by_length: bool) -> tuple[float, float, float]:
+def train_and_score(scale: Scale, corpus_file: Path, sentences: list[str], test, group_by_length: bool, method: str,
+                    seed: int, way: str) -> tuple[float, float, float]:
     """One run on one thread: `method` trained `way` ("sentsweep" or "reference") on `seed`, scored on STS-B test.
     Returns (sentsweep's Spearman, scipy's, seconds)."""
     import torch
@@ -315,31 +315,29 @@ def run_grid(args: argparse.Namespace, scale: Scale, sentences: list[str], test,
     processes of their own where more than one; runs share nothing: each seeds its own draws); each run's line
     printed and appended to `lines` in the grid's order. Returns the comparisons and the largest gap between
     sentsweep's and scipy's Spearman."""
-    from concurrent.futures import Future, ProcessPoolExecutor
+    from concurrent.futures import ProcessPoolExecutor
     from contextlib import nullcontext
+    from functools import partial
     from multiprocessing import get_context
 
     runs = [(method, seed, way) for method in args.methods for seed in args.seeds for way in ("sentsweep", "reference")]
-    results = {}
     pool = ProcessPoolExecutor(args.workers, get_context("spawn")) if args.workers > 1 else nullcontext()
     with tempfile.TemporaryDirectory() as work, pool:
         corpus_file = Path(work) / "sts-train-sentences.txt"
         corpus_file.write_text("\n".join(sentences) + "\n", encoding="utf-8")
-        arguments = {(method, seed, way): (method, way, seed, scale, corpus_file, sentences, test, args.group_by_length)
-                     for method, seed, way in runs}
-        futures = {run: pool.submit(train_and_score, *arguments[run]) for run in runs} if args.workers > 1 else {}
-        for run in runs:
-            method, seed, way = run
-            future: Future | None = futures.get(run)
-            score, scipy_score, seconds = results[run] = (future.result() if future is not None
-                                                          else train_and_score(*arguments[run]))
+        run = partial(train_and_score, scale, corpus_file, sentences, test, args.group_by_length)
+        # both maps yield in the grid's order: the executor's as each run ends, the built-in one running it then
+        outcomes = (pool.map if args.workers > 1 else map)(run, *zip(*runs))
+        results = {}
+        for (method, seed, way), (score, scipy_score, seconds) in zip(runs, outcomes):
+            results[(method, seed, way)] = (score, scipy_score)
             lines.append(f"{method} {way:9} seed {seed}: STS-B test {score:.4f} (scipy {scipy_score:.4f}), "
                          f"{seconds:.0f} s")
             print(lines[-1], flush=True)
     comparisons = [Comparison(method, [results[(method, seed, "sentsweep")][0] for seed in args.seeds],
                               [results[(method, seed, "reference")][0] for seed in args.seeds])
                    for method in args.methods]
-    largest_gap = max(abs(score - scipy_score) for score, scipy_score, _ in results.values())
+    largest_gap = max(abs(score - scipy_score) for score, scipy_score in results.values())
     return comparisons, largest_gap
 
 
