@@ -47,7 +47,7 @@ def cqadupstack_pairs(name: str, path: str) -> list[tuple[str, str]]:
 def twitterpara_pairs(name: str, path: str) -> list[tuple[str, str]]:
     task = TwitterParaTask(name, path)
     return [(first, second) for sentences1, sentences2, labels in task.corpora.values()
-            for first, second, label in zip(sentences1, sentences2, labels) if label > 3]
+            for first, second, label in zip(sentences1, sentences2, labels) if task.is_paraphrase(label)]
 
 
 def scidocs_pairs(name: str, path: str) -> list[tuple[str, str]]:

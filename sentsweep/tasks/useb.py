@@ -164,6 +164,12 @@ class TwitterParaTask(Task):
     main_metric = "ap"
     splits = ("test",)
     reference = TWITTER_PARA
+    UNDECIDED_VOTES = 3  # of 5 annotators: a pair with more votes is a paraphrase, one with fewer is not
+
+    @classmethod
+    def is_paraphrase(cls, label: int) -> bool:
+        """Whether a pair of `label` votes (of 5) is a paraphrase: more votes than UNDECIDED_VOTES."""
+        return label > cls.UNDECIDED_VOTES
 
     def __init__(self, name: str, path: str) -> None:
         super().__init__(name, path)
@@ -197,9 +203,9 @@ class TwitterParaTask(Task):
         metrics = {}
         for corpus, (sentences1, sentences2, labels) in self.corpora.items():
             similarities = scorer.pair_similarities(sentences1, sentences2)
-            decided = [i for i, label in enumerate(labels) if label != 3]
+            decided = [i for i, label in enumerate(labels) if label != self.UNDECIDED_VOTES]
             metrics[f"{self.name}_{corpus}_ap"] = 100.0 * average_precision(
-                similarities[decided], [int(labels[i] > 3) for i in decided])
+                similarities[decided], [int(self.is_paraphrase(labels[i])) for i in decided])
             metrics[f"{self.name}_{corpus}_spearman"] = 100.0 * spearman(similarities, 20.0 * np.asarray(labels))
         for metric in ("ap", "spearman"):
             per_corpus = [metrics[f"{self.name}_{corpus}_{metric}"] for corpus in self.corpora]
