@@ -128,28 +128,30 @@ def table_lines(log: str) -> list[str]:
 
 
 def test_killed_then_stopped_driver_resumes_without_rerunning_finished_trials(shared_ray, tmp_path):
-    # the drivers join the session's Ray (2 CPUs), as on a cluster: Ray ends the killed driver's trials
+    # the drivers join the session's Ray (2 CPUs), as on a cluster: Ray ends the killed driver's trials; 6 trials
+    # (3 ratios, CLS pooling, 2 seeds), 2 at a time: 3 finish before the kill, the others after it
     env = {"RAY_ADDRESS": shared_ray, "TUNE_GLOBAL_CHECKPOINT_S": "1"}
+    grid = ("--ratios", "0.3", "0.6", "0.9", "--poolings", "cls", *LONG_TRIALS)
     reference_dir, crash_dir = tmp_path / "reference", tmp_path / "crash"
     reference_dir.mkdir(), crash_dir.mkdir()
     # the uninterrupted reference sweep runs beside the one crashed and resumed, on the same cluster, and is waited
     # for before its table is compared
     reference = start_sweep("tsdae_deletion.py", reference_dir, "--tracking-uri", sqlite_store(reference_dir),
-                            *LONG_TRIALS, env=env)
+                            *grid, env=env)
     uri = sqlite_store(crash_dir)
     # a progress line every second, in the log (Ray Tune restores the run's callbacks, and their interval, on resume)
-    driver = start_sweep("tsdae_deletion.py", crash_dir, "--tracking-uri", uri, *LONG_TRIALS, "--progress-interval",
-                         "1", env=env)
+    driver = start_sweep("tsdae_deletion.py", crash_dir, "--tracking-uri", uri, *grid,
+                         "--progress-interval", "1", env=env)
     finished = wait_until(lambda: at_least(3, finished_runs(uri)), 300, what="3 finished trials")
     # Tune has written its experiment state after those trials: a resume knows them finished
     wait_for_saved_state(crash_dir / "out" / "ray", [run.data.tags["ray_trial_id"] for run in finished])
     os.killpg(driver.pid, signal.SIGKILL)
     driver.wait()
     killed_at = time.time() * 1000
-    assert len(finished_runs(uri)) < 8
+    assert len(finished_runs(uri)) < 6
     # resumed, then stopped gracefully (SIGTERM, as Ctrl-C): runs end KILLED and the driver says how to resume
     log_before = (crash_dir / "driver.log").stat().st_size
-    stopped = start_sweep("tsdae_deletion.py", crash_dir, "--tracking-uri", uri, "--resume", *LONG_TRIALS, env=env)
+    stopped = start_sweep("tsdae_deletion.py", crash_dir, "--tracking-uri", uri, "--resume", *grid, env=env)
     wait_until(lambda: re.search(r" [1-9]\d* running", (crash_dir / "driver.log").read_bytes()[log_before:].decode(
         errors="replace")), 300, what="a trial of the resumed sweep running")
     os.kill(stopped.pid, signal.SIGTERM)
@@ -160,9 +162,9 @@ def test_killed_then_stopped_driver_resumes_without_rerunning_finished_trials(sh
     trial_runs = fetch_trial_runs(uri, "tsdae_deletion", None)
     assert "RUNNING" not in set(trial_runs["status"]) and "KILLED" in set(trial_runs["status"])
     assert client.get_run(latest_sweep_run_id(uri, "tsdae_deletion")).info.status == "KILLED"
-    resumed = start_sweep("tsdae_deletion.py", crash_dir, "--tracking-uri", uri, "--resume", *LONG_TRIALS, env=env)
+    resumed = start_sweep("tsdae_deletion.py", crash_dir, "--tracking-uri", uri, "--resume", *grid, env=env)
     assert resumed.wait(timeout=600) == 0, (crash_dir / "driver.log").read_text()[-3000:]
-    runs = {r.info.run_id: r for r in assert_one_complete_run_per_trial(uri, steps=LONG_STEPS)}
+    runs = {r.info.run_id: r for r in assert_one_complete_run_per_trial(uri, 6, steps=LONG_STEPS)}
     for run in finished:  # finished before the crash: not run again (its end time is unchanged)
         assert runs[run.info.run_id].info.end_time == run.info.end_time < killed_at
     log = (crash_dir / "driver.log").read_text()
@@ -170,7 +172,7 @@ def test_killed_then_stopped_driver_resumes_without_rerunning_finished_trials(sh
     assert table_lines(log) and table_lines(log) == table_lines((reference_dir / "driver.log").read_text())
     parent = latest_sweep_run_id(uri, "tsdae_deletion")
     assert MlflowClient(uri).get_run(parent).info.status == "FINISHED"
-    assert len(fetch_trial_runs(uri, "tsdae_deletion", None)) == 8  # one sweep, no second parent's runs
+    assert len(fetch_trial_runs(uri, "tsdae_deletion", None)) == 6  # one sweep, no second parent's runs
 
 
 def max_overlap(runs) -> int:
