@@ -26,6 +26,7 @@ from benchmarks.racing import NOISE_SD, SEEDS, draw, flat, near_best, trial_dura
 from sentsweep.analysis.race_schedules import make_race
 from sentsweep.analysis.schedule import FixedGrid, simulate_schedule
 from sentsweep.analysis.significance import best_group
+from sentsweep.analysis.step_racing import fraction_text
 
 SLOT_COUNTS = (16, 64)
 GROUP_ALPHA = 0.05  # the tables' --alpha
@@ -61,12 +62,16 @@ def settings() -> list[Setting]:
     rows += [Setting("sentsweep --race", f"--race-alpha {alpha:g}",
                      lambda configs, seeds, order, alpha=alpha: make_race("async", configs, seeds, alpha=alpha,
                                                                            **RACE)) for alpha in (0.05, 0.2, 0.3)]
-    for alpha, rungs, text in ((0.05, (ninth, third), "1/9 1/3"), (0.2, (ninth, third), "1/9 1/3"),
-                               (0.3, (ninth, third), "1/9 1/3"), (0.2, (third,), "1/3"),
-                               (0.3, (1 / 27, ninth, third), "1/27 1/9 1/3")):
-        rows.append(Setting("sentsweep --race-schedule steps", f"--race-alpha {alpha:g} --race-rungs {text}",
-                            lambda configs, seeds, order, alpha=alpha, rungs=rungs: make_race(
-                                "steps", configs, seeds, rungs=rungs, alpha=alpha, **RACE)))
+    earliest = (1 / 81, 1 / 27, ninth, third)
+    for alpha, rungs, initial in ((0.05, (ninth, third), 2), (0.2, (ninth, third), 2), (0.3, (ninth, third), 2),
+                                  (0.2, (third,), 2), (0.3, (1 / 27, ninth, third), 2), (0.7, earliest, 3),
+                                  (0.3, earliest, 4), (0.5, earliest, 4), (0.7, earliest, 4)):
+        label = (f"--race-alpha {alpha:g} --race-rungs {' '.join(map(fraction_text, rungs))}"
+                 + (f" --race-initial-seeds {initial}" if initial != RACE["initial_seeds"] else ""))
+        rows.append(Setting("sentsweep --race-schedule steps", label,
+                            lambda configs, seeds, order, alpha=alpha, rungs=rungs, initial=initial: make_race(
+                                "steps", configs, seeds, rungs=rungs, alpha=alpha,
+                                **dict(RACE, initial_seeds=initial))))
     rows += [Setting("Ray Tune grid, seeds as an axis", "5 seeds", lambda configs, seeds, order: FixedGrid(order))]
     for factor, grace, text in ((2, 1 / 8, "1/8"), (3, ninth, "1/9"), (3, 1 / 27, "1/27"), (4, 1 / 16, "1/16"),
                                 (3, third, "1/3")):

@@ -13,6 +13,7 @@ from benchmarks.trained_answer import spread
 from benchmarks.trial_overhead import parts
 from sentsweep.analysis.racing import CONTINUE, STOP
 from sentsweep.analysis.schedule import simulate_schedule
+from sentsweep.analysis.step_racing import fraction_text
 
 
 def test_frontier_keeps_the_points_no_cheaper_point_beats():
@@ -124,6 +125,19 @@ def test_a_simulated_sweep_gives_every_setting_on_every_slot_count_the_same_draw
     assert runs[("Ray Tune grid, seeds as an axis", "5 seeds", 4)] == runs[("sentsweep grid", "5 seeds", 4)]
     assert runs[("sentsweep --race", "--race-alpha 0.2", 4)][0][0] < 1.0
     assert simulate_sweeps(range(1), rows, slot_counts=(4,)) == runs
+
+
+def test_each_race_setting_s_label_is_the_command_line_of_the_race_it_makes():
+    races = [row for row in settings() if row.way == "sentsweep --race-schedule steps"]
+    assert any("--race-initial-seeds 4" in row.label for row in races)
+    for row in races:
+        race = row.make(["a", "b"], [0, 1, 2, 3, 4], [])
+        words = row.label.split()
+        options = {word: words.index(word) for word in words if word.startswith("--")}
+        rungs = words[options["--race-rungs"] + 1:options.get("--race-initial-seeds", len(words))]
+        assert race.alpha == float(words[options["--race-alpha"] + 1])
+        assert [fraction_text(rung) for rung in race.rungs] == rungs
+        assert race.initial_seeds == (int(words[-1]) if "--race-initial-seeds" in options else 2)
 
 
 def test_spread_is_the_range_of_the_configuration_means_in_pooled_seed_sds():
