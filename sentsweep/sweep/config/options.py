@@ -212,7 +212,8 @@ class SweepOptions:
         "configuration are compared, the race's test at each, --race-alpha split over them and the seeds' levels "
         "(default 1/9 and 1/3: successive halving's rungs with a reduction factor of 3, the project's choice)",
         metavar="FRACTION", gt=0, lt=1)
-    race_initial_seeds: int = option("seeds every configuration runs (--race)", 2, ge=2)
+    race_initial_seeds: int = option("seeds every configuration runs (--race); with --race-schedule steps, the "
+                                     "seeds the rungs compare", 2, ge=2)
     race_budget: int | None = option("at most this many trials in a race (--race; default: no limit but "
                                            "configurations x seeds)", ge=1)
     race_test: str = option("the race's test: on the seed-noise variance pooled across configurations (two-way "
