@@ -183,6 +183,9 @@ class SweepTracker(Callback):
         # sweep of several stages the latest stage's
         self.view_key = self.parent_run_id
         self._hashes: dict[str, str] = {}  # Ray trial id -> config hash
+        # the dataset inputs this driver has logged on a configuration's run and the sweep's (MLflow keeps an input
+        # once however often it is logged): (run address key, the inputs as JSON)
+        self._inputs_logged: set[tuple[str, str]] = set()
 
     def log_sweep_metrics(self, metrics: dict) -> None:
         """Metrics of the sweep as a whole (for example the untrained baseline), on the parent run."""
@@ -261,12 +264,18 @@ class SweepTracker(Callback):
 
     def _log_datasets(self, trial_id: str, params: dict) -> None:
         """The data files among a trial's params as its dataset inputs, and its configuration's and the sweep's:
-        a file the trial does not read is none (nor a setting a trainer script never read, `NOT_READ`)."""
+        a file the trial does not read is none (nor a setting a trainer script never read, `NOT_READ`). The
+        configuration's and the sweep's are written once per driver for the same inputs, not once per trial."""
         datasets = trial_datasets({key: value for key, value in params.items() if value != NOT_READ})
         if datasets:
             inputs = [{"dataset": dataset.to_dictionary(), "context": context} for dataset, context in datasets]
-            for run in (trial_id, address(self._hashes[trial_id]), None):
-                self.writer.submit({"op": "inputs", "trial": run, "datasets": inputs})
+            logged = json.dumps(inputs, sort_keys=True)
+            configuration = address(self._hashes[trial_id])
+            self.writer.submit({"op": "inputs", "trial": trial_id, "datasets": inputs})
+            for run, key in ((configuration, configuration["configuration"]), (None, "")):
+                if (key, logged) not in self._inputs_logged:
+                    self._inputs_logged.add((key, logged))
+                    self.writer.submit({"op": "inputs", "trial": run, "datasets": inputs})
 
     def on_trial_result(self, iteration, trials, trial, result, **info):
         step = result_step(result)
