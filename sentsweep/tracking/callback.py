@@ -35,7 +35,7 @@ from sentsweep.preparation_cache import RESULT_KEY as CACHE_RESULT_KEY
 from sentsweep.random_seeds import TRIAL_INDEX_KEY, resolve_seed
 from sentsweep.terminal import plain_text
 from sentsweep.tracking.configurations import CONFIGURATION_OF_TAG, ConfigurationRuns, address
-from sentsweep.tracking.datasets import DATA_FILE_CONTEXTS, trial_datasets
+from sentsweep.tracking.datasets import DATA_FILE_CONTEXTS, DatasetInputs
 from sentsweep.tracking.names import mlflow_metric_key, result_step
 from sentsweep.tracking.provenance import (
     DRIVER_NODE,
@@ -183,9 +183,7 @@ class SweepTracker(Callback):
         # sweep of several stages the latest stage's
         self.view_key = self.parent_run_id
         self._hashes: dict[str, str] = {}  # Ray trial id -> config hash
-        # the dataset inputs this driver has logged on a configuration's run and the sweep's (MLflow keeps an input
-        # once however often it is logged): (run address key, the inputs as JSON)
-        self._inputs_logged: set[tuple[str, str]] = set()
+        self.dataset_inputs = DatasetInputs(self.writer)
 
     def log_sweep_metrics(self, metrics: dict) -> None:
         """Metrics of the sweep as a whole (for example the untrained baseline), on the parent run."""
@@ -260,22 +258,9 @@ class SweepTracker(Callback):
             "config": json.loads(json.dumps(params, default=str)),
         })
         self.configurations.trial_nested(trial.trial_id)
-        self._log_datasets(trial.trial_id, params)
-
-    def _log_datasets(self, trial_id: str, params: dict) -> None:
-        """The data files among a trial's params as its dataset inputs, and its configuration's and the sweep's:
-        a file the trial does not read is none (nor a setting a trainer script never read, `NOT_READ`). The
-        configuration's and the sweep's are written once per driver for the same inputs, not once per trial."""
-        datasets = trial_datasets({key: value for key, value in params.items() if value != NOT_READ})
-        if datasets:
-            inputs = [{"dataset": dataset.to_dictionary(), "context": context} for dataset, context in datasets]
-            logged = json.dumps(inputs, sort_keys=True)
-            configuration = address(self._hashes[trial_id])
-            self.writer.submit({"op": "inputs", "trial": trial_id, "datasets": inputs})
-            for run, key in ((configuration, configuration["configuration"]), (None, "")):
-                if (key, logged) not in self._inputs_logged:
-                    self._inputs_logged.add((key, logged))
-                    self.writer.submit({"op": "inputs", "trial": run, "datasets": inputs})
+        # the data files a trial reads (not a setting a trainer script never read, `NOT_READ`)
+        self.dataset_inputs.trial_started(trial.trial_id, key,
+                                          {name: value for name, value in params.items() if value != NOT_READ})
 
     def on_trial_result(self, iteration, trials, trial, result, **info):
         step = result_step(result)

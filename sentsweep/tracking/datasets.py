@@ -20,6 +20,8 @@ from pathlib import Path
 from mlflow.entities import Dataset
 from mlflow.utils.validation import MAX_DATASET_DIGEST_SIZE
 
+from sentsweep.tracking.configurations import address
+
 # Config key -> the MLflow input context (tag mlflow.data.context) of the file it names.
 DATA_FILE_CONTEXTS = {
     "corpus": "training",
@@ -46,6 +48,33 @@ def trial_datasets(config: dict) -> list[tuple[Dataset, str]]:
         if context not in roles:
             roles.append(context)
     return [(dataset, ",".join(roles)) for dataset, roles in grouped.values()]
+
+
+class DatasetInputs:
+    """A sweep's dataset inputs, as `writer` operations: each trial's data files (`trial_datasets`) on its run, its
+    configuration's and the sweep's; those of a configuration and of the sweep once per driver for the same inputs,
+    not once per trial (MLflow keeps an input once however often it is logged).
+
+        inputs = DatasetInputs(writer)
+        inputs.trial_started("5036c_00000", config_hash, {"corpus": "data/corpus.txt", "seed": 0})
+    """
+
+    def __init__(self, writer) -> None:
+        self.writer = writer
+        self._logged: set[tuple[str, str]] = set()  # (config hash, "" for the sweep; the inputs as JSON)
+
+    def trial_started(self, trial_id: str, config_hash: str, params: dict) -> None:
+        """The inputs of trial `trial_id` of configuration `config_hash`, whose data settings are among `params`."""
+        datasets = trial_datasets(params)
+        if not datasets:
+            return
+        inputs = [{"dataset": dataset.to_dictionary(), "context": context} for dataset, context in datasets]
+        self.writer.submit({"op": "inputs", "trial": trial_id, "datasets": inputs})
+        text = json.dumps(inputs, sort_keys=True)
+        for run, key in ((address(config_hash), config_hash), (None, "")):
+            if (key, text) not in self._logged:
+                self._logged.add((key, text))
+                self.writer.submit({"op": "inputs", "trial": run, "datasets": inputs})
 
 
 def data_source(value: str, name: str | None = None) -> Dataset:
