@@ -18,7 +18,7 @@ from mlflow.tracking import MlflowClient
 
 from sentsweep.analysis.tables import build_table, to_frame, to_markdown
 from sentsweep.tracking.callback import SweepTracker
-from sentsweep.tracking.datasets import _file_digest, content_digest, data_source, trial_datasets
+from sentsweep.tracking.datasets import DatasetInputs, _file_digest, content_digest, data_source, trial_datasets
 from sentsweep.trainables.session import TuneSession
 from sentsweep.trainables.system_metrics import process_sampler
 from tests.helpers.cluster_helpers import PROJECT
@@ -170,6 +170,23 @@ def test_one_file_in_two_roles_is_one_dataset_and_a_hub_name_is_recorded_by_name
     hub = data_source("sentence-transformers/stsb")
     assert hub.digest == sha256_digest(b"sentence-transformers/stsb")
     assert json.loads(hub.source) == {"path": "sentence-transformers/stsb"}
+
+
+def test_a_configurations_and_the_sweeps_inputs_are_written_once_per_driver_and_each_trials_on_its_run(tmp_path):
+    corpus, other = tmp_path / "corpus.txt", tmp_path / "other.txt"
+    corpus.write_text("a sentence\n"), other.write_text("another sentence\n")
+    writer = SimpleNamespace(operations=[])
+    writer.submit = writer.operations.append
+    inputs = DatasetInputs(writer)
+    for trial, configuration, data in (("t0", "c1", corpus), ("t1", "c1", corpus), ("t2", "c2", corpus),
+                                       ("t3", "c2", other), ("t4", "c3", None)):
+        inputs.trial_started(trial, configuration, {"corpus": str(data)} if data else {"seed": 0})
+    written = [(operation["trial"], operation["datasets"][0]["dataset"]["name"]) for operation in writer.operations]
+    assert all(operation["op"] == "inputs" for operation in writer.operations)
+    assert written == [("t0", "corpus.txt"), ({"configuration": "c1"}, "corpus.txt"), (None, "corpus.txt"),
+                       ("t1", "corpus.txt"),
+                       ("t2", "corpus.txt"), ({"configuration": "c2"}, "corpus.txt"),
+                       ("t3", "other.txt"), ({"configuration": "c2"}, "other.txt"), (None, "other.txt")]
 
 
 def test_every_report_carries_the_system_metrics_since_the_last(monkeypatch, tmp_path):
