@@ -104,17 +104,18 @@ def test_test_clusters_run_with_token_authentication(cluster_factory):
 
 
 def test_sweep_survives_a_killed_worker_node(cluster_factory, tmp_path):
-    # every trial runs on a worker node; the killed node's trials fail once the head counts the node dead
+    # every trial runs on a worker node; the killed node's trials fail once the head counts the node dead; 4 trials
+    # (2 ratios, CLS pooling, 2 seeds), 2 at a time
     cluster = cluster_factory(head_cpus=0, env=QUICK_NODE_DEATH)
     first_worker = cluster.add_worker(cpus=2)
     uri = sqlite_store(tmp_path)
-    driver = start_sweep("tsdae_deletion.py", tmp_path, "--tracking-uri", uri, "--max-failures", "3", *LONG_TRIALS,
-                         env={"RAY_ADDRESS": cluster.address})
+    driver = start_sweep("tsdae_deletion.py", tmp_path, "--tracking-uri", uri, "--max-failures", "3", "--poolings",
+                         "cls", *LONG_TRIALS, env={"RAY_ADDRESS": cluster.address})
     wait_until(lambda: len(trial_runs(uri)) >= 2, 240, what="trials running on the first worker")
     cluster.kill(first_worker)
     cluster.add_worker(cpus=2)
     assert driver.wait(timeout=600) == 0, (tmp_path / "driver.log").read_text()[-3000:]
-    assert_one_complete_run_per_trial(uri, steps=LONG_STEPS)
+    assert_one_complete_run_per_trial(uri, 4, steps=LONG_STEPS)
     errors = list((tmp_path / "out" / "ray").rglob("error.txt"))
     assert errors, "no trial was running on the killed worker"
 

@@ -45,7 +45,7 @@ one on a cluster reaches its head's.
 
 `make test` runs a representative subset (`SUBSET`: both signals, on a Ray of the driver's own and on the shared
 one; a Ctrl-C in nm_weight's second stage, whose carried values the resume needs, continued by two drivers at once;
-the chained, race, race-over-steps and extension shapes; an MLflow outage with a crash, and a removed output folder);
+the chained and race-over-steps shapes; an MLflow outage with a crash, and a removed output folder);
 `make fault-matrix` (SENTSWEEP_FAULT_MATRIX=all) runs every case and writes the outcome table to
 sweep_outputs/fault_matrix.md.
 """
@@ -132,13 +132,13 @@ ALL_CASES = [(shape, point, fault) for shape, spec in SHAPES.items() for point i
     (shape, point, fault) for shape in sorted(OWN_RAY) for point, fault in (("checkpoint:0", "ENOSPC"),
                                                                            ("trial:0", "GONE"))]
 # make test: both signals; a Ctrl-C in nm_weight's second stage continued by two drivers at once (the resume needs the
-# first stage's carried values, as the greedy search's stages do); the shapes whose resume keeps state of their own
-# (a chained stage's models, the races', an extension's earlier sweep); a driver killed while it waits for its MLflow
-# server, and the output folder removed mid-stage. (An MLflow server lost mid-stage and back while the driver waits:
-# tests/sweep/test_distributed.py; the greedy search's and Optuna's cases: `make fault-matrix`.)
+# first stage's carried values, as the greedy search's stages do); a chained stage's models and the race over steps'
+# state kept across a resume; a driver killed while it waits for its MLflow server, and the output folder removed
+# mid-stage. (An MLflow server lost mid-stage and back while the driver waits: tests/sweep/test_distributed.py; an
+# extension stopped and continued by its own command line: tests/sweep/test_resources.py; the other shapes' cases:
+# `make fault-matrix`.)
 SUBSET = [("grid", "model:0", "KILL"), ("multistage", "trial:1", TWICE), ("chained", "model:0", "INT"),
-          ("race", "trial:0", "KILL"), ("extend", "trial:0", "KILL"), ("race-steps", "trial:0", "INT"),
-          ("grid", "trial:0", "CRASH"), ("grid", "trial:0", "GONE")]
+          ("race-steps", "trial:0", "INT"), ("grid", "trial:0", "CRASH"), ("grid", "trial:0", "GONE")]
 CASES = ALL_CASES if os.environ.get("SENTSWEEP_FAULT_MATRIX") == "all" else SUBSET
 REPORT = PROJECT / "sweep_outputs" / "fault_matrix.md"
 # A driver is taken for hung, and killed, once it printed nothing for this long; never for being slow: while its
