@@ -259,8 +259,8 @@ class SweepTracker(Callback):
         })
         self.configurations.trial_nested(trial.trial_id)
         # the data files a trial reads (not a setting a trainer script never read, `NOT_READ`)
-        self.dataset_inputs.trial_started(trial.trial_id, key,
-                                          {name: value for name, value in params.items() if value != NOT_READ})
+        self.dataset_inputs.trial_read(trial.trial_id, key,
+                                       {name: value for name, value in params.items() if value != NOT_READ})
 
     def on_trial_result(self, iteration, trials, trial, result, **info):
         step = result_step(result)
@@ -289,7 +289,8 @@ class SweepTracker(Callback):
                 k: param_text(v) for k, v in reported.items() if k in reported_by_trial(trial.config)})
             self.writer.submit({"op": "artifact", "trial": trial.trial_id, "file": "reported_config.json",
                                 "content": json.loads(json.dumps(reported, default=str))})
-            self._log_datasets(trial.trial_id, reported)
+            self.dataset_inputs.trial_read(trial.trial_id, key,
+                                           {name: value for name, value in reported.items() if value != NOT_READ})
         if result.get("per_query"):
             self.writer.submit({"op": "artifact", "trial": trial.trial_id, "file": PER_QUERY_ARTIFACT,
                                 "content": result["per_query"]})

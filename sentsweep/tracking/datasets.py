@@ -56,15 +56,16 @@ class DatasetInputs:
     not once per trial (MLflow keeps an input once however often it is logged).
 
         inputs = DatasetInputs(writer)
-        inputs.trial_started("5036c_00000", config_hash, {"corpus": "data/corpus.txt", "seed": 0})
+        inputs.trial_read("5036c_00000", config_hash, {"corpus": "data/corpus.txt", "seed": 0})
     """
 
     def __init__(self, writer) -> None:
         self.writer = writer
         self._logged: set[tuple[str, str]] = set()  # (config hash, "" for the sweep; the inputs as JSON)
 
-    def trial_started(self, trial_id: str, config_hash: str, params: dict) -> None:
-        """The inputs of trial `trial_id` of configuration `config_hash`, whose data settings are among `params`."""
+    def trial_read(self, trial_id: str, config_hash: str, params: dict) -> None:
+        """The inputs of trial `trial_id` of configuration `config_hash`: the data settings among `params` (its
+        config as it starts, or the settings a trainer script reports it used)."""
         datasets = trial_datasets(params)
         if not datasets:
             return

@@ -180,7 +180,7 @@ def test_a_configurations_and_the_sweeps_inputs_are_written_once_per_driver_and_
     inputs = DatasetInputs(writer)
     for trial, configuration, data in (("t0", "c1", corpus), ("t1", "c1", corpus), ("t2", "c2", corpus),
                                        ("t3", "c2", other), ("t4", "c3", None)):
-        inputs.trial_started(trial, configuration, {"corpus": str(data)} if data else {"seed": 0})
+        inputs.trial_read(trial, configuration, {"corpus": str(data)} if data else {"seed": 0})
     written = [(operation["trial"], operation["datasets"][0]["dataset"]["name"]) for operation in writer.operations]
     assert all(operation["op"] == "inputs" for operation in writer.operations)
     assert written == [("t0", "corpus.txt"), ({"configuration": "c1"}, "corpus.txt"), (None, "corpus.txt"),
