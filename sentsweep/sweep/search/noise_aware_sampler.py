@@ -157,7 +157,7 @@ class AveragedGP:
         """Each kept draw's posterior mean and variance of the noise-free function at `points` (draws x points)."""
         cross = matern52(points, self.x, self.lengths, self.scales)
         mean = np.einsum("dpn,dn->dp", cross, self.alpha)
-        reduction = np.einsum("dpn,dnm,dpm->dp", cross, self.inverse, cross)
+        reduction = ((cross @ self.inverse) * cross).sum(axis=-1)
         return mean, np.clip(self.scales[:, None] - reduction, 1e-12, None)
 
     def posterior(self, points: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
