@@ -35,7 +35,7 @@ Compute is counted in whole trials (one seed trained to the end): a configuratio
 trials (`CONFIGURATIONS` configurations on every seed). Its answer at a compute level is the configuration it would
 report from what it had ended by then, among the configurations trained to the end: a mean-only searcher's best
 mean over the seeds (the sweep table's best), a noise-aware one's model's best (`noise_aware_sampler.model_best`:
-the best posterior mean of the GP fitted to the means with their standard errors). Its regret is the true best's
+the best posterior mean of the GP of the means with their standard errors). Its regret is the true best's
 score minus its answer's true score. Each of `--sweeps` sweeps per regime draws its own offsets; every searcher is
 seeded by the sweep's number. Two more rows swap the answer rule over the same sweeps (noise-gp answered by its
 best mean, TPE by the model's best), so the table shows what the proposals do and what the rule does.
@@ -95,8 +95,9 @@ ASSUMES = {
     "random search": "nothing; answers its best mean",
     "TPE (mean only)": f"each configuration's mean over its seeds is exact; first {STARTUP_CONFIGURATIONS} of "
                        f"{CONFIGURATIONS} configurations random; answers its best mean",
-    "noise-gp": f"a smooth score; each mean as noisy as its standard error; first {STARTUP_CONFIGURATIONS} of "
-                f"{CONFIGURATIONS} configurations random; answers its model's best",
+    "noise-gp": f"a smooth score, on a length scale the model averages over; each mean as noisy as its standard "
+                f"error; Thompson sampling after {STARTUP_CONFIGURATIONS} of {CONFIGURATIONS} configurations random; "
+                f"answers its model's best",
     "rung-gp": "a smooth score at the largest rung with 4 configurations (random before), whose order the end "
                "keeps; stops at evaluations 1 and 3 of 9 on the seeds' paired t (seeds shared across "
                "configurations); answers its model's best",

@@ -3,28 +3,44 @@ mean over its seeds as the observation and its standard error as that observatio
 
 Optuna 5.0's `GPSampler` fits one noise level shared by every trial (a homoscedastic likelihood, its variance fitted
 with the kernel's parameters) and has no way to be given a noise per trial; BoTorch and Ax are not in the lock. So
-this sampler is a minimal heteroscedastic GP on torch, within Optuna's sampler API:
+this sampler is a minimal heteroscedastic GP on numpy, within Optuna's sampler API:
 
 - Observations: the completed trials' values (the seed means `SeedAveragingRepeater` tells the study) with a fixed
   noise variance per trial from se, the standard error of the mean the repeater keeps as the trial's user attribute
   `seed_se`: se^2 moderated toward the pooled se^2 of all trials (`observation_noise`: a few seeds' se is too
   unsure to take as known). A trial without one (a single seed) gets the pooled se^2 (none known: NOISE_FLOOR).
-- Model: a zero-mean GP on the standardised values, Matérn 5/2 kernel with one length scale per input (ARD) and an
-  output scale, fitted by maximising the marginal likelihood (L-BFGS-B, at most FIT_ITERATIONS iterations within
-  FIT_BOUNDS from a fixed start: the same trials give the same fit). Inputs in [0, 1]: a float by its range (on a
-  log scale where its distribution is), a choice one-hot, so mixed spaces (a learning rate and a pooling) share one
-  model.
-- Acquisition: expected improvement of the noise-free function over the best posterior mean at the observed
-  configurations (the incumbent a noisy observation cannot inflate), maximised over CANDIDATES random points of the
-  space. Trials still running (those the model does not observe yet) count with their posterior mean as value
-  (the kriging believer), so that parallel trials are not proposed at one point.
+- Model: a zero-mean GP on the standardised values, Matérn 5/2 kernel with one length scale per parameter (a
+  choice's one-hot columns share one) and an output variance. Inputs in [0, 1]: a float by its range (on a log
+  scale where its distribution is), a choice one-hot, so mixed spaces (a learning rate and a pooling) share one
+  model. The kernel's hyperparameters are averaged over, not fitted (`AveragedGP`): where a configuration's mean is
+  as noisy as the configurations differ, their likelihood is nearly flat between a smooth trend and a narrow peak,
+  and a point estimate (maximum likelihood, or a prior's mode) commits to one of them: a smooth fit puts the best
+  posterior mean at the edge of the points around a narrow optimum, and a flat one (output variance near 0) makes
+  every proposal alike. The model is the average of the GPs of HYPER_DRAWS hyperparameter draws from their prior
+  (each length scale log-uniform over LENGTH_RANGE, the output variance over SCALE_RANGE), each weighted by its
+  marginal likelihood (Bayesian model averaging by importance sampling from the prior, as in Snoek, Larochelle,
+  Adams 2012, who average over the hyperparameters' posterior by slice sampling); the draws come from a generator
+  seeded with HYPER_SEED, so the same trials give the same model, and the draws of highest weight that hold
+  KEPT_MASS of it are kept. Importance sampling from the prior thins as the parameters grow in number (a sweep
+  over more than a few parameters averages over fewer effective draws).
+- Acquisition: Thompson sampling (Thompson 1933; Kandasamy et al. 2018 for parallel proposals): a draw of the
+  hyperparameters by weight, then one function drawn jointly at CANDIDATES random points of the space from that
+  draw's posterior, and the point where it is highest. Each configuration is proposed with the probability that
+  it is the best, so proposals gather where the best is likely and spread as far as the noise leaves it unsure
+  (expected improvement over a flat or noise-dominated fit explores like random search). Trials still running
+  (those the model does not observe yet) count with their posterior mean as value (the kriging believer), so that
+  parallel trials are not proposed at one point.
 - The first STARTUP_TRIALS configurations, and any parameter outside the space every trial shares, are sampled at
   random (Optuna's `RandomSampler`).
 
-Proposals are reproducible: the candidates of trial k are drawn from a generator seeded with (seed, k), the random
-ones from the `RandomSampler`'s seeded generator, which is part of the sampler's state; Ray Tune's `OptunaSearch`
-saves the study with its sampler in the experiment's state, so `--resume` restores both. `--extend` runs a grid's
-missing trials and does not sample.
+What it assumes: a score that varies smoothly with each parameter, on some length scale within LENGTH_RANGE of the
+parameter's range; each configuration's mean as noisy as its (moderated) standard error; a choice's options equally
+alike.
+
+Proposals are reproducible: the candidates and the function drawn for trial k come from a generator seeded with
+(seed, k), the random ones from the `RandomSampler`'s seeded generator, which is part of the sampler's state; Ray
+Tune's `OptunaSearch` saves the study with its sampler in the experiment's state, so `--resume` restores both.
+`--extend` runs a grid's missing trials and does not sample.
 """
 
 from __future__ import annotations
@@ -37,9 +53,12 @@ import numpy as np
 from sentsweep.errors import InputError
 
 STARTUP_TRIALS = 4  # the project's choice: random configurations before the model is fitted
-CANDIDATES = 2048  # random points the acquisition is maximised over
-FIT_ITERATIONS = 50  # L-BFGS-B iterations of the marginal likelihood's fit
-FIT_BOUNDS = (-7.0, 5.0)  # each log length scale and the log output scale (standardised units)
+CANDIDATES = 512  # random points of the space each drawn function is maximised over
+HYPER_DRAWS = 512  # kernel hyperparameter draws from the prior the model averages over
+LENGTH_RANGE = (0.02, 5.0)  # the prior's range of each length scale (inputs in [0, 1]), log-uniform
+SCALE_RANGE = (0.05, 5.0)  # the prior's range of the output variance (standardised units), log-uniform
+HYPER_SEED = 0  # the draws are fixed: the same trials give the same model
+KEPT_MASS = 0.99  # the draws kept: the fewest of highest weight that hold this much of it
 NOISE_FLOOR = 1e-6  # noise variance (standardised units) where no trial's standard error is known
 SE_ATTRIBUTE = "seed_se"  # the user attribute SeedAveragingRepeater keeps each configuration's standard error in
 
@@ -73,6 +92,15 @@ def encode(configurations: list[dict], space: dict) -> np.ndarray:
     return np.column_stack(columns)
 
 
+def parameter_columns(space: dict) -> list[int]:
+    """For each column of `encode`'s rows, the index in `space` of the parameter it encodes (a choice has a column
+    per option)."""
+    from optuna.distributions import CategoricalDistribution
+
+    return [index for index, distribution in enumerate(space.values())
+            for _ in (distribution.choices if isinstance(distribution, CategoricalDistribution) else [None])]
+
+
 def random_candidates(space: dict, rng: np.random.Generator, count: int) -> list[dict]:
     """`count` configurations drawn at random from `space`, drawn one parameter at a time for all of them: a choice
     uniformly, a float uniformly over its range (log-uniformly where its distribution is log), an int as the
@@ -93,71 +121,60 @@ def random_candidates(space: dict, rng: np.random.Generator, count: int) -> list
     return [{name: column[index] for name, column in columns.items()} for index in range(count)]
 
 
-class HeteroscedasticGP:
-    """A GP with a fixed noise variance per observation (module docstring); `fit` then `posterior`."""
+def matern52(a: np.ndarray, b: np.ndarray, lengths: np.ndarray, scales: np.ndarray) -> np.ndarray:
+    """The Matérn 5/2 kernel between the rows of `a` and of `b` under each draw's input length scales (draws x
+    columns) and output variance: draws x len(a) x len(b)."""
+    left, right = a[None] / lengths[:, None, :], b[None] / lengths[:, None, :]
+    squared = ((left ** 2).sum(-1)[:, :, None] + (right ** 2).sum(-1)[:, None, :]
+               - 2 * left @ right.transpose(0, 2, 1))
+    root5 = np.sqrt(5.0 * np.clip(squared, 0.0, None))
+    return scales[:, None, None] * (1 + root5 + root5 ** 2 / 3) * np.exp(-root5)
 
-    def __init__(self, x: np.ndarray, y: np.ndarray, noise: np.ndarray) -> None:
-        import torch
 
-        self.torch = torch
-        self.x = torch.tensor(x, dtype=torch.float64)
-        self.y = torch.tensor(y, dtype=torch.float64)
-        self.noise = torch.tensor(noise, dtype=torch.float64)
-        self.log_lengths = torch.zeros(x.shape[1], dtype=torch.float64) + math.log(0.5)
-        self.log_scale = torch.zeros((), dtype=torch.float64)
+class AveragedGP:
+    """GPs with a fixed noise variance per observation, averaged over their kernel's hyperparameters (module
+    docstring): `posterior` of the average, `draw` of one function from it."""
 
-    def _kernel(self, a, b, log_lengths, log_scale):
-        distance = self.torch.cdist(a / log_lengths.exp(), b / log_lengths.exp()).clamp_min(1e-12)
-        root5 = math.sqrt(5.0) * distance
-        return log_scale.exp() * (1 + root5 + root5 ** 2 / 3) * self.torch.exp(-root5)
+    def __init__(self, x: np.ndarray, y: np.ndarray, noise: np.ndarray, columns: list[int]) -> None:
+        """`columns`: the parameter each input column belongs to (a choice's one-hot columns share one length
+        scale)."""
+        rng = np.random.default_rng(HYPER_SEED)
+        logs = rng.uniform(*np.log(LENGTH_RANGE), size=(HYPER_DRAWS, max(columns) + 1))
+        lengths, scales = np.exp(logs)[:, columns], np.exp(rng.uniform(*np.log(SCALE_RANGE), size=HYPER_DRAWS))
+        covariance = matern52(x, x, lengths, scales) + np.diag(noise + 1e-8)[None]
+        chol = np.linalg.cholesky(covariance)
+        inverse = np.linalg.inv(covariance)
+        alpha = inverse @ y
+        log_likelihood = -0.5 * alpha @ y - np.log(np.diagonal(chol, axis1=1, axis2=2)).sum(axis=1)
+        weights = np.exp(log_likelihood - log_likelihood.max())
+        order = np.argsort(-weights, kind="stable")
+        kept = order[:int(np.searchsorted(np.cumsum(weights[order]) / weights.sum(), KEPT_MASS)) + 1]
+        self.x, self.noise, self.columns = x, noise, columns
+        self.lengths, self.scales, self.inverse, self.alpha = lengths[kept], scales[kept], inverse[kept], alpha[kept]
+        self.weights = weights[kept] / weights[kept].sum()
 
-    def _covariance(self, log_lengths, log_scale):
-        k = self._kernel(self.x, self.x, log_lengths, log_scale)
-        return k + self.torch.diag(self.noise + 1e-8)
-
-    def _negative_log_likelihood(self, log_lengths, log_scale):
-        chol = self.torch.linalg.cholesky(self._covariance(log_lengths, log_scale))
-        alpha = self.torch.cholesky_solve(self.y[:, None], chol)
-        loss = 0.5 * (self.y[:, None] * alpha).sum() + chol.diagonal().log().sum()
-        return loss + 0.5 * ((log_lengths - math.log(0.5)) ** 2).sum()  # a weak prior keeps length scales finite
-
-    def fit(self) -> HeteroscedasticGP:
-        """Maximises the marginal likelihood (with the length scales' prior) by L-BFGS-B within FIT_BOUNDS, at most
-        FIT_ITERATIONS iterations from the fixed start."""
-        from scipy.optimize import minimize
-
-        torch, dims = self.torch, self.x.shape[1]
-
-        def loss_and_gradient(flat: np.ndarray) -> tuple[float, np.ndarray]:
-            params = torch.tensor(flat, dtype=torch.float64, requires_grad=True)
-            loss = self._negative_log_likelihood(params[:dims], params[dims])
-            loss.backward()
-            return float(loss.detach()), params.grad.numpy().copy()
-
-        start = np.append(self.log_lengths.numpy(), float(self.log_scale))
-        fitted = minimize(loss_and_gradient, start, jac=True, method="L-BFGS-B", bounds=[FIT_BOUNDS] * (dims + 1),
-                          options={"maxiter": FIT_ITERATIONS}).x
-        self.log_lengths = torch.tensor(fitted[:dims], dtype=torch.float64)
-        self.log_scale = torch.tensor(fitted[dims], dtype=torch.float64)
-        return self
+    def components(self, points: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Each kept draw's posterior mean and variance of the noise-free function at `points` (draws x points)."""
+        cross = matern52(points, self.x, self.lengths, self.scales)
+        mean = np.einsum("dpn,dn->dp", cross, self.alpha)
+        reduction = ((cross @ self.inverse) * cross).sum(axis=-1)
+        return mean, np.clip(self.scales[:, None] - reduction, 1e-12, None)
 
     def posterior(self, points: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """The noise-free function's posterior mean and standard deviation at `points`."""
-        torch = self.torch
-        at = torch.tensor(points, dtype=torch.float64)
-        chol = torch.linalg.cholesky(self._covariance(self.log_lengths, self.log_scale))
-        cross = self._kernel(at, self.x, self.log_lengths, self.log_scale)
-        mean = cross @ torch.cholesky_solve(self.y[:, None], chol)
-        solved = torch.cholesky_solve(cross.T, chol)
-        variance = (self.log_scale.exp() - (cross * solved.T).sum(dim=1)).clamp_min(1e-12)
-        return mean[:, 0].numpy(), variance.sqrt().numpy()
+        """The noise-free function's posterior mean and standard deviation at `points` under the average."""
+        mean, variance = self.components(points)
+        averaged = self.weights @ mean
+        return averaged, np.sqrt(np.clip(self.weights @ (variance + mean ** 2) - averaged ** 2, 1e-12, None))
 
-
-def expected_improvement(mean: np.ndarray, std: np.ndarray, best: float) -> np.ndarray:
-    from scipy.stats import norm
-
-    z = (mean - best) / std
-    return (mean - best) * norm.cdf(z) + std * norm.pdf(z)
+    def draw(self, points: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """One function drawn from the posterior at `points`: a draw of the hyperparameters by weight, then the
+        function jointly at every point from that draw's GP."""
+        pick = int(rng.choice(len(self.weights), p=self.weights))
+        lengths, scales = self.lengths[pick:pick + 1], self.scales[pick:pick + 1]
+        cross = matern52(points, self.x, lengths, scales)[0]
+        covariance = matern52(points, points, lengths, scales)[0] - cross @ self.inverse[pick] @ cross.T
+        lower = np.linalg.cholesky(covariance + 1e-6 * np.eye(len(points)))
+        return cross @ self.alpha[pick] + lower @ rng.standard_normal(len(points))
 
 
 def _optuna_base():
@@ -204,13 +221,11 @@ class NoiseAwareGPSampler(_optuna_base()):
         if running:  # the kriging believer: a running trial not observed counts with its posterior mean
             pending = encode([t.params for t in running], search_space)
             believed, _ = model.posterior(pending)
-            model = HeteroscedasticGP(np.vstack([x, pending]), np.concatenate([y, believed]),
-                                      np.concatenate([noise, np.full(len(running), NOISE_FLOOR)])).fit()
-        incumbent = float(model.posterior(x)[0].max())
+            model = AveragedGP(np.vstack([x, pending]), np.concatenate([y, believed]),
+                               np.concatenate([noise, np.full(len(running), NOISE_FLOOR)]), model.columns)
         rng = np.random.default_rng([self.seed, trial.number])
         candidates = random_candidates(search_space, rng, CANDIDATES)
-        mean, std = model.posterior(encode(candidates, search_space))
-        return candidates[int(np.argmax(expected_improvement(mean, std, incumbent)))]
+        return candidates[int(np.argmax(model.draw(encode(candidates, search_space), rng)))]
 
     def observations(self, study, search_space: dict) -> tuple[list, np.ndarray, np.ndarray] | None:
         """(trials, values, standard errors) the model is fitted to: the completed trials over the space, each its
@@ -251,7 +266,7 @@ def fitted_model(trials: list, values: np.ndarray, se: np.ndarray, search_space:
     y = (values - center) / spread
     noise = observation_noise(se, spread)
     x = encode([t.params for t in trials], search_space)
-    return HeteroscedasticGP(x, y, noise).fit(), x, y, noise
+    return AveragedGP(x, y, noise, parameter_columns(search_space)), x, y, noise
 
 
 def model_best(trials: list, maximize: bool = True):

@@ -60,9 +60,11 @@ def sampler_description(name: str = "tpe") -> str:
 
         return (f"NoiseAwareGPSampler(seed={SAMPLER_SEED}): each configuration's seed mean observed with its standard "
                 f"error as noise (se^2 moderated toward the pooled se^2, fixed per configuration; one seed: the "
-                f"pooled), a Matérn 5/2 GP with one length scale per input, expected improvement over "
-                f"{gp.CANDIDATES} random candidates, the first {gp.STARTUP_TRIALS} configurations random, "
-                f"Optuna {version('optuna')}")
+                f"pooled), a Matérn 5/2 GP with one length scale per parameter averaged over its hyperparameters "
+                f"({gp.HYPER_DRAWS} draws from a log-uniform prior, length scales {gp.LENGTH_RANGE[0]:g} to "
+                f"{gp.LENGTH_RANGE[1]:g} of each range, weighted by their likelihood), assuming a score smooth on "
+                f"such a length scale; Thompson sampling over {gp.CANDIDATES} random candidates, the first "
+                f"{gp.STARTUP_TRIALS} configurations random, Optuna {version('optuna')}")
     if name == "rung-gp":
         from sentsweep.sweep.search.rung_model_sampler import description  # lazy: optuna
 

@@ -10,7 +10,7 @@ simulation of `benchmarks/searchers.py` ("rung-gp") runs them on an Optuna study
   fitted at the largest rung with at least MIN_POINTS configurations observed there (a stopped configuration counts
   at the rungs it reached, a running one at those its seeds all reported), so early rungs steer the search before
   any configuration has finished. The model is the noise-aware GP of `sentsweep.sweep.search.noise_aware_sampler`
-  (each mean with its standard error as noise, expected improvement; BOHB's is a kernel density estimate); before
+  (each mean with its standard error as noise, Thompson sampling; BOHB's is a kernel density estimate); before
   any rung has MIN_POINTS, configurations are random.
 - `SeedTestPruner` (Optuna pruner). At each of its rungs, once a configuration's seeds have scores there, it is
   compared with the leader there (the configuration with the best mean over its seeds at that rung) by the races'
