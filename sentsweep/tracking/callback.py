@@ -50,7 +50,7 @@ from sentsweep.tracking.used_values import values_used
 from sentsweep.tracking.views import ANSWER_VIEW_TAG, sweep_views, view_tag
 from sentsweep.tracking.writer import DEFAULT_WAIT_S, QueuedMlflowWriter, call_waiting
 from sentsweep.trainables.environment import ENVIRONMENT_KEY, trial_environment
-from sentsweep.trainables.resolved_settings import NOT_READ, config_settings, param_text, reported_by_trial
+from sentsweep.trainables.resolved_settings import config_settings, param_text, reported_by_trial
 from sentsweep.trainables.session import REPORTED_PARAMS_KEY, STEP_METRICS_KEY
 from sentsweep.version import code_version
 
@@ -258,9 +258,7 @@ class SweepTracker(Callback):
             "config": json.loads(json.dumps(params, default=str)),
         })
         self.configurations.trial_nested(trial.trial_id)
-        # the data files a trial reads (not a setting a trainer script never read, `NOT_READ`)
-        self.dataset_inputs.trial_read(trial.trial_id, key,
-                                       {name: value for name, value in params.items() if value != NOT_READ})
+        self.dataset_inputs.trial_read(trial.trial_id, key, params)
 
     def on_trial_result(self, iteration, trials, trial, result, **info):
         step = result_step(result)
@@ -289,8 +287,7 @@ class SweepTracker(Callback):
                 k: param_text(v) for k, v in reported.items() if k in reported_by_trial(trial.config)})
             self.writer.submit({"op": "artifact", "trial": trial.trial_id, "file": "reported_config.json",
                                 "content": json.loads(json.dumps(reported, default=str))})
-            self.dataset_inputs.trial_read(trial.trial_id, key,
-                                           {name: value for name, value in reported.items() if value != NOT_READ})
+            self.dataset_inputs.trial_read(trial.trial_id, key, reported)
         if result.get("per_query"):
             self.writer.submit({"op": "artifact", "trial": trial.trial_id, "file": PER_QUERY_ARTIFACT,
                                 "content": result["per_query"]})

@@ -21,6 +21,7 @@ from mlflow.entities import Dataset
 from mlflow.utils.validation import MAX_DATASET_DIGEST_SIZE
 
 from sentsweep.tracking.configurations import address
+from sentsweep.trainables.resolved_settings import NOT_READ
 
 # Config key -> the MLflow input context (tag mlflow.data.context) of the file it names.
 DATA_FILE_CONTEXTS = {
@@ -65,8 +66,9 @@ class DatasetInputs:
 
     def trial_read(self, trial_id: str, config_hash: str, params: dict) -> None:
         """The inputs of trial `trial_id` of configuration `config_hash`: the data settings among `params` (its
-        config as it starts, or the settings a trainer script reports it used)."""
-        datasets = trial_datasets(params)
+        config as it starts, or the settings a trainer script reports it used), but a setting the trainer script
+        never read (`NOT_READ`)."""
+        datasets = trial_datasets({name: value for name, value in params.items() if value != NOT_READ})
         if not datasets:
             return
         inputs = [{"dataset": dataset.to_dictionary(), "context": context} for dataset, context in datasets]
