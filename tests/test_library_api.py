@@ -22,7 +22,7 @@ import pytest
 import sentsweep
 from sentsweep.keyword_options import keyword_argv
 from sentsweep.sweep.config.options import SweepOptions, parse_options
-from tests.helpers.cluster_helpers import driver_environment
+from tests.helpers.cluster_helpers import driver_environment, sqlite_store
 
 ROOT = Path(__file__).resolve().parents[1]
 QUICK = dict(quick=True, ratios=[0.6], poolings=["mean"], seeds=2, max_steps=4, eval_steps=2, keep_models="best")
@@ -195,7 +195,7 @@ def test_a_sweep_from_python_returns_its_result_and_its_resume_call(tmp_path, sh
     import ray
     from mlflow.tracking import MlflowClient
 
-    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    uri = sqlite_store(tmp_path)
     options = QUICK | {"tracking_uri": uri, "output_dir": str(tmp_path / "out")}
     stopped = subprocess.run([sys.executable, "-c", INTERRUPTED_DRIVER, json.dumps(options)], capture_output=True,
                              text=True, timeout=600, cwd=tmp_path, start_new_session=True,

@@ -19,6 +19,7 @@ from sentsweep.sweep.config.options import parse_options
 from sentsweep.sweep.launch.launcher import resolve_settings, stage_axes
 from sentsweep.tasks import build_task
 from sentsweep.trainables.catalog import validate_config
+from tests.helpers.cluster_helpers import sqlite_store
 
 # Wang 2022 Tables 5.9 ("Model	STS-B[%]	STS-Avg[%]") and 5.10 ("Model	R@100 [%]": Quora, CQADupStack), copied from
 # the seed (tab-separated as printed).
@@ -103,7 +104,7 @@ def test_quick_runs_both_stages_to_their_tables_with_the_retrieval_columns(tmp_p
     out, err = io.StringIO(), io.StringIO()
     try:
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            code = run_sweep(DEFINITION, ["--quick", "--tracking-uri", f"sqlite:///{tmp_path / 'mlflow.db'}",
+            code = run_sweep(DEFINITION, ["--quick", "--tracking-uri", sqlite_store(tmp_path),
                                           "--output-dir", str(tmp_path / "out")])
     finally:
         ray.shutdown()

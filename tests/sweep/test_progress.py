@@ -19,6 +19,7 @@ from sentsweep.sweep import Stage, SweepDefinition, run_sweep
 from sentsweep.sweep.config.options import SweepOptions, parse_options
 from sentsweep.sweep.execution.library_output import QUIET_SETTINGS, library_output, ray_logging_level, tune_verbosity
 from sentsweep.sweep.execution.progress import SweepProgress
+from tests.helpers.cluster_helpers import sqlite_store
 
 ROOT = Path(__file__).resolve().parents[2]
 TABLE_TITLE = "mean ± std over seeds"
@@ -239,7 +240,7 @@ def run_in_process(definition, workdir, *extra):
     workdir.mkdir()
     output = io.StringIO()
     with contextlib.redirect_stdout(output):
-        code = run_sweep(definition, ["--quick", "--tracking-uri", f"sqlite:///{workdir / 'mlflow.db'}",
+        code = run_sweep(definition, ["--quick", "--tracking-uri", sqlite_store(workdir),
                                       "--output-dir", str(workdir / "out"), *extra])
     ray.shutdown()
     return code, output.getvalue()

@@ -12,6 +12,7 @@ from sentsweep.analysis.pareto import parse_objective
 from sentsweep.sweep.search.multi_objective import multi_objective_searcher
 from sentsweep.sweep.search.objectives import known_objective, objective_value, objectives_text
 from sentsweep.sweep.search.optuna_sampler import make_sampler
+from tests.helpers.cluster_helpers import sqlite_store
 from tests.sweep.test_sweep_end_to_end import load_sweep
 
 OBJECTIVES = [parse_objective("best_sts_dev:max"), parse_objective("gpu_hours:min")]
@@ -108,7 +109,7 @@ def test_a_sweep_over_two_objectives_searches_them_and_marks_its_pareto_set(tmp_
 
     monkeypatch.chdir(tmp_path)
     module = load_sweep()
-    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    uri = sqlite_store(tmp_path)
     code = module.run_sweep(module.DEFINITION, [
         "--quick", "--output-dir", str(tmp_path / "out"), "--tracking-uri", uri, "--search", "optuna",
         "--num-configs", "2", "--poolings", "cls", "--seeds", "2", "--objective", "best_sts_dev:max",

@@ -13,7 +13,7 @@ import textwrap
 
 import pytest
 
-from tests.helpers.cluster_helpers import PROJECT
+from tests.helpers.cluster_helpers import PROJECT, sqlite_store
 
 pytestmark = pytest.mark.slow  # a process of its own that imports torch, sentence-transformers and MLflow
 
@@ -47,7 +47,7 @@ LOG_WITH_WARNINGS_AS_ERRORS = textwrap.dedent("""
 
 
 def test_a_trial_model_is_logged_with_deprecations_as_errors_but_the_announced_removal(tmp_path, tiny_model_dir):
-    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    uri = sqlite_store(tmp_path)
     result = subprocess.run([sys.executable, "-c", LOG_WITH_WARNINGS_AS_ERRORS, uri, str(tiny_model_dir),
                              ANNOUNCED_REMOVAL], cwd=PROJECT, capture_output=True, text=True, timeout=600,
                             env=os.environ | {"HF_HUB_OFFLINE": "1", "PYTHONPATH": str(PROJECT)})

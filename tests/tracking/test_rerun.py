@@ -24,6 +24,7 @@ from sentsweep.tracking.command_record import (
     options_json,
     provenance_differences,
 )
+from tests.helpers.cluster_helpers import sqlite_store
 
 
 def typed_options(argv: list[str]):
@@ -114,7 +115,7 @@ def test_a_rerun_is_linked_says_the_changed_commit_and_finds_the_same_tables(tmp
     from sentsweep.sweep_rerun import current_provenance, rerun
 
     monkeypatch.chdir(tmp_path)
-    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    uri = sqlite_store(tmp_path)
     try:
         assert run_sweep(get_experiment("tsdae_deletion"), [
             "--quick", "--ratios", "0.6", "--poolings", "mean", "--seeds", "2", "--max-steps", "4", "--eval-steps",
