@@ -16,7 +16,7 @@ from benchmarks.record import printed_output, write_record
 
 BENCHMARKS = ["tsdae_training", "contrastive_step", "encoding_retrieval", "bm25", "sweep_overhead", "gpu_packing",
               "analysis_10k_runs", "racing", "racing_ways", "frontier", "trained_answer", "trial_overhead",
-              "preparation_cache", "race_through_ray", "trial_process_start", "searchers"]
+              "preparation_cache", "race_through_ray", "trial_process_start", "driver_costs", "searchers"]
 # a benchmark whose module runs it by another function than run(): name -> (module, function)
 RUNNERS = {"racing_ways": ("racing", "run_ways")}
 
