@@ -65,10 +65,10 @@ timed(QueuedMlflowWriter, "_apply", "mlflow_writes")
 timed(stage_run, "log_stage_plots", "plots")
 timed(models, "_log_model_folder", "kept_models")
 timed(requirements, "_init_modules_to_packages_map", "package_map")
-output = sys.argv[2]
+parts_file, output = sys.argv[1:3]
 sys.argv = ["sweeps/nm_weight.py"]
 code = run_sweep(DEFINITION, ["--quick", "--output-dir", output, "--tracking-uri", f"sqlite:///{output}/mlflow.db"])
-with open(output + "/../parts.json", "w") as handle:
+with open(parts_file, "w") as handle:
     json.dump(dict(parts, imports=imports, total=time.process_time(), code=code), handle)
 """
 PARTS = [("imports", "imports (PyTorch, sentence-transformers, Ray Tune, MLflow, matplotlib)"),
@@ -90,10 +90,11 @@ def driver_run() -> tuple[dict, float]:
         output = Path(folder) / "out"
         output.mkdir()
         before = machine_cpu()
-        subprocess.run([sys.executable, "-c", DRIVER, str(output / "parts.json"), str(output)], cwd=ROOT, check=True,
+        parts_file = Path(folder) / "parts.json"
+        subprocess.run([sys.executable, "-c", DRIVER, str(parts_file), str(output)], cwd=ROOT, check=True,
                        capture_output=True, env=os.environ | {"PYTHONPATH": str(ROOT)})
         machine = machine_cpu() - before
-        parts = json.loads((Path(folder) / "parts.json").read_text())
+        parts = json.loads(parts_file.read_text())
     if parts["code"] != 0:
         raise RuntimeError(f"the quick NM-weight sweep ended with {parts['code']}")
     return parts, machine
