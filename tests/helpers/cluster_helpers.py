@@ -291,6 +291,13 @@ def sqlite_store(folder: Path) -> str:
     return f"sqlite:///{folder / 'mlflow.db'}"
 
 
+def folder_store(folder: Path) -> str:
+    """The URI of folder/mlflow.db, made by `sqlite_store` where it does not exist yet: the store a test's sweeps in
+    `folder` share."""
+    store = folder / "mlflow.db"
+    return f"sqlite:///{store}" if store.exists() else sqlite_store(folder)
+
+
 def start_sweep(script: str, workdir: Path, *arguments: str, env: dict | None = None,
                 ) -> ForkedProcess | subprocess.Popen:
     """A sweep script's --quick run as its own process (the driver: `start_driver`), its output in workdir/out."""

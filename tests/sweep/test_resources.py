@@ -53,7 +53,7 @@ from sentsweep.sweep.config.option_checks import check_option_bounds
 from sentsweep.sweep.config.options import GPUS_AUTO, SweepOptions, parse_options
 from sentsweep.trainables.catalog import train
 from sentsweep.trainables.session import LocalSession
-from tests.helpers.cluster_helpers import sqlite_store
+from tests.helpers.cluster_helpers import folder_store
 from tests.sweep.test_sweep_end_to_end import load_sweep
 
 ADDRESS = "10.0.0.1:6379"
@@ -313,10 +313,8 @@ def local_ray(shared_ray):
 
 def quick_sweep(tmp_path, *extra):
     module = load_sweep()
-    store = tmp_path / "mlflow.db"
-    uri = f"sqlite:///{store}" if store.exists() else sqlite_store(tmp_path)  # a test's later sweeps: the same store
     return module.run_sweep(module.DEFINITION, ["--quick", "--output-dir", str(tmp_path / "out"), "--tracking-uri",
-                                                uri, *extra])
+                                                folder_store(tmp_path), *extra])
 
 
 @pytest.mark.slow
@@ -341,7 +339,7 @@ def test_pending_timeout_ends_the_sweep_resumably_and_keeps_what_finished(local_
     timeout the sweep ends with the message, --resume with a request the node fits runs the trials that waited
     under the same sweep run, and a later extension that times out leaves those results as they were."""
     monkeypatch.chdir(tmp_path)
-    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"  # quick_sweep's store
+    uri = folder_store(tmp_path)  # the store quick_sweep's sweeps share
     too_big = ["--cpus-per-trial", "4", "--autoscaling", "--pending-timeout", "3"]
     message = (r"error: --pending-timeout 3: 4 trial\(s\) waited PENDING 3 s with none running; each asks for 4 CPUs "
                r"and 0 GPUs on one node, and the Ray cluster at \S+ has 0 GPUs \(CPUs 2\)\n"

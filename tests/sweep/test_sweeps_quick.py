@@ -14,7 +14,7 @@ import sentsweep.analysis.cli as analysis_cli
 from sentsweep.analysis.runs import fetch_trial_runs, latest_sweep_run_id
 from sentsweep.tracking.names import configuration_name
 from tests.helpers.chromium import Chromium
-from tests.helpers.cluster_helpers import sqlite_store
+from tests.helpers.cluster_helpers import folder_store
 from tests.helpers.optuna_dashboard import OptunaDashboard, study_page
 from tests.sweep.test_sweep_end_to_end import load_sweep
 
@@ -32,8 +32,7 @@ def workdir(tmp_path, shared_ray):
 
 def run_quick(name, workdir, *extra):
     module = load_sweep(SWEEPS / f"{name}.py")
-    store = workdir / "mlflow.db"
-    uri = f"sqlite:///{store}" if store.exists() else sqlite_store(workdir)  # a test's second sweep: the same store
+    uri = folder_store(workdir)  # a test's second sweep: the same store
     output = io.StringIO()
     with contextlib.redirect_stdout(output):
         code = module.run_sweep(
