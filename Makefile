@@ -8,8 +8,12 @@ $(STAMP): pyproject.toml constraints.txt
 	python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	# CPU build of torch first: a bare `torch` would pull several GB of CUDA packages.
-	$(PY) -m pip install -q -c constraints.txt torch
-	$(PY) -m pip install -q -c constraints.txt -e '.[dev,postgres,mteb,pos]'
+	$(PY) -m pip install -q --no-compile -c constraints.txt torch
+	$(PY) -m pip install -q --no-compile -c constraints.txt -e '.[dev,postgres,mteb,pos]'
+	# The installed packages' bytecode, on every core: pip compiles it file by file in one process, most of an
+	# install's CPU (24,000 files). A file that does not compile for this Python stays source only, as pip leaves it
+	# (torch ships one written for Python 3.12).
+	$(PY) -c 'import compileall, sysconfig; compileall.compile_dir(sysconfig.get_path("purelib"), quiet=2, workers=0)'
 	touch $(STAMP)
 
 .PHONY: install demo test test-fast docs fault-matrix report benchmarks minilm-report

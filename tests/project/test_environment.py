@@ -92,13 +92,20 @@ def test_requires_python_and_ruffs_target_are_the_python_the_lock_is_made_for():
 
 
 def pip_installs(commands: list[str]) -> list[list[str]]:
-    """The arguments of each `pip install` in `commands` (shell lines, several per line with && or ;)."""
+    """The arguments of each `pip install` in `commands` (shell lines, several per line with && or ;, quoted
+    arguments kept whole, comments left out)."""
     installs = []
     for command in commands:
-        for part in re.split(r"&&|;|\|\|", command):
-            words = shlex.split(part)
+        lexer = shlex.shlex(command, posix=True, punctuation_chars=";&|")
+        lexer.whitespace_split = True
+        words: list[str] = []
+        for token in [*lexer, ";"]:
+            if token not in (";", "&&", "||"):
+                words.append(token)
+                continue
             if "pip" in words and "install" in words:
                 installs.append(words[words.index("install") + 1:])
+            words = []
     return installs
 
 
